@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the real components the tests drive (Debian packages) when they are missing.
+set -euo pipefail
+need=()
+command -v openssl >/dev/null || need+=(openssl)
+command -v pebble >/dev/null || need+=(pebble)
+command -v named >/dev/null || need+=(bind9)
+command -v dig >/dev/null || need+=(bind9-dnsutils)
+command -v kubectl >/dev/null || need+=(kubernetes-client)
+command -v keytool >/dev/null || need+=(default-jre-headless)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "provision: installing ${need[*]}" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    echo "provision: missing ${need[*]} and not root; tests needing them will fail" >&2
+  fi
+fi
