@@ -1,0 +1,61 @@
+// The resource types certsmith serves and stores: the one registry that the store, the
+// API server, discovery and the CLI agree on.
+
+export interface ResourceType {
+  group: string; // '' for the core group
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  namespaced: boolean;
+  /** true when writes to the main resource ignore status and /status writes ignore the rest */
+  statusSubresource: boolean;
+  listKind: string;
+}
+
+function rt(group: string, version: string, kind: string, plural: string, namespaced: boolean, statusSubresource: boolean, shortNames: string[] = []): ResourceType {
+  return { group, version, kind, plural, singular: kind.toLowerCase(), shortNames, namespaced, statusSubresource, listKind: `${kind}List` };
+}
+
+export const Certificate = rt('cert-manager.io', 'v1', 'Certificate', 'certificates', true, true, ['cert', 'certs']);
+export const CertificateRequest = rt('cert-manager.io', 'v1', 'CertificateRequest', 'certificaterequests', true, true, ['cr', 'crs']);
+export const Issuer = rt('cert-manager.io', 'v1', 'Issuer', 'issuers', true, true);
+export const ClusterIssuer = rt('cert-manager.io', 'v1', 'ClusterIssuer', 'clusterissuers', false, true);
+export const Order = rt('acme.cert-manager.io', 'v1', 'Order', 'orders', true, true);
+export const Challenge = rt('acme.cert-manager.io', 'v1', 'Challenge', 'challenges', true, true);
+export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
+export const EventType = rt('', 'v1', 'Event', 'events', true, false, ['ev']);
+export const NamespaceType = rt('', 'v1', 'Namespace', 'namespaces', false, true, ['ns']);
+export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
+
+export const resourceTypes: ResourceType[] = [
+  Certificate, CertificateRequest, Issuer, ClusterIssuer, Order, Challenge,
+  SecretType, EventType, NamespaceType, LeaseType,
+];
+
+export function apiVersionOf(t: ResourceType): string {
+  return t.group ? `${t.group}/${t.version}` : t.version;
+}
+
+export function resourceTypeFor(apiVersion: string, kind: string): ResourceType | undefined {
+  return resourceTypes.find((t) => apiVersionOf(t) === apiVersion && t.kind === kind);
+}
+
+/** Finds a type by the names people type: kind, plural, singular, short name, or plural.group. */
+export function resolveResourceName(name: string): ResourceType | undefined {
+  const n = name.toLowerCase();
+  return resourceTypes.find((t) =>
+    t.plural === n || t.singular === n || t.shortNames.includes(n) ||
+    (t.group && (n === `${t.plural}.${t.group}` || n === `${t.singular}.${t.group}`)));
+}
+
+/** REST path of a collection or an object, as Kubernetes lays them out. */
+export function restPath(t: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+  let p = t.group ? `/apis/${t.group}/${t.version}` : `/api/${t.version}`;
+  if (t.namespaced && namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;
+  p += `/${t.plural}`;
+  if (name) p += `/${encodeURIComponent(name)}`;
+  if (subresource) p += `/${subresource}`;
+  return p;
+}
