@@ -1,0 +1,24 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseDuration, formatDuration } from './duration.ts';
+
+test('parses Go durations', () => {
+  assert.equal(parseDuration('90m'), 90 * 60_000);
+  assert.equal(parseDuration('2160h'), 2160 * 3_600_000);
+  assert.equal(parseDuration('1h30m'), 90 * 60_000);
+  assert.equal(parseDuration('1.5h'), 90 * 60_000);
+  assert.equal(parseDuration('0'), 0);
+  assert.equal(parseDuration('500ms'), 500);
+});
+
+test('rejects malformed durations naming the rule', () => {
+  for (const bad of ['', '10', 'h', '1d', '1h 30m', 'abc']) {
+    assert.throws(() => parseDuration(bad), /invalid duration/);
+  }
+});
+
+test('formats like Go', () => {
+  assert.equal(formatDuration(2160 * 3_600_000), '2160h0m0s');
+  assert.equal(formatDuration(5 * 60_000), '5m0s');
+  assert.equal(formatDuration(90_500), '1m30.5s');
+});
