@@ -1,0 +1,195 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject, Secret } from '../api/meta.ts';
+import { Certificate, CertificateRequest, SecretType } from '../api/resources.ts';
+import { StoreError } from '../store/store.ts';
+import { FakeClock } from './clock.ts';
+import { Informer, InformerFactory } from './informer.ts';
+import { MemoryStore } from './testing/memory-store.ts';
+
+const settle = async () => { for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); };
+
+function crt(ns: string, name: string, spec: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: ns, name }, spec };
+}
+
+function recorder<T extends KubeObject>(inf: Informer<T>) {
+  const seen: string[] = [];
+  inf.onAdd((o) => seen.push(`add ${o.metadata.name}`));
+  inf.onUpdate((a, b) => seen.push(`update ${b.metadata.name} ${a.metadata.resourceVersion}->${b.metadata.resourceVersion}`));
+  inf.onDelete((o) => seen.push(`delete ${o.metadata.name}`));
+  return seen;
+}
+
+test('lists, syncs, then follows creates, updates and deletes', async () => {
+  const store = new MemoryStore();
+  await store.create(Certificate, crt('a', 'one'));
+  const inf = new Informer(store, Certificate);
+  const seen = recorder(inf);
+  inf.start();
+  await inf.waitForSync();
+  assert.equal(inf.hasSynced(), true);
+  assert.deepEqual(seen, ['add one']);
+
+  const two = await store.create(Certificate, crt('b', 'two'));
+  const updated = await store.update(Certificate, { ...two, spec: { secretName: 'x' } });
+  await store.delete(Certificate, 'a', 'one');
+  await settle();
+  assert.deepEqual(seen, ['add one', 'add two', `update two ${two.metadata.resourceVersion}->${updated.metadata.resourceVersion}`, 'delete one']);
+  assert.equal(inf.get('a', 'one'), undefined);
+  assert.deepEqual(inf.get('b', 'two')?.spec, { secretName: 'x' });
+  assert.deepEqual(inf.list().map((o) => o.metadata.name), ['two']);
+  assert.deepEqual(inf.list('a'), []);
+  inf.stop();
+});
+
+test('cached objects are frozen so a controller cannot corrupt the cache', async () => {
+  const store = new MemoryStore();
+  await store.create(Certificate, crt('a', 'one', { dnsNames: ['x'] }));
+  const inf = new Informer(store, Certificate);
+  inf.start();
+  await inf.waitForSync();
+  const cached = inf.get('a', 'one')!;
+  assert.throws(() => { (cached.spec as { dnsNames: string[] }).dnsNames.push('y'); }, TypeError);
+  inf.stop();
+});
+
+test('indices follow changes: CertificateRequests by owner uid', async () => {
+  const store = new MemoryStore();
+  const inf = new Informer(store, CertificateRequest);
+  inf.addIndex('owner', (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
+  inf.start();
+  await inf.waitForSync();
+  const cr = (owner: string, name: string): KubeObject => ({
+    apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
+    metadata: { namespace: 'ns', name, ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'c', uid: owner, controller: true }] },
+  });
+  await store.create(CertificateRequest, cr('u1', 'r1'));
+  const r2 = await store.create(CertificateRequest, cr('u1', 'r2'));
+  await settle();
+  assert.deepEqual(inf.byIndex('owner', 'u1').map((o) => o.metadata.name).sort(), ['r1', 'r2']);
+  await store.update(CertificateRequest, { ...r2, metadata: { ...r2.metadata, ownerReferences: [] } });
+  await settle();
+  assert.deepEqual(inf.byIndex('owner', 'u1').map((o) => o.metadata.name), ['r1']);
+  // an index added late covers what is already cached
+  inf.addIndex('name', (o) => [o.metadata.name!]);
+  assert.equal(inf.byIndex('name', 'r2').length, 1);
+  assert.throws(() => inf.byIndex('nope', 'x'), /no index nope/);
+  inf.stop();
+});
+
+test('410 Gone relists and synthesises the changes missed meanwhile', async () => {
+  const store = new MemoryStore();
+  const keep = await store.create(Certificate, crt('a', 'keep'));
+  await store.create(Certificate, crt('a', 'gone'));
+  const inf = new Informer(store, Certificate);
+  inf.start();
+  await inf.waitForSync();
+  const seen = recorder(inf);
+
+  // Changes the watch never sees: then the watch breaks and its revision is compacted away.
+  store.silently((objects) => {
+    for (const [k, o] of objects) {
+      if (o.metadata.name === 'gone') objects.delete(k);
+      if (o.metadata.name === 'keep') objects.set(k, { ...o, spec: { changed: true }, metadata: { ...o.metadata, resourceVersion: '99' } });
+    }
+    objects.set('cert-manager.io/certificates/a/new', { ...crt('a', 'new'), metadata: { namespace: 'a', name: 'new', resourceVersion: '100' } });
+  });
+  store.compact();
+  store.breakWatches(new StoreError('Gone', 'too old resource version'));
+  await settle();
+  assert.deepEqual(seen.sort(), ['add new', 'delete gone', `update keep ${keep.metadata.resourceVersion}->99`]);
+  assert.deepEqual(inf.list().map((o) => o.metadata.name).sort(), ['keep', 'new']);
+  // and it watches again
+  await store.create(Certificate, crt('a', 'after'));
+  await settle();
+  assert.ok(inf.get('a', 'after'));
+  assert.equal(store.watcherCount(), 1);
+  inf.stop();
+  assert.equal(store.watcherCount(), 0);
+});
+
+test('a failed list is retried with backoff on the clock', async () => {
+  const store = new MemoryStore();
+  const clock = new FakeClock();
+  let failures = 2;
+  const realList = store.list.bind(store);
+  store.list = (async (...args: Parameters<typeof realList>) => {
+    if (failures-- > 0) throw new StoreError('InternalError', 'database is locked');
+    return realList(...args);
+  }) as typeof store.list;
+  const inf = new Informer(store, Certificate, { clock, listRetryBaseMs: 1000 });
+  inf.start();
+  await settle();
+  assert.equal(inf.hasSynced(), false);
+  assert.equal(clock.nextTimerAt()?.getTime(), clock.now().getTime() + 1000);
+  clock.advance(1000);
+  await settle();
+  assert.equal(inf.hasSynced(), false);
+  assert.equal(clock.nextTimerAt()?.getTime(), clock.now().getTime() + 2000);
+  clock.advance(2000);
+  await settle();
+  assert.equal(inf.hasSynced(), true);
+  inf.stop();
+});
+
+test('unmanaged Secrets are cached as metadata only', async () => {
+  const store = new MemoryStore();
+  const secret = (name: string, labels: Record<string, string>): Secret => ({
+    apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
+    metadata: { namespace: 'ns', name, labels }, data: { 'tls.key': 'S0VZ', 'tls.crt': 'Q1JU' },
+  });
+  await store.create(SecretType, secret('ours', { 'controller.cert-manager.io/fao': 'true' }));
+  await store.create(SecretType, secret('theirs', { app: 'web' }));
+  const inf = new Informer<Secret>(store, SecretType, {
+    fullObjectsWhen: (s) => s.metadata.labels?.['controller.cert-manager.io/fao'] === 'true',
+  });
+  inf.start();
+  await inf.waitForSync();
+  assert.deepEqual(inf.get('ns', 'ours')?.data, { 'tls.key': 'S0VZ', 'tls.crt': 'Q1JU' });
+  const theirs = inf.get('ns', 'theirs')!;
+  assert.equal(theirs.data, undefined);
+  assert.equal(theirs.type, undefined);
+  assert.deepEqual(theirs.metadata.labels, { app: 'web' });
+  // labelling a Secret as ours brings its payload into the cache
+  const current = (await store.get<Secret>(SecretType, 'ns', 'theirs'))!;
+  await store.update(SecretType, { ...current, metadata: { ...current.metadata, labels: { 'controller.cert-manager.io/fao': 'true' } } });
+  await settle();
+  assert.equal(inf.get('ns', 'theirs')?.data?.['tls.crt'], 'Q1JU');
+  inf.stop();
+});
+
+test('factory shares one informer per type and starts late ones', async () => {
+  const store = new MemoryStore();
+  const factory = new InformerFactory(store);
+  const a = factory.informerFor(Certificate);
+  assert.equal(factory.informerFor(Certificate), a);
+  factory.start();
+  const late = factory.informerFor(CertificateRequest);
+  await factory.waitForSync();
+  assert.equal(late.hasSynced(), true);
+  factory.stop();
+});
+
+test('waitForSync rejects when stopped before syncing', async () => {
+  const store = new MemoryStore();
+  store.list = (() => new Promise(() => {})) as typeof store.list;
+  const inf = new Informer(store, Certificate);
+  inf.start();
+  const waiting = inf.waitForSync();
+  inf.stop();
+  await assert.rejects(waiting, /stopped before it synced/);
+});
+
+test('resync re-delivers cached objects as updates on the clock', async () => {
+  const store = new MemoryStore();
+  const clock = new FakeClock();
+  await store.create(Certificate, crt('a', 'one'));
+  const inf = new Informer(store, Certificate, { clock, resyncMs: 10 * 3600_000 });
+  const seen = recorder(inf);
+  inf.start();
+  await inf.waitForSync();
+  clock.advance(10 * 3600_000);
+  assert.equal(seen.filter((s) => s.startsWith('update one')).length, 1);
+  inf.stop();
+});

@@ -1,0 +1,353 @@
+// A list-then-watch cache of one resource type, like client-go's shared informer: controllers
+// read from it instead of the store, and its handlers turn changes into work-queue keys.
+import type { KubeObject } from '../api/meta.ts';
+import type { ResourceType } from '../api/resources.ts';
+import { isGone, type Store, type Watch, type WatchEvent } from '../store/store.ts';
+import { realClock, type Clock } from './clock.ts';
+import { silentLogger, type Logger } from './logger.ts';
+
+export type IndexFunc<T> = (obj: T) => string[];
+export type AddHandler<T> = (obj: T) => void;
+export type UpdateHandler<T> = (oldObj: T, newObj: T) => void;
+export type DeleteHandler<T> = (obj: T) => void;
+
+export interface InformerOptions<T extends KubeObject> {
+  /** watch one namespace only; omit for all */
+  namespace?: string;
+  labelSelector?: string;
+  /**
+   * Objects for which this returns false are cached as metadata only (no data, spec or
+   * status): Secrets certsmith does not manage are most Secrets in a cluster, and holding
+   * their payloads would cost memory for nothing. Handlers see the same trimmed object.
+   */
+  fullObjectsWhen?: (obj: T) => boolean;
+  /** re-deliver every cached object as an update this often (client-go's resync); off when unset */
+  resyncMs?: number;
+  clock?: Clock;
+  logger?: Logger;
+  /** first and largest delay before retrying a failed list */
+  listRetryBaseMs?: number;
+  listRetryMaxMs?: number;
+}
+
+/** The key an informer caches an object under: "namespace/name", or "name" when cluster scoped. */
+export function cacheKey(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+function keyOf(o: KubeObject): string {
+  return cacheKey(o.metadata.namespace, o.metadata.name ?? '');
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object' && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
+const namespaceIndex = '__namespace';
+
+interface Index<T> { fn: IndexFunc<T>; byValue: Map<string, Set<string>> }
+
+/**
+ * Cached objects are deep-frozen and shared between every reader: clone before changing
+ * one (`structuredClone(obj)`), and write the clone through the store.
+ */
+export class Informer<T extends KubeObject = KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly indices = new Map<string, Index<T>>();
+  private readonly addHandlers = new Set<AddHandler<T>>();
+  private readonly updateHandlers = new Set<UpdateHandler<T>>();
+  private readonly deleteHandlers = new Set<DeleteHandler<T>>();
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private watch?: Watch;
+  /** bumped on every (re)list so that callbacks of an abandoned watch are ignored */
+  private generation = 0;
+  private started = false;
+  private stopped = false;
+  private synced = false;
+  private listing = false;
+  private listFailures = 0;
+  private cancelRetry?: () => void;
+  private cancelResync?: () => void;
+  private syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  private activity = 0;
+
+  constructor(readonly store: Store, readonly type: ResourceType, private readonly opts: InformerOptions<T> = {}) {
+    this.clock = opts.clock ?? realClock;
+    this.log = (opts.logger ?? silentLogger).child({ informer: type.plural });
+    this.indices.set(namespaceIndex, { fn: (o) => [o.metadata.namespace ?? ''], byValue: new Map() });
+  }
+
+  /** Adds a secondary index, e.g. CertificateRequests by owner uid; may be called after start. */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.indices.has(name)) throw new Error(`informer ${this.type.plural}: index ${name} already exists`);
+    const index: Index<T> = { fn, byValue: new Map() };
+    this.indices.set(name, index);
+    for (const [key, obj] of this.cache) this.indexAdd(index, key, obj);
+  }
+
+  hasIndex(name: string): boolean {
+    return this.indices.has(name);
+  }
+
+  onAdd(fn: AddHandler<T>): () => void {
+    this.addHandlers.add(fn);
+    return () => this.addHandlers.delete(fn);
+  }
+
+  onUpdate(fn: UpdateHandler<T>): () => void {
+    this.updateHandlers.add(fn);
+    return () => this.updateHandlers.delete(fn);
+  }
+
+  onDelete(fn: DeleteHandler<T>): () => void {
+    this.deleteHandlers.add(fn);
+    return () => this.deleteHandlers.delete(fn);
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.cache.get(cacheKey(this.type.namespaced ? namespace : undefined, name));
+  }
+
+  list(namespace?: string): T[] {
+    if (!namespace) return [...this.cache.values()];
+    return this.byIndex(namespaceIndex, namespace);
+  }
+
+  byIndex(indexName: string, value: string): T[] {
+    const index = this.indices.get(indexName);
+    if (!index) throw new Error(`informer ${this.type.plural}: no index ${indexName}`);
+    const keys = index.byValue.get(value);
+    if (!keys) return [];
+    const out: T[] = [];
+    for (const k of keys) {
+      const o = this.cache.get(k);
+      if (o) out.push(o);
+    }
+    return out;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    if (this.stopped) return Promise.reject(new Error(`informer ${this.type.plural} stopped before it synced`));
+    return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
+  }
+
+  /** True when synced and no list is in flight: nothing the informer knows of is undelivered. */
+  isIdle(): boolean {
+    return this.synced && !this.listing;
+  }
+
+  /** Grows with every delivered change; lets whenIdle() tell a quiet informer from a busy one. */
+  activityCount(): number {
+    return this.activity;
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    void this.relist();
+    if (this.opts.resyncMs) this.scheduleResync(this.opts.resyncMs);
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.generation++;
+    this.watch?.stop();
+    this.watch = undefined;
+    this.cancelRetry?.();
+    this.cancelResync?.();
+    for (const w of this.syncWaiters.splice(0)) w.reject(new Error(`informer ${this.type.plural} stopped before it synced`));
+  }
+
+  private async relist(): Promise<void> {
+    if (this.stopped) return;
+    const gen = ++this.generation;
+    this.watch?.stop();
+    this.watch = undefined;
+    this.listing = true;
+    this.activity++;
+    let result;
+    try {
+      result = await this.store.list<T>(this.type, { namespace: this.opts.namespace, labelSelector: this.opts.labelSelector });
+    } catch (err) {
+      if (gen !== this.generation) return;
+      this.listing = false;
+      this.scheduleRelist(err as Error);
+      return;
+    }
+    if (gen !== this.generation) return;
+    this.listFailures = 0;
+    this.replace(result.items);
+    this.listing = false;
+    this.startWatch(gen, result.resourceVersion);
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w.resolve();
+    }
+  }
+
+  private scheduleRelist(err: Error): void {
+    const base = this.opts.listRetryBaseMs ?? 1000;
+    const max = this.opts.listRetryMaxMs ?? 30_000;
+    const delay = Math.min(max, base * 2 ** this.listFailures++);
+    this.log.warn({ err: err.message, retryInMs: delay }, 'list failed');
+    this.cancelRetry?.();
+    this.cancelRetry = this.clock.setTimer(delay, () => void this.relist());
+  }
+
+  private startWatch(gen: number, resourceVersion: string): void {
+    this.watch = this.store.watch<T>(
+      this.type,
+      { namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, resourceVersion, allowBookmarks: true },
+      (e) => { if (gen === this.generation) this.handleEvent(e); },
+      (err) => {
+        if (gen !== this.generation || this.stopped) return;
+        if (isGone(err)) this.log.debug({ err: err.message }, 'watch expired, relisting');
+        else this.log.warn({ err: err.message }, 'watch failed, relisting');
+        void this.relist();
+      },
+    );
+  }
+
+  private handleEvent(e: WatchEvent<T>): void {
+    if (e.type === 'BOOKMARK') return;
+    this.activity++;
+    const incoming = e.object;
+    const key = keyOf(incoming);
+    const old = this.cache.get(key);
+    if (e.type === 'DELETED') {
+      if (!old) return;
+      this.remove(key, old);
+      this.emit(() => { for (const h of this.deleteHandlers) h(old); });
+      return;
+    }
+    const obj = this.prepare(incoming);
+    this.put(key, obj, old);
+    if (old) this.emit(() => { for (const h of this.updateHandlers) h(old, obj); });
+    else this.emit(() => { for (const h of this.addHandlers) h(obj); });
+  }
+
+  /** Swaps in a fresh list, telling handlers about what changed while we were not watching. */
+  private replace(items: T[]): void {
+    const seen = new Set<string>();
+    for (const item of items) {
+      const key = keyOf(item);
+      seen.add(key);
+      const old = this.cache.get(key);
+      if (old && old.metadata.resourceVersion === item.metadata.resourceVersion) continue;
+      const obj = this.prepare(item);
+      this.put(key, obj, old);
+      if (old) this.emit(() => { for (const h of this.updateHandlers) h(old, obj); });
+      else this.emit(() => { for (const h of this.addHandlers) h(obj); });
+    }
+    for (const [key, old] of [...this.cache]) {
+      if (seen.has(key)) continue;
+      this.remove(key, old);
+      this.emit(() => { for (const h of this.deleteHandlers) h(old); });
+    }
+  }
+
+  private prepare(obj: T): T {
+    const full = !this.opts.fullObjectsWhen || this.opts.fullObjectsWhen(obj);
+    if (full) return deepFreeze(structuredClone(obj));
+    const { managedFields: _managedFields, ...metadata } = obj.metadata;
+    return deepFreeze(structuredClone({ apiVersion: obj.apiVersion, kind: obj.kind, metadata }) as T);
+  }
+
+  private put(key: string, obj: T, old: T | undefined): void {
+    if (old) for (const index of this.indices.values()) this.indexRemove(index, key, old);
+    this.cache.set(key, obj);
+    for (const index of this.indices.values()) this.indexAdd(index, key, obj);
+  }
+
+  private remove(key: string, old: T): void {
+    this.cache.delete(key);
+    for (const index of this.indices.values()) this.indexRemove(index, key, old);
+  }
+
+  private indexAdd(index: Index<T>, key: string, obj: T): void {
+    for (const v of index.fn(obj)) {
+      let keys = index.byValue.get(v);
+      if (!keys) index.byValue.set(v, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  private indexRemove(index: Index<T>, key: string, obj: T): void {
+    for (const v of index.fn(obj)) {
+      const keys = index.byValue.get(v);
+      keys?.delete(key);
+      if (keys?.size === 0) index.byValue.delete(v);
+    }
+  }
+
+  private emit(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, 'event handler threw');
+    }
+  }
+
+  private scheduleResync(every: number): void {
+    this.cancelResync = this.clock.setTimer(every, () => {
+      if (this.stopped) return;
+      if (this.synced) for (const obj of this.cache.values()) this.emit(() => { for (const h of this.updateHandlers) h(obj, obj); });
+      this.scheduleResync(every);
+    });
+  }
+}
+
+/** One informer per resource type for a store, shared by every controller that reads the type. */
+export class InformerFactory {
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private started = false;
+
+  constructor(readonly store: Store, private readonly defaults: { clock?: Clock; logger?: Logger; namespace?: string; resyncMs?: number } = {}) {}
+
+  /**
+   * The shared informer for type. Options apply when the informer is first created; a later
+   * caller gets the existing one (so the first caller decides e.g. fullObjectsWhen).
+   */
+  informerFor<T extends KubeObject = KubeObject>(type: ResourceType, opts: InformerOptions<T> = {}): Informer<T> {
+    const id = `${type.group}/${type.version}/${type.plural}`;
+    let informer = this.informers.get(id) as Informer<T> | undefined;
+    if (!informer) {
+      informer = new Informer<T>(this.store, type, {
+        clock: this.defaults.clock, logger: this.defaults.logger,
+        namespace: type.namespaced ? this.defaults.namespace : undefined, resyncMs: this.defaults.resyncMs, ...opts,
+      });
+      this.informers.set(id, informer as unknown as Informer<KubeObject>);
+      if (this.started) informer.start();
+    }
+    return informer;
+  }
+
+  all(): Informer<KubeObject>[] {
+    return [...this.informers.values()];
+  }
+
+  /** Starts every informer made so far, and any made later. */
+  start(): void {
+    this.started = true;
+    for (const i of this.informers.values()) i.start();
+  }
+
+  async waitForSync(): Promise<void> {
+    await Promise.all(this.all().map((i) => i.waitForSync()));
+  }
+
+  stop(): void {
+    for (const i of this.informers.values()) i.stop();
+  }
+}
