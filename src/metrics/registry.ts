@@ -1,0 +1,146 @@
+// certsmith's Prometheus metrics under cert-manager's names, so that dashboards and alerts
+// written for cert-manager keep working. A registry of our own (not prom-client's global
+// one) keeps several controller sets in one process, and tests, from mixing their series.
+import { Counter, Gauge, Registry, Summary } from 'prom-client';
+import type { Condition, KubeObject } from '../api/meta.ts';
+import { realClock, type Clock } from '../runtime/clock.ts';
+
+/** Reasons the seed names; other values are allowed when a policy needs its own. */
+export type RenewalDeferredReason = 'outside_window' | 'disabled' | 'invalid_config' | (string & {});
+export type RenewalBypassedReason = 'expiry_imminent' | 'manual' | (string & {});
+
+export interface AcmeRequestLabels {
+  scheme: string;
+  host: string;
+  /** what the call does, e.g. "new-order", "finalize", "get-authorization" */
+  action: string;
+  method: string;
+  /** HTTP status code, or 999 when no response arrived (cert-manager's convention) */
+  status: number | string;
+}
+
+interface CertificateLike extends KubeObject {
+  spec?: { issuerRef?: { name?: string; kind?: string; group?: string } };
+  status?: { conditions?: Condition[]; notAfter?: string; notBefore?: string; renewalTime?: string };
+}
+
+const certificateLabels = ['name', 'namespace', 'issuer_name', 'issuer_kind', 'issuer_group'] as const;
+const acmeLabels = ['scheme', 'host', 'action', 'method', 'status'] as const;
+
+function unixSeconds(t: string | undefined): number {
+  if (!t) return 0;
+  const ms = Date.parse(t);
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : 0;
+}
+
+function issuerLabels(c: CertificateLike) {
+  const ref = c.spec?.issuerRef ?? {};
+  return {
+    name: c.metadata.name ?? '', namespace: c.metadata.namespace ?? '',
+    issuer_name: ref.name ?? '', issuer_kind: ref.kind ?? '', issuer_group: ref.group ?? '',
+  };
+}
+
+export interface MetricsOptions {
+  registry?: Registry;
+  clock?: Clock;
+  /** read at scrape time, like cert-manager's collector over the informer cache */
+  certificates?: () => Iterable<KubeObject>;
+}
+
+export class CertsmithMetrics {
+  readonly registry: Registry;
+  private certificates: () => Iterable<KubeObject>;
+  private readonly syncCalls: Counter<'controller'>;
+  private readonly syncErrors: Counter<'controller'>;
+  private readonly acmeRequests: Counter<(typeof acmeLabels)[number]>;
+  private readonly acmeDuration: Summary<(typeof acmeLabels)[number]>;
+  private readonly deferred: Counter<'reason'>;
+  private readonly bypassed: Counter<'reason'>;
+
+  constructor(opts: MetricsOptions = {}) {
+    this.registry = opts.registry ?? new Registry();
+    this.certificates = opts.certificates ?? (() => []);
+    const clock = opts.clock ?? realClock;
+    const registers = [this.registry];
+    const certs = () => [...this.certificates()] as CertificateLike[];
+
+    const timestampGauge = (name: string, help: string, pick: (c: CertificateLike) => string | undefined) =>
+      new Gauge({
+        name, help, labelNames: certificateLabels, registers,
+        collect() {
+          this.reset();
+          for (const c of certs()) this.set(issuerLabels(c), unixSeconds(pick(c)));
+        },
+      });
+    timestampGauge('certmanager_certificate_expiration_timestamp_seconds', 'The date after which the certificate expires. Expressed as a Unix Epoch Time.', (c) => c.status?.notAfter);
+    timestampGauge('certmanager_certificate_not_after_timestamp_seconds', 'The timestamp after which the certificate is invalid, expressed as a Unix Epoch Time.', (c) => c.status?.notAfter);
+    timestampGauge('certmanager_certificate_not_before_timestamp_seconds', 'The timestamp before which the certificate is invalid, expressed as a Unix Epoch Time.', (c) => c.status?.notBefore);
+    timestampGauge('certmanager_certificate_renewal_timestamp_seconds', 'The number of seconds before expiration time the certificate should renew.', (c) => c.status?.renewalTime);
+
+    new Gauge({
+      name: 'certmanager_certificate_ready_status', help: 'The ready status of the certificate.',
+      labelNames: ['name', 'namespace', 'condition', 'issuer_name', 'issuer_kind', 'issuer_group'], registers,
+      collect() {
+        this.reset();
+        for (const c of certs()) {
+          const ready = c.status?.conditions?.find((x) => x.type === 'Ready')?.status ?? 'Unknown';
+          for (const condition of ['True', 'False', 'Unknown']) {
+            const { name, namespace, ...issuer } = issuerLabels(c);
+            this.set({ name, namespace, condition, ...issuer }, condition === ready ? 1 : 0);
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: 'certmanager_clock_time_seconds_gauge', help: 'The clock time given in seconds (from 1970/01/01 UTC).', registers,
+      collect() { this.set(clock.now().getTime() / 1000); },
+    });
+
+    this.syncCalls = new Counter({ name: 'certmanager_controller_sync_call_count', help: 'The number of sync() calls made by a controller.', labelNames: ['controller'], registers });
+    this.syncErrors = new Counter({ name: 'certmanager_controller_sync_error_count', help: 'The number of errors encountered during controller sync().', labelNames: ['controller'], registers });
+    this.acmeRequests = new Counter({ name: 'certmanager_http_acme_client_request_count', help: 'The number of requests made by the ACME client.', labelNames: acmeLabels, registers });
+    this.acmeDuration = new Summary({
+      name: 'certmanager_http_acme_client_request_duration_seconds', help: 'The HTTP request latencies in seconds for the ACME client.',
+      labelNames: acmeLabels, percentiles: [0.5, 0.9, 0.99], registers,
+    });
+    this.deferred = new Counter({ name: 'certmanager_certificate_renewal_deferred_total', help: 'Renewals that were due but deferred, by reason (e.g. outside_window).', labelNames: ['reason'], registers });
+    this.bypassed = new Counter({ name: 'certmanager_certificate_renewal_bypassed_total', help: 'Renewals that went ahead despite the renewal policy, by reason (e.g. expiry_imminent).', labelNames: ['reason'], registers });
+  }
+
+  /** Where the certificate gauges read from at scrape time (normally the Certificate informer's list). */
+  setCertificateSource(fn: () => Iterable<KubeObject>): void {
+    this.certificates = fn;
+  }
+
+  controllerSync(controller: string): void {
+    this.syncCalls.inc({ controller });
+  }
+
+  controllerSyncError(controller: string): void {
+    this.syncErrors.inc({ controller });
+  }
+
+  acmeRequest(labels: AcmeRequestLabels, durationSeconds: number): void {
+    const l = { ...labels, status: String(labels.status) };
+    this.acmeRequests.inc(l);
+    this.acmeDuration.observe(l, durationSeconds);
+  }
+
+  renewalDeferred(reason: RenewalDeferredReason): void {
+    this.deferred.inc({ reason });
+  }
+
+  renewalBypassed(reason: RenewalBypassedReason): void {
+    this.bypassed.inc({ reason });
+  }
+
+  /** The exposition text, as /metrics serves it. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+export function createMetrics(opts: MetricsOptions = {}): CertsmithMetrics {
+  return new CertsmithMetrics(opts);
+}
