@@ -1,0 +1,87 @@
+// Exponential backoff between failed issuances (seed 000, cert-manager's
+// shouldBackoffReissuingOnFailure): the next attempt waits initial * 2^(attempts-1) after
+// status.lastFailureTime, capped at max. Pure: the caller passes the times in.
+import { createHash } from 'node:crypto';
+
+export interface BackoffConfig {
+  /** Delay after the first failure; default 1h. */
+  initialMs: number;
+  /** Ceiling for the delay; default 32h. */
+  maxMs: number;
+}
+
+const HOUR_MS = 3_600_000;
+
+export const defaultBackoff: BackoffConfig = Object.freeze({ initialMs: HOUR_MS, maxMs: 32 * HOUR_MS });
+
+/** Share of the delay that spreadOffset may add. */
+export const SPREAD_FRACTION = 0.1;
+
+/**
+ * Applies cert-manager's flag rules (--certificate-request-minimum/maximum-backoff-duration):
+ * a missing or zero value takes the default; negative values and max < initial are rejected.
+ */
+export function resolveBackoffConfig(partial: Partial<BackoffConfig> = {}): BackoffConfig {
+  const initialMs = partial.initialMs || defaultBackoff.initialMs;
+  const maxMs = partial.maxMs || defaultBackoff.maxMs;
+  if (!(initialMs > 0) || !(maxMs > 0)) throw new Error('backoff durations must not be negative');
+  if (maxMs < initialMs) throw new Error('the maximum backoff must not be shorter than the minimum backoff');
+  return { initialMs, maxMs };
+}
+
+/**
+ * The number of consecutive failed issuances. The seed's status.issuanceAttempts wins;
+ * cert-manager's status.failedIssuanceAttempts is read when the seed's field is absent.
+ */
+export function failedAttempts(status: { issuanceAttempts?: number; failedIssuanceAttempts?: number }): number | undefined {
+  if (typeof status.issuanceAttempts === 'number') return status.issuanceAttempts;
+  if (typeof status.failedIssuanceAttempts === 'number') return status.failedIssuanceAttempts;
+  return undefined;
+}
+
+/**
+ * initial * 2^(attempts-1), capped at max. A missing or zero counter (objects written before
+ * the counter existed, i.e. an upgrade) waits the initial delay, so failing certificates are
+ * not all retried at once after an upgrade.
+ */
+export function backoffDelay(attempts: number | undefined, cfg: BackoffConfig = defaultBackoff): number {
+  const { initialMs, maxMs } = cfg;
+  if (attempts === undefined || !Number.isFinite(attempts) || attempts < 1) return initialMs;
+  // 2^1023 is the last finite power, and anything past ~60 doublings exceeds every sane max.
+  const doublings = Math.min(Math.floor(attempts) - 1, 1000);
+  const raw = initialMs * 2 ** doublings;
+  return Math.max(Math.min(raw, maxMs), initialMs);
+}
+
+/**
+ * A deterministic extra wait in [0, 10% of delay), derived from the object's uid, so that
+ * certificates that failed together (an issuer outage) do not all retry in the same instant,
+ * and one certificate gets the same offset after every controller restart.
+ */
+export function spreadOffset(uid: string, delayMs: number): number {
+  if (!(delayMs > 0)) return 0;
+  const digest = createHash('sha256').update(uid).digest();
+  const fraction = digest.readUIntBE(0, 6) / 2 ** 48; // [0, 1)
+  return Math.floor(fraction * SPREAD_FRACTION * delayMs);
+}
+
+export interface NextAttemptInput {
+  lastFailureTime: Date;
+  attempts?: number;
+  uid: string;
+  cfg?: BackoffConfig;
+  /** Add spreadOffset; default false, which matches cert-manager exactly. */
+  spread?: boolean;
+}
+
+/** When issuance may be tried again; never earlier than lastFailureTime + backoffDelay. */
+export function nextAttemptTime(o: NextAttemptInput): Date {
+  const delay = backoffDelay(o.attempts, o.cfg ?? defaultBackoff);
+  const extra = o.spread ? spreadOffset(o.uid, delay) : 0;
+  return new Date(o.lastFailureTime.getTime() + delay + extra);
+}
+
+/** How long to keep backing off at `now`; 0 once the next attempt is due (elapsed >= delay). */
+export function remainingBackoffMs(o: NextAttemptInput & { now: Date }): number {
+  return Math.max(0, nextAttemptTime(o).getTime() - o.now.getTime());
+}
