@@ -1,0 +1,175 @@
+// When a certificate should be renewed: cert-manager's renewBefore arithmetic plus the renewal
+// policy and windows of seed 003. Pure: every input, including the certificate's validity, is
+// passed in, and nothing here reads a clock.
+import { parseDuration } from '../../../api/duration.ts';
+import {
+  lastWindowClosedBy, nextWindowStartAfter, parseWindows, windowContaining,
+  type ParsedWindow, type RenewalWindowSpec, type WindowOccurrence,
+} from './windows.ts';
+
+export { parseWindows, windowContaining, nextWindowStartAfter, lastWindowClosedBy } from './windows.ts';
+export type { ParsedWindow, RenewalWindowSpec, WindowOccurrence } from './windows.ts';
+
+export type RenewalPolicy = 'RenewBefore' | 'EarliestWindow' | 'Disabled';
+
+export interface RenewalInput {
+  notBefore: Date;
+  notAfter: Date;
+  /** Go duration. */
+  renewBefore?: string;
+  /** Integer 0..100. */
+  renewBeforePercentage?: number;
+  /** Default RenewBefore. */
+  policy?: RenewalPolicy;
+  windows?: RenewalWindowSpec[];
+}
+
+export type RenewalReason = 'RenewBefore' | 'InsideWindow' | 'MovedIntoWindow' | 'EarliestWindow' | 'ExpiryImminent';
+
+export type RenewalDecision =
+  | {
+    kind: 'scheduled';
+    renewalTime: Date;
+    /** The plain renewBefore time, before any window was applied. */
+    baseTime: Date;
+    reason: RenewalReason;
+    window?: WindowOccurrence;
+    message: string;
+  }
+  | { kind: 'disabled'; message: string }
+  | { kind: 'invalid'; message: string };
+
+const SECOND_MS = 1000;
+const POLICIES: readonly string[] = ['RenewBefore', 'EarliestWindow', 'Disabled'];
+
+/**
+ * cert-manager's RenewalTime without ARI (pkg/util/pki/renewaltime.go): with life D =
+ * notAfter - notBefore, renew `rb` before notAfter where rb is renewBefore if 0 < renewBefore < D,
+ * else D*pct/100 if 0 < pct < 100, else D/3; the result is truncated down to whole seconds.
+ * renewBefore wins when both are given. Throws on an unparsable renewBefore string.
+ */
+export function baseRenewalTime(notBefore: Date, notAfter: Date, renewBefore?: string | number, renewBeforePercentage?: number): Date {
+  const nb = notBefore.getTime();
+  const na = notAfter.getTime();
+  const life = na - nb;
+  const rb = typeof renewBefore === 'string' ? parseDuration(renewBefore) : renewBefore;
+  // Exact rational arithmetic before truncating, as Go's integer nanoseconds would give.
+  let scaledRenewal: number; // the renewal instant in ms, times `scale`
+  let scale: number;
+  if (rb !== undefined && rb > 0 && rb < life) {
+    scaledRenewal = na - rb;
+    scale = 1;
+  } else if (renewBeforePercentage !== undefined && renewBeforePercentage > 0 && renewBeforePercentage < 100) {
+    scaledRenewal = na * 100 - life * renewBeforePercentage;
+    scale = 100;
+  } else {
+    scaledRenewal = na * 3 - life;
+    scale = 3;
+  }
+  return new Date(Math.floor(scaledRenewal / (scale * SECOND_MS)) * SECOND_MS);
+}
+
+function iso(d: Date): string {
+  return d.toISOString().replace('.000Z', 'Z');
+}
+
+function describe(w: WindowOccurrence): string {
+  return `window ${w.index} ("${w.cron}" ${w.timeZone}, ${iso(w.start)} to ${iso(w.end)})`;
+}
+
+/**
+ * The renewal time for a certificate, following spec.renewal. Windows are half-open
+ * [start, start + duration), so the last instant inside one is its end minus one second.
+ *
+ * - Disabled: no automatic renewal (windows are not even parsed).
+ * - No windows, with either RenewBefore or EarliestWindow: the base time.
+ * - RenewBefore with windows: the latest instant inside a window that is at or before the base
+ *   time. That is the base time itself when a window contains it (InsideWindow); otherwise the
+ *   last second of the latest window that closed by the base time, counting only windows that
+ *   opened strictly after notBefore, since renewing in a window that was already open at
+ *   issuance would just repeat the issuance; otherwise the start of the first window that opens
+ *   after the base time (both MovedIntoWindow).
+ * - EarliestWindow with windows: the start of the first window that opens strictly after
+ *   notBefore, ignoring renewBefore (a window already open at issuance does not count).
+ * - Safety: if no window gives a time before notAfter, renew at the base time anyway
+ *   (ExpiryImminent) rather than let the certificate expire.
+ */
+export function computeRenewal(input: RenewalInput): RenewalDecision {
+  const policy = input.policy ?? 'RenewBefore';
+  if (!POLICIES.includes(policy)) {
+    return { kind: 'invalid', message: `spec.renewal.policy: unsupported renewal policy "${policy}" (expected RenewBefore, EarliestWindow or Disabled)` };
+  }
+  if (policy === 'Disabled') {
+    return { kind: 'disabled', message: 'automatic renewal is disabled by spec.renewal.policy=Disabled; manual renewal still works' };
+  }
+
+  const { notBefore, notAfter } = input;
+  if (!(notAfter.getTime() > notBefore.getTime())) {
+    return { kind: 'invalid', message: `certificate validity: notAfter ${notAfter.toISOString()} is not after notBefore ${notBefore.toISOString()}` };
+  }
+  if (input.renewBefore !== undefined && input.renewBefore !== null) {
+    try {
+      parseDuration(input.renewBefore);
+    } catch (err) {
+      return { kind: 'invalid', message: `spec.renewBefore: ${(err as Error).message}` };
+    }
+  }
+  const pct = input.renewBeforePercentage;
+  if (pct !== undefined && pct !== null && !(Number.isInteger(pct) && pct >= 0 && pct <= 100)) {
+    return { kind: 'invalid', message: `spec.renewBeforePercentage: must be an integer from 0 to 100, got ${pct}` };
+  }
+  const parsed = parseWindows(input.windows);
+  if ('error' in parsed) return { kind: 'invalid', message: parsed.error };
+
+  const baseTime = baseRenewalTime(notBefore, notAfter, input.renewBefore ?? undefined, pct ?? undefined);
+  if (parsed.windows.length === 0) {
+    return { kind: 'scheduled', renewalTime: baseTime, baseTime, reason: 'RenewBefore', message: `renewing at ${iso(baseTime)}, the renewBefore time` };
+  }
+  return policy === 'EarliestWindow'
+    ? earliestWindow(parsed.windows, notBefore, notAfter, baseTime)
+    : renewBeforeWithWindows(parsed.windows, notBefore, notAfter, baseTime);
+}
+
+function expiryImminent(baseTime: Date, notAfter: Date, why: string): RenewalDecision {
+  return {
+    kind: 'scheduled', renewalTime: baseTime, baseTime, reason: 'ExpiryImminent',
+    message: `${why} before the certificate expires at ${iso(notAfter)}; renewing at the renewBefore time ${iso(baseTime)} anyway`,
+  };
+}
+
+function renewBeforeWithWindows(windows: ParsedWindow[], notBefore: Date, notAfter: Date, baseTime: Date): RenewalDecision {
+  const containing = windowContaining(windows, baseTime);
+  if (containing) {
+    return {
+      kind: 'scheduled', renewalTime: baseTime, baseTime, reason: 'InsideWindow', window: containing,
+      message: `renewing at the renewBefore time ${iso(baseTime)}, inside ${describe(containing)}`,
+    };
+  }
+  const previous = lastWindowClosedBy(windows, baseTime, notBefore);
+  if (previous) {
+    const renewalTime = new Date(Math.max(previous.start.getTime(), previous.end.getTime() - SECOND_MS));
+    return {
+      kind: 'scheduled', renewalTime, baseTime, reason: 'MovedIntoWindow', window: previous,
+      message: `the renewBefore time ${iso(baseTime)} is outside every renewal window; renewing earlier at ${iso(renewalTime)}, the last second of ${describe(previous)}`,
+    };
+  }
+  const next = nextWindowStartAfter(windows, baseTime, notAfter);
+  if (!next || next.start.getTime() >= notAfter.getTime()) {
+    return expiryImminent(baseTime, notAfter, `no renewal window opens after notBefore ${iso(notBefore)} and`);
+  }
+  return {
+    kind: 'scheduled', renewalTime: next.start, baseTime, reason: 'MovedIntoWindow', window: next,
+    message: `the renewBefore time ${iso(baseTime)} is outside every renewal window and none opened since issuance; renewing later at ${iso(next.start)}, the start of ${describe(next)}`,
+  };
+}
+
+function earliestWindow(windows: ParsedWindow[], notBefore: Date, notAfter: Date, baseTime: Date): RenewalDecision {
+  const next = nextWindowStartAfter(windows, notBefore, notAfter);
+  if (!next || next.start.getTime() >= notAfter.getTime()) {
+    return expiryImminent(baseTime, notAfter, `no renewal window opens after notBefore ${iso(notBefore)} and`);
+  }
+  return {
+    kind: 'scheduled', renewalTime: next.start, baseTime, reason: 'EarliestWindow', window: next,
+    message: `renewing at ${iso(next.start)}, the start of the first renewal window after issuance: ${describe(next)}`,
+  };
+}
