@@ -1,0 +1,38 @@
+/** An RFC 7807 problem from an ACME server, or a failed authorization/order carrying one. */
+export interface AcmeProblem {
+  type: string;
+  detail?: string;
+  status?: number;
+  identifier?: { type: string; value: string };
+  subproblems?: AcmeProblem[];
+}
+
+export class AcmeError extends Error {
+  readonly type: string;
+  readonly detail: string;
+  readonly status: number;
+  readonly subproblems: AcmeProblem[];
+  /** The Retry-After the server sent with this error, in ms, if any. */
+  readonly retryAfterMs?: number;
+
+  constructor(problem: AcmeProblem & { status?: number }, opts: { context?: string; retryAfterMs?: number } = {}) {
+    const type = problem.type || 'about:blank';
+    const detail = problem.detail ?? '';
+    const subs = (problem.subproblems ?? [])
+      .map((s) => `${s.identifier ? `${s.identifier.value}: ` : ''}${s.type}: ${s.detail ?? ''}`)
+      .join('; ');
+    const head = opts.context ? `${opts.context}: ` : '';
+    super(`${head}${type}: ${detail}${problem.status ? ` (HTTP ${problem.status})` : ''}${subs ? ` [${subs}]` : ''}`);
+    this.name = 'AcmeError';
+    this.type = type;
+    this.detail = detail;
+    this.status = problem.status ?? 0;
+    this.subproblems = problem.subproblems ?? [];
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+
+  /** The type without the `urn:ietf:params:acme:error:` prefix, e.g. `badNonce`. */
+  get shortType(): string {
+    return this.type.replace(/^urn:ietf:params:acme:error:/, '');
+  }
+}
