@@ -15,6 +15,8 @@ export interface ControllerOptions {
   acmeHTTP01SolverNameservers?: string[];
   dns01RecursiveNameservers?: string[];
   dns01RecursiveNameserversOnly?: boolean;
+  /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */
+  clusterResourceNamespace?: string;
   /** ports of the operational servers; 0 picks a free port */
   metricsListen?: string;
   healthListen?: string;

@@ -1,0 +1,92 @@
+// Reads what the certificate controllers decide on from the shared caches, and maps changes
+// of requests and Secrets back to the Certificates they belong to.
+import { Certificate, CertificateRequest, SecretType } from '../../api/resources.ts';
+import type { KubeObject } from '../../api/meta.ts';
+import type { Informer } from '../../runtime/informer.ts';
+import type { ControllerContext } from '../context.ts';
+import { ANN, LABEL, controllerOwnerUID, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
+import type { CertificateInput } from './policies.ts';
+import { nextRevision, revisionOf } from './requestmanager/requestmanager.ts';
+
+export const BY_OWNER = 'owner';
+export const BY_SECRET = 'secretName';
+
+export interface CertificateCaches {
+  certificates: Informer<CertificateObj>;
+  requests: Informer<CertificateRequestObj>;
+  secrets: Informer<Secret>;
+}
+
+function ensureIndex<T extends KubeObject>(inf: Informer<T>, name: string, fn: (o: T) => string[]): void {
+  if (!inf.hasIndex(name)) inf.addIndex(name, fn);
+}
+
+export function certificateCaches(ctx: ControllerContext): CertificateCaches {
+  const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);
+  const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
+  // Only Secrets certsmith manages are cached whole; the rest are metadata (memory, at scale).
+  const secrets = ctx.informers.informerFor<Secret>(SecretType, { fullObjectsWhen: (s) => s.metadata.labels?.[LABEL.fao] === 'true' });
+  ensureIndex(certificates, BY_SECRET, (c) => [`${c.metadata.namespace}/${c.spec?.secretName}`]);
+  ensureIndex(requests, BY_OWNER, (r) => { const u = controllerOwnerUID(r); return u ? [u] : []; });
+  ensureIndex(secrets, BY_OWNER, (s) => { const u = controllerOwnerUID(s); return u ? [u] : []; });
+  return { certificates, requests, secrets };
+}
+
+/** Wires the usual wake-ups: the Certificate itself, its requests, its Secrets. */
+export function watchCertificateGraph(c: CertificateCaches, enqueue: (key: string) => void): void {
+  const certKey = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
+  c.certificates.onAdd(certKey);
+  c.certificates.onUpdate((_, n) => certKey(n));
+  c.certificates.onDelete(certKey);
+  const ownerCert = (o: KubeObject) => {
+    const ref = o.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'Certificate');
+    if (ref) enqueue(`${o.metadata.namespace}/${ref.name}`);
+  };
+  const bySecretName = (s: KubeObject) => {
+    for (const crt of c.certificates.byIndex(BY_SECRET, `${s.metadata.namespace}/${s.metadata.name}`)) certKey(crt);
+  };
+  for (const inf of [c.requests, c.secrets] as Informer<KubeObject>[]) {
+    inf.onAdd(ownerCert);
+    inf.onUpdate((_, n) => ownerCert(n));
+    inf.onDelete(ownerCert);
+  }
+  c.secrets.onAdd(bySecretName);
+  c.secrets.onUpdate((_, n) => bySecretName(n));
+  c.secrets.onDelete(bySecretName);
+}
+
+export function ownedRequests(c: CertificateCaches, crt: CertificateObj): CertificateRequestObj[] {
+  return c.requests.byIndex(BY_OWNER, crt.metadata.uid!);
+}
+
+/**
+ * The target Secret, read whole: from the cache when certsmith manages it, otherwise from the
+ * store (a Secret someone else made holds only metadata in the cache).
+ */
+export async function targetSecret(ctx: ControllerContext, c: CertificateCaches, crt: CertificateObj): Promise<Secret | undefined> {
+  const cached = c.secrets.get(crt.metadata.namespace, crt.spec.secretName);
+  if (!cached || cached.data || cached.metadata.labels?.[LABEL.fao] === 'true') return cached;
+  return ctx.store.get<Secret>(SecretType, crt.metadata.namespace, crt.spec.secretName);
+}
+
+export function requestForRevision(requests: CertificateRequestObj[], revision: number | undefined): CertificateRequestObj | undefined {
+  if (revision === undefined) return undefined;
+  const matches = requests.filter((r) => r.metadata.annotations?.[ANN.revision] === String(revision));
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+export async function gatherCertificate(ctx: ControllerContext, c: CertificateCaches, crt: CertificateObj): Promise<CertificateInput> {
+  const requests = ownedRequests(c, crt);
+  return {
+    certificate: crt,
+    secret: await targetSecret(ctx, c, crt),
+    currentCR: requestForRevision(requests, crt.status?.revision),
+    nextCR: requestForRevision(requests, nextRevision(crt)),
+  };
+}
+
+export function nextKeySecrets(c: CertificateCaches, crt: CertificateObj): Secret[] {
+  return c.secrets.byIndex(BY_OWNER, crt.metadata.uid!).filter((s) => s.metadata.labels?.[LABEL.nextPrivateKey] === 'true');
+}
+
+export { revisionOf };

@@ -1,0 +1,94 @@
+import { SecretType } from '../../../api/resources.ts';
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { record } from '../../context.ts';
+import { certificateCaches, nextKeySecrets, ownedRequests, targetSecret, watchCertificateGraph } from '../gather.ts';
+import type { CertificateObj, CertificateRequestObj, Secret } from '../objects.ts';
+import { decodeBase64 } from '../parsed.ts';
+import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
+import { withCertificate, writeCertificateStatus } from '../shell.ts';
+import { decideIssuing, issuedStatus } from './issuing.ts';
+import { buildSecretData, certificateAnnotations, composeSecret } from './secret.ts';
+import { upkeepReason } from './upkeep.ts';
+import { isTrue } from '../../../api/conditions.ts';
+
+const MANAGER = 'certificates-issuing';
+
+export function issuingController(ctx: ControllerContext): ControllerSpec {
+  const c = certificateCaches(ctx);
+  return {
+    name: MANAGER,
+    workers: 4,
+    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
+      const requests = ownedRequests(c, crt);
+      if (!isTrue(crt.status?.conditions, 'Issuing')) {
+        const secret = await targetSecret(ctx, c, crt);
+        const why = upkeepReason(crt, secret);
+        if (why && secret) {
+          ctx.logger.info({ certificate: key, why }, 're-applying Secret data and metadata');
+          await writeSecret(ctx, crt, secret, {
+            keyPem: decodeBase64(secret.data!['tls.key']), chainPem: decodeBase64(secret.data!['tls.crt']),
+            caPem: decodeBase64(secret.data!['ca.crt']) || undefined,
+            issuerRef: {
+              name: secret.metadata.annotations?.['cert-manager.io/issuer-name'] ?? crt.spec.issuerRef.name,
+              kind: secret.metadata.annotations?.['cert-manager.io/issuer-kind'] ?? crt.spec.issuerRef.kind,
+              group: secret.metadata.annotations?.['cert-manager.io/issuer-group'] ?? crt.spec.issuerRef.group,
+            },
+          });
+        }
+        return;
+      }
+      const keySecret = nextKeySecrets(c, crt).find((s) => s.metadata.name === crt.status?.nextPrivateKeySecretName);
+      const now = ctx.clock.now();
+      const d = decideIssuing({ certificate: crt, nextKeySecret: keySecret, requests }, now);
+      if (d.kind === 'wait') return;
+      if (d.kind === 'fail') {
+        await writeCertificateStatus(ctx, crt, d.status, MANAGER);
+        record(ctx, crt, [d.event]);
+        return;
+      }
+      const cr = d.request;
+      const written = await writeSecret(ctx, crt, await targetSecret(ctx, c, crt), {
+        keyPem: d.keyPem, chainPem: decodeBase64(cr.status!.certificate), caPem: decodeBase64(cr.status?.ca) || undefined,
+        issuerRef: cr.spec.issuerRef,
+      });
+      const status = issuedStatus(crt, d.revision);
+      const next: CertificateObj = { ...crt, status };
+      const readiness = decideReadiness({ certificate: next, secret: written, currentCR: cr }, now);
+      await writeCertificateStatus(ctx, crt, withReadiness(next, readiness.fields), MANAGER);
+      ctx.recorder.event(crt, 'Normal', 'Issuing', 'The certificate has been successfully issued');
+    }),
+  };
+}
+
+async function passwordFor(ctx: ControllerContext, crt: CertificateObj, ks: { password?: string; passwordSecretRef?: { name: string; key: string } } | undefined): Promise<string | undefined> {
+  if (!ks) return undefined;
+  if (ks.passwordSecretRef) {
+    const s = await ctx.store.get<Secret>(SecretType, crt.metadata.namespace, ks.passwordSecretRef.name);
+    if (!s) {
+      ctx.recorder.event(crt, 'Warning', 'KeystorePasswordSecretNotFound', `Secret "${ks.passwordSecretRef.name}" holding the keystore password was not found`);
+      throw new Error(`keystore password Secret ${crt.metadata.namespace}/${ks.passwordSecretRef.name} not found`);
+    }
+    const v = decodeBase64(s.data?.[ks.passwordSecretRef.key]);
+    if (!v) throw new Error(`keystore password Secret ${crt.metadata.namespace}/${ks.passwordSecretRef.name} has no key "${ks.passwordSecretRef.key}"`);
+    return v;
+  }
+  if (!ks.password) throw new Error('keystore needs password or passwordSecretRef');
+  return ks.password;
+}
+
+async function writeSecret(ctx: ControllerContext, crt: CertificateObj, existing: Secret | undefined,
+  m: { keyPem: string; chainPem: string; caPem?: string; issuerRef: CertificateRequestObj['spec']['issuerRef'] }): Promise<Secret> {
+  const ks = crt.spec.keystores;
+  const passwords = {
+    pkcs12: ks?.pkcs12?.create ? await passwordFor(ctx, crt, ks.pkcs12) : undefined,
+    jks: ks?.jks?.create ? await passwordFor(ctx, crt, ks.jks) : undefined,
+  };
+  const data = await buildSecretData(crt, { ...m, passwords });
+  const secret = composeSecret(crt, existing, data, certificateAnnotations(crt, m.chainPem, m.issuerRef));
+  // One write carries key and certificate together: a reader never sees one without the other.
+  return existing
+    ? ctx.store.update(SecretType, secret, { fieldManager: MANAGER })
+    : ctx.store.create(SecretType, secret, { fieldManager: MANAGER });
+}
+

@@ -1,0 +1,87 @@
+// Issuing: when the request for the next revision has an outcome, either writes the Secret and
+// bumps status.revision, or records the failure (lastFailureTime, issuanceAttempts) for backoff.
+import { getCondition, isTrue, rfc3339, setCondition, removeCondition } from '../../../api/conditions.ts';
+import type { Condition } from '../../../api/meta.ts';
+import { keyMatchesSpec, publicKeyFingerprint } from '../../../pki/keys.ts';
+import { failedAttemptsOf, isDeleting, type CertificateObj, type CertificateRequestObj, type CertificateStatusLike, type Secret } from '../objects.ts';
+import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from '../parsed.ts';
+import { requestMismatches } from '../policies.ts';
+import { isFromEarlierAttempt, nextRevision, revisionOf } from '../requestmanager/requestmanager.ts';
+import { keySpecOf } from '../template.ts';
+import type { EventSpec } from '../../decision.ts';
+
+export interface IssuingInput {
+  certificate: CertificateObj;
+  nextKeySecret?: Secret;
+  requests: CertificateRequestObj[];
+}
+
+export type IssuingDecision =
+  | { kind: 'wait' }
+  | { kind: 'fail'; status: CertificateStatusLike; event: EventSpec }
+  | { kind: 'issue'; request: CertificateRequestObj; keyPem: string; revision: number };
+
+const WAIT: IssuingDecision = { kind: 'wait' };
+
+export function decideIssuing(input: IssuingInput, now: Date): IssuingDecision {
+  const crt = input.certificate;
+  if (isDeleting(crt) || !isTrue(crt.status?.conditions, 'Issuing')) return WAIT;
+  const keyPem = decodeBase64(input.nextKeySecret?.data?.['tls.key']);
+  if (!crt.status?.nextPrivateKeySecretName || !keyPem) return WAIT;
+  const key = parseKeyMemo(keyPem);
+  if (!key.value || !keyMatchesSpec(key.value, keySpecOf(crt.spec))) return WAIT;
+
+  const rev = nextRevision(crt);
+  const candidates = input.requests.filter((cr) => revisionOf(cr) === rev);
+  if (candidates.length !== 1) return WAIT;
+  const cr = candidates[0];
+  const csr = requestCSR(cr);
+  if (!csr.value || requestMismatches(crt, cr)?.length || csr.value.publicKeyFingerprint !== publicKeyFingerprint(key.value)) return WAIT;
+  // An outcome from an earlier attempt was counted already; the request manager replaces it.
+  if (isFromEarlierAttempt(crt, cr)) return WAIT;
+
+  const conds = cr.status?.conditions;
+  const denied = getCondition(conds, 'Denied');
+  if (denied?.status === 'True') return fail(crt, denied, now);
+  const invalid = getCondition(conds, 'InvalidRequest');
+  if (invalid?.status === 'True') return fail(crt, invalid, now);
+  const ready = getCondition(conds, 'Ready');
+  if (!ready) return WAIT;
+  if (ready.reason === 'Failed') return fail(crt, ready, now);
+  if (ready.reason !== 'Issued') return WAIT;
+
+  const chainPem = decodeBase64(cr.status?.certificate);
+  const leaf = parseCertMemo(chainPem);
+  const invalidCert = (message: string) => fail(crt, { type: 'Ready', status: 'False', reason: 'InvalidCertificate', message }, now);
+  if (!leaf.value) return invalidCert(`Issuer returned an invalid certificate: failed to decode: ${leaf.error}`);
+  if (leaf.value.publicKeyFingerprint !== csr.value.publicKeyFingerprint) {
+    return invalidCert('Issuer returned a certificate with a public key that does not match the CSR. This usually indicates a misconfigured issuer.');
+  }
+  if (now.getTime() > leaf.value.notAfter.getTime()) {
+    return invalidCert(`Issuer returned an already expired certificate (notAfter: ${rfc3339(leaf.value.notAfter)}). This usually indicates an expired CA certificate in the issuer.`);
+  }
+  return { kind: 'issue', request: cr, keyPem, revision: rev };
+}
+
+function fail(crt: CertificateObj, cond: Condition, now: Date): IssuingDecision {
+  const message = `The certificate request has failed to complete and will be retried: ${cond.message ?? ''}`;
+  const reason = cond.reason || 'Failed';
+  const status: CertificateStatusLike = {
+    ...(crt.status ?? {}),
+    lastFailureTime: rfc3339(now),
+    issuanceAttempts: failedAttemptsOf(crt.status) + 1,
+    conditions: setCondition(crt.status?.conditions, { type: 'Issuing', status: 'False', reason, message, observedGeneration: crt.metadata.generation }, now),
+  };
+  delete status.failedIssuanceAttempts;
+  return { kind: 'fail', status, event: { type: 'Warning', reason, message } };
+}
+
+/** Status after a successful issuance, before readiness fields are merged in. */
+export function issuedStatus(crt: CertificateObj, revision: number): CertificateStatusLike {
+  const status: CertificateStatusLike = { ...(crt.status ?? {}), revision, conditions: removeCondition(crt.status?.conditions, 'Issuing') };
+  delete status.lastFailureTime;
+  delete status.issuanceAttempts;
+  delete status.failedIssuanceAttempts;
+  delete status.nextPrivateKeySecretName;
+  return status;
+}

@@ -1,0 +1,112 @@
+// Builds the target Secret of a Certificate from a key and the issued chain, cert-manager's
+// layout: tls.crt/tls.key/ca.crt, additional output formats, keystores, template metadata and
+// the cert-manager.io annotations. Key and certificate always land in the same write.
+import { encodePrivateKey } from '../../../pki/keys.ts';
+import { combinedPEM, createJKS, createPKCS12, createTruststoreJKS, createTruststorePKCS12, pemToDER } from '../../../pki/encodings.ts';
+import { parseCertificate } from '../../../pki/parse.ts';
+import { ANN, LABEL, type CertificateObj, type Secret } from '../objects.ts';
+import { encodeBase64 } from '../parsed.ts';
+import { keySpecOf } from '../template.ts';
+
+/** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
+export const MANAGED_KEYS = ['tls.crt', 'tls.key', 'ca.crt', 'key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 'keystore.jks', 'truststore.jks'];
+/** Records the template label/annotation keys applied last time, so removed ones can be dropped. */
+export const TEMPLATE_KEYS_ANNOTATION = 'certsmith.io/secret-template-keys';
+
+export interface IssuedMaterial {
+  keyPem: string;
+  chainPem: string;
+  caPem?: string;
+  issuerRef: { name: string; kind?: string; group?: string };
+  /** keystore passwords, resolved by the caller from passwordSecretRef or the literal */
+  passwords: { pkcs12?: string; jks?: string };
+}
+
+function csv(values: string[] | undefined): string {
+  return (values ?? []).map((v) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(',');
+}
+
+export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): Promise<Record<string, string>> {
+  const keyPem = encodePrivateKey(m.keyPem, keySpecOf(crt.spec).encoding ?? 'PKCS1');
+  const data: Record<string, string> = { 'tls.crt': encodeBase64(m.chainPem), 'tls.key': encodeBase64(keyPem) };
+  if (m.caPem) data['ca.crt'] = encodeBase64(m.caPem);
+  for (const f of crt.spec.additionalOutputFormats ?? []) {
+    if (f.type === 'DER') data['key.der'] = encodeBase64(pemToDER(keyPem));
+    if (f.type === 'CombinedPEM') data['tls-combined.pem'] = encodeBase64(combinedPEM(keyPem, m.chainPem));
+  }
+  const ks = crt.spec.keystores;
+  if (ks?.pkcs12?.create) {
+    const password = m.passwords.pkcs12 ?? '';
+    data['keystore.p12'] = (await createPKCS12({ keyPem, chainPem: m.chainPem, caPem: m.caPem, password, profile: ks.pkcs12.profile })).toString('base64');
+    if (m.caPem) data['truststore.p12'] = (await createTruststorePKCS12({ caPem: m.caPem, password })).toString('base64');
+  }
+  if (ks?.jks?.create) {
+    const password = m.passwords.jks ?? '';
+    data['keystore.jks'] = createJKS({ keyPem, chainPem: m.chainPem, password, alias: ks.jks.alias }).toString('base64');
+    if (m.caPem) data['truststore.jks'] = createTruststoreJKS({ caPem: m.caPem, password }).toString('base64');
+  }
+  return data;
+}
+
+export function certificateAnnotations(crt: CertificateObj, chainPem: string, issuerRef: IssuedMaterial['issuerRef']): Record<string, string> {
+  const leaf = parseCertificate(chainPem).template;
+  const a: Record<string, string> = {
+    [ANN.commonName]: leaf.commonName ?? '',
+    [ANN.altNames]: csv(leaf.dnsNames),
+    [ANN.ipSANs]: csv(leaf.ipAddresses),
+    [ANN.uriSANs]: csv(leaf.uris),
+  };
+  if (leaf.emailAddresses?.length) a[ANN.emailSANs] = csv(leaf.emailAddresses);
+  const s = leaf.subject ?? {};
+  const lists: [string, string[] | undefined][] = [
+    ['cert-manager.io/subject-organizations', s.organizations], ['cert-manager.io/subject-organizationalunits', s.organizationalUnits],
+    ['cert-manager.io/subject-countries', s.countries], ['cert-manager.io/subject-provinces', s.provinces],
+    ['cert-manager.io/subject-localities', s.localities], ['cert-manager.io/subject-postalcodes', s.postalCodes],
+    ['cert-manager.io/subject-streetaddresses', s.streetAddresses],
+  ];
+  for (const [k, v] of lists) if (v?.length) a[k] = csv(v);
+  if (s.serialNumber) a['cert-manager.io/subject-serialnumber'] = s.serialNumber;
+  a[ANN.certificateName] = crt.metadata.name!;
+  a[ANN.issuerName] = issuerRef.name;
+  a[ANN.issuerKind] = issuerRef.kind ?? '';
+  a[ANN.issuerGroup] = issuerRef.group ?? '';
+  return a;
+}
+
+/**
+ * The Secret to write: the existing one (if any) with certsmith's keys replaced, stale
+ * managed keys removed, and everything owned by others left alone.
+ */
+export function composeSecret(crt: CertificateObj, existing: Secret | undefined, data: Record<string, string>, annotations: Record<string, string>): Secret {
+  const tpl = crt.spec.secretTemplate ?? {};
+  const prevTemplateKeys = (existing?.metadata.annotations?.[TEMPLATE_KEYS_ANNOTATION] ?? '').split(',').filter(Boolean);
+  const labels = { ...(existing?.metadata.labels ?? {}) };
+  const anns = { ...(existing?.metadata.annotations ?? {}) };
+  for (const k of prevTemplateKeys) {
+    const [where, key] = [k.slice(0, 2), k.slice(2)];
+    if (where === 'l:') delete labels[key];
+    if (where === 'a:') delete anns[key];
+  }
+  Object.assign(labels, tpl.labels ?? {}, { [LABEL.fao]: 'true' });
+  Object.assign(anns, tpl.annotations ?? {}, annotations);
+  const templateKeys = [...Object.keys(tpl.labels ?? {}).map((k) => `l:${k}`), ...Object.keys(tpl.annotations ?? {}).map((k) => `a:${k}`)];
+  if (templateKeys.length) anns[TEMPLATE_KEYS_ANNOTATION] = templateKeys.join(',');
+  else delete anns[TEMPLATE_KEYS_ANNOTATION];
+
+  const merged: Record<string, string> = {};
+  for (const [k, v] of Object.entries(existing?.data ?? {})) if (!MANAGED_KEYS.includes(k)) merged[k] = v;
+  Object.assign(merged, data);
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      ...(existing?.metadata ?? {}),
+      name: crt.spec.secretName,
+      namespace: crt.metadata.namespace,
+      labels,
+      annotations: anns,
+    },
+    type: existing?.type ?? 'kubernetes.io/tls',
+    data: merged,
+  };
+}

@@ -1,0 +1,27 @@
+// Post-issuance upkeep: a Secret whose extra outputs or template metadata no longer match the
+// spec is rebuilt from its own key and certificate, with no new request.
+import { LABEL, type CertificateObj, type Secret } from '../objects.ts';
+
+/** The data keys the spec asks for, besides tls.crt/tls.key/ca.crt. */
+export function expectedExtraKeys(crt: CertificateObj, hasCA: boolean): string[] {
+  const keys: string[] = [];
+  for (const f of crt.spec.additionalOutputFormats ?? []) keys.push(f.type === 'DER' ? 'key.der' : 'tls-combined.pem');
+  const ks = crt.spec.keystores;
+  if (ks?.pkcs12?.create) keys.push('keystore.p12', ...(hasCA ? ['truststore.p12'] : []));
+  if (ks?.jks?.create) keys.push('keystore.jks', ...(hasCA ? ['truststore.jks'] : []));
+  return keys.sort();
+}
+
+const EXTRA = ['key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 'keystore.jks', 'truststore.jks'];
+
+export function upkeepReason(crt: CertificateObj, secret: Secret | undefined): string | undefined {
+  if (!secret?.data?.['tls.crt'] || !secret.data['tls.key']) return undefined;
+  const present = Object.keys(secret.data).filter((k) => EXTRA.includes(k)).sort();
+  const want = expectedExtraKeys(crt, !!secret.data['ca.crt']);
+  if (present.join() !== want.join()) return `additional outputs differ: have [${present.join(', ')}], want [${want.join(', ')}]`;
+  if (secret.metadata.labels?.[LABEL.fao] !== 'true') return `label ${LABEL.fao} missing`;
+  const tpl = crt.spec.secretTemplate ?? {};
+  for (const [k, v] of Object.entries(tpl.labels ?? {})) if (secret.metadata.labels?.[k] !== v) return `secretTemplate label ${k} differs`;
+  for (const [k, v] of Object.entries(tpl.annotations ?? {})) if (secret.metadata.annotations?.[k] !== v) return `secretTemplate annotation ${k} differs`;
+  return undefined;
+}

@@ -1,0 +1,62 @@
+import { SecretType } from '../../../api/resources.ts';
+import { isNotFound } from '../../../store/store.ts';
+import { encodePrivateKey, generatePrivateKey } from '../../../pki/keys.ts';
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { record } from '../../context.ts';
+import { certificateCaches, nextKeySecrets, targetSecret, watchCertificateGraph } from '../gather.ts';
+import { LABEL, ownerRefTo, type CertificateObj, type Secret } from '../objects.ts';
+import { decodeBase64, encodeBase64 } from '../parsed.ts';
+import { withCertificate, writeCertificateStatus } from '../shell.ts';
+import { keySpecOf } from '../template.ts';
+import { decideKeyManager } from './keymanager.ts';
+
+const MANAGER = 'certificates-key-manager';
+
+export function keyManagerController(ctx: ControllerContext): ControllerSpec {
+  const c = certificateCaches(ctx);
+  return {
+    name: MANAGER,
+    workers: 4,
+    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
+      const ns = crt.metadata.namespace;
+      const d = decideKeyManager({ certificate: crt, nextKeySecrets: nextKeySecrets(c, crt), secret: await targetSecret(ctx, c, crt) });
+      record(ctx, crt, d.events);
+      for (const a of d.actions) {
+        if (a.kind === 'delete') {
+          await ctx.store.delete(SecretType, ns, a.name).catch((e) => { if (!isNotFound(e)) throw e; });
+        } else if (a.kind === 'setStatusName') {
+          const status = { ...(crt.status ?? {}) };
+          if (a.name) status.nextPrivateKeySecretName = a.name;
+          else delete status.nextPrivateKeySecretName;
+          await writeCertificateStatus(ctx, crt, status, MANAGER);
+        } else {
+          const keyPem = a.reuseKeyFrom
+            ? encodePrivateKey(decodeBase64((await targetSecret(ctx, c, crt))?.data?.['tls.key']), 'PKCS8')
+            : await generatePrivateKey({ ...keySpecOf(crt.spec), encoding: 'PKCS8' });
+          const created = await createKeySecret(ctx, crt, keyPem);
+          ctx.recorder.event(crt, 'Normal', a.reuseKeyFrom ? 'Reused' : 'Generated', a.reuseKeyFrom
+            ? `Reusing private key stored in existing Secret resource "${crt.spec.secretName}"`
+            : `Stored new private key in temporary Secret resource "${created.metadata.name}"`);
+          await writeCertificateStatus(ctx, crt, { ...(crt.status ?? {}), nextPrivateKeySecretName: created.metadata.name }, MANAGER);
+        }
+      }
+    }),
+  };
+}
+
+async function createKeySecret(ctx: ControllerContext, crt: CertificateObj, keyPem: string): Promise<Secret> {
+  const secret: Secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      generateName: `${crt.metadata.name}-`,
+      namespace: crt.metadata.namespace,
+      labels: { [LABEL.nextPrivateKey]: 'true', [LABEL.fao]: 'true' },
+      ownerReferences: [ownerRefTo(crt)],
+    },
+    type: 'Opaque',
+    data: { 'tls.key': encodeBase64(keyPem) },
+  };
+  return ctx.store.create(SecretType, secret, { fieldManager: MANAGER });
+}

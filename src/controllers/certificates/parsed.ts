@@ -1,0 +1,44 @@
+// Parsing keys and certificates is the hot path of every reconcile; results are memoised by
+// content (bounded), so 1,000 Certificates do not re-parse the same PEM on every event.
+import type { KeyObject } from 'node:crypto';
+import { parsePrivateKey } from '../../pki/keys.ts';
+import { parseCertificate, type CertificateInfo } from '../../pki/parse.ts';
+import { parseCSR, type CSRInfo } from '../../pki/csr.ts';
+
+const LIMIT = 20_000;
+
+function memo<T>(fn: (text: string) => T): (text: string) => { value?: T; error?: string } {
+  const cache = new Map<string, { value?: T; error?: string }>();
+  return (text) => {
+    let hit = cache.get(text);
+    if (!hit) {
+      try {
+        hit = { value: fn(text) };
+      } catch (e) {
+        hit = { error: (e as Error).message };
+      }
+      if (cache.size >= LIMIT) cache.delete(cache.keys().next().value as string);
+      cache.set(text, hit);
+    }
+    return hit;
+  };
+}
+
+export const parseKeyMemo = memo<KeyObject>(parsePrivateKey);
+export const parseCertMemo = memo<CertificateInfo>(parseCertificate);
+export const parseCSRMemo = memo<CSRInfo>(parseCSR);
+
+export function decodeBase64(s: string | undefined): string {
+  return s ? Buffer.from(s, 'base64').toString('utf8') : '';
+}
+
+export function encodeBase64(s: string | Buffer): string {
+  return Buffer.from(s).toString('base64');
+}
+
+/** The PEM CSR of a CertificateRequest (spec.request is base64 of the PEM, as in cert-manager). */
+export function requestCSR(cr: { spec?: { request?: string } }): { value?: CSRInfo; error?: string } {
+  const pem = decodeBase64(cr.spec?.request);
+  if (!pem) return { error: 'spec.request is empty' };
+  return parseCSRMemo(pem);
+}

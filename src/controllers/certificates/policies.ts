@@ -1,0 +1,124 @@
+// The ordered policy chains of the trigger and readiness controllers: each policy looks at the
+// gathered objects and names the first reason a Certificate needs (re-)issuing, as cert-manager does.
+import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
+import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from './parsed.ts';
+import { issuerRefKey, keySpecOf, templateOf, durationMsOf } from './template.ts';
+import { keyMatchesSpec, publicKeyFingerprint } from '../../pki/keys.ts';
+import { csrMismatches, certificateMismatches } from '../../pki/match.ts';
+
+export interface CertificateInput {
+  certificate: CertificateObj;
+  secret?: Secret;
+  currentCR?: CertificateRequestObj;
+  nextCR?: CertificateRequestObj;
+}
+
+export interface Violation {
+  reason: string;
+  message: string;
+}
+
+export type Policy = (input: CertificateInput) => Violation | undefined;
+
+const secretExists: Policy = ({ secret }) =>
+  secret ? undefined : { reason: 'DoesNotExist', message: 'Issuing certificate as Secret does not exist' };
+
+const secretHasData: Policy = ({ secret }) => {
+  if (!secret?.data) return { reason: 'MissingData', message: 'Issuing certificate as Secret does not contain any data' };
+  if (!secret.data['tls.key']) return { reason: 'MissingData', message: 'Issuing certificate as Secret does not contain a private key' };
+  if (!secret.data['tls.crt']) return { reason: 'MissingData', message: 'Issuing certificate as Secret does not contain a certificate' };
+  return undefined;
+};
+
+const keyPairValid: Policy = ({ secret }) => {
+  const key = parseKeyMemo(decodeBase64(secret!.data!['tls.key']));
+  if (key.error) return { reason: 'InvalidKeyPair', message: `Issuing certificate as Secret contains invalid private key data: ${key.error}` };
+  const cert = parseCertMemo(decodeBase64(secret!.data!['tls.crt']));
+  if (cert.error) return { reason: 'InvalidCertificate', message: `Issuing certificate as Secret contains an invalid certificate: ${cert.error}` };
+  if (publicKeyFingerprint(key.value!) !== cert.value!.publicKeyFingerprint) {
+    return { reason: 'InvalidKeyPair', message: 'Issuing certificate as Secret contains a private key that does not match the certificate' };
+  }
+  return undefined;
+};
+
+// Unlike upstream, a Secret without any issuer annotation is not a mismatch (reference section 9.1).
+const issuerAnnotationsMatch: Policy = ({ certificate, secret }) => {
+  const a = secret!.metadata.annotations ?? {};
+  if (a[ANN.issuerName] === undefined && a[ANN.issuerKind] === undefined && a[ANN.issuerGroup] === undefined) return undefined;
+  const was = issuerRefKey({ name: a[ANN.issuerName] ?? '', kind: a[ANN.issuerKind], group: a[ANN.issuerGroup] });
+  if (was === issuerRefKey(certificate.spec.issuerRef)) return undefined;
+  return { reason: 'IncorrectIssuer', message: `Issuing certificate as Secret was previously issued by "${was}"` };
+};
+
+const certificateNameMatches: Policy = ({ certificate, secret }) => {
+  const name = secret!.metadata.annotations?.[ANN.certificateName];
+  if (name === undefined || name === certificate.metadata.name) return undefined;
+  return { reason: 'IncorrectCertificate', message: `Secret was issued for "${name}". If this message is not transient, you might have two conflicting Certificates pointing to the same secret.` };
+};
+
+const keyMatchesCertificateSpec: Policy = ({ certificate, secret }) => {
+  const key = parseKeyMemo(decodeBase64(secret!.data!['tls.key']));
+  if (key.error) return { reason: 'InvalidKeyPair', message: `Issuing certificate as Secret contains invalid private key data: ${key.error}` };
+  const spec = keySpecOf(certificate.spec);
+  if (keyMatchesSpec(key.value!, spec)) return undefined;
+  return { reason: 'SecretMismatch', message: 'Existing private key is not up to date for spec: [spec.privateKey.algorithm, spec.privateKey.size]' };
+};
+
+const secretKeyMatchesCurrentRequest: Policy = ({ secret, currentCR }) => {
+  if (!currentCR) return undefined;
+  const csr = requestCSR(currentCR);
+  if (csr.error) return { reason: 'InvalidCertificateRequest', message: `Failed to decode current CertificateRequest: ${csr.error}` };
+  const key = parseKeyMemo(decodeBase64(secret!.data!['tls.key']));
+  if (publicKeyFingerprint(key.value!) === csr.value!.publicKeyFingerprint) return undefined;
+  return { reason: 'SecretMismatch', message: 'Secret contains a private key that does not match the current CertificateRequest' };
+};
+
+/** Violated spec fields of a request against its Certificate (cert-manager's RequestMatchesSpec). */
+export function requestMismatches(certificate: CertificateObj, cr: CertificateRequestObj): string[] | undefined {
+  const csr = requestCSR(cr);
+  if (csr.error) return undefined;
+  const out = csrMismatches(csr.value!, { ...templateOf(certificate.spec), usages: certificate.spec.usages });
+  if ((certificate.spec.isCA ?? false) !== (cr.spec.isCA ?? false) && !out.includes('spec.isCA')) out.push('spec.isCA');
+  if (certificate.spec.duration && cr.spec.duration && durationMsOf(certificate.spec) !== durationMsOf(cr.spec)) out.push('spec.duration');
+  if (issuerRefKey(certificate.spec.issuerRef) !== issuerRefKey(cr.spec.issuerRef)) out.push('spec.issuerRef');
+  return out;
+}
+
+const currentRequestMatchesSpec: Policy = ({ certificate, secret, currentCR }) => {
+  if (currentCR) {
+    const bad = requestMismatches(certificate, currentCR);
+    if (!bad?.length) return undefined;
+    return { reason: 'RequestChanged', message: `Fields on existing CertificateRequest resource not up to date: [${bad.join(', ')}]` };
+  }
+  const cert = parseCertMemo(decodeBase64(secret!.data!['tls.crt']));
+  if (cert.error) return { reason: 'InvalidCertificate', message: `Issuing certificate as Secret contains an invalid certificate: ${cert.error}` };
+  const bad = certificateMismatches(cert.value!, { ...templateOf(certificate.spec), usages: certificate.spec.usages });
+  if (!bad.length) return undefined;
+  return { reason: 'SecretMismatch', message: `Issuing certificate as Existing issued Secret is not up to date for spec: [${bad.join(', ')}]` };
+};
+
+/** Checks 1–8: everything except time. Shared by trigger and readiness. */
+export const secretPolicies: Policy[] = [
+  secretExists,
+  secretHasData,
+  keyPairValid,
+  issuerAnnotationsMatch,
+  certificateNameMatches,
+  keyMatchesCertificateSpec,
+  secretKeyMatchesCurrentRequest,
+  currentRequestMatchesSpec,
+];
+
+export function firstViolation(chain: Policy[], input: CertificateInput): Violation | undefined {
+  for (const p of chain) {
+    const v = p(input);
+    if (v) return v;
+  }
+  return undefined;
+}
+
+/** The leaf certificate in the Secret, when it parses. */
+export function secretCertificate(secret: Secret | undefined) {
+  const pem = decodeBase64(secret?.data?.['tls.crt']);
+  return pem ? parseCertMemo(pem).value : undefined;
+}

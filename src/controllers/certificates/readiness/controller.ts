@@ -1,0 +1,41 @@
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
+import { withCertificate, writeCertificateStatus } from '../shell.ts';
+import { decideReadiness, readinessChanged, withReadiness } from './readiness.ts';
+
+const MANAGER = 'certificates-readiness';
+
+export function readinessController(ctx: ControllerContext): ControllerSpec {
+  const c = certificateCaches(ctx);
+  // renewal decisions already counted, so a re-reconcile does not count a deferral twice
+  const counted = new Map<string, string>();
+  return {
+    name: MANAGER,
+    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
+      if (crt.metadata.deletionTimestamp) return;
+      const input = await gatherCertificate(ctx, c, crt);
+      const now = ctx.clock.now();
+      const d = decideReadiness(input, now);
+      const r = d.renewal;
+      if (r?.kind === 'scheduled' && r.reason !== 'RenewBefore' && r.reason !== 'InsideWindow') {
+        const id = `${crt.metadata.uid}/${d.fields.notAfter}/${r.renewalTime.toISOString()}`;
+        if (counted.get(key) !== id) {
+          counted.set(key, id);
+          if (r.reason === 'ExpiryImminent') {
+            ctx.metrics.renewalBypassed('expiry_imminent');
+            ctx.recorder.event(crt, 'Warning', 'RenewalWindowBypassed', r.message);
+          } else {
+            ctx.metrics.renewalDeferred('outside_window');
+          }
+        }
+      }
+      if (readinessChanged(crt.status, d.fields)) {
+        await writeCertificateStatus(ctx, crt, withReadiness(crt, d.fields), MANAGER);
+      }
+      // Expiry changes Ready without any object changing: look again then.
+      const notAfter = d.fields.notAfter ? Date.parse(d.fields.notAfter) - now.getTime() : undefined;
+      return notAfter !== undefined && notAfter > 0 ? { requeueAfterMs: notAfter + 1000 } : undefined;
+    }),
+  };
+}

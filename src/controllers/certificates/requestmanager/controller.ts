@@ -1,0 +1,75 @@
+import { CertificateRequest } from '../../../api/resources.ts';
+import { isNotFound } from '../../../store/store.ts';
+import { createCSR } from '../../../pki/csr.ts';
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { certificateCaches, nextKeySecrets, ownedRequests, watchCertificateGraph } from '../gather.ts';
+import { ANN, ownerRefTo, type CertificateObj, type CertificateRequestObj } from '../objects.ts';
+import { decodeBase64, encodeBase64 } from '../parsed.ts';
+import { withCertificate } from '../shell.ts';
+import { templateOf } from '../template.ts';
+import { decideRequestManager } from './requestmanager.ts';
+
+const MANAGER = 'certificates-request-manager';
+/** Annotations of the Certificate that are not copied to its requests (cert-manager's defaults). */
+const NOT_COPIED = ['kubectl.kubernetes.io/', 'fluxcd.io/', 'argocd.argoproj.io/'];
+
+export function requestManagerController(ctx: ControllerContext): ControllerSpec {
+  const c = certificateCaches(ctx);
+  return {
+    name: MANAGER,
+    workers: 4,
+    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
+      const keySecret = nextKeySecrets(c, crt).find((s) => s.metadata.name === crt.status?.nextPrivateKeySecretName);
+      const actions = decideRequestManager({ certificate: crt, nextKeySecret: keySecret, requests: ownedRequests(c, crt) });
+      for (const a of actions) {
+        if (a.kind === 'delete') {
+          ctx.logger.debug({ certificate: key, request: a.name, why: a.why }, 'deleting CertificateRequest');
+          await ctx.store.delete(CertificateRequest, crt.metadata.namespace, a.name).catch((e) => { if (!isNotFound(e)) throw e; });
+        } else {
+          const keyPem = decodeBase64(keySecret!.data!['tls.key']);
+          let csr: string;
+          try {
+            csr = await createCSR(templateOf(crt.spec), keyPem);
+          } catch (e) {
+            ctx.recorder.event(crt, 'Warning', 'RequestFailed', `Failed to generate CSR: ${(e as Error).message} - will not retry`);
+            return;
+          }
+          const cr = await ctx.store.create(CertificateRequest, requestFor(crt, a, csr), { fieldManager: MANAGER });
+          ctx.recorder.event(crt, 'Normal', 'Requested', `Created new CertificateRequest resource "${cr.metadata.name}"`);
+        }
+      }
+    }),
+  };
+}
+
+function requestFor(crt: CertificateObj, a: { name: string; revision: number; attempt: number; keySecretName: string }, csrPem: string): CertificateRequestObj {
+  const annotations: Record<string, string> = {};
+  for (const [k, v] of Object.entries(crt.metadata.annotations ?? {})) {
+    if (!NOT_COPIED.some((p) => k.startsWith(p))) annotations[k] = v;
+  }
+  Object.assign(annotations, {
+    [ANN.revision]: String(a.revision),
+    [ANN.privateKeySecretName]: a.keySecretName,
+    [ANN.certificateName]: crt.metadata.name!,
+    [ANN.issuanceAttempt]: String(a.attempt),
+  });
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'CertificateRequest',
+    metadata: {
+      name: a.name,
+      namespace: crt.metadata.namespace,
+      labels: { ...(crt.metadata.labels ?? {}) },
+      annotations,
+      ownerReferences: [ownerRefTo(crt)],
+    },
+    spec: {
+      request: encodeBase64(csrPem),
+      issuerRef: crt.spec.issuerRef,
+      ...(crt.spec.duration ? { duration: crt.spec.duration } : {}),
+      ...(crt.spec.isCA ? { isCA: true } : {}),
+      ...(crt.spec.usages ? { usages: crt.spec.usages } : {}),
+    },
+  };
+}

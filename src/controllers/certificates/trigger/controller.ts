@@ -1,0 +1,54 @@
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { record } from '../../context.ts';
+import { defaultBackoff } from '../backoff.ts';
+import { certificateCaches, gatherCertificate, watchCertificateGraph, BY_SECRET } from '../gather.ts';
+import { ANN, type CertificateObj } from '../objects.ts';
+import { withCertificate, writeCertificateStatus } from '../shell.ts';
+import { decideTrigger } from './trigger.ts';
+
+const BY_FAILURE_MINUTE = 'failureMinute';
+
+export function triggerController(ctx: ControllerContext): ControllerSpec {
+  const c = certificateCaches(ctx);
+  if (!c.certificates.hasIndex(BY_FAILURE_MINUTE)) {
+    c.certificates.addIndex(BY_FAILURE_MINUTE, (crt) => {
+      const t = crt.status?.lastFailureTime;
+      return t ? [String(Math.floor(Date.parse(t) / 60_000))] : [];
+    });
+  }
+  const backoff = {
+    initialMs: ctx.options.backoffInitialMs ?? defaultBackoff.initialMs,
+    maxMs: ctx.options.backoffMaxMs ?? defaultBackoff.maxMs,
+  };
+  return {
+    name: 'certificates-trigger',
+    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
+      const input = await gatherCertificate(ctx, c, crt);
+      const failedAt = crt.status?.lastFailureTime;
+      const d = decideTrigger({
+        ...input,
+        isSecretOwner: isSecretOwner(crt, c.certificates.byIndex(BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[ANN.certificateName]),
+        failuresInSameMinute: failedAt ? c.certificates.byIndex(BY_FAILURE_MINUTE, String(Math.floor(Date.parse(failedAt) / 60_000))).length : 0,
+      }, ctx.clock.now(), backoff);
+      if (d.conditions) await writeCertificateStatus(ctx, crt, { ...(crt.status ?? {}), conditions: d.conditions }, 'certificates-trigger');
+      record(ctx, crt, d.events);
+      if (d.requeueAfterMs !== undefined) {
+        ctx.logger.debug({ certificate: key, requeueAfterMs: d.requeueAfterMs }, 'certificate scheduled for another look');
+      }
+      return { requeueAfterMs: d.requeueAfterMs };
+    }),
+  };
+}
+
+/**
+ * cert-manager's ownership guard for Certificates sharing a secretName: the oldest (then by
+ * name) wins, unless the Secret already names one of them.
+ */
+export function isSecretOwner(crt: CertificateObj, sameSecret: CertificateObj[], annotatedName: string | undefined): boolean {
+  if (sameSecret.length <= 1) return true;
+  if (annotatedName && sameSecret.some((x) => x.metadata.name === annotatedName)) return annotatedName === crt.metadata.name;
+  const sorted = [...sameSecret].sort((a, b) =>
+    (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+  return sorted[0].metadata.name === crt.metadata.name;
+}

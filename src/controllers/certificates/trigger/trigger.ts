@@ -1,0 +1,77 @@
+// Trigger: decides that a Certificate needs issuing and says so with Issuing=True; never
+// acts while Issuing is already True (a person may have set it to force issuance).
+import { getCondition, setCondition } from '../../../api/conditions.ts';
+import type { Condition } from '../../../api/meta.ts';
+import { nextAttemptTime, type BackoffConfig } from '../backoff.ts';
+import { failedAttemptsOf, isDeleting } from '../objects.ts';
+import { firstViolation, requestMismatches, secretCertificate, secretPolicies, type CertificateInput, type Violation } from '../policies.ts';
+import { renewalFor } from '../renewal-decision.ts';
+import type { EventSpec } from '../../decision.ts';
+
+export interface TriggerInput extends CertificateInput {
+  /** false when another Certificate owns the same secretName */
+  isSecretOwner: boolean;
+  /** how many Certificates in the cache recorded a failure in the same minute as this one */
+  failuresInSameMinute: number;
+}
+
+export interface TriggerDecision {
+  /** the new status.conditions when issuance starts */
+  conditions?: Condition[];
+  violation?: Violation;
+  requeueAfterMs?: number;
+  events: EventSpec[];
+}
+
+const NOT_OWNER_RECHECK_MS = 3 * 60_000;
+/** failures within one minute from this many Certificates look like an outage: spread their retries */
+export const SPREAD_THRESHOLD = 10;
+
+export function decideTrigger(input: TriggerInput, now: Date, backoff: BackoffConfig): TriggerDecision {
+  const crt = input.certificate;
+  if (isDeleting(crt)) return { events: [] };
+  if (getCondition(crt.status?.conditions, 'Issuing')?.status === 'True') return { events: [] };
+  if (!input.isSecretOwner) return { events: [], requeueAfterMs: NOT_OWNER_RECHECK_MS };
+
+  const wait = backoffWait(input, now, backoff);
+  if (wait) return wait;
+
+  let violation = firstViolation(secretPolicies, input);
+  let requeueAfterMs: number | undefined;
+  if (!violation) {
+    const leaf = secretCertificate(input.secret)!;
+    const renewal = renewalFor(crt, leaf);
+    if (renewal.kind === 'scheduled') {
+      const due = renewal.renewalTime.getTime() - now.getTime();
+      if (due <= 0) {
+        violation = { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${renewal.renewalTime.toISOString().replace('.000Z', 'Z')}` };
+      } else {
+        requeueAfterMs = due;
+      }
+    }
+  }
+  if (!violation) return { events: [], requeueAfterMs };
+  const conditions = setCondition(crt.status?.conditions, {
+    type: 'Issuing', status: 'True', reason: violation.reason, message: violation.message, observedGeneration: crt.metadata.generation,
+  }, now);
+  return { conditions, violation, events: [{ type: 'Normal', reason: 'Issuing', message: violation.message }] };
+}
+
+function backoffWait(input: TriggerInput, now: Date, cfg: BackoffConfig): TriggerDecision | undefined {
+  const status = input.certificate.status;
+  if (!status?.lastFailureTime) return undefined;
+  // The user changed the spec since the failed request: retry now, the failure may be fixed.
+  if (input.nextCR && requestMismatches(input.certificate, input.nextCR)?.length) return undefined;
+  const attempts = failedAttemptsOf(status) || undefined;
+  const next = nextAttemptTime({
+    lastFailureTime: new Date(status.lastFailureTime), attempts, uid: input.certificate.metadata.uid ?? '', cfg,
+    spread: input.failuresInSameMinute >= SPREAD_THRESHOLD,
+  });
+  const left = next.getTime() - now.getTime();
+  if (left <= 0) return undefined;
+  const at = next.toISOString().replace('.000Z', 'Z');
+  return {
+    requeueAfterMs: left,
+    events: [{ type: 'Normal', reason: 'Backoff', message: `Backing off from re-issuance after ${attempts ?? 1} failed attempt(s): the next attempt will be at ${at}` }],
+  };
+}

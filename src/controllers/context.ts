@@ -1,0 +1,47 @@
+// What every controller shell is handed: the store to write to, shared caches to read from,
+// the clock, the event recorder, logs and the server's options.
+import type { KubeObject } from '../api/meta.ts';
+import type { Store } from '../store/store.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { InformerFactory } from '../runtime/informer.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { ControllerOptions } from './manager.ts';
+import type { EventSpec } from './decision.ts';
+import type { CertsmithMetrics } from '../metrics/registry.ts';
+
+export interface Recorder {
+  event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+export interface ControllerContext {
+  store: Store;
+  informers: InformerFactory;
+  clock: Clock;
+  recorder: Recorder;
+  logger: Logger;
+  options: ControllerOptions;
+  metrics: CertsmithMetrics;
+}
+
+export interface ReconcileResult {
+  requeueAfterMs?: number;
+}
+
+/** A controller as the manager runs it: which changes wake it, and what it does per key. */
+export interface ControllerSpec {
+  name: string;
+  workers?: number;
+  retry?: { baseDelayMs: number; maxDelayMs: number };
+  /** registers informer handlers that call enqueue with "namespace/name" keys */
+  watch(enqueue: (key: string) => void): void;
+  reconcile(key: string): Promise<ReconcileResult | void>;
+}
+
+export function record(ctx: ControllerContext, obj: KubeObject, events: EventSpec[]): void {
+  for (const e of events) ctx.recorder.event(obj, e.type, e.reason, e.message);
+}
+
+export function splitKey(key: string): { namespace: string | undefined; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}

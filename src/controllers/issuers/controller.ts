@@ -1,0 +1,45 @@
+// Keeps the Ready condition of SelfSigned and CA issuers (and cluster issuers) current.
+import { ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
+import type { KubeObject } from '../../api/meta.ts';
+import type { ControllerContext, ControllerSpec } from '../context.ts';
+import { splitKey } from '../context.ts';
+import type { Secret } from '../certificates/objects.ts';
+import { issuerResourceNamespace } from '../requests/controller.ts';
+import type { IssuerLike } from '../requests/signing.ts';
+import { decideIssuerReady } from './issuer-readiness.ts';
+
+export function issuerController(ctx: ControllerContext, cluster: boolean): ControllerSpec {
+  const type = cluster ? ClusterIssuer : Issuer;
+  const issuers = ctx.informers.informerFor<IssuerLike & KubeObject>(type);
+  const secrets = ctx.informers.informerFor<Secret>(SecretType);
+  return {
+    name: cluster ? 'clusterissuers' : 'issuers',
+    retry: { baseDelayMs: 5000, maxDelayMs: 5 * 60_000 },
+    watch(enqueue) {
+      const key = (o: KubeObject) => enqueue(o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : `${o.metadata.name}`);
+      issuers.onAdd(key);
+      issuers.onUpdate((_, n) => key(n));
+      // A CA issuer becomes ready (or not) when its Secret changes.
+      const bySecret = (s: KubeObject) => {
+        for (const i of issuers.list()) {
+          if (i.spec?.ca?.secretName === s.metadata.name && issuerResourceNamespace(ctx, i) === s.metadata.namespace) key(i);
+        }
+      };
+      secrets.onAdd(bySecret);
+      secrets.onUpdate((_, n) => bySecret(n));
+      secrets.onDelete(bySecret);
+    },
+    async reconcile(key) {
+      const { namespace, name } = splitKey(key);
+      const issuer = issuers.get(cluster ? undefined : namespace, cluster ? key : name);
+      if (!issuer || !issuer.spec?.ca && !issuer.spec?.selfSigned) return;
+      const caSecret = issuer.spec.ca ? await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, issuer), issuer.spec.ca.secretName) : undefined;
+      const conditions = decideIssuerReady(issuer, caSecret, ctx.clock.now());
+      if (conditions) {
+        await ctx.store.updateStatus(type, { ...issuer, status: { ...(issuer.status ?? {}), conditions } } as KubeObject, { fieldManager: 'issuers' });
+      }
+      // A CA certificate expiring changes readiness with no event to wake us.
+      return issuer.spec.ca ? { requeueAfterMs: 3_600_000 } : undefined;
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// Readiness of SelfSigned and CA issuers (ACME issuers are registered by the ACME controllers).
+import { setCondition } from '../../api/conditions.ts';
+import type { Condition } from '../../api/meta.ts';
+import type { Secret } from '../certificates/objects.ts';
+import { decodeBase64, parseCertMemo, parseKeyMemo } from '../certificates/parsed.ts';
+import { publicKeyFingerprint } from '../../pki/keys.ts';
+import type { IssuerLike } from '../requests/signing.ts';
+import { issuerTypeOf } from '../requests/signing.ts';
+
+export function decideIssuerReady(issuer: IssuerLike, caSecret: Secret | undefined, now: Date): Condition[] | undefined {
+  const type = issuerTypeOf(issuer);
+  const gen = issuer.metadata.generation;
+  let next: Omit<Condition, 'lastTransitionTime'>;
+  if (type === 'selfSigned') {
+    next = { type: 'Ready', status: 'True', reason: 'IsReady', message: '', observedGeneration: gen };
+  } else if (type === 'ca') {
+    const name = issuer.spec!.ca!.secretName;
+    const certPem = decodeBase64(caSecret?.data?.['tls.crt']);
+    const keyPem = decodeBase64(caSecret?.data?.['tls.key']);
+    const cert = certPem ? parseCertMemo(certPem).value : undefined;
+    const key = keyPem ? parseKeyMemo(keyPem).value : undefined;
+    if (!caSecret) {
+      next = { type: 'Ready', status: 'False', reason: 'ErrGetKeyPair', message: `Error getting keypair for CA issuer: secret "${name}" not found`, observedGeneration: gen };
+    } else if (!cert || !key) {
+      next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: `Error getting keypair for CA issuer: secret "${name}" does not hold a valid PEM tls.crt and tls.key`, observedGeneration: gen };
+    } else if (publicKeyFingerprint(key) !== cert.publicKeyFingerprint) {
+      next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: `Error getting keypair for CA issuer: the private key in secret "${name}" does not match its certificate`, observedGeneration: gen };
+    } else if (!cert.isCA) {
+      next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: `Error getting keypair for CA issuer: the certificate in secret "${name}" is not a CA certificate`, observedGeneration: gen };
+    } else {
+      next = { type: 'Ready', status: 'True', reason: 'KeyPairVerified', message: 'Signing CA verified', observedGeneration: gen };
+    }
+  } else {
+    return undefined;
+  }
+  const conds = setCondition(issuer.status?.conditions, next, now);
+  return JSON.stringify(conds) === JSON.stringify(issuer.status?.conditions ?? []) ? undefined : conds;
+}

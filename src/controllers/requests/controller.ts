@@ -1,0 +1,102 @@
+// The CertificateRequest controller for the issuers certsmith signs with itself (SelfSigned,
+// CA): approval (unless turned off), issuer checks, signing, one status write per pass.
+import { CertificateRequest, ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
+import type { KubeObject } from '../../api/meta.ts';
+import type { ControllerContext, ControllerSpec } from '../context.ts';
+import { record, splitKey } from '../context.ts';
+import type { CertificateRequestObj, Secret } from '../certificates/objects.ts';
+import { failed, gateRequest, issued, pending, type IssuerLike } from './signing.ts';
+import { signSelfSigned, signWithCA } from './signers.ts';
+
+const MANAGER = 'certificaterequests-issuer';
+const BY_ISSUER = 'issuer';
+
+export function issuerResourceNamespace(ctx: ControllerContext, issuer: IssuerLike): string {
+  return issuer.kind === 'ClusterIssuer' ? (ctx.options.clusterResourceNamespace ?? 'cert-manager') : issuer.metadata.namespace!;
+}
+
+export function lookupIssuer(ctx: ControllerContext, namespace: string | undefined, ref: { name: string; kind?: string }): IssuerLike | undefined {
+  return ref.kind === 'ClusterIssuer'
+    ? ctx.informers.informerFor<IssuerLike & KubeObject>(ClusterIssuer).get(undefined, ref.name)
+    : ctx.informers.informerFor<IssuerLike & KubeObject>(Issuer).get(namespace, ref.name);
+}
+
+export function requestController(ctx: ControllerContext, acmeSign?: (cr: CertificateRequestObj, issuer: IssuerLike) => Promise<void>): ControllerSpec {
+  const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
+  const issuers = ctx.informers.informerFor<IssuerLike & KubeObject>(Issuer);
+  const clusterIssuers = ctx.informers.informerFor<IssuerLike & KubeObject>(ClusterIssuer);
+  if (!requests.hasIndex(BY_ISSUER)) {
+    requests.addIndex(BY_ISSUER, (r) => {
+      const ref = r.spec?.issuerRef;
+      if (!ref) return [];
+      return [ref.kind === 'ClusterIssuer' ? `ClusterIssuer//${ref.name}` : `Issuer/${r.metadata.namespace}/${ref.name}`];
+    });
+  }
+  return {
+    name: MANAGER,
+    workers: 4,
+    retry: { baseDelayMs: 5000, maxDelayMs: 5 * 60_000 },
+    watch(enqueue) {
+      const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
+      requests.onAdd(key);
+      requests.onUpdate((_, n) => key(n));
+      const byIssuer = (kind: string) => (o: KubeObject) => {
+        for (const r of requests.byIndex(BY_ISSUER, `${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)) key(r);
+      };
+      issuers.onAdd(byIssuer('Issuer'));
+      issuers.onUpdate((_, n) => byIssuer('Issuer')(n));
+      clusterIssuers.onAdd(byIssuer('ClusterIssuer'));
+      clusterIssuers.onUpdate((_, n) => byIssuer('ClusterIssuer')(n));
+    },
+    async reconcile(key) {
+      const { namespace, name } = splitKey(key);
+      const cr = requests.get(namespace, name);
+      if (!cr || cr.metadata.deletionTimestamp) return;
+      const now = ctx.clock.now();
+      const issuer = lookupIssuer(ctx, namespace, cr.spec.issuerRef);
+      const gate = gateRequest({ request: cr, issuer, autoApprove: !ctx.options.noAutoApprove }, now);
+      record(ctx, cr, gate.events);
+      if (gate.kind === 'stop') {
+        if (gate.status) await writeStatus(ctx, cr, gate.status);
+        return;
+      }
+      if (gate.issuerType === 'acme') {
+        // The ACME flow writes its own status (after creating an Order); approval first.
+        if (JSON.stringify(gate.status) !== JSON.stringify(cr.status ?? {})) {
+          const updated = await writeStatus(ctx, cr, gate.status);
+          if (acmeSign) await acmeSign(updated, gate.issuer);
+        } else if (acmeSign) {
+          await acmeSign(cr, gate.issuer);
+        }
+        return;
+      }
+      let outcome;
+      if (gate.issuerType === 'selfSigned') {
+        const keyName = cr.metadata.annotations?.['cert-manager.io/private-key-secret-name'];
+        const keySecret = keyName ? await ctx.store.get<Secret>(SecretType, namespace, keyName) : undefined;
+        outcome = await signSelfSigned(cr, keySecret, now);
+      } else {
+        const secretName = gate.issuer.spec!.ca!.secretName;
+        const caSecret = await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, gate.issuer), secretName);
+        outcome = await signWithCA(cr, caSecret, secretName, now);
+      }
+      if (outcome.kind === 'pending') {
+        const p = pending(gate.status, gate.events.slice(0, 0), outcome.reason, outcome.message, now);
+        if (p.kind === 'stop') {
+          record(ctx, cr, p.events);
+          if (p.status) await writeStatus(ctx, cr, p.status);
+        }
+        return { requeueAfterMs: 10_000 };
+      }
+      const result = outcome.kind === 'failed'
+        ? failed(gate.status, outcome.reason, outcome.message, now)
+        : issued(gate.status, outcome.certificatePem, outcome.caPem, now);
+      await writeStatus(ctx, cr, result.status);
+      record(ctx, cr, [result.event]);
+    },
+  };
+}
+
+export async function writeStatus(ctx: ControllerContext, cr: CertificateRequestObj, status: NonNullable<CertificateRequestObj['status']>): Promise<CertificateRequestObj> {
+  return ctx.store.updateStatus<CertificateRequestObj>(CertificateRequest, { ...cr, status }, { fieldManager: MANAGER });
+}

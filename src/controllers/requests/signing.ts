@@ -1,0 +1,109 @@
+// The generic CertificateRequest flow shared by the SelfSigned and CA signers (cert-manager's
+// certificaterequests sync): approval gate, issuer readiness, sign once, report.
+import { getCondition, isTrue, rfc3339, setCondition } from '../../api/conditions.ts';
+import type { Condition } from '../../api/meta.ts';
+import type { CertificateRequestObj } from '../certificates/objects.ts';
+import type { EventSpec } from '../decision.ts';
+import { approvalState, approve, needsAutoApproval } from './approval.ts';
+
+export type CRStatus = NonNullable<CertificateRequestObj['status']>;
+
+export interface IssuerLike {
+  kind: string;
+  metadata: { name?: string; namespace?: string; generation?: number };
+  spec?: { selfSigned?: unknown; ca?: { secretName: string }; acme?: unknown; [k: string]: unknown };
+  status?: { conditions?: Condition[] };
+}
+
+export type IssuerType = 'selfSigned' | 'ca' | 'acme' | 'unsupported';
+
+export function issuerTypeOf(issuer: IssuerLike): IssuerType {
+  const s = issuer.spec ?? {};
+  if (s.selfSigned) return 'selfSigned';
+  if (s.ca) return 'ca';
+  if (s.acme) return 'acme';
+  return 'unsupported';
+}
+
+/** What the gate says before signing: stop with a status to write, or go on to sign. */
+export type GateResult =
+  | { kind: 'stop'; status?: CRStatus; events: EventSpec[] }
+  | { kind: 'sign'; status: CRStatus; issuer: IssuerLike; issuerType: IssuerType; events: EventSpec[] };
+
+export interface GateInput {
+  request: CertificateRequestObj;
+  issuer?: IssuerLike;
+  autoApprove: boolean;
+}
+
+export function gateRequest(input: GateInput, now: Date): GateResult {
+  const cr = input.request;
+  const group = cr.spec.issuerRef.group;
+  if (group && group !== 'cert-manager.io') return { kind: 'stop', events: [] };
+  let status: CRStatus = { ...(cr.status ?? {}) };
+  const events: EventSpec[] = [];
+  const conds = status.conditions;
+  const ready = getCondition(conds, 'Ready');
+
+  if (approvalState(conds) === 'denied') {
+    if (ready?.reason === 'Denied') return { kind: 'stop', events };
+    return {
+      kind: 'stop', events,
+      status: {
+        ...status, failureTime: status.failureTime ?? rfc3339(now),
+        conditions: setCondition(conds, { type: 'Ready', status: 'False', reason: 'Denied', message: 'The CertificateRequest was denied by an approval controller' }, now),
+      },
+    };
+  }
+  if (isTrue(conds, 'InvalidRequest')) return { kind: 'stop', events };
+  if (ready?.reason === 'Failed' || ready?.reason === 'Issued') return { kind: 'stop', events };
+
+  // Only issuers certsmith signs for are approved automatically, so a request for an issuer
+  // served elsewhere is left to that signer's approver.
+  const issuerType = input.issuer ? issuerTypeOf(input.issuer) : 'unsupported';
+  if (approvalState(conds) === 'pending') {
+    if (!input.autoApprove || !input.issuer || issuerType === 'unsupported' || !needsAutoApproval(conds)) {
+      return { kind: 'stop', events: [{ type: 'Normal', reason: 'WaitingForApproval', message: 'Not signing CertificateRequest until it is Approved' }] };
+    }
+    status = { ...status, conditions: approve(conds, now) };
+    events.push({ type: 'Normal', reason: 'cert-manager.io', message: 'Certificate request has been approved by cert-manager.io' });
+  }
+
+  const kind = cr.spec.issuerRef.kind || 'Issuer';
+  if (!input.issuer) return pending(status, events, 'IssuerNotFound', `Referenced "${kind}" not found`, now);
+  if (issuerType === 'unsupported') return { kind: 'stop', status: changed(cr, status), events };
+  if (!isTrue(input.issuer.status?.conditions, 'Ready')) {
+    return pending(status, events, 'IssuerNotReady', 'Referenced issuer does not have a Ready status condition', now);
+  }
+  if (status.certificate) return { kind: 'stop', status: changed(cr, status), events };
+  return { kind: 'sign', status, issuer: input.issuer, issuerType, events };
+}
+
+function changed(cr: CertificateRequestObj, status: CRStatus): CRStatus | undefined {
+  return JSON.stringify(cr.status ?? {}) === JSON.stringify(status) ? undefined : status;
+}
+
+export function pending(status: CRStatus, events: EventSpec[], reason: string, message: string, now: Date): GateResult {
+  const was = getCondition(status.conditions, 'Ready');
+  if (was?.reason !== 'Pending' || was.message !== message) events.push({ type: 'Normal', reason, message });
+  return { kind: 'stop', events, status: { ...status, conditions: setCondition(status.conditions, { type: 'Ready', status: 'False', reason: 'Pending', message }, now) } };
+}
+
+export function failed(status: CRStatus, reason: string, message: string, now: Date): { status: CRStatus; event: EventSpec } {
+  return {
+    status: { ...status, failureTime: status.failureTime ?? rfc3339(now), conditions: setCondition(status.conditions, { type: 'Ready', status: 'False', reason: 'Failed', message }, now) },
+    event: { type: 'Warning', reason, message },
+  };
+}
+
+export function issued(status: CRStatus, certificatePem: string, caPem: string | undefined, now: Date): { status: CRStatus; event: EventSpec } {
+  return {
+    status: {
+      ...status,
+      certificate: Buffer.from(certificatePem).toString('base64'),
+      ...(caPem ? { ca: Buffer.from(caPem).toString('base64') } : {}),
+      conditions: setCondition(status.conditions, { type: 'Ready', status: 'True', reason: 'Issued', message: 'Certificate fetched from issuer successfully' }, now),
+    },
+    event: { type: 'Normal', reason: 'CertificateIssued', message: 'Certificate fetched from issuer successfully' },
+  };
+}
