@@ -1,0 +1,84 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '../api/meta.ts';
+import { Certificate, ClusterIssuer, EventType } from '../api/resources.ts';
+import { StoreError } from '../store/store.ts';
+import { FakeClock } from './clock.ts';
+import { EventRecorder, type CoreEvent } from './events.ts';
+import { MemoryStore } from './testing/memory-store.ts';
+
+async function setup() {
+  const store = new MemoryStore();
+  const clock = new FakeClock('2026-01-01T00:00:00Z');
+  const crt = await store.create<KubeObject>(Certificate, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: 'ns', name: 'web' }, spec: {} });
+  const recorder = new EventRecorder({ store, clock, component: 'cert-manager-certificates-issuing' });
+  const events = async () => (await store.list<CoreEvent>(EventType)).items;
+  return { store, clock, crt, recorder, events };
+}
+
+test('writes a core/v1 Event about the object', async () => {
+  const { crt, recorder, events } = await setup();
+  await recorder.event(crt, 'Normal', 'Issuing', 'The certificate has been successfully issued');
+  const [ev] = await events();
+  assert.equal(ev.metadata.namespace, 'ns');
+  assert.match(ev.metadata.name!, /^web\.[0-9a-f]+$/);
+  assert.deepEqual(ev.involvedObject, { kind: 'Certificate', apiVersion: 'cert-manager.io/v1', namespace: 'ns', name: 'web', uid: crt.metadata.uid, resourceVersion: crt.metadata.resourceVersion });
+  assert.equal(ev.type, 'Normal');
+  assert.equal(ev.reason, 'Issuing');
+  assert.equal(ev.message, 'The certificate has been successfully issued');
+  assert.deepEqual(ev.source, { component: 'cert-manager-certificates-issuing' });
+  assert.equal(ev.count, 1);
+  assert.equal(ev.firstTimestamp, '2026-01-01T00:00:00Z');
+  assert.equal(ev.lastTimestamp, '2026-01-01T00:00:00Z');
+});
+
+test('an identical repeat bumps count and lastTimestamp instead of creating another Event', async () => {
+  const { clock, crt, recorder, events } = await setup();
+  await recorder.event(crt, 'Warning', 'Failed', 'issuer not ready');
+  clock.advance(30_000);
+  await recorder.event(crt, 'Warning', 'Failed', 'issuer not ready');
+  // a burst without awaiting still aggregates
+  clock.advance(30_000);
+  await Promise.all([recorder.event(crt, 'Warning', 'Failed', 'issuer not ready'), recorder.event(crt, 'Warning', 'Failed', 'issuer not ready')]);
+  // a different message or reason is a different Event
+  await recorder.event(crt, 'Warning', 'Failed', 'another message');
+  await recorder.event(crt, 'Normal', 'Reused', 'issuer not ready');
+  const evs = await events();
+  assert.equal(evs.length, 3);
+  const failed = evs.find((e) => e.message === 'issuer not ready' && e.reason === 'Failed')!;
+  assert.equal(failed.count, 4);
+  assert.equal(failed.firstTimestamp, '2026-01-01T00:00:00Z');
+  assert.equal(failed.lastTimestamp, '2026-01-01T00:01:00Z');
+  assert.equal(new Set(evs.map((e) => e.metadata.name)).size, 3, 'names are unique under a fake clock');
+});
+
+test('a repeat of an Event deleted meanwhile writes it again with its count', async () => {
+  const { store, crt, recorder, events } = await setup();
+  await recorder.event(crt, 'Normal', 'Issuing', 'x');
+  const [first] = await events();
+  await store.delete(EventType, 'ns', first.metadata.name!);
+  await recorder.event(crt, 'Normal', 'Issuing', 'x');
+  const evs = await events();
+  assert.equal(evs.length, 1);
+  assert.equal(evs[0].count, 2);
+});
+
+test('events about cluster-scoped objects go to the default namespace', async () => {
+  const { store, recorder, events } = await setup();
+  const issuer = await store.create<KubeObject>(ClusterIssuer, { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'ca' }, spec: {} });
+  await recorder.event(issuer, 'Warning', 'ErrInitIssuer', 'bad secret');
+  const [ev] = await events();
+  assert.equal(ev.metadata.namespace, 'default');
+  assert.equal(ev.involvedObject.namespace, undefined);
+});
+
+test('a store failure never reaches the caller', async () => {
+  const { store, crt, recorder, events } = await setup();
+  store.failWrites = () => new StoreError('InternalError', 'disk full');
+  await assert.doesNotReject(recorder.event(crt, 'Normal', 'Issuing', 'x'));
+  await assert.doesNotReject(recorder.event({ metadata: undefined } as unknown as KubeObject, 'Normal', 'Issuing', 'x'));
+  store.failWrites = undefined;
+  await recorder.event(crt, 'Normal', 'Issuing', 'x');
+  await recorder.flush();
+  assert.equal((await events()).length, 1);
+});

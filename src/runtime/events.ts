@@ -1,0 +1,137 @@
+// core/v1 Events written like client-go's recorder: an identical repeat (same object,
+// type, reason and message) bumps count and lastTimestamp on the Event already written
+// instead of creating another, so a controller retrying every few seconds leaves one Event.
+import type { KubeObject } from '../api/meta.ts';
+import { EventType } from '../api/resources.ts';
+import { isNotFound, type Store } from '../store/store.ts';
+import { realClock, type Clock } from './clock.ts';
+import { silentLogger, type Logger } from './logger.ts';
+
+export type EventKind = 'Normal' | 'Warning';
+
+export interface CoreEvent extends KubeObject {
+  involvedObject: { kind: string; apiVersion: string; namespace?: string; name: string; uid?: string; resourceVersion?: string };
+  reason: string;
+  message: string;
+  type: EventKind;
+  source: { component: string; host?: string };
+  firstTimestamp: string;
+  lastTimestamp: string;
+  count: number;
+  reportingComponent: string;
+  reportingInstance: string;
+}
+
+export interface EventRecorderOptions {
+  store: Store;
+  /** e.g. "cert-manager-certificates-issuing": cert-manager's component names, so event filters keep working */
+  component: string;
+  host?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** how many distinct events are remembered for aggregation (client-go: 4096) */
+  cacheSize?: number;
+}
+
+interface Seen { namespace: string; name: string; count: number; firstTimestamp: string }
+
+/** Kubernetes Event timestamps have second precision. */
+function eventTime(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export class EventRecorder {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly component: string;
+  private readonly host: string;
+  private readonly cacheSize: number;
+  private readonly seen = new Map<string, Seen>();
+  /** one write at a time per aggregation key, so that a burst of repeats counts up instead of racing to create */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private seq = 0;
+
+  constructor(opts: EventRecorderOptions) {
+    this.store = opts.store;
+    this.clock = opts.clock ?? realClock;
+    this.component = opts.component;
+    this.host = opts.host ?? '';
+    this.cacheSize = opts.cacheSize ?? 4096;
+    this.log = (opts.logger ?? silentLogger).child({ component: opts.component });
+  }
+
+  /** Records an event about obj. Never rejects: a failure to record is logged, not raised. */
+  event(obj: KubeObject, type: EventKind, reason: string, message: string): Promise<void> {
+    let key: string;
+    try {
+      const m = obj.metadata;
+      key = JSON.stringify([this.component, this.host, obj.kind, obj.apiVersion, m.namespace ?? '', m.name, m.uid ?? '', type, reason, message]);
+    } catch {
+      return Promise.resolve();
+    }
+    const previous = this.inFlight.get(key) ?? Promise.resolve();
+    const write = previous.then(() => this.write(key, obj, type, reason, message)).catch((err: Error) => {
+      this.log.warn({ reason, object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, err: err.message }, 'could not record event');
+    });
+    this.inFlight.set(key, write);
+    void write.then(() => { if (this.inFlight.get(key) === write) this.inFlight.delete(key); });
+    return write;
+  }
+
+  /** Resolves when every event recorded so far is written (or has failed). */
+  async flush(): Promise<void> {
+    while (this.inFlight.size) await Promise.all(this.inFlight.values());
+  }
+
+  private async write(key: string, obj: KubeObject, type: EventKind, reason: string, message: string): Promise<void> {
+    const now = eventTime(this.clock.now());
+    const prior = this.seen.get(key);
+    if (prior) {
+      const count = prior.count + 1;
+      try {
+        await this.store.patch(EventType, prior.namespace, prior.name, 'merge', { count, lastTimestamp: now, message });
+        this.remember(key, { ...prior, count });
+        return;
+      } catch (err) {
+        // The Event was deleted (or expired) meanwhile: write it again, keeping its history.
+        if (!isNotFound(err)) throw err;
+        await this.create(key, obj, type, reason, message, { ...prior, count }, now);
+        return;
+      }
+    }
+    const namespace = obj.metadata.namespace || 'default';
+    await this.create(key, obj, type, reason, message, { namespace, name: this.eventName(obj), count: 1, firstTimestamp: now }, now);
+  }
+
+  private async create(key: string, obj: KubeObject, type: EventKind, reason: string, message: string, s: Seen, now: string): Promise<void> {
+    const m = obj.metadata;
+    const ev: CoreEvent = {
+      apiVersion: 'v1', kind: 'Event',
+      metadata: { namespace: s.namespace, name: s.name },
+      involvedObject: {
+        kind: obj.kind, apiVersion: obj.apiVersion, name: m.name ?? '',
+        ...(m.namespace ? { namespace: m.namespace } : {}), ...(m.uid ? { uid: m.uid } : {}),
+        ...(m.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
+      },
+      reason, message, type,
+      source: { component: this.component, ...(this.host ? { host: this.host } : {}) },
+      firstTimestamp: s.firstTimestamp, lastTimestamp: now, count: s.count,
+      reportingComponent: this.component, reportingInstance: this.host,
+    };
+    await this.store.create(EventType, ev);
+    this.remember(key, s);
+  }
+
+  /** `<object name>.<hex>` like client-go (which uses the nanosecond time); a counter keeps names unique under a fake clock. */
+  private eventName(obj: KubeObject): string {
+    const ns = BigInt(this.clock.now().getTime()) * 1_000_000n + BigInt(this.seq++ % 1_000_000);
+    return `${obj.metadata.name}.${ns.toString(16)}`;
+  }
+
+  private remember(key: string, s: Seen): void {
+    this.seen.delete(key);
+    this.seen.set(key, s);
+    if (this.seen.size > this.cacheSize) this.seen.delete(this.seen.keys().next().value!);
+  }
+}
