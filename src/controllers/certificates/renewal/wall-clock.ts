@@ -21,12 +21,16 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/** The canonical IANA name for a zone, or undefined when the runtime does not know it. */
-export function canonicalTimeZone(name: string): string | undefined {
+/**
+ * Whether the runtime's tz database knows the zone. The name is kept as written, not replaced by
+ * ICU's canonical form, which prefers legacy names (Asia/Kolkata resolves to Asia/Calcutta).
+ */
+export function isKnownTimeZone(name: string): boolean {
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    formatterFor(name);
+    return true;
   } catch {
-    return undefined;
+    return false;
   }
 }
 

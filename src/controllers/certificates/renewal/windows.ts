@@ -9,7 +9,7 @@
 // mapped to an instant by instantOfWallClock, which gives every local date exactly one start.
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import { parseDuration } from '../../../api/duration.ts';
-import { canonicalTimeZone, instantOfWallClock, wallClockOf } from './wall-clock.ts';
+import { isKnownTimeZone, instantOfWallClock, wallClockOf } from './wall-clock.ts';
 
 /** A window as written in spec.renewal.windows, in either the seed's or cert-manager's spelling. */
 export interface RenewalWindowSpec {
@@ -86,9 +86,8 @@ export function parseWindows(windows: unknown): { windows: ParsedWindow[] } | { 
     if (zoneValue !== undefined && zoneValue !== null && typeof zoneValue !== 'string') {
       return { error: `${path}.${zoneField}: must be a string` };
     }
-    const zoneName = typeof zoneValue === 'string' && zoneValue.trim() !== '' ? zoneValue.trim() : 'UTC';
-    const timeZone = canonicalTimeZone(zoneName);
-    if (!timeZone) return { error: `${path}.${zoneField}: unknown time zone "${zoneName}"` };
+    const timeZone = typeof zoneValue === 'string' && zoneValue.trim() !== '' ? zoneValue.trim() : 'UTC';
+    if (!isKnownTimeZone(timeZone)) return { error: `${path}.${zoneField}: unknown time zone "${timeZone}"` };
 
     const durationField = w.duration !== undefined ? 'duration' : 'windowDuration';
     const durationValue = w[durationField];
