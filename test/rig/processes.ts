@@ -102,13 +102,17 @@ export async function waitUntilReady(proc: RigProcess, what: string, probe: () =
 
 export function runCommand(program: string, args: string[], opts: { cwd?: string; input?: string } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(program, args, { cwd: opts.cwd, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${program} exited ${code}: ${err.trim()}`))));
-    child.stdin.end(opts.input ?? '');
+    if (child.stdin) {
+      // A program that exits without reading its input must not crash us with EPIPE.
+      child.stdin.on('error', () => {});
+      child.stdin.end(opts.input);
+    }
   });
 }
