@@ -40,6 +40,10 @@ test('lists, syncs, then follows creates, updates and deletes', async () => {
   assert.deepEqual(inf.get('b', 'two')?.spec, { secretName: 'x' });
   assert.deepEqual(inf.list().map((o) => o.metadata.name), ['two']);
   assert.deepEqual(inf.list('a'), []);
+  // a handler that arrives late still hears of what is cached
+  const late: string[] = [];
+  inf.onAdd((o) => late.push(o.metadata.name!));
+  assert.deepEqual(late, ['two']);
   inf.stop();
 });
 
@@ -86,6 +90,8 @@ test('410 Gone relists and synthesises the changes missed meanwhile', async () =
   inf.start();
   await inf.waitForSync();
   const seen = recorder(inf);
+  assert.deepEqual(seen.sort(), ['add gone', 'add keep'], 'late handler hears of the cache');
+  seen.length = 0;
 
   // Changes the watch never sees: then the watch breaks and its revision is compacted away.
   store.silently((objects) => {

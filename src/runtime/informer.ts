@@ -94,8 +94,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.indices.has(name);
   }
 
+  /** A handler added after the cache has filled is told about every cached object at once (as in client-go). */
   onAdd(fn: AddHandler<T>): () => void {
     this.addHandlers.add(fn);
+    if (this.synced) for (const obj of this.cache.values()) this.emit(() => fn(obj));
     return () => this.addHandlers.delete(fn);
   }
 
