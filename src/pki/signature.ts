@@ -1,0 +1,64 @@
+import crypto from 'node:crypto';
+import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
+import { describeKey } from './keys.ts';
+
+// DER of ASN.1 NULL: RSA signature AlgorithmIdentifiers carry explicit NULL parameters (RFC 4055).
+const NULL_PARAMS = new Uint8Array([0x05, 0x00]).buffer;
+
+interface SignatureScheme { oid: string; hash: string | null; name: string; rsa: boolean }
+
+const SCHEMES: SignatureScheme[] = [
+  { oid: '1.2.840.113549.1.1.5', hash: 'sha1', name: 'SHA1-RSA', rsa: true },
+  { oid: '1.2.840.113549.1.1.11', hash: 'sha256', name: 'SHA256-RSA', rsa: true },
+  { oid: '1.2.840.113549.1.1.12', hash: 'sha384', name: 'SHA384-RSA', rsa: true },
+  { oid: '1.2.840.113549.1.1.13', hash: 'sha512', name: 'SHA512-RSA', rsa: true },
+  { oid: '1.2.840.10045.4.1', hash: 'sha1', name: 'ECDSA-SHA1', rsa: false },
+  { oid: '1.2.840.10045.4.3.2', hash: 'sha256', name: 'ECDSA-SHA256', rsa: false },
+  { oid: '1.2.840.10045.4.3.3', hash: 'sha384', name: 'ECDSA-SHA384', rsa: false },
+  { oid: '1.2.840.10045.4.3.4', hash: 'sha512', name: 'ECDSA-SHA512', rsa: false },
+  { oid: '1.3.101.112', hash: null, name: 'Ed25519', rsa: false },
+];
+const SCHEME_BY_OID = new Map(SCHEMES.map((s) => [s.oid, s]));
+const SCHEME_BY_NAME = new Map(SCHEMES.map((s) => [s.name, s]));
+
+/** cert-manager's choice: RSA hash grows with modulus size, ECDSA hash follows the curve. */
+function schemeForKey(key: crypto.KeyObject): SignatureScheme {
+  const { algorithm, size } = describeKey(key);
+  let name: string;
+  if (algorithm === 'RSA') name = size >= 4096 ? 'SHA512-RSA' : size >= 3072 ? 'SHA384-RSA' : 'SHA256-RSA';
+  else if (algorithm === 'ECDSA') name = size === 521 ? 'ECDSA-SHA512' : size === 384 ? 'ECDSA-SHA384' : 'ECDSA-SHA256';
+  else name = 'Ed25519';
+  return SCHEME_BY_NAME.get(name)!;
+}
+
+export function signatureAlgorithmFor(key: crypto.KeyObject): AlgorithmIdentifier {
+  const s = schemeForKey(key);
+  return new AlgorithmIdentifier({ algorithm: s.oid, parameters: s.rsa ? NULL_PARAMS : undefined });
+}
+
+export function signatureAlgorithmName(oid: string): string {
+  return SCHEME_BY_OID.get(oid)?.name ?? oid;
+}
+
+/**
+ * RSA signing goes to the libuv pool (it costs milliseconds); ECDSA and Ed25519 sign inline
+ * because the pool round trip costs more than the signature.
+ */
+export async function signTBS(key: crypto.KeyObject, tbs: ArrayBuffer): Promise<Buffer> {
+  const s = schemeForKey(key);
+  const data = new Uint8Array(tbs);
+  if (!s.rsa) return crypto.sign(s.hash, data, key);
+  return new Promise((resolve, reject) => {
+    crypto.sign(s.hash, data, key, (err, sig) => (err ? reject(err) : resolve(sig)));
+  });
+}
+
+export function verifyTBS(publicKey: crypto.KeyObject, algorithmOid: string, tbs: ArrayBuffer, signature: ArrayBuffer): boolean {
+  const s = SCHEME_BY_OID.get(algorithmOid);
+  if (!s) throw new Error(`unsupported signature algorithm ${algorithmOid}`);
+  try {
+    return crypto.verify(s.hash, new Uint8Array(tbs), publicKey, new Uint8Array(signature));
+  } catch {
+    return false;
+  }
+}
