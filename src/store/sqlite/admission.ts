@@ -1,0 +1,106 @@
+// What the Kubernetes API server does to an object before it is stored: kind and name checks,
+// generated names, label validation, Secret stringData. Kept apart from the storage code so
+// the rules read as one list.
+import { randomInt } from 'node:crypto';
+import type { KubeObject, Secret } from '../../api/meta.ts';
+import { apiVersionOf, type ResourceType } from '../../api/resources.ts';
+import { labelKeyProblem, labelValueProblem } from '../selectors.ts';
+import { StoreError, type StatusCause } from '../store.ts';
+
+const dnsSubdomainRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const dnsLabelRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+// the alphabet of Kubernetes' utilrand.String: no vowels, so generated names spell no words
+const generatedNameAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
+
+export function generatedNameSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += generatedNameAlphabet[randomInt(generatedNameAlphabet.length)];
+  return s;
+}
+
+/** RFC 3339 with whole seconds, as Kubernetes writes metav1.Time. */
+export function kubeTimestamp(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function qualifiedResource(type: ResourceType): string {
+  return type.group ? `${type.plural}.${type.group}` : type.plural;
+}
+
+/** Fills apiVersion/kind when absent; a body of another kind is a BadRequest. */
+export function checkKind(type: ResourceType, obj: KubeObject): void {
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new StoreError('BadRequest', 'the body must be an object');
+  const apiVersion = apiVersionOf(type);
+  if (obj.apiVersion === undefined || obj.apiVersion === '') obj.apiVersion = apiVersion;
+  if (obj.kind === undefined || obj.kind === '') obj.kind = type.kind;
+  if (obj.apiVersion !== apiVersion || obj.kind !== type.kind) {
+    throw new StoreError('BadRequest', `the body is ${obj.apiVersion}/${obj.kind}, expected ${apiVersion}/${type.kind}`);
+  }
+  if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+  if (typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) throw new StoreError('BadRequest', 'metadata must be an object');
+}
+
+/** Namespace must be given for namespaced kinds and absent for cluster-scoped ones. */
+export function checkNamespace(type: ResourceType, namespace: string | undefined): string {
+  if (type.namespaced) {
+    if (!namespace) throw new StoreError('BadRequest', `${qualifiedResource(type)} is namespaced: a namespace is required`);
+    if (namespace.length > 63 || !dnsLabelRe.test(namespace)) {
+      throw new StoreError('Invalid', `metadata.namespace: Invalid value: "${namespace}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`,
+        [{ field: 'metadata.namespace', message: 'invalid namespace name', reason: 'FieldValueInvalid' }]);
+    }
+    return namespace;
+  }
+  if (namespace) throw new StoreError('BadRequest', `${qualifiedResource(type)} is cluster-scoped: namespace "${namespace}" must not be set`);
+  return '';
+}
+
+export function checkName(type: ResourceType, name: string): void {
+  const label = type.group === '' && type.kind === 'Namespace';
+  const ok = label ? name.length <= 63 && dnsLabelRe.test(name) : name.length <= 253 && dnsSubdomainRe.test(name);
+  if (!ok) {
+    throw new StoreError('Invalid', `${type.kind} "${name}" is invalid: metadata.name: Invalid value: "${name}": must be a lowercase RFC 1123 ${label ? 'label' : 'subdomain'}`,
+      [{ field: 'metadata.name', message: `Invalid value: "${name}"`, reason: 'FieldValueInvalid' }]);
+  }
+}
+
+export function checkLabels(type: ResourceType, obj: KubeObject): void {
+  const causes: StatusCause[] = [];
+  const labels = obj.metadata.labels;
+  if (labels !== undefined && labels !== null) {
+    if (typeof labels !== 'object' || Array.isArray(labels)) {
+      causes.push({ field: 'metadata.labels', message: 'must be a map of strings', reason: 'FieldValueInvalid' });
+    } else {
+      for (const [k, v] of Object.entries(labels)) {
+        const problem = labelKeyProblem(k) ?? (typeof v === 'string' ? labelValueProblem(v) : `label "${k}" must be a string`);
+        if (problem) causes.push({ field: `metadata.labels`, message: problem, reason: 'FieldValueInvalid' });
+      }
+    }
+  }
+  if (causes.length) {
+    throw new StoreError('Invalid', `${type.kind} "${obj.metadata.name}" is invalid: ${causes.map((c) => c.message).join('; ')}`, causes);
+  }
+}
+
+/** Merges stringData into data (base64) and defaults the type, as the Secret REST strategy does. */
+export function normalizeSecret(type: ResourceType, obj: KubeObject): void {
+  if (type.group !== '' || type.kind !== 'Secret') return;
+  const s = obj as Secret;
+  if (s.stringData && typeof s.stringData === 'object') {
+    s.data = { ...(s.data ?? {}) };
+    for (const [k, v] of Object.entries(s.stringData)) s.data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+  }
+  delete s.stringData;
+  if (!s.type) s.type = 'Opaque';
+}
+
+/** An immutable Secret's data and type cannot change (the object can still be deleted). */
+export function checkSecretImmutable(type: ResourceType, old: KubeObject, next: KubeObject, equal: (a: unknown, b: unknown) => boolean): void {
+  if (type.group !== '' || type.kind !== 'Secret') return;
+  const o = old as Secret;
+  const n = next as Secret;
+  if (o.immutable === true && (!equal(o.data, n.data) || o.type !== n.type || n.immutable !== true)) {
+    throw new StoreError('Invalid', `Secret "${o.metadata.name}" is invalid: data: Forbidden: field is immutable when \`immutable\` is set`,
+      [{ field: 'data', message: 'field is immutable when `immutable` is set', reason: 'FieldValueForbidden' }]);
+  }
+}

@@ -1,0 +1,579 @@
+// The embedded Store on SQLite, modelled on kine: one global revision, each write appends a log
+// row whose id is the resourceVersion, watches replay "rows after N", compaction drops
+// superseded rows. better-sqlite3 is synchronous, so each method runs start to finish without
+// interleaving; async signatures only satisfy the Store contract.
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import type { KubeObject, ObjectMeta } from '../../api/meta.ts';
+import { apiVersionOf, NamespaceType, type ResourceType } from '../../api/resources.ts';
+import { realClock, type Clock } from '../../runtime/clock.ts';
+import { applyJSONPatch, applyMergePatch, jsonEqual } from '../patch.ts';
+import { matchesFields, matchesLabels, parseFieldSelectorFor, parseLabelSelector } from '../selectors.ts';
+import {
+  StoreError, type DeleteOptions, type ListOptions, type ListResult, type PatchOptions, type PatchType, type Store,
+  type Watch, type WatchEvent, type WatchOptions, type WriteOptions,
+} from '../store.ts';
+import {
+  checkKind, checkLabels, checkName, checkNamespace, checkSecretImmutable, generatedNameSuffix, kubeTimestamp,
+  normalizeSecret, qualifiedResource,
+} from './admission.ts';
+import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type KeyRow, type Statements } from './schema.ts';
+import { WatchHub, type ChangeRecord } from './watch-hub.ts';
+
+export interface SqliteStoreOptions {
+  /** a file path, or ':memory:' */
+  path: string;
+  clock?: Clock;
+  /** revisions kept behind the newest for watch resume and continue tokens; default 10000 */
+  compactKeep?: number;
+  /** Events not written for this long are deleted at compaction, like the API server's --event-ttl; default 1h */
+  eventTTLSeconds?: number;
+}
+
+interface Key { grp: string; plural: string; ns: string; name: string }
+
+const defaultCompactKeep = 10_000;
+const compactCheckIntervalMs = 60_000;
+
+function keyOf(type: ResourceType, ns: string, name: string): Key {
+  return { grp: type.group, plural: type.plural, ns, name };
+}
+
+function withoutMetadata(o: KubeObject): Record<string, unknown> {
+  const { metadata: _m, ...rest } = o;
+  return rest;
+}
+
+function ownerUids(meta: ObjectMeta): string[] {
+  return (meta.ownerReferences ?? []).map((r) => r?.uid).filter((u): u is string => typeof u === 'string' && u !== '');
+}
+
+function conflict(type: ResourceType, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): StoreError {
+  return new StoreError('Conflict', `Operation cannot be fulfilled on ${qualifiedResource(type)} "${name}": ${why}`);
+}
+
+function notFound(grp: string, plural: string, name: string): StoreError {
+  return new StoreError('NotFound', `${grp ? `${plural}.${grp}` : plural} "${name}" not found`);
+}
+
+interface ContinueToken { rv: number; ns: string; name: string }
+
+function encodeContinue(t: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: 1, ...t })).toString('base64url');
+}
+
+function decodeContinue(s: string): ContinueToken {
+  try {
+    const t = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Partial<ContinueToken> & { v?: number };
+    if (t.v === 1 && Number.isSafeInteger(t.rv) && typeof t.ns === 'string' && typeof t.name === 'string') {
+      return { rv: t.rv!, ns: t.ns, name: t.name };
+    }
+  } catch {}
+  throw new StoreError('BadRequest', 'continue key is not valid');
+}
+
+function parseRevision(s: string, what: string): number {
+  if (!/^[0-9]+$/.test(s)) throw new StoreError('BadRequest', `${what} "${s}" is not a valid resourceVersion`);
+  return Number(s);
+}
+
+export class SqliteStore implements Store {
+  private readonly db: Database.Database;
+  private readonly st: Statements;
+  private readonly clock: Clock;
+  private readonly hub = new WatchHub();
+  private readonly compactKeep: number;
+  private readonly eventTTLms: number;
+  private rev: number;
+  private compactedRev: number;
+  /** changes of the running transaction; published only after it commits */
+  private txChanges: ChangeRecord[] = [];
+  private readonly inTx: <R>(fn: () => R) => R;
+  private compactScheduled = false;
+  private cancelCompactTimer: () => void = () => {};
+  private closed = false;
+
+  constructor(o: SqliteStoreOptions) {
+    this.clock = o.clock ?? realClock;
+    this.compactKeep = Math.max(0, o.compactKeep ?? defaultCompactKeep);
+    this.eventTTLms = (o.eventTTLSeconds ?? 3600) * 1000;
+    this.db = new Database(o.path);
+    this.db.pragma('journal_mode = WAL');
+    // NORMAL with WAL: a commit is in the WAL (OS page cache) before we acknowledge it, which
+    // survives a process kill; only power loss could drop the last commits, which is out of scope.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    createSchema(this.db);
+    this.st = prepareStatements(this.db);
+    const run = this.db.transaction((fn: () => unknown) => fn());
+    this.inTx = <R>(fn: () => R) => run(fn) as R;
+    this.compactedRev = Number(this.st.getMeta.get('compacted')?.v ?? 0);
+    this.rev = Math.max(this.st.maxRev.get()?.rev ?? 0, this.compactedRev);
+    this.write(() => this.ensureNamespace('default'));
+    this.armCompactTimer();
+  }
+
+  currentRevision(): number {
+    return this.rev;
+  }
+
+  /** The oldest revision a watch or continue token can still start from. */
+  compactedRevision(): number {
+    return this.compactedRev;
+  }
+
+  /**
+   * Expires old Events, then drops log rows superseded at or before (newest - keep).
+   * Watches and continue tokens from below that revision then get 410 Gone.
+   */
+  compact(keep: number = this.compactKeep): { compactedRevision: number; removedRows: number; expiredEvents: number } {
+    this.assertOpen();
+    let expiredEvents = 0;
+    let removedRows = 0;
+    this.write(() => {
+      const cutoff = this.clock.now().getTime() - this.eventTTLms;
+      for (const k of this.st.expiredKeys.all('', 'events', cutoff)) {
+        const cur = this.st.getCurrent.get(k.grp, k.plural, k.ns, k.name);
+        if (!cur) continue;
+        this.removeObject(k, JSON.parse(cur.value) as KubeObject, cur.rev, 'Background');
+        expiredEvents++;
+      }
+    });
+    const target = this.rev - Math.max(0, keep);
+    if (target > this.compactedRev) {
+      this.inTx(() => {
+        removedRows += this.st.compactSuperseded.run(this.compactedRev, target).changes;
+        removedRows += this.st.compactDeleted.run(this.compactedRev, target).changes;
+        this.st.setMeta.run('compacted', String(target));
+      });
+      this.compactedRev = target;
+    }
+    return { compactedRevision: this.compactedRev, removedRows, expiredEvents };
+  }
+
+  async get<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+    this.assertOpen();
+    const ns = type.namespaced ? namespace ?? '' : '';
+    const row = this.st.getCurrent.get(type.group, type.plural, ns, name);
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  async list<T extends KubeObject = KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<ListResult<T>> {
+    this.assertOpen();
+    const labels = parseLabelSelector(opts.labelSelector);
+    const fields = parseFieldSelectorFor(type, opts.fieldSelector);
+    const ns = type.namespaced ? opts.namespace ?? '' : '';
+    const limit = opts.limit && opts.limit > 0 ? Math.floor(opts.limit) : Infinity;
+    let rows: Iterable<KeyRow>;
+    let rv: number;
+    if (opts.continue) {
+      const t = decodeContinue(opts.continue);
+      if (t.rv < this.compactedRev) {
+        throw new StoreError('Gone', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+      }
+      rv = t.rv;
+      rows = ns
+        ? this.st.snapshotNamespace.iterate(type.group, type.plural, ns, t.ns, t.name, rv, rv)
+        : this.st.snapshotAll.iterate(type.group, type.plural, t.ns, t.name, rv, rv);
+    } else {
+      rv = this.rev;
+      rows = ns ? this.st.listNamespace.iterate(type.group, type.plural, ns, '', '') : this.st.listAll.iterate(type.group, type.plural, '', '');
+    }
+    const selective = labels.requirements.length > 0 || fields.requirements.length > 0;
+    const items: T[] = [];
+    let last: KeyRow | undefined;
+    let more = false;
+    for (const row of rows) {
+      const obj = JSON.parse(row.value) as T;
+      if (selective && !(matchesLabels(labels, obj.metadata.labels) && matchesFields(fields, obj))) continue;
+      if (items.length >= limit) {
+        more = true;
+        break;
+      }
+      items.push(obj);
+      last = row;
+    }
+    const result: ListResult<T> = { items, resourceVersion: String(rv) };
+    if (more && last) result.continue = encodeContinue({ rv, ns: last.ns, name: last.name });
+    return result;
+  }
+
+  watch<T extends KubeObject = KubeObject>(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, onError: (err: Error) => void): Watch {
+    const fail = (err: Error): Watch => {
+      setImmediate(() => onError(err));
+      return { stop() {} };
+    };
+    try {
+      this.assertOpen();
+      const spec = {
+        grp: type.group, plural: type.plural,
+        namespace: type.namespaced ? opts.namespace ?? '' : '',
+        labels: parseLabelSelector(opts.labelSelector),
+        fields: parseFieldSelectorFor(type, opts.fieldSelector),
+      };
+      const initial: WatchEvent[] = [];
+      const rvOpt = opts.resourceVersion;
+      let cursor = this.rev;
+      if (rvOpt === '0' || rvOpt === '') {
+        const rows = spec.namespace
+          ? this.st.listNamespace.iterate(type.group, type.plural, spec.namespace, '', '')
+          : this.st.listAll.iterate(type.group, type.plural, '', '');
+        for (const row of rows) {
+          const obj = JSON.parse(row.value) as KubeObject;
+          if (matchesLabels(spec.labels, obj.metadata.labels) && matchesFields(spec.fields, obj)) initial.push({ type: 'ADDED', object: obj });
+        }
+      } else if (rvOpt !== undefined) {
+        const from = parseRevision(rvOpt, 'watch resourceVersion');
+        if (from < this.compactedRev) {
+          return fail(new StoreError('Gone', `too old resource version: ${from} (${this.compactedRev})`));
+        }
+        // a watch from a revision not yet reached starts there, as etcd's does
+        cursor = Math.max(cursor, from);
+        for (const r of this.st.logAfter.iterate(from, type.group, type.plural)) {
+          const e = WatchHub.eventFor(spec, {
+            rev: r.id, grp: r.grp, plural: r.plural, ns: r.ns, type: changeTypeName[r.type], value: r.value, prevValue: r.prevValue ?? undefined,
+          });
+          if (e) initial.push(e);
+        }
+      }
+      if (opts.allowBookmarks && rvOpt !== undefined) {
+        initial.push({ type: 'BOOKMARK', object: { apiVersion: apiVersionOf(type), kind: type.kind, metadata: { resourceVersion: String(cursor) } } });
+      }
+      return this.hub.add(spec, cursor, initial, onEvent as (e: WatchEvent) => void, onError);
+    } catch (err) {
+      return fail(err as Error);
+    }
+  }
+
+  async create<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
+    this.assertOpen();
+    const o = structuredClone(obj);
+    checkKind(type, o);
+    const meta = o.metadata;
+    const ns = checkNamespace(type, meta.namespace);
+    const generate = !meta.name && !!meta.generateName;
+    if (!meta.name && !generate) {
+      throw new StoreError('Invalid', `${type.kind} is invalid: metadata.name: Required value: name or generateName is required`,
+        [{ field: 'metadata.name', message: 'Required value: name or generateName is required', reason: 'FieldValueRequired' }]);
+    }
+    if (generate) meta.name = `${meta.generateName}${generatedNameSuffix()}`;
+    checkName(type, meta.name!);
+    checkLabels(type, o);
+    meta.uid = randomUUID();
+    meta.creationTimestamp = kubeTimestamp(this.clock.now());
+    meta.generation = 1;
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    if (type.statusSubresource) delete o.status;
+    if (type.group === '' && type.kind === 'Namespace') (o as KubeObject).status = { phase: 'Active' };
+    normalizeSecret(type, o);
+    if (opts.dryRun) {
+      if (this.st.getCurrent.get(type.group, type.plural, ns, meta.name!)) throw this.alreadyExists(type, meta.name!);
+      return o;
+    }
+    return this.write(() => {
+      // a generated name that collides is retried, so callers never see a 409 they did not cause
+      for (let attempt = 0; this.st.getCurrent.get(type.group, type.plural, ns, meta.name!); attempt++) {
+        if (!generate || attempt >= 8) throw this.alreadyExists(type, meta.name!);
+        meta.name = `${meta.generateName}${generatedNameSuffix()}`;
+      }
+      if (type.namespaced) this.ensureNamespace(ns);
+      const prev = this.st.lastRev.get(type.group, type.plural, ns, meta.name!)?.id ?? null;
+      this.appendChange(keyOf(type, ns, meta.name!), 'ADDED', o, prev, undefined);
+      return o;
+    });
+  }
+
+  async update<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
+    this.assertOpen();
+    const o = structuredClone(obj);
+    checkKind(type, o);
+    return this.write(() => this.updateObject(type, o, opts));
+  }
+
+  async updateStatus<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
+    this.assertOpen();
+    const o = structuredClone(obj);
+    checkKind(type, o);
+    return this.write(() => this.updateStatusOf(type, o, opts));
+  }
+
+  async patch<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, opts: PatchOptions = {}): Promise<T> {
+    this.assertOpen();
+    const ns = checkNamespace(type, namespace);
+    const cur = this.st.getCurrent.get(type.group, type.plural, ns, name);
+    if (!cur) {
+      if (patchType === 'apply' && opts.subresource !== 'status') {
+        const body = structuredClone(patch) as KubeObject;
+        if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new StoreError('BadRequest', 'apply patch must be an object');
+        body.metadata = { ...(body.metadata ?? {}) };
+        this.checkPatchedIdentity(type, body, ns, name);
+        body.metadata.name = name;
+        if (type.namespaced) body.metadata.namespace = ns;
+        return this.create(type, body as T, opts);
+      }
+      throw notFound(type.group, type.plural, name);
+    }
+    const old = JSON.parse(cur.value) as KubeObject;
+    let patched: KubeObject;
+    switch (patchType) {
+      case 'merge':
+      case 'apply':
+        if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw new StoreError('BadRequest', `${patchType} patch must be a JSON object`);
+        patched = applyMergePatch<KubeObject>(old, patch);
+        break;
+      case 'json':
+        patched = applyJSONPatch<KubeObject>(old, patch);
+        break;
+      default:
+        throw new StoreError('BadRequest', `unsupported patch type "${String(patchType)}"`);
+    }
+    if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) throw new StoreError('Invalid', 'the patched object is not an object');
+    checkKind(type, patched);
+    this.checkPatchedIdentity(type, patched, ns, name);
+    patched.metadata.name = name;
+    if (type.namespaced) patched.metadata.namespace = ns;
+    return this.write(() => (opts.subresource === 'status' ? this.updateStatusOf(type, patched, opts) : this.updateObject(type, patched, opts))) as T;
+  }
+
+  async delete<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<T | undefined> {
+    this.assertOpen();
+    const ns = type.namespaced ? namespace ?? '' : '';
+    return this.write(() => {
+      const cur = this.st.getCurrent.get(type.group, type.plural, ns, name);
+      if (!cur) throw notFound(type.group, type.plural, name);
+      const old = JSON.parse(cur.value) as KubeObject;
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== old.metadata.uid) {
+        throw conflict(type, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== String(cur.rev)) {
+        throw conflict(type, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.rev}`);
+      }
+      const policy = opts.propagationPolicy ?? 'Background';
+      const key = keyOf(type, ns, name);
+      if (type.group === NamespaceType.group && type.plural === NamespaceType.plural) this.deleteNamespaceContents(name);
+      if (policy === 'Foreground') this.collectDependents(old.metadata.uid!, 'Background');
+      return this.deleteOrMark(key, old, cur.rev, policy) as T;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancelCompactTimer();
+    this.hub.closeAll();
+    this.db.close();
+  }
+
+  private assertOpen() {
+    if (this.closed) throw new StoreError('InternalError', 'the store is closed');
+  }
+
+  private alreadyExists(type: ResourceType, name: string) {
+    return new StoreError('AlreadyExists', `${qualifiedResource(type)} "${name}" already exists`);
+  }
+
+  private checkPatchedIdentity(type: ResourceType, o: KubeObject, ns: string, name: string) {
+    if (o.metadata.name !== undefined && o.metadata.name !== name) {
+      throw new StoreError('BadRequest', `the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    if (type.namespaced && o.metadata.namespace !== undefined && o.metadata.namespace !== ns) {
+      throw new StoreError('BadRequest', `the namespace of the object (${o.metadata.namespace}) does not match the namespace on the URL (${ns})`);
+    }
+  }
+
+  /** Runs writes in one transaction and publishes their changes only once it has committed. */
+  private write<R>(fn: () => R): R {
+    const startRev = this.rev;
+    this.txChanges = [];
+    try {
+      const r = this.inTx(fn);
+      const changes = this.txChanges;
+      this.txChanges = [];
+      this.hub.publish(changes);
+      this.maybeScheduleCompaction();
+      return r;
+    } catch (err) {
+      this.rev = startRev;
+      this.txChanges = [];
+      throw err;
+    }
+  }
+
+  /** Appends one change: a log row, the current pointer, the owner index. Stamps resourceVersion. */
+  private appendChange(key: Key, type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, prev: number | null, prevValue: string | undefined): number {
+    const rev = ++this.rev;
+    obj.metadata.resourceVersion = String(rev);
+    const value = JSON.stringify(obj);
+    const { grp, plural, ns, name } = key;
+    this.st.insertLog.run(rev, grp, plural, ns, name, changeTypeCode[type], prev, value);
+    const oldOwners = prevValue === undefined ? [] : ownerUids((JSON.parse(prevValue) as KubeObject).metadata);
+    if (type === 'DELETED') {
+      this.st.deleteCurrent.run(grp, plural, ns, name);
+      if (oldOwners.length) this.st.deleteOwnersOf.run(grp, plural, ns, name);
+    } else {
+      this.st.upsertCurrent.run(grp, plural, ns, name, rev, obj.metadata.uid ?? '', this.clock.now().getTime());
+      const newOwners = ownerUids(obj.metadata);
+      if (!jsonEqual(oldOwners, newOwners)) {
+        this.st.deleteOwnersOf.run(grp, plural, ns, name);
+        for (const u of newOwners) this.st.insertOwner.run(u, grp, plural, ns, name);
+      }
+    }
+    this.txChanges.push({ rev, grp, plural, ns, type, value, prevValue });
+    return rev;
+  }
+
+  private updateObject<T extends KubeObject>(type: ResourceType, o: T, opts: WriteOptions): T {
+    const meta = o.metadata;
+    const ns = checkNamespace(type, meta.namespace);
+    const name = meta.name;
+    if (!name) throw new StoreError('BadRequest', 'metadata.name is required for an update');
+    const cur = this.st.getCurrent.get(type.group, type.plural, ns, name);
+    if (!cur) throw notFound(type.group, type.plural, name);
+    if (meta.resourceVersion && meta.resourceVersion !== String(cur.rev)) throw conflict(type, name);
+    const old = JSON.parse(cur.value) as KubeObject;
+    if (meta.uid && meta.uid !== old.metadata.uid) {
+      throw new StoreError('Invalid', `${type.kind} "${name}" is invalid: metadata.uid: Invalid value: "${meta.uid}": field is immutable`,
+        [{ field: 'metadata.uid', message: 'field is immutable', reason: 'FieldValueInvalid' }]);
+    }
+    checkLabels(type, o);
+    // system fields are the server's: an update cannot change them (Kubernetes' BeforeUpdate)
+    meta.uid = old.metadata.uid;
+    meta.creationTimestamp = old.metadata.creationTimestamp;
+    meta.generation = old.metadata.generation;
+    meta.resourceVersion = String(cur.rev);
+    for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds'] as const) {
+      if (old.metadata[f] === undefined) delete meta[f];
+      else (meta as Record<string, unknown>)[f] = old.metadata[f];
+    }
+    if (type.statusSubresource) {
+      if (old.status === undefined) delete o.status;
+      else (o as KubeObject).status = old.status;
+    }
+    normalizeSecret(type, o);
+    checkSecretImmutable(type, old, o, jsonEqual);
+    if (!jsonEqual(withoutMetadata(o), withoutMetadata(old))) meta.generation = (old.metadata.generation ?? 0) + 1;
+    if (jsonEqual(o, old)) return old as T;
+    if (opts.dryRun) return o;
+    const key = keyOf(type, ns, name);
+    if (meta.deletionTimestamp && !(meta.finalizers?.length)) {
+      this.removeObject(key, o, cur.rev, 'Background', cur.value);
+      return o;
+    }
+    this.appendChange(key, 'MODIFIED', o, cur.rev, cur.value);
+    return o;
+  }
+
+  private updateStatusOf<T extends KubeObject>(type: ResourceType, o: T, opts: WriteOptions): T {
+    if (!type.statusSubresource) throw new StoreError('NotFound', `${qualifiedResource(type)} has no status subresource`);
+    const meta = o.metadata;
+    const ns = checkNamespace(type, meta.namespace);
+    const name = meta.name;
+    if (!name) throw new StoreError('BadRequest', 'metadata.name is required for a status update');
+    const cur = this.st.getCurrent.get(type.group, type.plural, ns, name);
+    if (!cur) throw notFound(type.group, type.plural, name);
+    if (meta.resourceVersion && meta.resourceVersion !== String(cur.rev)) throw conflict(type, name);
+    const old = JSON.parse(cur.value) as T;
+    const next = structuredClone(old);
+    if (o.status === undefined) delete next.status;
+    else (next as KubeObject).status = o.status;
+    if (jsonEqual(next, old)) return old;
+    if (opts.dryRun) return next;
+    this.appendChange(keyOf(type, ns, name), 'MODIFIED', next, cur.rev, cur.value);
+    return next;
+  }
+
+  /** Kubernetes' delete: mark while finalizers remain, otherwise remove (and cascade). */
+  private deleteOrMark(key: Key, old: KubeObject, rev: number, policy: 'Background' | 'Foreground' | 'Orphan'): KubeObject {
+    if (old.metadata.finalizers?.length) {
+      if (old.metadata.deletionTimestamp) return old;
+      const next = structuredClone(old);
+      next.metadata.deletionTimestamp = kubeTimestamp(this.clock.now());
+      next.metadata.deletionGracePeriodSeconds = 0;
+      if ((next.metadata.generation ?? 0) > 0) next.metadata.generation = next.metadata.generation! + 1;
+      this.appendChange(key, 'MODIFIED', next, rev, JSON.stringify(old));
+      return next;
+    }
+    return this.removeObject(key, old, rev, policy);
+  }
+
+  private removeObject(key: Key, old: KubeObject, rev: number, policy: 'Background' | 'Foreground' | 'Orphan', oldValue?: string): KubeObject {
+    const gone = structuredClone(old);
+    this.appendChange(key, 'DELETED', gone, rev, oldValue ?? JSON.stringify(old));
+    if (old.metadata.uid) this.collectDependents(old.metadata.uid, policy);
+    return gone;
+  }
+
+  /**
+   * What the garbage collector does once an owner is gone, done in the same transaction:
+   * dependents with another live owner only lose the reference; the rest are deleted
+   * (Background) or keep living without it (Orphan).
+   */
+  private collectDependents(ownerUid: string, policy: 'Background' | 'Foreground' | 'Orphan') {
+    for (const d of this.st.dependentsOf.all(ownerUid)) {
+      const cur = this.st.getCurrent.get(d.grp, d.plural, d.ns, d.name);
+      if (!cur) continue;
+      const obj = JSON.parse(cur.value) as KubeObject;
+      const others = (obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid);
+      const ownerLives = (r: { uid: string }) => this.st.uidExists.get(r.uid) !== undefined;
+      if (policy === 'Orphan' || others.some(ownerLives)) {
+        const next = structuredClone(obj);
+        if (others.length) next.metadata.ownerReferences = others;
+        else delete next.metadata.ownerReferences;
+        this.appendChange(d, 'MODIFIED', next, cur.rev, cur.value);
+      } else {
+        this.deleteOrMark(d, obj, cur.rev, 'Background');
+      }
+    }
+  }
+
+  private deleteNamespaceContents(ns: string) {
+    for (const k of this.st.keysInNamespace.all(ns)) {
+      const cur = this.st.getCurrent.get(k.grp, k.plural, k.ns, k.name);
+      if (!cur) continue; // already removed by a cascade earlier in this loop
+      this.deleteOrMark(k, JSON.parse(cur.value) as KubeObject, cur.rev, 'Background');
+    }
+  }
+
+  /**
+   * Namespaces are implicit: the first object written into one creates its Namespace object,
+   * so listing namespaces shows every namespace in use. A terminating one refuses new objects.
+   */
+  private ensureNamespace(ns: string) {
+    const cur = this.st.getCurrent.get(NamespaceType.group, NamespaceType.plural, '', ns);
+    if (cur) {
+      const n = JSON.parse(cur.value) as KubeObject;
+      if (n.metadata.deletionTimestamp) {
+        throw new StoreError('Forbidden', `unable to create new content in namespace ${ns} because it is being terminated`);
+      }
+      return;
+    }
+    const obj: KubeObject = {
+      apiVersion: 'v1', kind: 'Namespace',
+      metadata: { name: ns, uid: randomUUID(), creationTimestamp: kubeTimestamp(this.clock.now()), generation: 1, labels: { 'kubernetes.io/metadata.name': ns } },
+      spec: { finalizers: [] }, status: { phase: 'Active' },
+    };
+    const prev = this.st.lastRev.get(NamespaceType.group, NamespaceType.plural, '', ns)?.id ?? null;
+    this.appendChange(keyOf(NamespaceType, '', ns), 'ADDED', obj, prev, undefined);
+  }
+
+  private maybeScheduleCompaction() {
+    const slack = Math.max(100, Math.floor(this.compactKeep / 10));
+    if (this.compactScheduled || this.rev - this.compactedRev < this.compactKeep + slack) return;
+    this.compactScheduled = true;
+    setImmediate(() => {
+      this.compactScheduled = false;
+      if (!this.closed) this.compact();
+    });
+  }
+
+  private armCompactTimer() {
+    this.cancelCompactTimer = this.clock.setTimer(compactCheckIntervalMs, () => {
+      if (this.closed) return;
+      this.compact();
+      this.armCompactTimer();
+    });
+  }
+}

@@ -1,0 +1,129 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Certificate, EventType, NamespaceType, SecretType } from '../../api/resources.ts';
+import { FakeClock } from '../../runtime/clock.ts';
+import { runStoreConformance } from '../conformance.ts';
+import { isGone } from '../store.ts';
+import { openSqliteStore } from './index.ts';
+
+runStoreConformance('sqlite :memory:', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  return { store, cleanup: () => store.close(), compact: async () => void store.compact(0) };
+});
+
+runStoreConformance('sqlite file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-store-'));
+  const store = openSqliteStore({ path: join(dir, 'store.db') });
+  return {
+    store,
+    compact: async () => void store.compact(0),
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+const cert = (ns: string, name: string) => ({
+  apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name, namespace: ns },
+  spec: { secretName: `${name}-tls`, issuerRef: { name: 'ca' } },
+});
+
+test('sqlite: state and the revision counter survive a reopen', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-store-'));
+  try {
+    const path = join(dir, 'store.db');
+    const a = openSqliteStore({ path });
+    const c = await a.create(Certificate, cert('team', 'x'));
+    await a.close();
+    const b = openSqliteStore({ path });
+    assert.deepEqual(await b.get(Certificate, 'team', 'x'), c);
+    assert.equal(b.currentRevision(), Number(c.metadata.resourceVersion));
+    const d = await b.create(Certificate, cert('team', 'y'));
+    assert.ok(Number(d.metadata.resourceVersion) > Number(c.metadata.resourceVersion));
+    await b.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('sqlite: namespaces are created on first use; deleting one removes its contents', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  try {
+    assert.deepEqual((await store.list(NamespaceType)).items.map((n) => n.metadata.name), ['default']);
+    await store.create(Certificate, cert('team-a', 'x'));
+    await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'team-a' } });
+    await store.create(Certificate, cert('team-b', 'y'));
+    assert.deepEqual((await store.list(NamespaceType)).items.map((n) => n.metadata.name), ['default', 'team-a', 'team-b']);
+    assert.deepEqual((await store.get(NamespaceType, undefined, 'team-a'))?.status, { phase: 'Active' });
+    await store.delete(NamespaceType, undefined, 'team-a');
+    assert.equal((await store.list(Certificate, { namespace: 'team-a' })).items.length, 0);
+    assert.equal(await store.get(SecretType, 'team-a', 's'), undefined);
+    assert.ok(await store.get(Certificate, 'team-b', 'y'));
+    await assert.rejects(store.create(Certificate, cert('Bad_NS', 'x')), (e: { code?: number }) => e.code === 422);
+    await assert.rejects(store.create(Certificate, cert('', 'x')), (e: { code?: number }) => e.code === 400);
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite: dryRun stores nothing', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  try {
+    const rev = store.currentRevision();
+    const c = await store.create(Certificate, cert('default', 'x'), { dryRun: true });
+    assert.equal(c.metadata.name, 'x');
+    assert.equal(await store.get(Certificate, 'default', 'x'), undefined);
+    assert.equal(store.currentRevision(), rev);
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite: compaction keeps the log bounded and expires old Events', async () => {
+  const clock = new FakeClock('2026-01-01T00:00:00Z');
+  const store = openSqliteStore({ path: ':memory:', clock, compactKeep: 50, eventTTLSeconds: 3600 });
+  try {
+    const c = await store.create(Certificate, cert('default', 'x'));
+    for (let i = 0; i < 500; i++) {
+      const cur = (await store.get(Certificate, 'default', 'x'))!;
+      await store.update(Certificate, { ...cur, metadata: { ...cur.metadata, annotations: { i: String(i) } } });
+    }
+    for (let i = 0; i < 20; i++) {
+      await store.create(EventType, { apiVersion: 'v1', kind: 'Event', metadata: { name: `x.${i}`, namespace: 'default' }, reason: 'Issuing', involvedObject: { kind: 'Certificate', name: 'x', namespace: 'default' } });
+    }
+    await new Promise((r) => setImmediate(r)); // automatic compaction runs off the write path
+    const before = store.compactedRevision();
+    assert.ok(before > 0 && store.currentRevision() - before <= 50 + 100, `compacted to ${before} of ${store.currentRevision()}`);
+    const watchErr = await new Promise<Error>((resolve) => store.watch(Certificate, { resourceVersion: c.metadata.resourceVersion }, () => {}, resolve));
+    assert.ok(isGone(watchErr));
+
+    clock.advance(2 * 3600_000); // the periodic compaction timer fires on this clock
+    assert.equal((await store.list(EventType)).items.length, 0, 'events past their TTL are deleted');
+    const r = store.compact(0);
+    assert.equal(r.compactedRevision, store.currentRevision());
+    // what remains in the log is the live state: the certificate and the default namespace
+    const rows = (store as unknown as { db: { prepare(s: string): { get(): { n: number } } } }).db.prepare('SELECT COUNT(*) AS n FROM log').get().n;
+    assert.equal(rows, 2);
+    assert.equal((await store.get(Certificate, 'default', 'x'))?.metadata.annotations?.i, '499');
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite: a watch from a future revision starts there', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  try {
+    const seen: string[] = [];
+    store.watch(Certificate, { resourceVersion: String(store.currentRevision() + 1) }, (e) => seen.push(`${e.type} ${e.object.metadata.name}`), assert.fail);
+    await store.create(Certificate, cert('default', 'skipped'));
+    await store.create(Certificate, cert('default', 'seen'));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(seen, ['ADDED seen']);
+  } finally {
+    await store.close();
+  }
+});
