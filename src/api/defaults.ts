@@ -1,0 +1,84 @@
+// Storage-time defaulting, mirroring upstream: cert-manager's CRDs carry no `default:` values and
+// its mutating webhook only stamps the requester identity onto new CertificateRequests. Everything
+// else (issuerRef kind/group, rotationPolicy Always, duration 90d, key size) is a *runtime*
+// default that controllers apply to a copy; the helpers below give them one definition.
+
+import type { KubeObject } from './meta.ts';
+import type { ResourceType } from './resources.ts';
+import type { CertificateSpec, CertificateStatus, IssuerRef, RenewalWindow } from './types.ts';
+
+/** Who made the request, as the API server authenticated it (Kubernetes UserInfo). */
+export interface RequesterInfo {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface DefaultingOptions {
+  /** For a CertificateRequest create: stamped into spec.username/uid/groups/extra as upstream's webhook does. */
+  requester?: RequesterInfo;
+}
+
+/** Returns a new object with the storage-time defaults applied; the input is not modified. */
+export function applyDefaults<T extends KubeObject>(type: ResourceType, obj: T, options: DefaultingOptions = {}): T {
+  const out = structuredClone(obj);
+  if (type.group === 'cert-manager.io' && type.kind === 'CertificateRequest' && options.requester) {
+    const spec = (out.spec ?? {}) as Record<string, unknown>;
+    const r = options.requester;
+    // Upstream overwrites whatever the client sent: the identity must be the authenticated one.
+    spec.username = r.username;
+    if (r.uid !== undefined) spec.uid = r.uid; else delete spec.uid;
+    if (r.groups !== undefined) spec.groups = [...r.groups]; else delete spec.groups;
+    if (r.extra !== undefined) spec.extra = structuredClone(r.extra); else delete spec.extra;
+    (out as KubeObject).spec = spec;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// runtime defaults, read by controllers
+
+export const defaultCertificateDurationMs = 2160 * 3_600_000;
+export const minimumCertificateDurationMs = 3_600_000;
+export const minimumRenewBeforeMs = 5 * 60_000;
+export const defaultRotationPolicy = 'Always';
+export const defaultIssuerKind = 'Issuer';
+export const defaultIssuerGroup = 'cert-manager.io';
+
+export function issuerRefKind(ref: IssuerRef): string {
+  return ref.kind || defaultIssuerKind;
+}
+
+export function issuerRefGroup(ref: IssuerRef): string {
+  return ref.group || defaultIssuerGroup;
+}
+
+/** True when two issuer references name the same issuer once empty kind/group are defaulted. */
+export function sameIssuer(a: IssuerRef, b: IssuerRef): boolean {
+  return a.name === b.name && issuerRefKind(a) === issuerRefKind(b) && issuerRefGroup(a) === issuerRefGroup(b);
+}
+
+export function rotationPolicyOf(spec: CertificateSpec): 'Never' | 'Always' {
+  return spec.privateKey?.rotationPolicy ?? defaultRotationPolicy;
+}
+
+/** The failed-attempt counter: the seed's issuanceAttempts, else cert-manager's failedIssuanceAttempts. */
+export function issuanceAttemptsOf(status: CertificateStatus | undefined): number | undefined {
+  return status?.issuanceAttempts ?? status?.failedIssuanceAttempts;
+}
+
+/** A renewal window with the seed and cert-manager spellings folded into one shape. */
+export interface NormalizedRenewalWindow {
+  cron: string[];
+  duration?: string;
+  timeZone: string;
+}
+
+export function normalizeRenewalWindow(w: RenewalWindow): NormalizedRenewalWindow {
+  return {
+    cron: typeof w.cron === 'string' ? [w.cron] : [...w.cron],
+    duration: w.duration ?? w.windowDuration,
+    timeZone: w.timeZone || w.timezone || 'UTC',
+  };
+}
