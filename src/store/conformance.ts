@@ -76,7 +76,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
     const b = await makeStore();
     const ns = `conf-${suffix()}`;
     try {
-      await b.store.create(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      await b.store.create<KubeObject>(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       await fn(b, ns);
     } finally {
       await b.store.delete(NamespaceType, undefined, ns).catch(() => undefined);
@@ -88,7 +88,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
     test('create fills system metadata, drops status under a status subresource, returns copies', async () => {
       await withStore(async ({ store }, ns) => {
         const input = { ...cert(ns, 'a'), status: { conditions: [{ type: 'Ready', status: 'True' }] } };
-        const created = await store.create(Certificate, input);
+        const created = await store.create<KubeObject>(Certificate, input);
         assert.match(created.metadata.uid!, /^[0-9a-f-]{36}$/);
         assert.match(created.metadata.creationTimestamp!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
         assert.match(created.metadata.resourceVersion!, /^[0-9]+$/);
@@ -101,9 +101,9 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
         (got.spec as { secretName: string }).secretName = 'mutated';
         assert.equal(((await store.get(Certificate, ns, 'a'))!.spec as { secretName: string }).secretName, 'a-tls');
 
-        await rejectsWith(store.create(Certificate, cert(ns, 'a')), 409, 'duplicate create');
-        await assert.rejects(store.create(Certificate, cert(ns, 'a')), (e: unknown) => e instanceof StoreError && e.reason === 'AlreadyExists');
-        await rejectsWith(store.create(Certificate, { ...cert(ns, ''), metadata: { namespace: ns } }), 422, 'create without a name');
+        await rejectsWith(store.create<KubeObject>(Certificate, cert(ns, 'a')), 409, 'duplicate create');
+        await assert.rejects(store.create<KubeObject>(Certificate, cert(ns, 'a')), (e: unknown) => e instanceof StoreError && e.reason === 'AlreadyExists');
+        await rejectsWith(store.create<KubeObject>(Certificate, { ...cert(ns, ''), metadata: { namespace: ns } }), 422, 'create without a name');
         assert.equal(await store.get(Certificate, ns, 'missing'), undefined);
       });
     });
@@ -112,7 +112,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
       await withStore(async ({ store }, ns) => {
         const names = new Set<string>();
         for (let i = 0; i < 5; i++) {
-          const c = await store.create(Certificate, { ...cert(ns, ''), metadata: { generateName: 'gen-', namespace: ns } });
+          const c = await store.create<KubeObject>(Certificate, { ...cert(ns, ''), metadata: { generateName: 'gen-', namespace: ns } });
           assert.match(c.metadata.name!, /^gen-[a-z0-9]{5}$/);
           names.add(c.metadata.name!);
         }
@@ -124,15 +124,15 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
     test('cluster-scoped objects have no namespace and list across namespaces', async () => {
       await withStore(async ({ store }, ns) => {
         const n = `ci-${suffix()}`;
-        const ci = await store.create(ClusterIssuer, { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: n }, spec: { selfSigned: {} } });
+        const ci = await store.create<KubeObject>(ClusterIssuer, { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: n }, spec: { selfSigned: {} } });
         try {
           assert.equal(ci.metadata.namespace, undefined);
           assert.equal((await store.get(ClusterIssuer, undefined, n))?.metadata.uid, ci.metadata.uid);
           const ns2 = `conf-${suffix()}`;
-          await store.create(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns2 } });
+          await store.create<KubeObject>(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns2 } });
           try {
-            await store.create(Certificate, cert(ns, 'one'));
-            await store.create(Certificate, cert(ns2, 'two'));
+            await store.create<KubeObject>(Certificate, cert(ns, 'one'));
+            await store.create<KubeObject>(Certificate, cert(ns2, 'two'));
             const all = await store.list(Certificate);
             const mine = all.items.filter((c) => c.metadata.namespace === ns || c.metadata.namespace === ns2);
             assert.deepEqual(mine.map((c) => c.metadata.name).sort(), ['one', 'two']);
@@ -150,53 +150,53 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
     test('update: 409 on a stale resourceVersion, unconditional without one, 404 when missing', async () => {
       await withStore(async ({ store }, ns) => {
-        const v1 = await store.create(Certificate, cert(ns, 'a'));
-        const v2 = await store.update(Certificate, { ...v1, spec: { ...(v1.spec as object), dnsNames: ['b.example.com'] } });
+        const v1 = await store.create<KubeObject>(Certificate, cert(ns, 'a'));
+        const v2 = await store.update<KubeObject>(Certificate, { ...v1, spec: { ...(v1.spec as object), dnsNames: ['b.example.com'] } });
         assert.notEqual(v2.metadata.resourceVersion, v1.metadata.resourceVersion);
         const stale = { ...v1, spec: { ...(v1.spec as object), dnsNames: ['c.example.com'] } };
-        await assert.rejects(store.update(Certificate, stale), (e: unknown) => isConflict(e));
+        await assert.rejects(store.update<KubeObject>(Certificate, stale), (e: unknown) => isConflict(e));
         const { resourceVersion: _rv, ...metaNoRv } = stale.metadata;
-        const v3 = await store.update(Certificate, { ...stale, metadata: metaNoRv });
+        const v3 = await store.update<KubeObject>(Certificate, { ...stale, metadata: metaNoRv });
         assert.deepEqual((v3.spec as { dnsNames: string[] }).dnsNames, ['c.example.com']);
         assert.equal(v3.metadata.uid, v1.metadata.uid);
         assert.equal(v3.metadata.creationTimestamp, v1.metadata.creationTimestamp);
-        await assert.rejects(store.update(Certificate, cert(ns, 'missing')), (e: unknown) => isNotFound(e));
-        await assert.rejects(store.updateStatus(Certificate, { ...v3, status: { x: 1 }, metadata: { ...v1.metadata } }), (e: unknown) => isConflict(e));
+        await assert.rejects(store.update<KubeObject>(Certificate, cert(ns, 'missing')), (e: unknown) => isNotFound(e));
+        await assert.rejects(store.updateStatus<KubeObject>(Certificate, { ...v3, status: { x: 1 }, metadata: { ...v1.metadata } }), (e: unknown) => isConflict(e));
       });
     });
 
     test('generation moves with spec only; status goes through the status subresource only', async () => {
       await withStore(async ({ store }, ns) => {
-        const c = await store.create(Certificate, cert(ns, 'a'));
-        const labelled = await store.update(Certificate, { ...c, metadata: { ...c.metadata, labels: { team: 'x' }, annotations: { note: 'y' } } });
+        const c = await store.create<KubeObject>(Certificate, cert(ns, 'a'));
+        const labelled = await store.update<KubeObject>(Certificate, { ...c, metadata: { ...c.metadata, labels: { team: 'x' }, annotations: { note: 'y' } } });
         assert.equal(labelled.metadata.generation, 1, 'metadata changes leave generation');
-        const withStatus = await store.update(Certificate, { ...labelled, status: { revision: 7 } });
+        const withStatus = await store.update<KubeObject>(Certificate, { ...labelled, status: { revision: 7 } });
         assert.equal(withStatus.status, undefined, 'update ignores status');
         assert.equal(withStatus.metadata.resourceVersion, labelled.metadata.resourceVersion, 'an update that only touches status is a no-op');
-        const st = await store.updateStatus(Certificate, { ...labelled, status: { revision: 1 } });
+        const st = await store.updateStatus<KubeObject>(Certificate, { ...labelled, status: { revision: 1 } });
         assert.deepEqual(st.status, { revision: 1 });
         assert.equal(st.metadata.generation, 1, 'status leaves generation');
         assert.deepEqual(st.metadata.labels, { team: 'x' });
-        const stMeta = await store.updateStatus(Certificate, { ...st, metadata: { ...st.metadata, labels: { team: 'changed' } }, spec: { secretName: 'other' } });
+        const stMeta = await store.updateStatus<KubeObject>(Certificate, { ...st, metadata: { ...st.metadata, labels: { team: 'changed' } }, spec: { secretName: 'other' } });
         assert.deepEqual(stMeta.metadata.labels, { team: 'x' }, 'updateStatus changes nothing but status');
         assert.equal((stMeta.spec as { secretName: string }).secretName, 'a-tls');
-        const specChanged = await store.update(Certificate, { ...st, spec: { ...(st.spec as object), dnsNames: ['z.example.com'] } });
+        const specChanged = await store.update<KubeObject>(Certificate, { ...st, spec: { ...(st.spec as object), dnsNames: ['z.example.com'] } });
         assert.equal(specChanged.metadata.generation, 2);
         assert.deepEqual(specChanged.status, { revision: 1 }, 'update keeps the stored status');
-        const again = await store.update(Certificate, { ...specChanged, spec: { ...(specChanged.spec as object), dnsNames: ['y.example.com'] } });
+        const again = await store.update<KubeObject>(Certificate, { ...specChanged, spec: { ...(specChanged.spec as object), dnsNames: ['y.example.com'] } });
         assert.equal(again.metadata.generation, 3);
       });
     });
 
     test('a no-op update keeps the resourceVersion and sends no watch event', async () => {
       await withStore(async ({ store }, ns) => {
-        const c = await store.create(Certificate, cert(ns, 'a'));
+        const c = await store.create<KubeObject>(Certificate, cert(ns, 'a'));
         const rec = record(store, Certificate, { namespace: ns, resourceVersion: c.metadata.resourceVersion });
-        const same = await store.update(Certificate, structuredClone(c));
+        const same = await store.update<KubeObject>(Certificate, structuredClone(c));
         assert.equal(same.metadata.resourceVersion, c.metadata.resourceVersion);
-        const sameStatus = await store.updateStatus(Certificate, structuredClone(c));
+        const sameStatus = await store.updateStatus<KubeObject>(Certificate, structuredClone(c));
         assert.equal(sameStatus.metadata.resourceVersion, c.metadata.resourceVersion);
-        await store.create(Certificate, cert(ns, 'marker'));
+        await store.create<KubeObject>(Certificate, cert(ns, 'marker'));
         await waitFor('the marker event', () => rec.events.length > 0 || undefined);
         assert.deepEqual(summary(rec.events), ['ADDED marker']);
         rec.stop();
@@ -219,10 +219,10 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
     test('label selectors: equality, sets, existence, combined; a malformed one is 400', async () => {
       await withStore(async ({ store }, ns) => {
-        await store.create(Certificate, cert(ns, 'a', { labels: { env: 'prod', tier: 'web' } }));
-        await store.create(Certificate, cert(ns, 'b', { labels: { env: 'dev', tier: 'web' } }));
-        await store.create(Certificate, cert(ns, 'c', { labels: { env: 'prod' } }));
-        await store.create(Certificate, cert(ns, 'd'));
+        await store.create<KubeObject>(Certificate, cert(ns, 'a', { labels: { env: 'prod', tier: 'web' } }));
+        await store.create<KubeObject>(Certificate, cert(ns, 'b', { labels: { env: 'dev', tier: 'web' } }));
+        await store.create<KubeObject>(Certificate, cert(ns, 'c', { labels: { env: 'prod' } }));
+        await store.create<KubeObject>(Certificate, cert(ns, 'd'));
         const names = async (labelSelector: string) =>
           (await store.list(Certificate, { namespace: ns, labelSelector })).items.map((o) => o.metadata.name).sort().join(',');
         assert.equal(await names('env=prod'), 'a,c');
@@ -242,8 +242,8 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
     test('field selectors on metadata.name and metadata.namespace; other fields are 400', async () => {
       await withStore(async ({ store }, ns) => {
-        await store.create(Certificate, cert(ns, 'a'));
-        await store.create(Certificate, cert(ns, 'b'));
+        await store.create<KubeObject>(Certificate, cert(ns, 'a'));
+        await store.create<KubeObject>(Certificate, cert(ns, 'b'));
         const names = async (fieldSelector: string, namespace?: string) =>
           (await store.list(Certificate, { namespace, fieldSelector })).items.map((o) => o.metadata.name).sort().join(',');
         assert.equal(await names('metadata.name=a', ns), 'a');
@@ -257,15 +257,15 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
     test('pagination: limit and continue walk a consistent snapshot', async () => {
       await withStore(async ({ store }, ns) => {
-        for (const n of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) await store.create(Certificate, cert(ns, n, { labels: { page: 'yes' } }));
-        await store.create(Certificate, cert(ns, 'h'));
+        for (const n of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) await store.create<KubeObject>(Certificate, cert(ns, n, { labels: { page: 'yes' } }));
+        await store.create<KubeObject>(Certificate, cert(ns, 'h'));
         const p1 = await store.list(Certificate, { namespace: ns, limit: 3, labelSelector: 'page=yes' });
         assert.deepEqual(p1.items.map((o) => o.metadata.name), ['a', 'b', 'c']);
         assert.ok(p1.continue);
         // changes after the first page must not show in later pages
-        await store.create(Certificate, cert(ns, 'ee', { labels: { page: 'yes' } }));
+        await store.create<KubeObject>(Certificate, cert(ns, 'ee', { labels: { page: 'yes' } }));
         await store.delete(Certificate, ns, 'g');
-        await store.update(Certificate, { ...(await store.get(Certificate, ns, 'f'))!, metadata: { ...(await store.get(Certificate, ns, 'f'))!.metadata, labels: { page: 'no' } } });
+        await store.update<KubeObject>(Certificate, { ...(await store.get(Certificate, ns, 'f'))!, metadata: { ...(await store.get(Certificate, ns, 'f'))!.metadata, labels: { page: 'no' } } });
         const p2 = await store.list(Certificate, { namespace: ns, limit: 3, labelSelector: 'page=yes', continue: p1.continue });
         assert.deepEqual(p2.items.map((o) => o.metadata.name), ['d', 'e', 'f']);
         assert.equal(p2.resourceVersion, p1.resourceVersion, 'continued pages report the snapshot revision');
@@ -280,19 +280,19 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
     test('deleting an owner cascades to its dependents; another live owner keeps one', async () => {
       await withStore(async ({ store }, ns) => {
-        const owner = await store.create(Certificate, cert(ns, 'owner'));
-        const other = await store.create(Certificate, cert(ns, 'other'));
+        const owner = await store.create<KubeObject>(Certificate, cert(ns, 'owner'));
+        const other = await store.create<KubeObject>(Certificate, cert(ns, 'other'));
         const ref = (o: KubeObject) => ({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: o.metadata.name!, uid: o.metadata.uid!, controller: o === owner });
-        const req = await store.create(CertificateRequest, {
+        const req = await store.create<KubeObject>(CertificateRequest, {
           apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
           metadata: { name: 'owner-1', namespace: ns, ownerReferences: [ref(owner)] },
           spec: { request: Buffer.from('csr').toString('base64'), issuerRef: { name: 'ca' } },
         });
         // a grandchild: owned by the request
-        await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'grandchild', namespace: ns, ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest', name: req.metadata.name!, uid: req.metadata.uid! }] } });
-        await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shared', namespace: ns, ownerReferences: [ref(owner), ref(other)] } });
-        await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'held', namespace: ns, finalizers: ['example.com/hold'], ownerReferences: [ref(owner)] } });
-        await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unrelated', namespace: ns } });
+        await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'grandchild', namespace: ns, ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest', name: req.metadata.name!, uid: req.metadata.uid! }] } });
+        await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shared', namespace: ns, ownerReferences: [ref(owner), ref(other)] } });
+        await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'held', namespace: ns, finalizers: ['example.com/hold'], ownerReferences: [ref(owner)] } });
+        await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unrelated', namespace: ns } });
 
         const deleted = await store.delete(Certificate, ns, 'owner');
         assert.equal(deleted?.metadata.uid, owner.metadata.uid);
@@ -305,14 +305,14 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
         assert.deepEqual(held.metadata.finalizers, ['example.com/hold']);
         assert.ok(await store.get(SecretType, ns, 'shared'), 'a dependent with a live owner stays');
         assert.ok(await store.get(SecretType, ns, 'unrelated'));
-        await store.update(SecretType, { ...held, metadata: { ...held.metadata, finalizers: [] } });
+        await store.update<KubeObject>(SecretType, { ...held, metadata: { ...held.metadata, finalizers: [] } });
         assert.equal(await store.get(SecretType, ns, 'held'), undefined);
       });
     });
 
     test('finalizers: delete marks once, removing the last finalizer removes the object', async () => {
       await withStore(async ({ store }, ns) => {
-        const c = await store.create(Certificate, cert(ns, 'a', { finalizers: ['example.com/x', 'example.com/y'] }));
+        const c = await store.create<KubeObject>(Certificate, cert(ns, 'a', { finalizers: ['example.com/x', 'example.com/y'] }));
         const rec = record(store, Certificate, { namespace: ns, resourceVersion: c.metadata.resourceVersion });
         const marked = (await store.delete(Certificate, ns, 'a'))!;
         assert.ok(marked.metadata.deletionTimestamp);
@@ -321,9 +321,9 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
         assert.ok(got.metadata.generation! >= 1);
         const again = (await store.delete(Certificate, ns, 'a'))!;
         assert.equal(again.metadata.deletionTimestamp, marked.metadata.deletionTimestamp, 'deletionTimestamp is set once');
-        const one = await store.update(Certificate, { ...got, metadata: { ...got.metadata, finalizers: ['example.com/y'], deletionTimestamp: undefined } });
+        const one = await store.update<KubeObject>(Certificate, { ...got, metadata: { ...got.metadata, finalizers: ['example.com/y'], deletionTimestamp: undefined } });
         assert.equal(one.metadata.deletionTimestamp, marked.metadata.deletionTimestamp, 'an update cannot clear deletionTimestamp');
-        await store.update(Certificate, { ...one, metadata: { ...one.metadata, finalizers: [] } });
+        await store.update<KubeObject>(Certificate, { ...one, metadata: { ...one.metadata, finalizers: [] } });
         assert.equal(await store.get(Certificate, ns, 'a'), undefined);
         await waitFor('the DELETED event', () => rec.events.some((e) => e.type === 'DELETED') || undefined);
         assert.deepEqual(rec.events.map((e) => e.type), ['MODIFIED', 'MODIFIED', 'DELETED']);
@@ -335,9 +335,9 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
     test('delete preconditions on uid and resourceVersion', async () => {
       await withStore(async ({ store }, ns) => {
-        const c = await store.create(Certificate, cert(ns, 'a'));
+        const c = await store.create<KubeObject>(Certificate, cert(ns, 'a'));
         await assert.rejects(store.delete(Certificate, ns, 'a', { preconditions: { uid: '00000000-0000-0000-0000-000000000000' } }), (e: unknown) => isConflict(e));
-        const u = await store.update(Certificate, { ...c, spec: { ...(c.spec as object), dnsNames: ['x.example.com'] } });
+        const u = await store.update<KubeObject>(Certificate, { ...c, spec: { ...(c.spec as object), dnsNames: ['x.example.com'] } });
         await assert.rejects(store.delete(Certificate, ns, 'a', { preconditions: { resourceVersion: c.metadata.resourceVersion } }), (e: unknown) => isConflict(e));
         await store.delete(Certificate, ns, 'a', { preconditions: { uid: c.metadata.uid, resourceVersion: u.metadata.resourceVersion } });
         assert.equal(await store.get(Certificate, ns, 'a'), undefined);
@@ -346,10 +346,10 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
     test('watch: resume from a resourceVersion, initial state from 0, from now, asynchronous delivery', async () => {
       await withStore(async ({ store }, ns) => {
-        const start = await store.create(Certificate, cert(ns, 'start'));
-        const a = await store.create(Certificate, cert(ns, 'a'));
-        await store.update(Certificate, { ...a, spec: { ...(a.spec as object), dnsNames: ['a2.example.com'] } });
-        await store.create(Certificate, cert(ns, 'b'));
+        const start = await store.create<KubeObject>(Certificate, cert(ns, 'start'));
+        const a = await store.create<KubeObject>(Certificate, cert(ns, 'a'));
+        await store.update<KubeObject>(Certificate, { ...a, spec: { ...(a.spec as object), dnsNames: ['a2.example.com'] } });
+        await store.create<KubeObject>(Certificate, cert(ns, 'b'));
         await store.delete(Certificate, ns, 'a');
 
         const resumed = record(store, Certificate, { namespace: ns, resourceVersion: start.metadata.resourceVersion });
@@ -362,7 +362,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
         await waitFor('the initial state', () => initial.events.length >= 2 || undefined);
         assert.deepEqual(summary(initial.events).sort(), ['ADDED b', 'ADDED start']);
 
-        const p = store.create(Certificate, cert(ns, 'c'));
+        const p = store.create<KubeObject>(Certificate, cert(ns, 'c'));
         assert.equal(live.events.length, 0, 'the handler does not run inside the write');
         const c = await p;
         await waitFor('the live event', () => live.events.length >= 1 || undefined);
@@ -380,11 +380,11 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
     test('watch with a selector: leaving it is DELETED, entering it is ADDED', async () => {
       await withStore(async ({ store }, ns) => {
-        const c = await store.create(Certificate, cert(ns, 'a', { labels: { watch: 'yes' } }));
+        const c = await store.create<KubeObject>(Certificate, cert(ns, 'a', { labels: { watch: 'yes' } }));
         const rec = record(store, Certificate, { namespace: ns, labelSelector: 'watch=yes', resourceVersion: c.metadata.resourceVersion });
-        const out = await store.update(Certificate, { ...c, metadata: { ...c.metadata, labels: { watch: 'no' } } });
-        const outAgain = await store.update(Certificate, { ...out, spec: { ...(out.spec as object), dnsNames: ['q.example.com'] } });
-        const back = await store.update(Certificate, { ...outAgain, metadata: { ...outAgain.metadata, labels: { watch: 'yes' } } });
+        const out = await store.update<KubeObject>(Certificate, { ...c, metadata: { ...c.metadata, labels: { watch: 'no' } } });
+        const outAgain = await store.update<KubeObject>(Certificate, { ...out, spec: { ...(out.spec as object), dnsNames: ['q.example.com'] } });
+        const back = await store.update<KubeObject>(Certificate, { ...outAgain, metadata: { ...outAgain.metadata, labels: { watch: 'yes' } } });
         await store.delete(Certificate, ns, 'a');
         await waitFor('three events', () => rec.events.length >= 3 || undefined);
         assert.deepEqual(summary(rec.events), ['DELETED a', 'ADDED a', 'DELETED a']);
@@ -397,12 +397,12 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
     test('watch and continue from a compacted revision fail with 410 Gone', async () => {
       await withStore(async (b, ns) => {
         const { store } = b;
-        const first = await store.create(Certificate, cert(ns, 'a'));
-        for (const n of ['b', 'c', 'd']) await store.create(Certificate, cert(ns, n));
+        const first = await store.create<KubeObject>(Certificate, cert(ns, 'a'));
+        for (const n of ['b', 'c', 'd']) await store.create<KubeObject>(Certificate, cert(ns, n));
         const page = await store.list(Certificate, { namespace: ns, limit: 1 });
         let old = '1';
         if (b.compact) {
-          for (let i = 0; i < 3; i++) await store.update(Certificate, { ...(await store.get(Certificate, ns, 'a'))!, metadata: { ...first.metadata, resourceVersion: undefined, annotations: { i: String(i) } } });
+          for (let i = 0; i < 3; i++) await store.update<KubeObject>(Certificate, { ...(await store.get(Certificate, ns, 'a'))!, metadata: { ...first.metadata, resourceVersion: undefined, annotations: { i: String(i) } } });
           await b.compact();
           old = first.metadata.resourceVersion!;
           await assert.rejects(store.list(Certificate, { namespace: ns, limit: 1, continue: page.continue }), (e: unknown) => isGone(e));
@@ -424,7 +424,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
     test('patch: merge, json, apply, and the status subresource', async () => {
       await withStore(async ({ store }, ns) => {
-        const c = await store.create(Certificate, cert(ns, 'a', { labels: { keep: 'y', drop: 'y' } }));
+        const c = await store.create<KubeObject>(Certificate, cert(ns, 'a', { labels: { keep: 'y', drop: 'y' } }));
         const merged = await store.patch(Certificate, ns, 'a', 'merge', { metadata: { labels: { drop: null, add: 'y' } }, spec: { dnsNames: ['m.example.com'] }, status: { ignored: true } });
         assert.deepEqual(merged.metadata.labels, { keep: 'y', add: 'y' });
         assert.deepEqual((merged.spec as { dnsNames: string[] }).dnsNames, ['m.example.com']);

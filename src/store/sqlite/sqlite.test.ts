@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KubeObject } from '../../api/meta.ts';
 import { Certificate, EventType, NamespaceType, SecretType } from '../../api/resources.ts';
 import { FakeClock } from '../../runtime/clock.ts';
 import { runStoreConformance } from '../conformance.ts';
@@ -27,7 +28,7 @@ runStoreConformance('sqlite file', async () => {
   };
 });
 
-const cert = (ns: string, name: string) => ({
+const cert = (ns: string, name: string): KubeObject => ({
   apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name, namespace: ns },
   spec: { secretName: `${name}-tls`, issuerRef: { name: 'ca' } },
 });
