@@ -1,0 +1,125 @@
+// Create-or-update of a set of manifests, all or nothing at the validation step: every
+// document is first checked with a dry run, and nothing is written if any one is refused.
+// Used by `certsmith apply` (over HTTP) and `certsmith server --apply` (in process).
+import { isDeepStrictEqual } from 'node:util';
+import type { KubeObject } from '../api/meta.ts';
+import { resourceTypeFor, type ResourceType } from '../api/resources.ts';
+import { StoreError, isConflict, type Store } from '../store/store.ts';
+import type { Manifest } from './manifests.ts';
+import { qualifiedKind } from './client.ts';
+
+export type ApplyAction = 'created' | 'configured' | 'unchanged';
+
+interface Plan {
+  manifest: Manifest;
+  type: ResourceType;
+  obj: KubeObject;
+  existing?: KubeObject;
+  unchanged: boolean;
+}
+
+export interface ApplyReport {
+  /** "certificate.cert-manager.io/foo created", in manifest order */
+  applied: string[];
+  /** "error: <file>: <Kind> <ns>/<name>: <field>: <message>", one per problem */
+  errors: string[];
+}
+
+const fieldManager = 'certsmith-apply';
+
+function label(type: ResourceType, obj: KubeObject) {
+  const name = obj.metadata.name ?? '';
+  return `${type.kind} ${type.namespaced ? `${obj.metadata.namespace}/` : ''}${name}`;
+}
+
+function errorLines(file: string, what: string, e: unknown): string[] {
+  if (e instanceof StoreError && e.causes.length) {
+    return e.causes.map((c) => `error: ${file}: ${what}: ${c.field ? `${c.field}: ` : ''}${c.message}`);
+  }
+  return [`error: ${file}: ${what}: ${(e as Error).message}`];
+}
+
+/** The stored object with the manifest laid over it: server-owned metadata and status survive. */
+function desiredFrom(existing: KubeObject, obj: KubeObject): KubeObject {
+  const out: KubeObject = structuredClone(obj);
+  out.metadata = {
+    ...existing.metadata,
+    ...obj.metadata,
+    annotations: { ...existing.metadata.annotations, ...obj.metadata.annotations },
+    resourceVersion: existing.metadata.resourceVersion,
+  };
+  if (!Object.keys(out.metadata.annotations!).length) delete out.metadata.annotations;
+  if (obj.status === undefined && existing.status !== undefined) out.status = existing.status;
+  return out;
+}
+
+function comparable(o: KubeObject) {
+  const c = structuredClone(o);
+  delete c.metadata.resourceVersion;
+  delete c.metadata.managedFields;
+  delete c.metadata.generation;
+  return c;
+}
+
+export async function applyManifests(store: Store, manifests: Manifest[], opts: { defaultNamespace: string }): Promise<ApplyReport> {
+  const errors: string[] = [];
+  const plans: Plan[] = [];
+  for (const manifest of manifests) {
+    const { file } = manifest;
+    const type = resourceTypeFor(manifest.obj.apiVersion, manifest.obj.kind);
+    if (!type) {
+      errors.push(`error: ${file}: unknown kind "${manifest.obj.kind}" in apiVersion "${manifest.obj.apiVersion}"`);
+      continue;
+    }
+    const obj = structuredClone(manifest.obj);
+    if (type.namespaced) obj.metadata.namespace ||= opts.defaultNamespace;
+    else delete obj.metadata.namespace;
+    if (!obj.metadata.name) {
+      errors.push(`error: ${file}: ${label(type, obj)}: metadata.name: Required value: name is required`);
+      continue;
+    }
+    try {
+      const existing = await store.get(type, obj.metadata.namespace, obj.metadata.name);
+      if (existing) {
+        const result = await store.update(type, desiredFrom(existing, obj), { dryRun: true, fieldManager });
+        plans.push({ manifest, type, obj, existing, unchanged: isDeepStrictEqual(comparable(result), comparable(existing)) });
+      } else {
+        await store.create(type, obj, { dryRun: true, fieldManager });
+        plans.push({ manifest, type, obj, unchanged: false });
+      }
+    } catch (e) {
+      if (!(e instanceof StoreError) || e.code === 401 || e.code === 403) throw e;
+      errors.push(...errorLines(file, label(type, obj), e));
+    }
+  }
+  if (errors.length) return { applied: [], errors };
+
+  const applied: string[] = [];
+  for (const plan of plans) {
+    const { type, obj } = plan;
+    const name = `${qualifiedKind(type)}/${obj.metadata.name}`;
+    if (plan.unchanged) {
+      applied.push(`${name} unchanged`);
+      continue;
+    }
+    try {
+      let existing = plan.existing;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          if (existing) await store.update(type, desiredFrom(existing, obj), { fieldManager });
+          else await store.create(type, obj, { fieldManager });
+          break;
+        } catch (e) {
+          // a controller wrote in between: lay the manifest over the newer object
+          if (!isConflict(e) || attempt >= 3) throw e;
+          existing = await store.get(type, obj.metadata.namespace, obj.metadata.name!);
+        }
+      }
+      applied.push(`${name} ${plan.existing ? 'configured' : 'created'}`);
+    } catch (e) {
+      if (!(e instanceof StoreError)) throw e;
+      errors.push(...errorLines(plan.manifest.file, label(type, obj), e));
+    }
+  }
+  return { applied, errors };
+}

@@ -1,0 +1,79 @@
+// certsmith get <kind> [NAME]: kubectl get for certsmith's kinds, with the same table columns.
+import type { Command } from 'commander';
+import YAML from 'yaml';
+import type { KubeObject } from '../api/meta.ts';
+import type { ResourceType } from '../api/resources.ts';
+import { StoreError } from '../store/store.ts';
+import { tableFor } from '../server/table.ts';
+import { connect, resourceTypeNamed, qualifiedKind } from './client.ts';
+import { CliError } from './cli-error.ts';
+
+type OutputFormat = 'table' | 'wide' | 'yaml' | 'json' | 'name';
+
+/** Columns separated by three spaces, as kubectl's tabwriter prints them. */
+export function formatColumns(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] + 3))).join('').trimEnd()).join('\n') + '\n';
+}
+
+export function renderTable(type: ResourceType, objs: KubeObject[], opts: { wide: boolean; withNamespace: boolean; now?: Date }): string {
+  const table = tableFor(type, objs, { now: opts.now, includeObject: 'None' });
+  const shown = table.columnDefinitions.map((c, i) => ({ c, i })).filter(({ c }) => opts.wide || c.priority === 0);
+  const header = [...(opts.withNamespace ? ['NAMESPACE'] : []), ...shown.map(({ c }) => c.name.toUpperCase())];
+  const rows = table.rows.map((r, n) => [
+    ...(opts.withNamespace ? [objs[n].metadata.namespace ?? ''] : []),
+    ...shown.map(({ i }) => String(r.cells[i] ?? '')),
+  ]);
+  return formatColumns([header, ...rows]);
+}
+
+export function registerGetCommand(program: Command) {
+  program
+    .command('get')
+    .description('show resources of a kind, as a table or as YAML/JSON')
+    .argument('<kind>', 'resource kind, plural, singular or short name')
+    .argument('[name]', 'one object')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-A, --all-namespaces', 'every namespace')
+    .option('-l, --selector <selector>', 'label selector, e.g. app=web,tier!=db')
+    .option('-o, --output <format>', 'yaml | json | wide | name')
+    .action(async (kind: string, name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; selector?: string; output?: string }, cmd: Command) => {
+      const type = resourceTypeNamed(kind);
+      const format = (opts.output ?? 'table') as OutputFormat;
+      if (!['table', 'wide', 'yaml', 'json', 'name'].includes(format)) throw new CliError(`unknown output format "${opts.output}": use yaml, json, wide or name`);
+      if (name && opts.allNamespaces) throw new CliError('a resource cannot be retrieved by name across all namespaces');
+      const conn = connect(cmd);
+      try {
+        const ns = !type.namespaced || opts.allNamespaces ? undefined : opts.namespace ?? conn.namespace;
+        let objs: KubeObject[];
+        if (name) {
+          const obj = await conn.store.get(type, ns, name);
+          if (!obj) throw new StoreError('NotFound', `${type.group ? `${type.plural}.${type.group}` : type.plural} "${name}" not found`);
+          objs = [obj];
+        } else {
+          objs = (await conn.store.list(type, { namespace: ns, labelSelector: opts.selector })).items;
+        }
+        if (!name && objs.length === 0 && (format === 'table' || format === 'wide')) {
+          process.stderr.write(ns ? `No resources found in ${ns} namespace.\n` : 'No resources found\n');
+          return;
+        }
+        const single = name ? objs[0] : undefined;
+        const asList = () => ({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objs });
+        switch (format) {
+          case 'yaml':
+            process.stdout.write(YAML.stringify(single ?? asList()));
+            break;
+          case 'json':
+            process.stdout.write(JSON.stringify(single ?? asList(), null, 4) + '\n');
+            break;
+          case 'name':
+            for (const o of objs) process.stdout.write(`${qualifiedKind(type)}/${o.metadata.name}\n`);
+            break;
+          default:
+            process.stdout.write(renderTable(type, objs, { wide: format === 'wide', withNamespace: !!opts.allNamespaces && type.namespaced }));
+        }
+      } finally {
+        await conn.store.close();
+      }
+    });
+}

@@ -1,0 +1,47 @@
+// The certsmith command line. Each command lives in its own file and registers itself here.
+import { Command, CommanderError } from 'commander';
+import { StoreError } from '../store/store.ts';
+import { CliError } from './cli-error.ts';
+import { registerServerCommand } from './server.ts';
+import { registerApplyCommand } from './apply.ts';
+import { registerGetCommand } from './get.ts';
+import { registerDeleteCommand } from './delete.ts';
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('certsmith')
+    .description('certificate lifecycle controller: cert-manager\'s API on one host or on Kubernetes')
+    .option('--kubeconfig <path>', 'kubeconfig to use (default $KUBECONFIG, then ./.certsmith/kubeconfig)')
+    .showHelpAfterError()
+    .exitOverride();
+  registerServerCommand(program);
+  registerApplyCommand(program);
+  registerGetCommand(program);
+  registerDeleteCommand(program);
+  return program;
+}
+
+function describe(e: unknown): string {
+  if (e instanceof StoreError) {
+    if (e.code === 401) return 'the server refused the credentials (401 Unauthorized): check the token in the kubeconfig';
+    return e.message;
+  }
+  return (e as Error)?.message ?? String(e);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode; // commander printed it already
+    if (!(e instanceof CliError) && !(e instanceof StoreError) && process.env.CERTSMITH_DEBUG) console.error(e);
+    process.stderr.write(`error: ${describe(e)}\n`);
+    return e instanceof CliError ? e.exitCode : 1;
+  }
+}
+
+const code = await main(process.argv);
+process.exitCode = code;

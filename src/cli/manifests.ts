@@ -1,0 +1,72 @@
+// Reading manifests: files, folders (sorted by name) or stdin; multi-document YAML or JSON,
+// and `kind: List` documents unpacked, as kubectl reads them.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import type { KubeObject } from '../api/meta.ts';
+
+export interface Manifest {
+  /** the file it came from ('-' for stdin) */
+  file: string;
+  obj: KubeObject;
+}
+
+export class ManifestError extends Error {
+  constructor(readonly file: string, message: string) {
+    super(message);
+  }
+}
+
+const manifestExtensions = /\.(ya?ml|json)$/i;
+
+/** Every manifest file a path names: the file itself, or a folder's YAML/JSON files sorted by name. */
+export function manifestFiles(path: string): string[] {
+  if (path === '-') return ['-'];
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    throw new ManifestError(path, 'no such file or directory');
+  }
+  if (!st.isDirectory()) return [path];
+  return readdirSync(path).filter((f) => manifestExtensions.test(f)).sort().map((f) => join(path, f));
+}
+
+export function parseManifests(file: string, text: string): Manifest[] {
+  const docs = YAML.parseAllDocuments(text);
+  const out: Manifest[] = [];
+  for (const doc of docs) {
+    if (doc.errors.length) {
+      const err = doc.errors[0];
+      throw new ManifestError(file, `invalid YAML: ${err.message.split('\n')[0]}`);
+    }
+    const value = doc.toJS();
+    if (value === null || value === undefined) continue;
+    if (typeof value !== 'object' || Array.isArray(value)) throw new ManifestError(file, 'a document is not an object');
+    const objs = value.kind === 'List' && Array.isArray(value.items) ? value.items : [value];
+    for (const o of objs) {
+      if (!o || typeof o !== 'object' || !o.apiVersion || !o.kind) {
+        throw new ManifestError(file, 'a document has no apiVersion or kind');
+      }
+      o.metadata = o.metadata && typeof o.metadata === 'object' ? o.metadata : {};
+      out.push({ file, obj: o as KubeObject });
+    }
+  }
+  return out;
+}
+
+export function readManifests(paths: string[], stdin: () => string = () => readFileSync(0, 'utf8')): Manifest[] {
+  const out: Manifest[] = [];
+  for (const p of paths) {
+    for (const file of manifestFiles(p)) {
+      let text: string;
+      try {
+        text = file === '-' ? stdin() : readFileSync(file, 'utf8');
+      } catch (e) {
+        throw new ManifestError(file, `cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+      out.push(...parseManifests(file, text));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,60 @@
+// certsmith renew NAME... | --all [-n NS | -A] [-l SELECTOR]: cmctl's manual trigger. Sets
+// Issuing=True with reason ManuallyTriggered, which bypasses backoff, renewal windows and policy.
+import type { Command } from 'commander';
+import { setCondition } from '../api/conditions.ts';
+import { Certificate } from '../api/resources.ts';
+import { isConflict, type Store } from '../store/store.ts';
+import type { CertificateObj } from '../controllers/certificates/objects.ts';
+import { connect } from './client.ts';
+import { CliError } from './cli-error.ts';
+
+export async function triggerRenewal(store: Store, namespace: string, name: string, now = new Date()): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const crt = await store.get<CertificateObj>(Certificate, namespace, name);
+    if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
+    const conditions = setCondition(crt.status?.conditions, {
+      type: 'Issuing', status: 'True', reason: 'ManuallyTriggered', message: 'Certificate re-issuance manually triggered',
+      observedGeneration: crt.metadata.generation,
+    }, now);
+    try {
+      await store.updateStatus(Certificate, { ...crt, status: { ...(crt.status ?? {}), conditions } }, { fieldManager: 'certsmith-renew' });
+      return;
+    } catch (e) {
+      // a controller wrote in between: read again, a bounded number of times
+      if (!isConflict(e) || attempt >= 4) throw e;
+    }
+  }
+}
+
+export function registerRenewCommand(program: Command) {
+  program
+    .command('renew')
+    .description('mark Certificates for manual renewal (bypasses backoff and renewal windows)')
+    .argument('[names...]', 'Certificate names')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-A, --all-namespaces', 'across all namespaces (with --all or -l)')
+    .option('--all', 'every Certificate in the namespace')
+    .option('-l, --selector <selector>', 'label selector')
+    .action(async (names: string[], opts: { namespace?: string; allNamespaces?: boolean; all?: boolean; selector?: string }, cmd: Command) => {
+      if (names.length && (opts.all || opts.selector || opts.allNamespaces)) throw new CliError('cannot specify Certificate names in conjunction with --all, -l or -A');
+      if (opts.all && opts.selector) throw new CliError('cannot specify --all and -l together');
+      if (!names.length && !opts.all && !opts.selector) throw new CliError('please supply one or more Certificate names, or use --all or -l');
+      const conn = connect(cmd);
+      try {
+        const ns = opts.namespace ?? conn.namespace;
+        let targets: { namespace: string; name: string }[];
+        if (names.length) {
+          targets = names.map((name) => ({ namespace: ns, name }));
+        } else {
+          const list = await conn.store.list<CertificateObj>(Certificate, { namespace: opts.allNamespaces ? undefined : ns, labelSelector: opts.selector });
+          targets = list.items.map((c) => ({ namespace: c.metadata.namespace!, name: c.metadata.name! }));
+        }
+        for (const t of targets) {
+          await triggerRenewal(conn.store, t.namespace, t.name);
+          process.stdout.write(`Manually triggered issuance of Certificate ${t.namespace}/${t.name}\n`);
+        }
+      } finally {
+        await conn.store.close();
+      }
+    });
+}

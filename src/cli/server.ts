@@ -1,0 +1,166 @@
+// certsmith server: the embedded API server on SQLite with every controller, for one host.
+import { mkdirSync, chmodSync } from 'node:fs';
+import { resolve, join } from 'node:path';
+import type { Command } from 'commander';
+import { parseDuration } from '../api/duration.ts';
+import { NamespaceType } from '../api/resources.ts';
+import { realClock } from '../runtime/clock.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { startControllers, type ControllerOptions } from '../controllers/manager.ts';
+import { openSqliteStore } from '../store/sqlite/index.ts';
+import { isConflict, type Store } from '../store/store.ts';
+import { withAdmission } from '../server/admission.ts';
+import { startApiServer } from '../server/api-server.ts';
+import { ensureServingCertificate } from '../server/tls.ts';
+import { writeKubeconfig, ensureAccessToken } from '../server/kubeconfig.ts';
+import { readManifests, ManifestError } from './manifests.ts';
+import { applyManifests } from './apply-manifests.ts';
+import { CliError } from './cli-error.ts';
+
+interface ServerFlags {
+  dataDir: string;
+  listen: string;
+  apply: string[];
+  autoApprove: boolean;
+  backoffInitial?: string;
+  backoffMax?: string;
+  secretsDir?: string;
+  keepFiles?: boolean;
+  deployHook?: string;
+  acmeHttp01Listen?: string;
+  acmeHttp01SolverNameservers?: string;
+  dns01RecursiveNameservers?: string;
+  dns01RecursiveNameserversOnly?: boolean;
+  metricsListen: string;
+  healthListen: string;
+}
+
+/** HOST:PORT, [v6]:PORT or :PORT into its parts. */
+export function parseListen(text: string, flag = '--listen'): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new CliError(`${flag} "${text}": expected HOST:PORT, e.g. 127.0.0.1:6443`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}
+
+function durationFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseDuration(value);
+  } catch (e) {
+    throw new CliError(`${flag}: ${(e as Error).message}`);
+  }
+}
+
+const list = (v: string | undefined) => v?.split(',').map((s) => s.trim()).filter(Boolean);
+
+export function controllerOptionsFrom(f: ServerFlags): ControllerOptions {
+  parseListen(f.metricsListen, '--metrics-listen');
+  parseListen(f.healthListen, '--health-listen');
+  return {
+    noAutoApprove: !f.autoApprove,
+    backoffInitialMs: durationFlag(f.backoffInitial, '--backoff-initial'),
+    backoffMaxMs: durationFlag(f.backoffMax, '--backoff-max'),
+    secretsDir: f.secretsDir ? resolve(f.secretsDir) : undefined,
+    keepFiles: f.keepFiles,
+    deployHook: f.deployHook,
+    acmeHTTP01Listen: f.acmeHttp01Listen,
+    acmeHTTP01SolverNameservers: list(f.acmeHttp01SolverNameservers),
+    dns01RecursiveNameservers: list(f.dns01RecursiveNameservers),
+    dns01RecursiveNameserversOnly: f.dns01RecursiveNameserversOnly,
+    metricsListen: f.metricsListen,
+    healthListen: f.healthListen,
+  };
+}
+
+async function ensureDefaultNamespace(store: Store) {
+  try {
+    if (!(await store.get(NamespaceType, undefined, 'default'))) {
+      await store.create(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } });
+    }
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+  }
+}
+
+export function registerServerCommand(program: Command) {
+  program
+    .command('server')
+    .description('run the embedded API server (SQLite) and all controllers on this host')
+    .option('--data-dir <dir>', 'state, PKI, token and kubeconfig', './.certsmith')
+    .option('--listen <host:port>', 'API server address', '127.0.0.1:6443')
+    .option('--apply <path>', 'manifests (file or folder) applied at start; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--no-auto-approve', 'leave CertificateRequests for a person or another approver')
+    .option('--backoff-initial <duration>', 'first retry delay after a failed issuance (default 1h)')
+    .option('--backoff-max <duration>', 'longest retry delay (default 32h)')
+    .option('--secrets-dir <dir>', 'mirror issued Secrets to files under this folder')
+    .option('--keep-files', 'keep mirrored files when their Certificate is deleted')
+    .option('--deploy-hook <cmd>', 'command run after each issuance or renewal')
+    .option('--acme-http01-listen <host:port>', 'address of the HTTP-01 challenge responder')
+    .option('--acme-http01-solver-nameservers <list>', 'comma-separated host:port resolvers for HTTP-01 self-checks')
+    .option('--dns01-recursive-nameservers <list>', 'comma-separated host:port resolvers for DNS-01 self-checks')
+    .option('--dns01-recursive-nameservers-only', 'use only these resolvers for DNS-01 checks')
+    .option('--metrics-listen <host:port>', 'Prometheus metrics address', '127.0.0.1:9402')
+    .option('--health-listen <host:port>', 'health probe address', '127.0.0.1:9403')
+    .action(async (flags: ServerFlags) => {
+      const { host, port } = parseListen(flags.listen);
+      const options = controllerOptionsFrom(flags);
+      const dataDir = resolve(flags.dataDir);
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      chmodSync(dataDir, 0o700);
+      let manifests;
+      try {
+        manifests = readManifests(flags.apply);
+      } catch (e) {
+        if (e instanceof ManifestError) throw new CliError(`--apply ${e.file}: ${e.message}`);
+        throw e;
+      }
+      const logger = createLogger({ name: 'certsmith' });
+
+      const raw = await openSqliteStore({ path: join(dataDir, 'state.db') });
+      const store = withAdmission(raw);
+      const stopped: Array<() => Promise<void>> = [() => store.close()];
+      const shutdown = async () => {
+        for (const stop of stopped.reverse()) await stop().catch(() => {});
+      };
+      try {
+        await ensureDefaultNamespace(store);
+        if (manifests.length) {
+          const report = await applyManifests(store, manifests, { defaultNamespace: 'default' });
+          for (const line of report.errors) process.stderr.write(line + '\n');
+          if (report.errors.length) throw new CliError(`--apply: ${report.errors.length} problem(s) in the manifests; nothing was applied`);
+          for (const line of report.applied) logger.info({ applied: line }, 'manifest applied');
+        }
+
+        const tls = await ensureServingCertificate(dataDir, { hosts: [host] });
+        const token = ensureAccessToken(dataDir);
+        const api = await startApiServer({ store, host, port, tls, token, logger: logger.child({ component: 'apiserver' }) });
+        stopped.push(() => api.close());
+        const clientHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+        const server = `https://${clientHost.includes(':') ? `[${clientHost}]` : clientHost}:${api.port}`;
+        const kubeconfig = join(dataDir, 'kubeconfig');
+        writeKubeconfig(kubeconfig, { server, caPem: tls.caPem, token });
+
+        const controllers = await startControllers({ store, clock: realClock, options });
+        stopped.push(() => controllers.stop());
+        process.stdout.write(`certsmith server listening on ${server} (kubeconfig: ${kubeconfig})\n`);
+      } catch (e) {
+        await shutdown();
+        throw e;
+      }
+
+      await new Promise<void>((resolveStop) => {
+        const onSignal = (signal: string) => {
+          logger.info({ signal }, 'shutting down');
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          resolveStop();
+        };
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+      });
+      await shutdown();
+      // a controller that left a handle open must not keep a stopped server alive
+      setTimeout(() => process.exit(process.exitCode ?? 0), 2000).unref();
+    });
+}

@@ -1,0 +1,423 @@
+// The Kubernetes REST API over a Store: enough of kube-apiserver for kubectl, the certsmith
+// CLI and HttpStore (and so the cluster backend) to work against the embedded store.
+import http from 'node:http';
+import https from 'node:https';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import YAML from 'yaml';
+import type { Logger } from 'pino';
+import type { KubeObject } from '../api/meta.ts';
+import { apiVersionOf, type ResourceType } from '../api/resources.ts';
+import { openAPIV3Index, openAPIV3Document } from '../api/openapi.ts';
+import { StoreError, type Store, type PatchType, type DeleteOptions, type WatchEvent, type Watch } from '../store/store.ts';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from './discovery.ts';
+import { tableFor } from './table.ts';
+
+export interface ApiServerOptions {
+  store: Store;
+  /** default 127.0.0.1 */
+  host?: string;
+  /** 0 (the default) picks a free port */
+  port?: number;
+  tls?: { certPem: string; keyPem: string };
+  /** when set, every request but the health probes needs `Authorization: Bearer <token>` */
+  token?: string;
+  logger?: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+  /** how long a watch stays open when the client names no timeoutSeconds */
+  defaultWatchTimeoutSeconds?: number;
+  now?: () => Date;
+}
+
+export interface RunningApiServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const maxBodyBytes = 3 * 1024 * 1024; // kube-apiserver's request size limit
+
+class HttpError extends Error {
+  constructor(readonly code: number, readonly reason: string, message: string) {
+    super(message);
+  }
+}
+
+interface ResourceRoute {
+  type: ResourceType;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/** Splits /api/v1/... and /apis/<g>/<v>/... into a resource, namespace, name and subresource. */
+function resourceRoute(group: string, version: string, segs: string[]): ResourceRoute | undefined {
+  const types = typesIn(group, version);
+  const byPlural = (p: string) => types.find((t) => t.plural === p);
+  if (segs[0] === 'namespaces' && segs.length >= 3 && byPlural(segs[2])?.namespaced) {
+    if (segs.length > 5) return undefined;
+    return { type: byPlural(segs[2])!, namespace: segs[1], name: segs[3], subresource: segs[4] };
+  }
+  const type = byPlural(segs[0]);
+  if (!type || segs.length > 3) return undefined;
+  return { type, name: segs[1], subresource: segs[2] };
+}
+
+function resourceName(t: ResourceType) {
+  return t.group ? `${t.plural}.${t.group}` : t.plural;
+}
+
+function statusBody(code: number, reason: string, message: string, details?: object) {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code, ...(details ? { details } : {}) };
+}
+
+function errorStatus(e: unknown, route?: ResourceRoute) {
+  if (e instanceof StoreError) {
+    const s = e.toStatus(route?.type.plural, route?.name) as ReturnType<StoreError['toStatus']> & { details?: Record<string, unknown> };
+    if (s.details && route?.type.group) s.details.group = route.type.group;
+    return s;
+  }
+  if (e instanceof HttpError) return statusBody(e.code, e.reason, e.message);
+  return undefined;
+}
+
+function sendJSON(res: http.ServerResponse, code: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.end(text);
+}
+
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBodyBytes) throw new HttpError(413, 'RequestEntityTooLarge', 'the request body is too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJSON(text: string, what = 'request body'): any {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new HttpError(400, 'BadRequest', `the ${what} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+function patchTypeOf(contentType: string | undefined): PatchType | undefined {
+  const ct = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  switch (ct) {
+    case 'application/merge-patch+json':
+    case 'application/strategic-merge-patch+json': // our CRDs have no patch strategies; Secrets are flat maps
+      return 'merge';
+    case 'application/json-patch+json':
+      return 'json';
+    case 'application/apply-patch+yaml':
+    case 'application/apply-patch+json':
+      return 'apply';
+    default:
+      return undefined;
+  }
+}
+
+const truthy = (v: string | null) => v === '1' || v === 'true';
+
+function wantsTable(req: http.IncomingMessage) {
+  return /as=Table/.test(req.headers.accept ?? '');
+}
+
+function hashOf(s: string) {
+  return createHash('sha256').update(s).digest();
+}
+
+export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
+  const { store } = opts;
+  const host = opts.host ?? '127.0.0.1';
+  const log = opts.logger;
+  const now = opts.now ?? (() => new Date());
+  const tokenHash = opts.token ? hashOf(opts.token) : undefined;
+  const openWatches = new Set<() => void>();
+  let serverAddress = '';
+
+  function authorized(req: http.IncomingMessage) {
+    if (!tokenHash) return true;
+    const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+    return !!m && timingSafeEqual(hashOf(m[1].trim()), tokenHash);
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const method = req.method ?? 'GET';
+
+    if (path === '/healthz' || path === '/readyz' || path === '/livez') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end('ok');
+      return;
+    }
+    if (!authorized(req)) {
+      sendJSON(res, 401, statusBody(401, 'Unauthorized', 'Unauthorized'));
+      return;
+    }
+    const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    const readOnly = method === 'GET' || method === 'HEAD';
+
+    if (path === '/version' && readOnly) return sendJSON(res, 200, serverVersion);
+    if (path === '/api' && readOnly) return sendJSON(res, 200, apiVersions(serverAddress));
+    if (path === '/apis' && readOnly) return sendJSON(res, 200, apiGroupList());
+    if (segs[0] === 'openapi') return serveOpenAPI(segs, res);
+
+    let group: string, version: string, rest: string[];
+    if (segs[0] === 'api' && segs.length >= 2) [group, version, rest] = ['', segs[1], segs.slice(2)];
+    else if (segs[0] === 'apis' && segs.length >= 3) [group, version, rest] = [segs[1], segs[2], segs.slice(3)];
+    else if (segs[0] === 'apis' && segs.length === 2 && readOnly) {
+      const g = apiGroup(segs[1]);
+      return g ? sendJSON(res, 200, g) : notFoundPath(res, path);
+    } else return notFoundPath(res, path);
+
+    if (rest.length === 0) {
+      const list = apiResourceList(group, version);
+      return list && readOnly ? sendJSON(res, 200, list) : notFoundPath(res, path);
+    }
+    const route = resourceRoute(group, version, rest);
+    if (!route || (route.subresource && (route.subresource !== 'status' || !route.type.statusSubresource))) return notFoundPath(res, path);
+    try {
+      await serveResource(route, method, url, req, res);
+    } catch (e) {
+      const status = errorStatus(e, route);
+      if (!status) {
+        log?.error({ err: { message: (e as Error)?.message, stack: (e as Error)?.stack }, method, path }, 'internal error');
+      }
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      const body = status ?? statusBody(500, 'InternalError', 'an internal error occurred');
+      sendJSON(res, body.code, body);
+    }
+  }
+
+  function notFoundPath(res: http.ServerResponse, path: string) {
+    sendJSON(res, 404, statusBody(404, 'NotFound', `the server could not find the requested resource (${path})`));
+  }
+
+  function serveOpenAPI(segs: string[], res: http.ServerResponse) {
+    if (segs[1] !== 'v3') return notFoundPath(res, '/' + segs.join('/'));
+    if (segs.length === 2) return sendJSON(res, 200, openAPIV3Index());
+    let doc: unknown;
+    if (segs[2] === 'api' && segs.length === 4) doc = openAPIV3Document('', segs[3]);
+    else if (segs[2] === 'apis' && segs.length === 5) doc = openAPIV3Document(segs[3], segs[4]);
+    return doc ? sendJSON(res, 200, doc) : notFoundPath(res, '/' + segs.join('/'));
+  }
+
+  async function serveResource(route: ResourceRoute, method: string, url: URL, req: http.IncomingMessage, res: http.ServerResponse) {
+    const { type, namespace, name, subresource } = route;
+    const q = url.searchParams;
+    const dryRun = q.getAll('dryRun').includes('All');
+    const fieldManager = q.get('fieldManager') ?? undefined;
+    const table = wantsTable(req);
+    const asTable = (objs: KubeObject[], meta: { resourceVersion?: string; continue?: string } = {}) =>
+      tableFor(type, objs, { now: now(), includeObject: (q.get('includeObject') as 'None' | 'Metadata' | 'Object' | null) ?? undefined, ...meta });
+
+    if (!name) {
+      switch (method) {
+        case 'GET': {
+          if (truthy(q.get('watch'))) return serveWatch(route, q, res, table);
+          const list = await store.list(type, {
+            namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined,
+            limit: q.get('limit') ? Number(q.get('limit')) : undefined, continue: q.get('continue') ?? undefined,
+          });
+          const meta = { resourceVersion: list.resourceVersion, ...(list.continue ? { continue: list.continue } : {}) };
+          if (table) return sendJSON(res, 200, asTable(list.items, meta));
+          return sendJSON(res, 200, { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta, items: list.items });
+        }
+        case 'POST': {
+          const obj = objectFromBody(type, parseJSON(await readBody(req)), namespace);
+          const created = await store.create(type, obj, { dryRun, fieldManager });
+          return sendJSON(res, 201, created);
+        }
+        case 'DELETE': {
+          const list = await store.list(type, { namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined });
+          const deleteOpts = deleteOptionsFrom(await readBody(req), q);
+          const items: KubeObject[] = [];
+          for (const o of list.items) {
+            const gone = await store.delete(type, o.metadata.namespace, o.metadata.name!, { ...deleteOpts, ...(dryRun ? { dryRun } : {}) } as DeleteOptions);
+            items.push(gone ?? o);
+          }
+          return sendJSON(res, 200, { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: list.resourceVersion }, items });
+        }
+        default:
+          throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on a ${type.plural} collection`);
+      }
+    }
+
+    switch (method) {
+      case 'GET': {
+        const obj = await store.get(type, namespace, name);
+        if (!obj) throw new StoreError('NotFound', `${resourceName(type)} "${name}" not found`);
+        return sendJSON(res, 200, table ? asTable([obj], { resourceVersion: obj.metadata.resourceVersion }) : obj);
+      }
+      case 'PUT': {
+        const obj = objectFromBody(type, parseJSON(await readBody(req)), namespace);
+        if (obj.metadata.name !== name) {
+          throw new HttpError(400, 'BadRequest', `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+        }
+        const out = subresource === 'status'
+          ? await store.updateStatus(type, obj, { dryRun, fieldManager })
+          : await store.update(type, obj, { dryRun, fieldManager });
+        return sendJSON(res, 200, out);
+      }
+      case 'PATCH': {
+        const patchType = patchTypeOf(req.headers['content-type']);
+        if (!patchType) {
+          throw new HttpError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+        }
+        if (patchType === 'apply' && !fieldManager) {
+          throw new HttpError(400, 'BadRequest', 'PATCH requests with application/apply-patch+yaml require fieldManager');
+        }
+        const text = await readBody(req);
+        let patch: unknown;
+        if (patchType === 'apply') {
+          try {
+            patch = YAML.parse(text);
+          } catch (e) {
+            throw new HttpError(400, 'BadRequest', `the apply body is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+          }
+          if (!patch || typeof patch !== 'object') throw new HttpError(400, 'BadRequest', 'the apply body must be an object');
+        } else patch = parseJSON(text, 'patch');
+        const out = await store.patch(type, namespace, name, patchType, patch, {
+          dryRun, fieldManager, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
+        });
+        return sendJSON(res, 200, out);
+      }
+      case 'DELETE': {
+        if (subresource) throw new HttpError(405, 'MethodNotAllowed', 'DELETE is not supported on a subresource');
+        const deleteOpts = deleteOptionsFrom(await readBody(req), q);
+        const out = await store.delete(type, namespace, name, { ...deleteOpts, ...(dryRun ? { dryRun } : {}) } as DeleteOptions);
+        if (out) return sendJSON(res, 200, out);
+        return sendJSON(res, 200, {
+          kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
+          details: { name, kind: type.plural, ...(type.group ? { group: type.group } : {}) },
+        });
+      }
+      default:
+        throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${resourceName(type)}`);
+    }
+  }
+
+  function serveWatch(route: ResourceRoute, q: URLSearchParams, res: http.ServerResponse, table: boolean) {
+    const { type, namespace } = route;
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    let done = false;
+    // assigned after store.watch returns; the callbacks may run before that
+    const current: { watch?: Watch } = {};
+    const timeoutSeconds = q.get('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : (opts.defaultWatchTimeoutSeconds ?? 1800);
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      openWatches.delete(finish);
+      current.watch?.stop();
+      res.end();
+    };
+    const timer = setTimeout(finish, Math.max(0, timeoutSeconds) * 1000);
+    openWatches.add(finish);
+    res.on('close', finish);
+    const write = (line: unknown) => {
+      if (!done) res.write(JSON.stringify(line) + '\n');
+    };
+    const rv = q.get('resourceVersion');
+    const watch = store.watch(type, {
+      namespace,
+      labelSelector: q.get('labelSelector') ?? undefined,
+      fieldSelector: q.get('fieldSelector') ?? undefined,
+      // kube-apiserver starts a watch without a resourceVersion with the current state
+      resourceVersion: rv ? rv : '0',
+      allowBookmarks: truthy(q.get('allowWatchBookmarks')),
+    }, (e: WatchEvent) => {
+      const object = table && e.type !== 'BOOKMARK' ? tableFor(type, [e.object], { now: now() }) : e.object;
+      write({ type: e.type, object });
+    }, (err) => {
+      const status = errorStatus(err, route) ?? statusBody(500, 'InternalError', 'the watch failed');
+      write({ type: 'ERROR', object: status });
+      finish();
+    });
+    current.watch = watch;
+    if (done) watch.stop();
+    // the headers go out only once the watch is registered: a client that waits for them
+    // knows that every write it makes afterwards will be seen
+    else res.flushHeaders();
+  }
+
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    handle(req, res).catch((e) => {
+      log?.error({ err: { message: (e as Error)?.message } }, 'request failed');
+      if (!res.headersSent) sendJSON(res, 500, statusBody(500, 'InternalError', 'an internal error occurred'));
+      else res.end();
+    });
+  };
+  const server = opts.tls
+    ? https.createServer({ cert: opts.tls.certPem, key: opts.tls.keyPem }, listener)
+    : http.createServer(listener);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  serverAddress = `${urlHost}:${port}`;
+  const url = `${opts.tls ? 'https' : 'http'}://${serverAddress}`;
+  log?.info({ url }, 'API server listening');
+
+  return {
+    url,
+    port,
+    async close() {
+      for (const finish of [...openWatches]) finish();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** The object a POST or PUT carries, checked against the URL it was sent to. */
+function objectFromBody(type: ResourceType, body: any, namespace: string | undefined): KubeObject {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'BadRequest', 'the request body must be a JSON object');
+  const apiVersion = apiVersionOf(type);
+  if (body.apiVersion && body.apiVersion !== apiVersion) {
+    throw new HttpError(400, 'BadRequest', `the API version in the data (${body.apiVersion}) does not match the expected API version (${apiVersion})`);
+  }
+  if (body.kind && body.kind !== type.kind) {
+    throw new HttpError(400, 'BadRequest', `the kind in the data (${body.kind}) does not match the expected kind (${type.kind})`);
+  }
+  body.apiVersion = apiVersion;
+  body.kind = type.kind;
+  body.metadata = body.metadata && typeof body.metadata === 'object' ? body.metadata : {};
+  if (type.namespaced && namespace) {
+    if (body.metadata.namespace && body.metadata.namespace !== namespace) {
+      throw new HttpError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+    }
+    body.metadata.namespace = namespace;
+  }
+  if (!type.namespaced) delete body.metadata.namespace;
+  return body as KubeObject;
+}
+
+function deleteOptionsFrom(text: string, q: URLSearchParams): DeleteOptions {
+  const body = text.trim() ? parseJSON(text, 'DeleteOptions') : {};
+  const policy = body.propagationPolicy ?? q.get('propagationPolicy') ?? undefined;
+  if (policy && !['Background', 'Foreground', 'Orphan'].includes(policy)) {
+    throw new StoreError('Invalid', `DeleteOptions is invalid: propagationPolicy: Unsupported value: "${policy}"`, [{ field: 'propagationPolicy', message: `Unsupported value: "${policy}"`, reason: 'FieldValueNotSupported' }]);
+  }
+  return {
+    ...(policy ? { propagationPolicy: policy } : {}),
+    ...(body.preconditions ? { preconditions: body.preconditions } : {}),
+  };
+}

@@ -1,0 +1,99 @@
+// The kubeconfig the embedded server hands out, and the client side that reads any
+// kubeconfig (ours or a real cluster's) into what HttpStore needs.
+import { readFileSync, writeFileSync, existsSync, chmodSync, mkdirSync } from 'node:fs';
+import { dirname, resolve, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import YAML from 'yaml';
+
+export interface ClientConfig {
+  server: string;
+  caPem?: string;
+  token?: string;
+  insecure?: boolean;
+  namespace?: string;
+  /** the file this came from, for messages */
+  source: string;
+}
+
+const contextName = 'certsmith';
+
+export function writeKubeconfig(path: string, cfg: { server: string; caPem: string; token: string; namespace?: string }): void {
+  const doc = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: contextName, cluster: { server: cfg.server, 'certificate-authority-data': Buffer.from(cfg.caPem).toString('base64') } }],
+    users: [{ name: contextName, user: { token: cfg.token } }],
+    contexts: [{ name: contextName, context: { cluster: contextName, user: contextName, namespace: cfg.namespace ?? 'default' } }],
+    'current-context': contextName,
+    preferences: {},
+  };
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, YAML.stringify(doc), { mode: 0o600 });
+  chmodSync(path, 0o600);
+}
+
+/** The bearer token of a data dir: random once, then reused so that kubeconfigs handed out stay valid. */
+export function ensureAccessToken(dataDir: string): string {
+  const path = join(dataDir, 'token');
+  if (existsSync(path)) {
+    const t = readFileSync(path, 'utf8').trim();
+    if (t) return t;
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const token = randomBytes(32).toString('base64url');
+  writeFileSync(path, token + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return token;
+}
+
+export class KubeconfigError extends Error {}
+
+/** Resolves --kubeconfig, then $KUBECONFIG (first existing entry), then ./.certsmith/kubeconfig. */
+export function kubeconfigPath(explicit?: string): string {
+  if (explicit) return resolve(explicit);
+  const env = process.env.KUBECONFIG;
+  if (env) {
+    const entries = env.split(':').filter(Boolean);
+    const found = entries.find((p) => existsSync(p));
+    if (found) return resolve(found);
+    if (entries.length) return resolve(entries[0]);
+  }
+  return resolve('.certsmith', 'kubeconfig');
+}
+
+export function loadClientConfig(opts: { kubeconfig?: string } = {}): ClientConfig {
+  const path = kubeconfigPath(opts.kubeconfig);
+  if (!existsSync(path)) {
+    throw new KubeconfigError(`no kubeconfig at ${path}: start "certsmith server" or pass --kubeconfig`);
+  }
+  let doc: any;
+  try {
+    doc = YAML.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new KubeconfigError(`kubeconfig ${path} is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  const byName = (list: unknown, name: string) => (Array.isArray(list) ? list : []).find((e: any) => e?.name === name);
+  const ctxName = doc?.['current-context'] ?? (Array.isArray(doc?.contexts) && doc.contexts.length === 1 ? doc.contexts[0].name : undefined);
+  const ctx = ctxName ? byName(doc.contexts, ctxName)?.context : undefined;
+  if (!ctx) throw new KubeconfigError(`kubeconfig ${path} has no current context`);
+  const cluster = byName(doc.clusters, ctx.cluster)?.cluster;
+  if (!cluster?.server) throw new KubeconfigError(`kubeconfig ${path}: context "${ctxName}" names no cluster with a server`);
+  const user = ctx.user ? byName(doc.users, ctx.user)?.user ?? {} : {};
+  const base = dirname(path);
+
+  let caPem: string | undefined;
+  if (cluster['certificate-authority-data']) caPem = Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8');
+  else if (cluster['certificate-authority']) caPem = readFileSync(resolve(base, cluster['certificate-authority']), 'utf8');
+
+  let token: string | undefined = user.token;
+  if (!token && user.tokenFile) token = readFileSync(resolve(base, user.tokenFile), 'utf8').trim();
+
+  return {
+    server: String(cluster.server).replace(/\/+$/, ''),
+    caPem,
+    token,
+    insecure: cluster['insecure-skip-tls-verify'] === true || undefined,
+    namespace: ctx.namespace || undefined,
+    source: path,
+  };
+}

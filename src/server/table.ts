@@ -1,0 +1,136 @@
+// meta.k8s.io/v1 Table rendering: what `kubectl get` prints. The columns follow
+// cert-manager's CRD printer columns so that output reads the same as on a cluster.
+import type { KubeObject, Condition } from '../api/meta.ts';
+import type { ResourceType } from '../api/resources.ts';
+
+export interface TableColumnDefinition {
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  priority: number;
+}
+
+export interface TableRow {
+  cells: unknown[];
+  object?: unknown;
+}
+
+export interface Table {
+  kind: 'Table';
+  apiVersion: 'meta.k8s.io/v1';
+  metadata: { resourceVersion?: string; continue?: string };
+  columnDefinitions: TableColumnDefinition[];
+  rows: TableRow[];
+}
+
+interface Column {
+  name: string;
+  priority?: number;
+  description?: string;
+  value: (o: KubeObject) => unknown;
+}
+
+function condition(o: KubeObject, type: string): Condition | undefined {
+  const conds = (o.status as { conditions?: Condition[] } | undefined)?.conditions;
+  return Array.isArray(conds) ? conds.find((c) => c.type === type) : undefined;
+}
+
+const get = (o: unknown, path: string): unknown =>
+  path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), o);
+
+const columnsByKind: Record<string, Column[]> = {
+  Certificate: [
+    { name: 'Ready', value: (o) => condition(o, 'Ready')?.status ?? '' },
+    { name: 'Secret', value: (o) => get(o, 'spec.secretName') ?? '' },
+    { name: 'Issuer', priority: 1, value: (o) => get(o, 'spec.issuerRef.name') ?? '' },
+    { name: 'Status', priority: 1, value: (o) => condition(o, 'Ready')?.message ?? '' },
+  ],
+  CertificateRequest: [
+    { name: 'Approved', value: (o) => condition(o, 'Approved')?.status ?? '' },
+    { name: 'Denied', value: (o) => condition(o, 'Denied')?.status ?? '' },
+    { name: 'Ready', value: (o) => condition(o, 'Ready')?.status ?? '' },
+    { name: 'Issuer', value: (o) => get(o, 'spec.issuerRef.name') ?? '' },
+    { name: 'Requester', value: (o) => get(o, 'spec.username') ?? '' },
+    { name: 'Status', priority: 1, value: (o) => condition(o, 'Ready')?.message ?? '' },
+  ],
+  Issuer: [
+    { name: 'Ready', value: (o) => condition(o, 'Ready')?.status ?? '' },
+    { name: 'Status', priority: 1, value: (o) => condition(o, 'Ready')?.message ?? '' },
+  ],
+  ClusterIssuer: [
+    { name: 'Ready', value: (o) => condition(o, 'Ready')?.status ?? '' },
+    { name: 'Status', priority: 1, value: (o) => condition(o, 'Ready')?.message ?? '' },
+  ],
+  Order: [
+    { name: 'State', value: (o) => get(o, 'status.state') ?? '' },
+    { name: 'Issuer', priority: 1, value: (o) => get(o, 'spec.issuerRef.name') ?? '' },
+    { name: 'Reason', priority: 1, value: (o) => get(o, 'status.reason') ?? '' },
+  ],
+  Challenge: [
+    { name: 'State', value: (o) => get(o, 'status.state') ?? '' },
+    { name: 'Domain', value: (o) => get(o, 'spec.dnsName') ?? '' },
+    { name: 'Reason', priority: 1, value: (o) => get(o, 'status.reason') ?? '' },
+  ],
+  Secret: [
+    { name: 'Type', value: (o) => (o as { type?: string }).type ?? 'Opaque' },
+    { name: 'Data', value: (o) => Object.keys((o as { data?: object }).data ?? {}).length },
+  ],
+  Event: [
+    { name: 'Type', value: (o) => (o as { type?: string }).type ?? '' },
+    { name: 'Reason', value: (o) => (o as { reason?: string }).reason ?? '' },
+    { name: 'Object', value: (o) => { const r = (o as { involvedObject?: { kind?: string; name?: string } }).involvedObject; return r ? `${(r.kind ?? '').toLowerCase()}/${r.name ?? ''}` : ''; } },
+    { name: 'Message', value: (o) => (o as { message?: string }).message ?? '' },
+  ],
+  Namespace: [
+    { name: 'Status', value: (o) => get(o, 'status.phase') ?? 'Active' },
+  ],
+  Lease: [
+    { name: 'Holder', value: (o) => get(o, 'spec.holderIdentity') ?? '' },
+  ],
+};
+
+/** kubectl's HumanDuration: two significant units, coarser as time grows. */
+export function humanDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 10) return s % 60 ? `${m}m${s % 60}s` : `${m}m`;
+  if (m < 180) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 8) return m % 60 ? `${h}h${m % 60}m` : `${h}h`;
+  if (h < 48) return `${h}h`;
+  const d = Math.floor(h / 24);
+  if (d < 8) return h % 24 ? `${d}d${h % 24}h` : `${d}d`;
+  if (d < 365 * 2) return `${d}d`;
+  const y = Math.floor(d / 365);
+  if (y < 8) return d % 365 ? `${y}y${d % 365}d` : `${y}y`;
+  return `${y}y`;
+}
+
+function age(o: KubeObject, now: Date): string {
+  const t = o.metadata.creationTimestamp ? Date.parse(o.metadata.creationTimestamp) : NaN;
+  return Number.isNaN(t) ? '<unknown>' : humanDuration(now.getTime() - t);
+}
+
+export function tableFor(type: ResourceType, objects: KubeObject[], opts: { now?: Date; includeObject?: 'None' | 'Metadata' | 'Object'; resourceVersion?: string; continue?: string } = {}): Table {
+  const now = opts.now ?? new Date();
+  const extra = columnsByKind[type.kind] ?? [];
+  const columnDefinitions: TableColumnDefinition[] = [
+    { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
+    ...extra.map((c) => ({ name: c.name, type: 'string', format: '', description: c.description ?? '', priority: c.priority ?? 0 })),
+    { name: 'Age', type: 'string', format: '', description: 'CreationTimestamp of the object.', priority: 0 },
+  ];
+  const include = opts.includeObject ?? 'Metadata';
+  const rows = objects.map((o) => ({
+    cells: [o.metadata.name ?? '', ...extra.map((c) => c.value(o)), age(o, now)],
+    ...(include === 'None' ? {} : {
+      object: include === 'Object' ? o : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
+    }),
+  }));
+  return {
+    kind: 'Table', apiVersion: 'meta.k8s.io/v1',
+    metadata: { ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}), ...(opts.continue ? { continue: opts.continue } : {}) },
+    columnDefinitions, rows,
+  };
+}

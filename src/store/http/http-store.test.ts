@@ -1,0 +1,187 @@
+// HttpStore against the embedded API server over HTTPS: the store conformance suite, plus
+// what only the HTTP path has (auth, TLS trust, Status errors, tables, discovery, throttling).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import https from 'node:https';
+import { runStoreConformance } from '../conformance.ts';
+import { openSqliteStore } from '../sqlite/index.ts';
+import type { KubeObject } from '../../api/meta.ts';
+import { Certificate, SecretType } from '../../api/resources.ts';
+import { StoreError } from '../store.ts';
+import { withAdmission } from '../../server/admission.ts';
+import { startApiServer } from '../../server/api-server.ts';
+import { ensureServingCertificate } from '../../server/tls.ts';
+import { HttpStore } from './http-store.ts';
+import { TokenBucket } from './token-bucket.ts';
+
+const token = 'test-token-0123456789';
+const pkiDir = mkdtempSync(join(tmpdir(), 'certsmith-httpstore-'));
+const pki = await ensureServingCertificate(pkiDir);
+
+async function serve(admission = true) {
+  const raw = openSqliteStore({ path: ':memory:' });
+  const api = await startApiServer({ store: admission ? withAdmission(raw) : raw, tls: { certPem: pki.certPem, keyPem: pki.keyPem }, token });
+  return { raw, api };
+}
+
+// the suite's fixtures are about storage semantics, not valid certificates: no admission here
+runStoreConformance('http over https', async () => {
+  const { raw, api } = await serve(false);
+  const store = new HttpStore({ server: api.url, caPem: pki.caPem, token, qps: 0 });
+  return {
+    store,
+    compact: async () => void raw.compact(0),
+    async cleanup() {
+      await store.close();
+      await api.close();
+      await raw.close();
+    },
+  };
+});
+
+const shared = await serve();
+after(async () => {
+  await shared.api.close();
+  await shared.raw.close();
+  rmSync(pkiDir, { recursive: true, force: true });
+});
+
+function raw(path: string, opts: { token?: string; method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(new URL(path, shared.api.url), {
+      ca: pki.caPem, method: opts.method ?? 'GET',
+      headers: { ...(opts.token ? { Authorization: `Bearer ${opts.token}` } : {}), ...opts.headers },
+    }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        let body: any = text;
+        try {
+          body = JSON.parse(text);
+        } catch {}
+        resolve({ status: res.statusCode!, body });
+      });
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+const cert = (name: string, spec: Record<string, unknown> = {}) => ({
+  apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name, namespace: 'default' },
+  spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.test`], issuerRef: { name: 'ca' }, ...spec },
+});
+
+test('a wrong or missing token is 401 and writes nothing; health probes need none', async () => {
+  const wrong = new HttpStore({ server: shared.api.url, caPem: pki.caPem, token: 'nope' });
+  await assert.rejects(wrong.create(Certificate, cert('unauth')), (e: unknown) => e instanceof StoreError && e.code === 401 && e.reason === 'Unauthorized');
+  await wrong.close();
+  const none = await raw('/apis/cert-manager.io/v1/namespaces/default/certificates', { method: 'POST', body: JSON.stringify(cert('unauth2')) });
+  assert.equal(none.status, 401);
+  assert.equal(none.body.kind, 'Status');
+  assert.equal(await shared.raw.get(Certificate, 'default', 'unauth'), undefined);
+  assert.equal(await shared.raw.get(Certificate, 'default', 'unauth2'), undefined);
+  assert.equal((await raw('/readyz')).status, 200);
+});
+
+test('TLS: the server is trusted through the CA only', async () => {
+  const untrusting = new HttpStore({ server: shared.api.url, token });
+  await assert.rejects(untrusting.list(Certificate), /TLS verification failed|self-signed|certificate/i);
+  await untrusting.close();
+});
+
+test('an invalid object is 422 with a cause per field, through HttpStore and dry-run alike', async () => {
+  const store = new HttpStore({ server: shared.api.url, caPem: pki.caPem, token });
+  for (const dryRun of [true, false]) {
+    await assert.rejects(store.create(Certificate, cert('bad', { duration: '30m', issuerRef: {} }), { dryRun }), (e: unknown) => {
+      assert.ok(e instanceof StoreError);
+      assert.equal(e.code, 422);
+      assert.equal(e.reason, 'Invalid');
+      assert.match(e.message, /^Certificate\.cert-manager\.io "bad" is invalid: /);
+      assert.deepEqual(e.causes.map((c) => c.field).sort(), ['spec.duration', 'spec.issuerRef.name']);
+      return true;
+    });
+  }
+  const ok = await store.create(Certificate, cert('dry'), { dryRun: true });
+  assert.equal(ok.metadata.name, 'dry');
+  assert.equal(await shared.raw.get(Certificate, 'default', 'dry'), undefined, 'dry run stores nothing');
+  await store.close();
+});
+
+test('patch content types, 415 for others, and apply needs a fieldManager', async () => {
+  const store = new HttpStore({ server: shared.api.url, caPem: pki.caPem, token });
+  await store.create(Certificate, cert('patched'));
+  const path = '/apis/cert-manager.io/v1/namespaces/default/certificates/patched';
+  const strategic = await raw(path, { token, method: 'PATCH', body: JSON.stringify({ spec: { secretName: 'smp' } }), headers: { 'Content-Type': 'application/strategic-merge-patch+json' } });
+  assert.equal(strategic.status, 200);
+  assert.equal(strategic.body.spec.secretName, 'smp');
+  const invalid = await raw(path, { token, method: 'PATCH', body: JSON.stringify({ spec: { duration: '1m' } }), headers: { 'Content-Type': 'application/merge-patch+json' } });
+  assert.equal(invalid.status, 422);
+  assert.equal(invalid.body.details.causes[0].field, 'spec.duration');
+  const xml = await raw(path, { token, method: 'PATCH', body: '<x/>', headers: { 'Content-Type': 'application/xml' } });
+  assert.equal(xml.status, 415);
+  const yamlApply = 'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: patched }\nspec: { secretName: via-yaml }\n';
+  const noManager = await raw(path, { token, method: 'PATCH', body: yamlApply, headers: { 'Content-Type': 'application/apply-patch+yaml' } });
+  assert.equal(noManager.status, 400);
+  const applied = await raw(path + '?fieldManager=test', { token, method: 'PATCH', body: yamlApply, headers: { 'Content-Type': 'application/apply-patch+yaml' } });
+  assert.equal(applied.status, 200, JSON.stringify(applied.body));
+  assert.equal(applied.body.spec.secretName, 'via-yaml');
+  await store.close();
+});
+
+test('tables for kubectl get, discovery and the wrong method', async () => {
+  const store = new HttpStore({ server: shared.api.url, caPem: pki.caPem, token });
+  await store.create(Certificate, cert('tabled'));
+  await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'default' }, type: 'kubernetes.io/tls', data: { 'tls.crt': '', 'tls.key': '' } });
+  const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+  const t = await raw('/apis/cert-manager.io/v1/namespaces/default/certificates', { token, headers: { Accept: accept } });
+  assert.equal(t.body.kind, 'Table');
+  assert.deepEqual(t.body.columnDefinitions.map((c: any) => c.name), ['Name', 'Ready', 'Secret', 'Issuer', 'Status', 'Age']);
+  const row = t.body.rows.find((r: any) => r.cells[0] === 'tabled');
+  assert.equal(row.cells[2], 'tabled-tls');
+  assert.equal(row.object.metadata.name, 'tabled');
+  const s = await raw('/api/v1/namespaces/default/secrets', { token, headers: { Accept: accept } });
+  assert.deepEqual(s.body.columnDefinitions.map((c: any) => c.name), ['Name', 'Type', 'Data', 'Age']);
+  assert.deepEqual(s.body.rows[0].cells.slice(0, 3), ['s', 'kubernetes.io/tls', 2]);
+
+  const groups = await raw('/apis', { token });
+  assert.deepEqual(groups.body.groups.map((g: any) => g.name).sort(), ['acme.cert-manager.io', 'cert-manager.io', 'coordination.k8s.io']);
+  const res = await raw('/apis/cert-manager.io/v1', { token });
+  const certs = res.body.resources.find((r: any) => r.name === 'certificates');
+  assert.deepEqual(certs.shortNames, ['cert', 'certs']);
+  assert.equal(certs.namespaced, true);
+  assert.ok(res.body.resources.some((r: any) => r.name === 'certificates/status'));
+  const core = await raw('/api/v1', { token });
+  assert.ok(core.body.resources.some((r: any) => r.name === 'secrets' && r.kind === 'Secret'));
+  assert.equal((await raw('/apis/cert-manager.io/v1/namespaces/default/certificates/tabled', { token, method: 'POST', body: '{}' })).status, 405);
+  assert.equal((await raw('/apis/cert-manager.io/v1/namespaces/default/widgets', { token })).status, 404);
+  await store.close();
+});
+
+test('a watch from a compacted revision ends with an ERROR event carrying a 410 Status', async () => {
+  const store = new HttpStore({ server: shared.api.url, caPem: pki.caPem, token });
+  const first: KubeObject = await store.create(Certificate, cert('gone-a'));
+  await store.create(Certificate, cert('gone-b'));
+  shared.raw.compact(0);
+  const res = await raw(`/apis/cert-manager.io/v1/namespaces/default/certificates?watch=true&resourceVersion=${Number(first.metadata.resourceVersion) - 1}`, { token });
+  const lines = typeof res.body === 'string' ? res.body.trim().split('\n').map((l) => JSON.parse(l)) : [res.body];
+  assert.equal(lines.at(-1).type, 'ERROR');
+  assert.equal(lines.at(-1).object.code, 410);
+  await store.close();
+});
+
+test('the token bucket lets a burst through, then paces to the QPS', async () => {
+  const bucket = new TokenBucket(50, 5);
+  const t0 = Date.now();
+  for (let i = 0; i < 5; i++) await bucket.take();
+  assert.ok(Date.now() - t0 < 30, 'the burst is immediate');
+  const t1 = Date.now();
+  await Promise.all(Array.from({ length: 5 }, () => bucket.take()));
+  const paced = Date.now() - t1;
+  assert.ok(paced >= 80 && paced < 400, `5 more at 50 qps take ~100ms, took ${paced}ms`);
+  const unlimited = new TokenBucket(0, 0);
+  for (let i = 0; i < 1000; i++) await unlimited.take();
+});

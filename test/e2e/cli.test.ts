@@ -1,0 +1,262 @@
+// The CLI and kubectl against a real `certsmith server` process, as a user drives them.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, statSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import https from 'node:https';
+import YAML from 'yaml';
+import { startServer, run, type RunningServer } from './harness.ts';
+
+let server: RunningServer;
+
+before(async () => {
+  server = await startServer();
+});
+
+after(async () => {
+  if (!server) return;
+  const code = await server.stop();
+  server.cleanup();
+  assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
+});
+
+const validManifest = `
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata:
+  name: selfsigned
+spec:
+  selfSigned: {}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: web
+  labels: { app: web }
+spec:
+  secretName: web-tls
+  dnsNames: [web.example.test]
+  duration: 2160h
+  issuerRef:
+    name: selfsigned
+`;
+
+// five Certificates, one mistake each
+const invalidManifest = `
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: bad-duration }
+spec: { secretName: a, dnsNames: [a.test], duration: 30m, issuerRef: { name: selfsigned } }
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: bad-renew }
+spec: { secretName: b, dnsNames: [b.test], duration: 24h, renewBefore: 48h, issuerRef: { name: selfsigned } }
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: no-issuer-name }
+spec: { secretName: c, dnsNames: [c.test], issuerRef: { kind: Issuer } }
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: no-identities }
+spec: { secretName: d, issuerRef: { name: selfsigned } }
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: bad-key-size }
+spec: { secretName: e, dnsNames: [e.test], privateKey: { algorithm: ECDSA, size: 1024 }, issuerRef: { name: selfsigned } }
+`;
+
+function request(path: string, token: string | undefined): Promise<{ status: number; body: any }> {
+  const kc = YAML.parse(readFileSync(server.kubeconfig, 'utf8'));
+  const ca = Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64').toString();
+  return new Promise((resolve, reject) => {
+    const req = https.request(new URL(path, server.url), { ca, headers: token === undefined ? {} : { Authorization: `Bearer ${token}` } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body: text.startsWith('{') ? JSON.parse(text) : text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the server writes a private kubeconfig and keeps its keys private', () => {
+  assert.ok(existsSync(server.kubeconfig));
+  assert.equal(statSync(server.kubeconfig).mode & 0o777, 0o600);
+  assert.equal(statSync(join(server.dataDir, 'pki', 'serving.key')).mode & 0o777, 0o600);
+  assert.equal(statSync(join(server.dataDir, 'token')).mode & 0o777, 0o600);
+  assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+});
+
+test('apply a valid Issuer and Certificate, then get shows them', async () => {
+  const file = join(server.dataDir, 'valid.yaml');
+  writeFileSync(file, validManifest);
+  const applied = await server.cli(['apply', '-f', file]);
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.equal(applied.stdout, 'issuer.cert-manager.io/selfsigned created\ncertificate.cert-manager.io/web created\n');
+
+  const again = await server.cli(['apply', '-f', file]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout, 'issuer.cert-manager.io/selfsigned unchanged\ncertificate.cert-manager.io/web unchanged\n');
+
+  const changed = await server.cli(['apply', '-f', '-'], { input: validManifest.replace('web-tls', 'web-tls-2') });
+  assert.equal(changed.code, 0, changed.stderr);
+  assert.match(changed.stdout, /certificate\.cert-manager\.io\/web configured/);
+
+  const table = await server.cli(['get', 'certificates']);
+  assert.equal(table.code, 0, table.stderr);
+  const [header, row] = table.stdout.trim().split('\n');
+  assert.deepEqual(header.split(/\s+/), ['NAME', 'READY', 'SECRET', 'AGE']);
+  assert.match(row, /^web\s+\S*\s*web-tls-2\s+\d+s$/);
+
+  const wide = await server.cli(['get', 'cert', '-A', '-o', 'wide']);
+  assert.match(wide.stdout.split('\n')[0], /^NAMESPACE\s+NAME\s+READY\s+SECRET\s+ISSUER\s+STATUS\s+AGE$/);
+  assert.match(wide.stdout, /default\s+web\s+.*selfsigned/);
+
+  const yaml = await server.cli(['get', 'certificate', 'web', '-o', 'yaml']);
+  assert.equal(yaml.code, 0, yaml.stderr);
+  const obj = YAML.parse(yaml.stdout);
+  assert.equal(obj.kind, 'Certificate');
+  assert.equal(obj.metadata.namespace, 'default');
+  assert.equal(obj.spec.secretName, 'web-tls-2');
+  assert.ok(obj.metadata.resourceVersion);
+
+  const byLabel = await server.cli(['get', 'certificates', '-l', 'app=web', '-o', 'name']);
+  assert.equal(byLabel.stdout, 'certificate.cert-manager.io/web\n');
+  const noMatch = await server.cli(['get', 'certificates', '-l', 'app=other']);
+  assert.equal(noMatch.code, 0);
+  assert.match(noMatch.stderr, /No resources found in default namespace/);
+
+  const issuers = await server.cli(['get', 'issuers', '-o', 'json']);
+  assert.deepEqual(JSON.parse(issuers.stdout).items.map((i: any) => i.metadata.name), ['selfsigned']);
+});
+
+test('an invalid manifest is refused whole, one error line per mistake naming its field', async () => {
+  const file = join(server.dataDir, 'invalid.yaml');
+  // a valid document in the same manifest must not be stored either
+  writeFileSync(file, invalidManifest + `---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: innocent }
+spec: { secretName: ok, dnsNames: [ok.test], issuerRef: { name: selfsigned } }
+`);
+  const res = await server.cli(['apply', '-f', file]);
+  assert.notEqual(res.code, 0);
+  assert.equal(res.stdout, '');
+  const lines = res.stderr.trim().split('\n');
+  const expected: Array<[string, string]> = [
+    ['bad-duration', 'spec.duration'],
+    ['bad-renew', 'spec.renewBefore'],
+    ['no-issuer-name', 'spec.issuerRef.name'],
+    ['no-identities', 'spec'],
+    ['bad-key-size', 'spec.privateKey.size'],
+  ];
+  for (const [name, field] of expected) {
+    const line = lines.find((l) => l.includes(`Certificate default/${name}:`));
+    assert.ok(line, `no error line for ${name} in:\n${res.stderr}`);
+    assert.ok(line.startsWith(`error: ${file}: Certificate default/${name}: ${field}: `), line);
+  }
+  assert.equal(lines.length, 5, res.stderr);
+
+  const names = await server.cli(['get', 'certificates', '-o', 'name']);
+  assert.equal(names.stdout, 'certificate.cert-manager.io/web\n');
+});
+
+test('bad input gives a one-line error and a non-zero exit', async () => {
+  const unknown = await server.cli(['get', 'widgets']);
+  assert.equal(unknown.code, 1);
+  assert.equal(unknown.stderr, 'error: the server doesn\'t have a resource type "widgets"\n');
+
+  const badYaml = join(server.dataDir, 'bad.yaml');
+  writeFileSync(badYaml, 'apiVersion: v1\nkind: [unclosed\n');
+  const yamlRes = await server.cli(['apply', '-f', badYaml]);
+  assert.equal(yamlRes.code, 1);
+  assert.match(yamlRes.stderr, /^error: .*bad\.yaml: invalid YAML/);
+  assert.equal(yamlRes.stderr.trim().split('\n').length, 1);
+
+  const missing = await server.cli(['get', 'certificate', 'nope']);
+  assert.equal(missing.code, 1);
+  assert.equal(missing.stderr, 'error: certificates.cert-manager.io "nope" not found\n');
+
+  const noServer = await run(process.execPath, ['bin/certsmith.mjs', '--kubeconfig', join(server.dataDir, 'missing-kubeconfig'), 'get', 'certs']);
+  assert.equal(noServer.code, 1);
+  assert.match(noServer.stderr, /^error: no kubeconfig at .*missing-kubeconfig/);
+  assert.doesNotMatch(noServer.stderr, /\n\s+at /);
+});
+
+test('requests without the token or with a wrong one get 401 and change nothing', async () => {
+  const none = await request('/apis/cert-manager.io/v1/certificates', undefined);
+  assert.equal(none.status, 401);
+  assert.equal(none.body.kind, 'Status');
+  assert.equal(none.body.code, 401);
+  const wrong = await request('/apis/cert-manager.io/v1/certificates', 'not-the-token');
+  assert.equal(wrong.status, 401);
+  const health = await request('/healthz', undefined);
+  assert.equal(health.status, 200);
+
+  const kc = YAML.parse(readFileSync(server.kubeconfig, 'utf8'));
+  kc.users[0].user.token = 'wrong';
+  const badKubeconfig = join(server.dataDir, 'bad-kubeconfig');
+  writeFileSync(badKubeconfig, YAML.stringify(kc), { mode: 0o600 });
+  const cli = await run(process.execPath, ['bin/certsmith.mjs', '--kubeconfig', badKubeconfig, 'delete', 'certificate', 'web']);
+  assert.equal(cli.code, 1);
+  assert.match(cli.stderr, /401 Unauthorized/);
+  assert.equal((await server.cli(['get', 'certificates', '-o', 'name'])).stdout, 'certificate.cert-manager.io/web\n');
+});
+
+test('kubectl works against the embedded server', async () => {
+  const kubectl = (args: string[], input?: string) => run('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, ...args], { input });
+  const manifest = join(server.dataDir, 'kubectl.yaml');
+  writeFileSync(manifest, `apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: from-kubectl
+spec:
+  secretName: from-kubectl-tls
+  commonName: kubectl.example.test
+  dnsNames: [kubectl.example.test]
+  issuerRef: { name: selfsigned }
+`);
+  const applied = await kubectl(['apply', '-f', manifest]);
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.match(applied.stdout, /certificate\.cert-manager\.io\/from-kubectl created/);
+
+  const reapplied = await kubectl(['apply', '-f', manifest]);
+  assert.equal(reapplied.code, 0, reapplied.stderr);
+  assert.match(reapplied.stdout, /from-kubectl (unchanged|configured)/);
+
+  const all = await kubectl(['get', 'certificates', '-A']);
+  assert.equal(all.code, 0, all.stderr);
+  assert.match(all.stdout.split('\n')[0], /^NAMESPACE\s+NAME\s+READY\s+SECRET\s+AGE/);
+  assert.match(all.stdout, /default\s+from-kubectl\s+.*from-kubectl-tls/);
+  assert.match(all.stdout, /default\s+web\s/);
+
+  const yaml = await kubectl(['get', 'certificate', 'from-kubectl', '-o', 'yaml']);
+  assert.equal(yaml.code, 0, yaml.stderr);
+  const obj = YAML.parse(yaml.stdout);
+  assert.equal(obj.spec.commonName, 'kubectl.example.test');
+  assert.ok(obj.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
+
+  const invalid = await kubectl(['apply', '-f', '-'], invalidManifest.split('---')[1]);
+  assert.notEqual(invalid.code, 0);
+  assert.match(invalid.stderr, /spec\.duration/);
+
+  const ssa = await kubectl(['apply', '--server-side', '-f', '-'],
+    `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: server-side }\nspec: { secretName: ss, dnsNames: [ss.test], issuerRef: { name: selfsigned } }\n`);
+  assert.equal(ssa.code, 0, ssa.stderr);
+  assert.match(ssa.stdout, /server-side serverside-applied/);
+});
+
+test('delete removes an object', async () => {
+  const res = await server.cli(['delete', 'certificate', 'web']);
+  assert.equal(res.code, 0, res.stderr);
+  assert.equal(res.stdout, 'certificate.cert-manager.io "web" deleted\n');
+  const after = await server.cli(['get', 'certificate', 'web']);
+  assert.equal(after.code, 1);
+  const again = await server.cli(['delete', 'certificate', 'web']);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /not found/);
+});

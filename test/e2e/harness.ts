@@ -1,0 +1,106 @@
+// Runs the real `certsmith server` as a child process and drives the CLI against it, as a
+// user would. Shared by every end-to-end test.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const repoRoot = resolve(import.meta.dirname, '../..');
+export const certsmithBin = join(repoRoot, 'bin', 'certsmith.mjs');
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion; stdin is closed unless `input` is given. */
+export function run(cmd: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CommandResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd ?? repoRoot, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+export interface RunningServer {
+  dataDir: string;
+  kubeconfig: string;
+  url: string;
+  process: ChildProcess;
+  /** everything the server printed so far */
+  output(): string;
+  /** `certsmith --kubeconfig <ours> ...args` */
+  cli(args: string[], opts?: { input?: string }): Promise<CommandResult>;
+  /** SIGTERM, then waits for the exit; resolves to the exit code */
+  stop(): Promise<number | null>;
+  kill(): void;
+  /** removes the data dir (after stop) */
+  cleanup(): void;
+}
+
+export async function startServer(opts: { args?: string[]; dataDir?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunningServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'certsmith-e2e-'));
+  const args = [
+    certsmithBin, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0',
+    '--metrics-listen', '127.0.0.1:0', '--health-listen', '127.0.0.1:0',
+    ...(opts.args ?? []),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: repoRoot, env: { ...process.env, CERTSMITH_LOG_LEVEL: process.env.CERTSMITH_LOG_LEVEL ?? 'warn', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+
+  const ready = await new Promise<{ url: string; kubeconfig: string }>((resolveReady, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`certsmith server did not start within ${opts.timeoutMs ?? 30_000}ms:\n${out}`));
+    }, opts.timeoutMs ?? 30_000);
+    const check = () => {
+      const m = /certsmith server listening on (\S+) \(kubeconfig: (.+)\)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolveReady({ url: m[1], kubeconfig: m[2] });
+      }
+    };
+    child.stdout!.on('data', check);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`certsmith server exited with ${code} before it was ready:\n${out}`));
+    });
+  });
+
+  return {
+    dataDir,
+    kubeconfig: ready.kubeconfig,
+    url: ready.url,
+    process: child,
+    output: () => out,
+    cli: (cliArgs, cliOpts = {}) => run(process.execPath, [certsmithBin, '--kubeconfig', ready.kubeconfig, ...cliArgs], { input: cliOpts.input }),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+    cleanup() {
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
