@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import {
+  describeKey, encodePrivateKey, generatePrivateKey, keyMatchesSpec, parsePrivateKey, publicKeyFingerprint, validateKeySpec,
+  type KeySpec,
+} from './keys.ts';
+
+test('validateKeySpec applies cert-manager webhook rules', () => {
+  assert.equal(validateKeySpec({ algorithm: 'RSA' }), undefined);
+  assert.equal(validateKeySpec({ algorithm: 'RSA', size: 3072 }), undefined);
+  assert.match(validateKeySpec({ algorithm: 'RSA', size: 1024 }) ?? '', /between 2048 and 8192/);
+  assert.match(validateKeySpec({ algorithm: 'RSA', size: 8193 }) ?? '', /between 2048 and 8192/);
+  assert.equal(validateKeySpec({ algorithm: 'ECDSA', size: 521 }), undefined);
+  assert.match(validateKeySpec({ algorithm: 'ECDSA', size: 512 }) ?? '', /256, 384 or 521/);
+  assert.equal(validateKeySpec({ algorithm: 'Ed25519' }), undefined);
+  assert.match(validateKeySpec({ algorithm: 'DSA' as never }) ?? '', /rsa, ecdsa or ed25519/);
+  assert.match(validateKeySpec({ algorithm: 'RSA', encoding: 'PEM' as never }) ?? '', /PKCS1 or PKCS8/);
+});
+
+const cases: { spec: KeySpec; pkcs1Header: string; want: { algorithm: string; size: number } }[] = [
+  { spec: { algorithm: 'RSA' }, pkcs1Header: 'RSA PRIVATE KEY', want: { algorithm: 'RSA', size: 2048 } },
+  { spec: { algorithm: 'RSA', size: 4096 }, pkcs1Header: 'RSA PRIVATE KEY', want: { algorithm: 'RSA', size: 4096 } },
+  { spec: { algorithm: 'ECDSA' }, pkcs1Header: 'EC PRIVATE KEY', want: { algorithm: 'ECDSA', size: 256 } },
+  { spec: { algorithm: 'ECDSA', size: 384 }, pkcs1Header: 'EC PRIVATE KEY', want: { algorithm: 'ECDSA', size: 384 } },
+  { spec: { algorithm: 'ECDSA', size: 521 }, pkcs1Header: 'EC PRIVATE KEY', want: { algorithm: 'ECDSA', size: 521 } },
+  { spec: { algorithm: 'Ed25519' }, pkcs1Header: 'PRIVATE KEY', want: { algorithm: 'Ed25519', size: 0 } },
+];
+
+for (const c of cases) {
+  test(`generate ${c.spec.algorithm} ${c.spec.size ?? 'default'}: encodings, description, fingerprint`, async () => {
+    const pem = await generatePrivateKey(c.spec);
+    assert.ok(pem.startsWith(`-----BEGIN ${c.pkcs1Header}-----`), 'default encoding is PKCS1 (traditional)');
+    const key = parsePrivateKey(pem);
+    assert.deepEqual(describeKey(key), c.want);
+    assert.ok(keyMatchesSpec(key, c.spec));
+    const pkcs8 = encodePrivateKey(key, 'PKCS8');
+    assert.ok(pkcs8.startsWith('-----BEGIN PRIVATE KEY-----'));
+    assert.ok((await generatePrivateKey({ ...c.spec, encoding: 'PKCS8' })).startsWith('-----BEGIN PRIVATE KEY-----'));
+    assert.equal(encodePrivateKey(pkcs8, 'PKCS1'), pem, 'PKCS8 -> PKCS1 round trip is exact');
+
+    // The fingerprint is sha256(SPKI DER), as openssl computes it from the private key.
+    const spki = execFileSync('openssl', ['pkey', '-pubout', '-outform', 'DER'], { input: pem });
+    const fp = crypto.createHash('sha256').update(spki).digest('hex');
+    assert.equal(publicKeyFingerprint(key), fp);
+    assert.equal(publicKeyFingerprint(pem), fp);
+    assert.equal(publicKeyFingerprint(crypto.createPublicKey(key)), fp);
+  });
+}
+
+test('keyMatchesSpec detects algorithm and size changes, with cert-manager defaults', async () => {
+  const ec = parsePrivateKey(await generatePrivateKey({ algorithm: 'ECDSA' }));
+  assert.ok(keyMatchesSpec(ec, { algorithm: 'ECDSA', size: 256 }));
+  assert.ok(!keyMatchesSpec(ec, { algorithm: 'ECDSA', size: 384 }));
+  assert.ok(!keyMatchesSpec(ec, { algorithm: 'RSA' }));
+  assert.ok(keyMatchesSpec(ec, { algorithm: 'ECDSA', encoding: 'PKCS8' }), 'encoding does not matter');
+});
+
+test('parsePrivateKey rejects garbage without echoing the input', () => {
+  const secretish = '-----BEGIN PRIVATE KEY-----\nTUlHSElNWVNFQ1JFVA==\n-----END PRIVATE KEY-----\n';
+  assert.throws(() => parsePrivateKey(secretish), (err: Error) => {
+    assert.match(err.message, /^invalid private key: /);
+    assert.ok(!err.message.includes('TUlHSElNWVNFQ1JFVA'));
+    return true;
+  });
+  assert.throws(() => parsePrivateKey('not a key'), /invalid private key: no PEM private key block/);
+  const dsa = crypto.generateKeyPairSync('dsa', { modulusLength: 2048, divisorLength: 256 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  assert.throws(() => parsePrivateKey(dsa), /invalid private key: unsupported key type dsa/);
+});
