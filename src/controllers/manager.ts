@@ -1,6 +1,24 @@
-// Starts every certsmith controller against one store. Filled in by the controllers work.
+// Starts every certsmith controller against one store: the same set on the embedded SQLite
+// server and on a Kubernetes cluster.
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../runtime/clock.ts';
+import { InformerFactory } from '../runtime/informer.ts';
+import { Controller, ControllerManager } from '../runtime/controller.ts';
+import { EventRecorder } from '../runtime/events.ts';
+import { createLogger, type Logger } from '../runtime/logger.ts';
+import { createMetrics, type CertsmithMetrics } from '../metrics/registry.ts';
+import { startOperationalServers, type OperationalServers } from '../metrics/http.ts';
+import { Certificate } from '../api/resources.ts';
+import type { ControllerContext, ControllerSpec } from './context.ts';
+import { triggerController } from './certificates/trigger/controller.ts';
+import { keyManagerController } from './certificates/keymanager/controller.ts';
+import { requestManagerController } from './certificates/requestmanager/controller.ts';
+import { issuingController } from './certificates/issuing/controller.ts';
+import { readinessController } from './certificates/readiness/controller.ts';
+import { revisionManagerController } from './certificates/revisionmanager/controller.ts';
+import { requestController } from './requests/controller.ts';
+import { issuerController } from './issuers/controller.ts';
+import { filesController } from './files/controller.ts';
 
 export interface ControllerOptions {
   /** leave CertificateRequests for a person or another approver */
@@ -10,6 +28,8 @@ export interface ControllerOptions {
   /** mirror issued Secrets to files */
   secretsDir?: string;
   keepFiles?: boolean;
+  /** "uid:gid" or "user[:group]" of the mirrored files and folders */
+  filesOwner?: string;
   deployHook?: string;
   acmeHTTP01Listen?: string;
   acmeHTTP01SolverNameservers?: string[];
@@ -17,15 +37,76 @@ export interface ControllerOptions {
   dns01RecursiveNameserversOnly?: boolean;
   /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */
   clusterResourceNamespace?: string;
-  /** ports of the operational servers; 0 picks a free port */
+  /** host:port of the operational servers; port 0 picks a free port; '' turns them off */
   metricsListen?: string;
   healthListen?: string;
 }
 
 export interface RunningControllers {
+  manager: ControllerManager;
+  metrics: CertsmithMetrics;
+  servers?: OperationalServers;
+  context: ControllerContext;
   stop(): Promise<void>;
 }
 
-export async function startControllers(_ctx: { store: Store; clock: Clock; options: ControllerOptions }): Promise<RunningControllers> {
-  return { stop: async () => {} };
+/** Extra controllers contributed by optional features (ACME, file mirroring). */
+export type ControllerFactory = (ctx: ControllerContext) => ControllerSpec[];
+
+export async function startControllers(o: {
+  store: Store; clock: Clock; options: ControllerOptions; logger?: Logger; extra?: ControllerFactory[];
+}): Promise<RunningControllers> {
+  const logger = o.logger ?? createLogger({ name: 'certsmith' });
+  const informers = new InformerFactory(o.store, { clock: o.clock, logger });
+  const metrics = createMetrics({ clock: o.clock });
+  const ctx: ControllerContext = {
+    store: o.store, informers, clock: o.clock, logger, options: o.options, metrics,
+    recorder: new EventRecorder({ store: o.store, clock: o.clock, component: 'cert-manager', logger }),
+  };
+  metrics.setCertificateSource(() => informers.informerFor(Certificate).list());
+
+  const specs: ControllerSpec[] = [
+    triggerController(ctx), keyManagerController(ctx), requestManagerController(ctx), issuingController(ctx),
+    readinessController(ctx), revisionManagerController(ctx), requestController(ctx),
+    issuerController(ctx, false), issuerController(ctx, true),
+    ...(o.options.secretsDir ? [filesController(ctx)] : []),
+    ...(o.extra ?? []).flatMap((f) => f(ctx)),
+  ];
+  const manager = new ControllerManager({ informers, logger });
+  for (const spec of specs) manager.add(toController(ctx, spec));
+  await manager.start();
+
+  let servers: OperationalServers | undefined;
+  if (o.options.metricsListen !== '' || o.options.healthListen !== '') {
+    servers = await startOperationalServers({
+      metricsAddress: o.options.metricsListen ?? '127.0.0.1:9402',
+      healthAddress: o.options.healthListen ?? '127.0.0.1:9403',
+      registry: metrics.registry,
+      ready: () => manager.isReady(),
+    });
+  }
+  return {
+    manager, metrics, servers, context: ctx,
+    async stop() {
+      await servers?.close();
+      await manager.stop();
+    },
+  };
+}
+
+function toController(ctx: ControllerContext, spec: ControllerSpec): Controller {
+  const controller = new Controller({
+    name: spec.name,
+    workers: spec.workers,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    backoff: spec.retry,
+    reconcile: async (key) => {
+      const r = await spec.reconcile(key);
+      return r?.requeueAfterMs !== undefined ? { requeueAfter: r.requeueAfterMs } : undefined;
+    },
+  });
+  spec.watch((key) => controller.enqueue(key));
+  return controller;
 }

@@ -21,7 +21,7 @@ export function lookupIssuer(ctx: ControllerContext, namespace: string | undefin
     : ctx.informers.informerFor<IssuerLike & KubeObject>(Issuer).get(namespace, ref.name);
 }
 
-export function requestController(ctx: ControllerContext, acmeSign?: (cr: CertificateRequestObj, issuer: IssuerLike) => Promise<void>): ControllerSpec {
+export function requestController(ctx: ControllerContext): ControllerSpec {
   const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
   const issuers = ctx.informers.informerFor<IssuerLike & KubeObject>(Issuer);
   const clusterIssuers = ctx.informers.informerFor<IssuerLike & KubeObject>(ClusterIssuer);
@@ -61,13 +61,8 @@ export function requestController(ctx: ControllerContext, acmeSign?: (cr: Certif
         return;
       }
       if (gate.issuerType === 'acme') {
-        // The ACME flow writes its own status (after creating an Order); approval first.
-        if (JSON.stringify(gate.status) !== JSON.stringify(cr.status ?? {})) {
-          const updated = await writeStatus(ctx, cr, gate.status);
-          if (acmeSign) await acmeSign(updated, gate.issuer);
-        } else if (acmeSign) {
-          await acmeSign(cr, gate.issuer);
-        }
+        // Approved here like any request; the ACME request controller takes it from there.
+        if (JSON.stringify(gate.status) !== JSON.stringify(cr.status ?? {})) await writeStatus(ctx, cr, gate.status);
         return;
       }
       let outcome;

@@ -1,0 +1,73 @@
+// What one issued Secret becomes on disk: cert-manager's keys under their own names, plus the
+// names certbot users already point their servers at (fullchain.pem, privkey.pem, cert.pem,
+// chain.pem), so switching from certbot means changing a directory, not a config's file names.
+import { createHash } from 'node:crypto';
+import { certificateBlocks } from '../../pki/pem.ts';
+
+export interface LineageFile {
+  name: string;
+  content: Buffer;
+  mode: number;
+}
+
+const PRIVATE = 0o600;
+const PUBLIC = 0o644;
+
+/** Secret keys copied as they are; anything holding a private key is readable by the owner only. */
+const COPIED: [key: string, mode: number][] = [
+  ['tls.crt', PUBLIC],
+  ['tls.key', PRIVATE],
+  ['ca.crt', PUBLIC],
+  ['key.der', PRIVATE],
+  ['keystore.p12', PRIVATE],
+  ['keystore.jks', PRIVATE],
+  ['truststore.p12', PUBLIC],
+  ['truststore.jks', PUBLIC],
+];
+
+/**
+ * The files for a Secret's data (base64 values), or undefined when it holds no usable
+ * certificate and key yet: a half-written lineage would be worse than the previous one.
+ */
+export function lineageFiles(data: Record<string, string> | undefined): LineageFile[] | undefined {
+  const crt = data?.['tls.crt'] ? Buffer.from(data['tls.crt'], 'base64') : undefined;
+  const key = data?.['tls.key'] ? Buffer.from(data['tls.key'], 'base64') : undefined;
+  if (!crt?.length || !key?.length) return undefined;
+  const blocks = certificateBlocks(crt.toString('utf8'));
+  if (!blocks.length) return undefined;
+
+  const files: LineageFile[] = [];
+  for (const [name, mode] of COPIED) {
+    const v = data?.[name];
+    if (v) files.push({ name, content: Buffer.from(v, 'base64'), mode });
+  }
+  const keyText = withTrailingNewline(key.toString('utf8'));
+  const chainText = withTrailingNewline(crt.toString('utf8'));
+  files.push(
+    { name: 'fullchain.pem', content: crt, mode: PUBLIC },
+    { name: 'privkey.pem', content: key, mode: PRIVATE },
+    { name: 'cert.pem', content: Buffer.from(blocks[0].pem), mode: PUBLIC },
+    // HAProxy and friends want key and chain in one file; the Secret has it only when asked for
+    { name: 'tls-combined.pem', content: data?.['tls-combined.pem'] ? Buffer.from(data['tls-combined.pem'], 'base64') : Buffer.from(keyText + chainText), mode: PRIVATE },
+  );
+  if (blocks.length > 1) files.push({ name: 'chain.pem', content: Buffer.from(blocks.slice(1).map((b) => b.pem).join('')), mode: PUBLIC });
+  return files.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+function withTrailingNewline(s: string): string {
+  return s.endsWith('\n') ? s : `${s}\n`;
+}
+
+/**
+ * Identifies a version: names, modes and contents, and the owner they are written for, so a
+ * changed --files-owner also produces a new version.
+ */
+export function lineageHash(files: LineageFile[], owner = ''): string {
+  const h = createHash('sha256');
+  h.update(`owner:${owner}\0`);
+  for (const f of files) {
+    h.update(`${f.name}\0${f.mode.toString(8)}\0${f.content.length}\0`);
+    h.update(f.content);
+  }
+  return h.digest('hex');
+}
