@@ -1,0 +1,126 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, lstatSync, mkdirSync, writeFileSync, symlinkSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lineageFiles, lineageHash } from './lineage-files.ts';
+import { currentVersion, listLineages, publishLineage, removeLineage, isSafeLineageName } from './lineage.ts';
+import { parseFileOwner } from './owner.ts';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const cert = (n: string) => `-----BEGIN CERTIFICATE-----\n${Buffer.from(`cert-${n}`).toString('base64')}\n-----END CERTIFICATE-----\n`;
+const key = (n: string) => `-----BEGIN EC PRIVATE KEY-----\n${Buffer.from(`key-${n}`).toString('base64')}\n-----END EC PRIVATE KEY-----\n`;
+
+function secretData(n: string, extra: Record<string, string> = {}) {
+  return { 'tls.crt': b64(cert(`leaf${n}`) + cert('intermediate')), 'tls.key': b64(key(n)), 'ca.crt': b64(cert('root')), ...extra };
+}
+
+function withRoot(fn: (root: string) => Promise<void>) {
+  return async () => {
+    const root = mkdtempSync(join(tmpdir(), 'certsmith-lineage-'));
+    try {
+      await fn(join(root, 'live'));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  };
+}
+
+test('a Secret becomes cert-manager and certbot file names, keys 0600', () => {
+  const files = lineageFiles(secretData('1', { 'keystore.p12': b64('p12'), 'truststore.p12': b64('trust'), 'key.der': b64('der') }))!;
+  const byName = Object.fromEntries(files.map((f) => [f.name, f]));
+  assert.deepEqual(Object.keys(byName).sort(), ['ca.crt', 'cert.pem', 'chain.pem', 'fullchain.pem', 'key.der', 'keystore.p12', 'privkey.pem', 'tls-combined.pem', 'tls.crt', 'tls.key', 'truststore.p12']);
+  assert.equal(byName['fullchain.pem'].content.toString(), cert('leaf1') + cert('intermediate'));
+  assert.equal(byName['cert.pem'].content.toString(), cert('leaf1'));
+  assert.equal(byName['chain.pem'].content.toString(), cert('intermediate'));
+  assert.equal(byName['tls-combined.pem'].content.toString(), key('1') + cert('leaf1') + cert('intermediate'));
+  for (const n of ['tls.key', 'privkey.pem', 'tls-combined.pem', 'key.der', 'keystore.p12']) assert.equal(byName[n].mode, 0o600, n);
+  for (const n of ['tls.crt', 'ca.crt', 'fullchain.pem', 'truststore.p12']) assert.equal(byName[n].mode, 0o644, n);
+  assert.equal(lineageFiles({ 'tls.crt': b64(cert('x')) }), undefined, 'no key, no files');
+  assert.equal(lineageFiles({ 'tls.crt': b64('garbage'), 'tls.key': b64(key('x')) }), undefined, 'no certificate, no files');
+  assert.notEqual(lineageHash(files), lineageHash(files, '33:33'), 'another owner is another version');
+});
+
+test('publishes a version behind a symlink with 0700 folders, skips unchanged content, keeps three versions', withRoot(async (root) => {
+  const ref = { root, namespace: 'default', name: 'web-tls' };
+  const live = join(root, 'default', 'web-tls');
+  const publish = (n: string) => {
+    const files = lineageFiles(secretData(n))!;
+    return publishLineage(ref, files, lineageHash(files));
+  };
+  const first = await publish('1');
+  assert.equal(first.changed, true);
+  assert.equal(readlinkSync(live), join('.web-tls.versions', first.version));
+  assert.equal(readFileSync(join(live, 'tls.key'), 'utf8'), key('1'));
+  for (const d of [root, join(root, 'default'), join(root, 'default', '.web-tls.versions'), join(root, 'default', '.web-tls.versions', first.version)]) {
+    assert.equal(statSync(d).mode & 0o777, 0o700, d);
+  }
+  assert.equal(statSync(join(live, 'tls.key')).mode & 0o777, 0o600);
+  assert.equal(statSync(join(live, 'tls-combined.pem')).mode & 0o777, 0o600);
+  assert.equal(statSync(join(live, 'fullchain.pem')).mode & 0o777, 0o644);
+
+  const again = await publish('1');
+  assert.deepEqual(again, { changed: false, version: first.version });
+
+  const versions: string[] = [first.version];
+  for (const n of ['2', '3', '4', '5']) versions.push((await publish(n)).version);
+  assert.equal(readFileSync(join(live, 'tls.key'), 'utf8'), key('5'));
+  assert.deepEqual(readdirSync(join(root, 'default', '.web-tls.versions')).sort(), versions.slice(-3).sort());
+  assert.deepEqual(readdirSync(join(root, 'default')).sort(), ['.web-tls.versions', 'web-tls'], 'no temporary links left');
+  assert.equal((await currentVersion(ref))?.version, versions[4]);
+  assert.deepEqual(await listLineages(root), [{ namespace: 'default', name: 'web-tls' }]);
+
+  assert.equal(await removeLineage(ref), true);
+  assert.equal(existsSync(live), false);
+  assert.equal(existsSync(join(root, 'default', '.web-tls.versions')), false);
+  assert.equal(await removeLineage(ref), false);
+}));
+
+test('a real folder at the live path is someone else\'s: not replaced, not removed', withRoot(async (root) => {
+  const ref = { root, namespace: 'default', name: 'mine' };
+  mkdirSync(join(root, 'default', 'mine'), { recursive: true });
+  writeFileSync(join(root, 'default', 'mine', 'tls.crt'), 'hand-made');
+  const files = lineageFiles(secretData('1'))!;
+  await assert.rejects(publishLineage(ref, files, lineageHash(files)), /not a symlink certsmith made/);
+  assert.equal(await removeLineage(ref), false);
+  assert.equal(readFileSync(join(root, 'default', 'mine', 'tls.crt'), 'utf8'), 'hand-made');
+}));
+
+test('a symlink pointing elsewhere is not taken for a version of ours', withRoot(async (root) => {
+  mkdirSync(join(root, 'default'), { recursive: true });
+  symlinkSync('/etc', join(root, 'default', 'web'));
+  assert.equal(await currentVersion({ root, namespace: 'default', name: 'web' }), undefined);
+}));
+
+test('names that could leave the folder are refused', () => {
+  for (const [ns, name] of [['default', '..'], ['default', '../x'], ['..', 'x'], ['default', '.hidden'], ['Default', 'x'], ['default', 'a/b'], ['', 'x']]) {
+    assert.equal(isSafeLineageName(ns, name), false, `${ns}/${name}`);
+  }
+  assert.equal(isSafeLineageName('default', 'web-tls.example.com'), true);
+});
+
+test('files owner: numbers, names from passwd/group, primary group', withRoot(async (root) => {
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\nwww-data:x:33:34:www-data:/var/www:/usr/sbin/nologin\n');
+  writeFileSync(join(root, 'group'), 'root:x:0:\nssl-cert:x:110:\n');
+  const files = { passwd: join(root, 'passwd'), group: join(root, 'group') };
+  assert.deepEqual(parseFileOwner('1000:1001', files), { uid: 1000, gid: 1001, text: '1000:1001' });
+  assert.deepEqual(parseFileOwner('www-data:ssl-cert', files), { uid: 33, gid: 110, text: '33:110' });
+  assert.deepEqual(parseFileOwner('www-data', files), { uid: 33, gid: 34, text: '33:34' });
+  assert.throws(() => parseFileOwner('nobody-here', files), /no user named "nobody-here"/);
+  assert.throws(() => parseFileOwner('1000', files), /give the group too/);
+  assert.throws(() => parseFileOwner('a:b:c', files), /expected USER/);
+}));
+
+test('with an owner, files and folders are chowned (certsmith runs as root on a host)', withRoot(async (root) => {
+  const ref = { root, namespace: 'default', name: 'owned' };
+  const owner = { uid: 4242, gid: 4343, text: '4242:4343' };
+  const files = lineageFiles(secretData('1'))!;
+  await publishLineage(ref, files, lineageHash(files, owner.text), { owner });
+  for (const p of [root, join(root, 'default'), join(root, 'default', 'owned', 'tls.key')]) {
+    const st = statSync(p);
+    assert.deepEqual([st.uid, st.gid], [4242, 4343], p);
+  }
+  const link = lstatSync(join(root, 'default', 'owned'));
+  assert.deepEqual([link.uid, link.gid], [4242, 4343]);
+}));
