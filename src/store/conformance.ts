@@ -321,6 +321,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
         assert.ok(got.metadata.generation! >= 1);
         const again = (await store.delete(Certificate, ns, 'a'))!;
         assert.equal(again.metadata.deletionTimestamp, marked.metadata.deletionTimestamp, 'deletionTimestamp is set once');
+        await rejectsWith(store.update<KubeObject>(Certificate, { ...got, metadata: { ...got.metadata, finalizers: ['example.com/x', 'example.com/y', 'example.com/z'] } }), 422, 'adding a finalizer while deleting');
         const one = await store.update<KubeObject>(Certificate, { ...got, metadata: { ...got.metadata, finalizers: ['example.com/y'], deletionTimestamp: undefined } });
         assert.equal(one.metadata.deletionTimestamp, marked.metadata.deletionTimestamp, 'an update cannot clear deletionTimestamp');
         await store.update<KubeObject>(Certificate, { ...one, metadata: { ...one.metadata, finalizers: [] } });
