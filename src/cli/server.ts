@@ -4,15 +4,8 @@ import { resolve, join } from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.ts';
 import { NamespaceType } from '../api/resources.ts';
-import { realClock } from '../runtime/clock.ts';
-import { createLogger } from '../runtime/logger.ts';
-import { startControllers, type ControllerOptions } from '../controllers/manager.ts';
-import { openSqliteStore } from '../store/sqlite/index.ts';
+import type { ControllerOptions } from '../controllers/manager.ts';
 import { isConflict, type Store } from '../store/store.ts';
-import { withAdmission } from '../server/admission.ts';
-import { startApiServer } from '../server/api-server.ts';
-import { ensureServingCertificate } from '../server/tls.ts';
-import { writeKubeconfig, ensureAccessToken } from '../server/kubeconfig.ts';
 import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
@@ -26,6 +19,7 @@ interface ServerFlags {
   backoffMax?: string;
   secretsDir?: string;
   keepFiles?: boolean;
+  filesOwner?: string;
   deployHook?: string;
   acmeHttp01Listen?: string;
   acmeHttp01SolverNameservers?: string;
@@ -63,6 +57,7 @@ export function controllerOptionsFrom(f: ServerFlags): ControllerOptions {
     backoffMaxMs: durationFlag(f.backoffMax, '--backoff-max'),
     secretsDir: f.secretsDir ? resolve(f.secretsDir) : undefined,
     keepFiles: f.keepFiles,
+    filesOwner: f.filesOwner,
     deployHook: f.deployHook,
     acmeHTTP01Listen: f.acmeHttp01Listen,
     acmeHTTP01SolverNameservers: list(f.acmeHttp01SolverNameservers),
@@ -95,6 +90,7 @@ export function registerServerCommand(program: Command) {
     .option('--backoff-max <duration>', 'longest retry delay (default 32h)')
     .option('--secrets-dir <dir>', 'mirror issued Secrets to files under this folder')
     .option('--keep-files', 'keep mirrored files when their Certificate is deleted')
+    .option('--files-owner <user[:group]>', 'owner of the mirrored files (uid:gid or names), e.g. so a web server user can read the key')
     .option('--deploy-hook <cmd>', 'command run after each issuance or renewal')
     .option('--acme-http01-listen <host:port>', 'address of the HTTP-01 challenge responder')
     .option('--acme-http01-solver-nameservers <list>', 'comma-separated host:port resolvers for HTTP-01 self-checks')
@@ -115,6 +111,11 @@ export function registerServerCommand(program: Command) {
         if (e instanceof ManifestError) throw new CliError(`--apply ${e.file}: ${e.message}`);
         throw e;
       }
+      // loaded here, not at the top: every other command would pay for the controllers' start-up
+      const [{ realClock }, { createLogger }, { startControllers }, { openSqliteStore }, { withAdmission }, { startApiServer }, { ensureServingCertificate }, { writeKubeconfig, ensureAccessToken }] = await Promise.all([
+        import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../controllers/manager.ts'), import('../store/sqlite/index.ts'),
+        import('../server/admission.ts'), import('../server/api-server.ts'), import('../server/tls.ts'), import('../server/kubeconfig.ts'),
+      ]);
       const logger = createLogger({ name: 'certsmith' });
 
       const raw = await openSqliteStore({ path: join(dataDir, 'state.db') });

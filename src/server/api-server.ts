@@ -47,6 +47,8 @@ interface ResourceRoute {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** the name a create carried in its body, for error details */
+  bodyName?: string;
 }
 
 /** Splits /api/v1/... and /apis/<g>/<v>/... into a resource, namespace, name and subresource. */
@@ -72,7 +74,9 @@ function statusBody(code: number, reason: string, message: string, details?: obj
 
 function errorStatus(e: unknown, route?: ResourceRoute) {
   if (e instanceof StoreError) {
-    const s = e.toStatus(route?.type.plural, route?.name) as ReturnType<StoreError['toStatus']> & { details?: Record<string, unknown> };
+    // kube-apiserver names the kind in an Invalid's details and the resource otherwise; kubectl prints them
+    const kind = e.reason === 'Invalid' ? route?.type.kind : route?.type.plural;
+    const s = e.toStatus(kind, route?.name ?? route?.bodyName) as ReturnType<StoreError['toStatus']> & { details?: Record<string, unknown> };
     if (s.details && route?.type.group) s.details.group = route.type.group;
     return s;
   }
@@ -234,6 +238,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         }
         case 'POST': {
           const obj = objectFromBody(type, parseJSON(await readBody(req)), namespace);
+          route.bodyName = obj.metadata.name;
           const created = await store.create(type, obj, { dryRun, fieldManager });
           return sendJSON(res, 201, created);
         }

@@ -240,9 +240,9 @@ spec:
   assert.equal(obj.spec.commonName, 'kubectl.example.test');
   assert.ok(obj.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
 
-  const invalid = await kubectl(['apply', '-f', '-'], invalidManifest.split('---')[1]);
+  const invalid = await kubectl(['apply', '-f', '-'], invalidManifest.split('---')[0]);
   assert.notEqual(invalid.code, 0);
-  assert.match(invalid.stderr, /spec\.duration/);
+  assert.match(invalid.stderr, /The Certificate "bad-duration" is invalid: spec\.duration/);
 
   const ssa = await kubectl(['apply', '--server-side', '-f', '-'],
     `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: server-side }\nspec: { secretName: ss, dnsNames: [ss.test], issuerRef: { name: selfsigned } }\n`);
