@@ -1,0 +1,195 @@
+// The files controller among all the others on the embedded store with a fake clock: files as
+// a web server reads them, the deploy hook as an operator configures it, and openssl judging.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLifecycle, withCA, certificate, type Lifecycle } from '../../../test/lifecycle/harness.ts';
+import { triggerRenewal } from '../../cli/renew.ts';
+import { startControllers, type ControllerOptions } from '../manager.ts';
+import { silentLogger } from '../../runtime/logger.ts';
+import { Certificate, EventType } from '../../api/resources.ts';
+import type { CoreEvent } from '../../runtime/events.ts';
+
+const MINUTE = 60_000;
+
+function tmp(): string {
+  return mkdtempSync(join(tmpdir(), 'certsmith-files-'));
+}
+
+function openssl(args: string[]): string {
+  return execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** verified at the fake clock's time: the certificates are issued in its (possibly past) world */
+function assertServable(lc: Lifecycle, dir: string) {
+  const at = String(Math.floor(lc.clock.now().getTime() / 1000));
+  assert.match(openssl(['verify', '-attime', at, '-CAfile', join(dir, 'ca.crt'), join(dir, 'fullchain.pem')]), /: OK/);
+  const certPub = openssl(['x509', '-noout', '-pubkey', '-in', join(dir, 'tls.crt')]);
+  assert.equal(openssl(['pkey', '-in', join(dir, 'tls.key'), '-pubout']), certPub, 'tls.key matches tls.crt');
+  assert.equal(openssl(['pkey', '-in', join(dir, 'tls-combined.pem'), '-pubout']), certPub, 'key in tls-combined.pem matches');
+  assert.equal(openssl(['x509', '-noout', '-pubkey', '-in', join(dir, 'tls-combined.pem')]), certPub, 'certificate in tls-combined.pem matches');
+}
+
+function serialOf(file: string): string {
+  return openssl(['x509', '-noout', '-serial', '-in', file]).trim();
+}
+
+function envFile(path: string): Record<string, string> {
+  return Object.fromEntries(readFileSync(path, 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+}
+
+async function events(lc: Lifecycle, name: string, reason: string): Promise<CoreEvent[]> {
+  const all = (await lc.store.list<CoreEvent>(EventType, { namespace: 'default' })).items;
+  return all.filter((e) => e.involvedObject.name === name && e.reason === reason);
+}
+
+async function restart(lc: Lifecycle, options: ControllerOptions): Promise<void> {
+  await lc.running.stop();
+  lc.running = await startControllers({ store: lc.store, clock: lc.clock, logger: silentLogger, options: { metricsListen: '', healthListen: '', ...options } });
+  await lc.settle();
+}
+
+test('issued files verify with openssl, renewal replaces them and runs the hook once, restart does not re-run it', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const hooks = join(root, 'hooks');
+  const options: ControllerOptions = {
+    secretsDir: dir,
+    deployHook: `mkdir -p ${hooks} && env > "${hooks}/hook-$CERTSMITH_CERTIFICATE_NAME-$CERTSMITH_REVISION.env" && echo "$CERTSMITH_CERTIFICATE_NAME $CERTSMITH_REVISION" >> ${hooks}/runs`,
+  };
+  const lc = await startLifecycle({ options });
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('web', { dnsNames: ['web.example.test', 'www.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await lc.settle();
+    const live = join(dir, 'default', 'web-tls');
+    assertServable(lc, live);
+    assert.match(readlinkSync(live), /^\.web-tls\.versions\/1-[0-9a-f]{16}$/);
+    // the CA's own Secret is mirrored too: it belongs to the "root" Certificate
+    assert.ok(existsSync(join(dir, 'default', 'ca-keypair', 'tls.crt')));
+
+    for (const d of [dir, join(dir, 'default'), join(dir, 'default', '.web-tls.versions'), live]) assert.equal(statSync(d).mode & 0o777, 0o700, d);
+    for (const f of ['tls.key', 'privkey.pem', 'tls-combined.pem']) assert.equal(statSync(join(live, f)).mode & 0o777, 0o600, f);
+    for (const f of ['tls.crt', 'fullchain.pem', 'ca.crt', 'cert.pem']) assert.equal(statSync(join(live, f)).mode & 0o777, 0o644, f);
+    assert.equal(statSync(join(dir, '.hooks.json')).mode & 0o777, 0o600);
+
+    const first = envFile(join(hooks, 'hook-web-1.env'));
+    assert.equal(first.CERTSMITH_CERTIFICATE_NAME, 'web');
+    assert.equal(first.CERTSMITH_SECRET_NAME, 'web-tls');
+    assert.equal(first.CERTSMITH_NAMESPACE, 'default');
+    assert.equal(first.CERTSMITH_KEY_PATH, join(live, 'tls.key'));
+    const serial1 = serialOf(join(live, 'tls.crt'));
+
+    lc.clock.advance(MINUTE * 60);
+    await triggerRenewal(lc.store, 'default', 'web', lc.clock.now());
+    await lc.settle();
+    assertServable(lc, live);
+    assert.notEqual(serialOf(join(live, 'tls.crt')), serial1, 'renewal replaced the certificate');
+    assert.match(readlinkSync(live), /^\.web-tls\.versions\/2-/);
+
+    const second = envFile(join(hooks, 'hook-web-2.env'));
+    assert.deepEqual(
+      [second.CERTSMITH_CERTIFICATE_NAME, second.CERTSMITH_NAMESPACE, second.CERTSMITH_SECRET_NAME, second.CERTSMITH_REVISION],
+      ['web', 'default', 'web-tls', '2'],
+    );
+    assert.equal(second.CERTSMITH_CERT_PATH, join(live, 'tls.crt'));
+    assert.equal(second.CERTSMITH_KEY_PATH, join(live, 'tls.key'));
+    assert.equal(second.CERTSMITH_FULLCHAIN_PATH, join(live, 'fullchain.pem'));
+    assert.equal(second.CERTSMITH_CA_PATH, join(live, 'ca.crt'));
+    assert.equal(second.CERTSMITH_COMBINED_PATH, join(live, 'tls-combined.pem'));
+    assert.equal(second.CERTSMITH_DIR, live);
+    assert.equal(second.RENEWED_LINEAGE, live);
+    assert.equal(second.RENEWED_DOMAINS, 'web.example.test www.example.test');
+    assert.deepEqual(second.CERTSMITH_KEY_PATH && readFileSync(second.CERTSMITH_KEY_PATH), readFileSync(join(live, 'privkey.pem')));
+    const runs = () => readFileSync(join(hooks, 'runs'), 'utf8').trim().split('\n');
+    // the CA's Secret is a lineage of its own ("root"), hooked once when it was issued
+    assert.deepEqual(runs().sort(), ['root 1', 'web 1', 'web 2']);
+    assert.deepEqual(readdirSync(hooks).filter((f) => f.endsWith('.env')).sort(), ['hook-root-1.env', 'hook-web-1.env', 'hook-web-2.env']);
+    assert.equal((await events(lc, 'web', 'DeployHookSucceeded')).length, 2);
+
+    await restart(lc, options);
+    assert.deepEqual(runs().sort(), ['root 1', 'web 1', 'web 2'], 'nothing new after a restart: the hook does not run again');
+    assert.deepEqual(lc.mismatchedSecretVersions, []);
+  } finally {
+    await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a failing hook yields a Warning Event and retries with backoff; other Certificates go on meanwhile', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const log = join(root, 'log');
+  const fixed = join(root, 'fixed');
+  // "bad" fails slowly, so "good" has to be issued and hooked while bad's hook is still running
+  const hook = `if [ "$CERTSMITH_CERTIFICATE_NAME" = bad ] && [ ! -e ${fixed} ]; then echo bad-start >> ${log}; sleep 1; echo bad-end >> ${log}; echo "reload failed"; exit 1; fi; echo "$CERTSMITH_CERTIFICATE_NAME" >> ${log}`;
+  const lc = await startLifecycle({ options: { secretsDir: dir, deployHook: hook } });
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('bad', { dnsNames: ['bad.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await lc.apply(certificate('good', { dnsNames: ['good.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await lc.settle();
+    const lines = () => readFileSync(log, 'utf8').trim().split('\n');
+    assert.ok(lines().indexOf('good') >= 0 && lines().indexOf('good') < lines().indexOf('bad-end'), `good hooked while bad's hook ran: ${lines()}`);
+    assertServable(lc, join(dir, 'default', 'good-tls'));
+    assertServable(lc, join(dir, 'default', 'bad-tls'));
+
+    const failed = await events(lc, 'bad', 'DeployHookFailed');
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0].type, 'Warning');
+    assert.match(failed[0].message, /exited with status 1 \(attempt 1, retrying in 1m0s\): reload failed/);
+    assert.equal(lines().filter((l) => l === 'bad-start').length, 1);
+
+    await lc.advance(59_000);
+    assert.equal(lines().filter((l) => l === 'bad-start').length, 1, 'no retry before the backoff');
+    await lc.advance(1_000);
+    assert.equal(lines().filter((l) => l === 'bad-start').length, 2, 'retried after 1m');
+    assert.match((await events(lc, 'bad', 'DeployHookFailed')).map((e) => e.message).join('\n'), /attempt 2, retrying in 2m0s/);
+
+    writeFileSync(fixed, '');
+    await lc.advance(2 * MINUTE);
+    assert.equal(lines().filter((l) => l === 'bad').length, 1, 'succeeded once fixed');
+    const ok = await events(lc, 'bad', 'DeployHookSucceeded');
+    assert.equal(ok.length, 1);
+    assert.equal(ok[0].type, 'Normal');
+    await lc.advance(60 * MINUTE);
+    assert.equal(lines().filter((l) => l === 'bad').length, 1, 'no more runs once it succeeded');
+    assert.equal(lines().filter((l) => l === 'good').length, 1);
+  } finally {
+    await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('deleting the Certificate removes its files, unless keepFiles', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const lc = await startLifecycle({ options: { secretsDir: dir } });
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('gone', { dnsNames: ['gone.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await lc.apply(certificate('kept', { dnsNames: ['kept.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await lc.settle();
+    assert.ok(existsSync(join(dir, 'default', 'gone-tls', 'tls.key')));
+    await lc.store.delete(Certificate, 'default', 'gone');
+    await lc.settle();
+    assert.equal(existsSync(join(dir, 'default', 'gone-tls')), false);
+    assert.equal(existsSync(join(dir, 'default', '.gone-tls.versions')), false);
+    assert.ok(existsSync(join(dir, 'default', 'kept-tls', 'tls.key')), 'other files stay');
+
+    // deleted while certsmith was down, with --keep-files: the files stay
+    await lc.running.stop();
+    await lc.store.delete(Certificate, 'default', 'kept');
+    await restart(lc, { secretsDir: dir, keepFiles: true });
+    assert.ok(existsSync(join(dir, 'default', 'kept-tls', 'tls.key')));
+    // and without it, the next start cleans up
+    await restart(lc, { secretsDir: dir });
+    assert.equal(existsSync(join(dir, 'default', 'kept-tls')), false);
+  } finally {
+    await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});

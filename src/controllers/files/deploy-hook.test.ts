@@ -1,0 +1,61 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hookEnvironment, hookRetryDelayMs, redactKeyMaterial, runDeployHook } from './deploy-hook.ts';
+import { HookLedger } from './hook-ledger.ts';
+
+test('the hook gets names, paths and certbot\'s variables', async () => {
+  const env = hookEnvironment({
+    certificateName: 'web', namespace: 'default', secretName: 'web-tls', revision: 3,
+    liveDir: '/etc/certsmith/live/default/web-tls', hasCA: true, dnsNames: ['a.example', 'b.example'],
+  });
+  const out = await runDeployHook('echo "$CERTSMITH_CERTIFICATE_NAME $CERTSMITH_REVISION $CERTSMITH_KEY_PATH $CERTSMITH_CA_PATH|$RENEWED_DOMAINS|$RENEWED_LINEAGE"', { env });
+  assert.equal(out.ok, true);
+  assert.equal(out.exitCode, 0);
+  assert.equal(out.output, 'web 3 /etc/certsmith/live/default/web-tls/tls.key /etc/certsmith/live/default/web-tls/ca.crt|a.example b.example|/etc/certsmith/live/default/web-tls');
+  assert.equal(env.CERTSMITH_FULLCHAIN_PATH, '/etc/certsmith/live/default/web-tls/fullchain.pem');
+  assert.equal(env.CERTSMITH_COMBINED_PATH, '/etc/certsmith/live/default/web-tls/tls-combined.pem');
+  assert.equal(hookEnvironment({ certificateName: 'x', namespace: 'n', secretName: 's', liveDir: '/d', hasCA: false, dnsNames: [] }).CERTSMITH_CA_PATH, '');
+});
+
+test('a failing hook reports its status and the tail of its output, keys redacted', async () => {
+  const out = await runDeployHook('for i in $(seq 1 200); do echo "line $i"; done; printf -- "-----BEGIN PRIVATE KEY-----\\nMIIB\\n-----END PRIVATE KEY-----\\n" >&2; echo "nginx: [emerg] bad config"; exit 1', { env: {}, outputLimit: 200 });
+  assert.equal(out.ok, false);
+  assert.equal(out.exitCode, 1);
+  // stdout and stderr are separate pipes: their relative order is not kept
+  assert.match(out.output, /nginx: \[emerg\] bad config/);
+  assert.match(out.output, /\[private key redacted\]/);
+  assert.doesNotMatch(out.output, /MIIB|line 1\n/);
+  assert.ok(out.output.length <= 201, `truncated: ${out.output.length}`);
+  assert.equal(redactKeyMaterial('a -----BEGIN RSA PRIVATE KEY-----\nMIIE cut off'), 'a [private key redacted]', 'a key cut off at the end is still redacted');
+});
+
+test('a hook that hangs is killed with its children after the timeout', async () => {
+  const started = Date.now();
+  const out = await runDeployHook('sleep 30 & sleep 30', { env: {}, timeoutMs: 300 });
+  assert.equal(out.ok, false);
+  assert.equal(out.timedOut, true);
+  assert.ok(Date.now() - started < 10_000);
+});
+
+test('retry delays double from 1m and stop at 1h', () => {
+  assert.deepEqual([1, 2, 3, 4, 6, 7, 8, 50].map((n) => hookRetryDelayMs(n) / 60_000), [1, 2, 4, 8, 32, 60, 60, 60]);
+});
+
+test('the ledger survives a restart and is written 0600', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-ledger-'));
+  try {
+    const a = HookLedger.in(dir);
+    await Promise.all([a.set('default/a', { hash: 'h1', revision: 1, at: 'now' }), a.set('default/b', { hash: 'h2', at: 'now' })]);
+    await a.delete('default/b');
+    const b = HookLedger.in(dir);
+    assert.deepEqual(b.keys(), ['default/a']);
+    assert.equal(b.get('default/a')?.hash, 'h1');
+    assert.equal(statSync(join(dir, '.hooks.json')).mode & 0o777, 0o600);
+    assert.ok(JSON.parse(readFileSync(join(dir, '.hooks.json'), 'utf8'))['default/a']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
