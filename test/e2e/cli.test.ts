@@ -1,7 +1,7 @@
 // The CLI and kubectl against a real `certsmith server` process, as a user drives them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, statSync, existsSync, readFileSync } from 'node:fs';
+import { writeFileSync, statSync, existsSync, readFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import https from 'node:https';
 import YAML from 'yaml';
@@ -16,7 +16,7 @@ before(async () => {
 after(async () => {
   if (!server) return;
   const code = await server.stop();
-  server.cleanup();
+  rmSync(server.dataDir, { recursive: true, force: true });
   assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
 });
 
@@ -259,4 +259,34 @@ test('delete removes an object', async () => {
   const again = await server.cli(['delete', 'certificate', 'web']);
   assert.equal(again.code, 1);
   assert.match(again.stderr, /not found/);
+});
+
+test('a restart keeps the data, the CA and the token, and --apply loads a folder at start', async () => {
+  const kubeconfigBefore = readFileSync(server.kubeconfig, 'utf8');
+  const caBefore = readFileSync(join(server.dataDir, 'pki', 'ca.crt'), 'utf8');
+  assert.equal(await server.stop(), 0, server.output());
+  const folder = join(server.dataDir, 'manifests');
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'b.yaml'), 'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: at-start }\nspec: { secretName: s, dnsNames: [s.test], issuerRef: { name: selfsigned } }\n');
+  writeFileSync(join(folder, 'a.yaml'), 'apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: cluster-selfsigned }\nspec: { selfSigned: {} }\n');
+  writeFileSync(join(folder, 'notes.txt'), 'not a manifest');
+
+  server = await startServer({ dataDir: server.dataDir, args: ['--apply', folder] });
+  assert.equal(readFileSync(join(server.dataDir, 'pki', 'ca.crt'), 'utf8'), caBefore);
+  const kc = YAML.parse(readFileSync(server.kubeconfig, 'utf8'));
+  assert.equal(kc.users[0].user.token, YAML.parse(kubeconfigBefore).users[0].user.token);
+  const names = await server.cli(['get', 'certificates', '-o', 'name']);
+  assert.equal(names.code, 0, names.stderr);
+  assert.deepEqual(names.stdout.trim().split('\n').sort(), [
+    'certificate.cert-manager.io/at-start', 'certificate.cert-manager.io/from-kubectl', 'certificate.cert-manager.io/server-side',
+  ]);
+  const cluster = await server.cli(['get', 'clusterissuers', '-o', 'name']);
+  assert.equal(cluster.stdout, 'clusterissuer.cert-manager.io/cluster-selfsigned\n');
+});
+
+test('the server refuses to start when an --apply manifest is invalid', async () => {
+  const dir = join(server.dataDir, 'broken');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'x.yaml'), invalidManifest.split('---')[0]);
+  await assert.rejects(startServer({ args: ['--apply', dir] }), /exited with 1 before it was ready[\s\S]*spec\.duration/);
 });

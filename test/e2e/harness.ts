@@ -67,9 +67,13 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; env
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
 
   const ready = await new Promise<{ url: string; kubeconfig: string }>((resolveReady, reject) => {
+    const failed = (e: Error) => {
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      reject(e);
+    };
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`certsmith server did not start within ${opts.timeoutMs ?? 30_000}ms:\n${out}`));
+      failed(new Error(`certsmith server did not start within ${opts.timeoutMs ?? 30_000}ms:\n${out}`));
     }, opts.timeoutMs ?? 30_000);
     const check = () => {
       const m = /certsmith server listening on (\S+) \(kubeconfig: (.+)\)/.exec(out);
@@ -81,7 +85,7 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; env
     child.stdout!.on('data', check);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`certsmith server exited with ${code} before it was ready:\n${out}`));
+      failed(new Error(`certsmith server exited with ${code} before it was ready:\n${out}`));
     });
   });
 

@@ -1,0 +1,100 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSqliteStore } from '../store/sqlite/index.ts';
+import { Certificate, SecretType } from '../api/resources.ts';
+import { StoreError, type Store } from '../store/store.ts';
+import type { KubeObject } from '../api/meta.ts';
+import { withAdmission } from './admission.ts';
+
+const cert = (name: string, spec: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name, namespace: 'default' },
+  spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.test`], issuerRef: { name: 'ca' }, ...spec },
+});
+
+async function withStores(fn: (admitted: Store, raw: Store) => Promise<void>) {
+  const raw = openSqliteStore({ path: ':memory:' });
+  try {
+    await fn(withAdmission(raw), raw);
+  } finally {
+    await raw.close();
+  }
+}
+
+function invalid(fields: string[]) {
+  return (e: unknown) => {
+    assert.ok(e instanceof StoreError, String(e));
+    assert.equal(e.code, 422);
+    assert.deepEqual(e.causes.map((c) => c.field).sort(), [...fields].sort());
+    return true;
+  };
+}
+
+test('create: every problem is reported in one 422 in the Kubernetes format, nothing stored', async () => {
+  await withStores(async (store, raw) => {
+    await assert.rejects(store.create(Certificate, cert('bad', { duration: '30m', issuerRef: {} })), (e: unknown) => {
+      invalid(['spec.duration', 'spec.issuerRef.name'])(e);
+      const err = e as StoreError;
+      assert.match(err.message, /^Certificate\.cert-manager\.io "bad" is invalid: \[.*\]$/);
+      assert.match(err.message, /spec\.duration: Invalid value: "30m": /);
+      assert.match(err.message, /spec\.issuerRef\.name: Required value/);
+      assert.match(err.causes.find((c) => c.field === 'spec.duration')!.message, /^Invalid value: "30m"/);
+      return true;
+    });
+    assert.equal(await raw.get(Certificate, 'default', 'bad'), undefined);
+  });
+});
+
+test('dry run validates and returns the object without storing it, for create, update and patch', async () => {
+  await withStores(async (store, raw) => {
+    const dry = await store.create(Certificate, cert('a'), { dryRun: true });
+    assert.equal(dry.metadata.name, 'a');
+    assert.equal(await raw.get(Certificate, 'default', 'a'), undefined);
+    const stored = await store.create(Certificate, cert('a'));
+    await assert.rejects(store.create(Certificate, cert('a'), { dryRun: true }), (e: unknown) => e instanceof StoreError && e.reason === 'AlreadyExists');
+
+    const changed = await store.update(Certificate, { ...stored, spec: { ...(stored.spec as object), secretName: 'other' } }, { dryRun: true });
+    assert.equal((changed.spec as { secretName: string }).secretName, 'other');
+    await store.patch(Certificate, 'default', 'a', 'merge', { spec: { secretName: 'patched' } }, { dryRun: true });
+    const after = await raw.get(Certificate, 'default', 'a');
+    assert.equal((after!.spec as { secretName: string }).secretName, 'a-tls');
+    assert.equal(after!.metadata.resourceVersion, stored.metadata.resourceVersion);
+
+    await assert.rejects(store.update(Certificate, { ...stored, spec: { ...(stored.spec as object), renewBefore: '1m' } }, { dryRun: true }), invalid(['spec.renewBefore']));
+  });
+});
+
+test('patch: the patched object is validated before it is written; a valid patch lands', async () => {
+  await withStores(async (store, raw) => {
+    await store.create(Certificate, cert('p'));
+    await assert.rejects(store.patch(Certificate, 'default', 'p', 'merge', { spec: { dnsNames: null } }), invalid(['spec']));
+    await assert.rejects(store.patch(Certificate, 'default', 'p', 'json', [{ op: 'add', path: '/spec/duration', value: '1m' }]), invalid(['spec.duration']));
+    const ok = await store.patch(Certificate, 'default', 'p', 'merge', { spec: { duration: '48h' } });
+    assert.equal((ok.spec as { duration: string }).duration, '48h');
+    assert.equal(((await raw.get(Certificate, 'default', 'p'))!.spec as { duration: string }).duration, '48h');
+    // server-side apply creates what is missing, through the same checks
+    await assert.rejects(store.patch(Certificate, 'default', 'q', 'apply', cert('q', { duration: '1m' }), { fieldManager: 't' }), invalid(['spec.duration']));
+    const created = await store.patch(Certificate, 'default', 'q', 'apply', cert('q'), { fieldManager: 't' });
+    assert.ok(created.metadata.uid);
+    await assert.rejects(store.patch(Certificate, 'default', 'missing', 'merge', { spec: {} }), (e: unknown) => e instanceof StoreError && e.code === 404);
+  });
+});
+
+test('status writes are validated too, and keep the spec', async () => {
+  await withStores(async (store) => {
+    const c = await store.create(Certificate, cert('s'));
+    await assert.rejects(store.updateStatus(Certificate, { ...c, status: { conditions: [{ type: 'Ready', status: 'Maybe' }] } }), (e: unknown) => e instanceof StoreError && e.code === 422);
+    const ok = await store.updateStatus(Certificate, { ...c, spec: { nonsense: true }, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }] } });
+    assert.equal((ok.spec as { secretName: string }).secretName, 's-tls');
+    assert.equal((ok.status as { conditions: unknown[] }).conditions.length, 1);
+  });
+});
+
+test('kinds certsmith does not own pass through unvalidated; dry run still stores nothing', async () => {
+  await withStores(async (store, raw) => {
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'default' }, data: { anything: '' } };
+    await store.create(SecretType, secret, { dryRun: true });
+    assert.equal(await raw.get(SecretType, 'default', 's'), undefined);
+    await store.create(SecretType, secret);
+    assert.ok(await raw.get(SecretType, 'default', 's'));
+  });
+});

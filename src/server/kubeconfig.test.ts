@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { writeKubeconfig, loadClientConfig, ensureAccessToken, KubeconfigError } from './kubeconfig.ts';
+
+function withDir(fn: (dir: string) => void) {
+  return () => {
+    const dir = mkdtempSync(join(tmpdir(), 'certsmith-kubeconfig-'));
+    const saved = process.env.KUBECONFIG;
+    try {
+      fn(dir);
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+const caPem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+
+test('writes a 0600 kubeconfig named certsmith that reads back', withDir((dir) => {
+  const path = join(dir, 'kubeconfig');
+  writeKubeconfig(path, { server: 'https://127.0.0.1:6443', caPem, token: 't0k' });
+  assert.equal(statSync(path).mode & 0o777, 0o600);
+  const doc = YAML.parse(readFileSync(path, 'utf8'));
+  assert.equal(doc['current-context'], 'certsmith');
+  assert.equal(doc.clusters[0].name, 'certsmith');
+  assert.equal(doc.users[0].name, 'certsmith');
+  assert.deepEqual(loadClientConfig({ kubeconfig: path }), {
+    server: 'https://127.0.0.1:6443', caPem, token: 't0k', insecure: undefined, namespace: 'default', source: path,
+  });
+}));
+
+test('resolves --kubeconfig, then the first existing $KUBECONFIG entry; CA files are relative to the kubeconfig', withDir((dir) => {
+  writeFileSync(join(dir, 'ca.pem'), caPem);
+  const other = join(dir, 'other');
+  writeFileSync(other, YAML.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
+    clusters: [{ name: 'k', cluster: { server: 'https://kube.test:443/', 'certificate-authority': 'ca.pem', 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'u', user: { token: 'abc' } }],
+    contexts: [{ name: 'c', context: { cluster: 'k', user: 'u', namespace: 'certs' } }],
+  }));
+  process.env.KUBECONFIG = `${join(dir, 'missing')}:${other}`;
+  const cfg = loadClientConfig();
+  assert.equal(cfg.server, 'https://kube.test:443');
+  assert.equal(cfg.caPem, caPem);
+  assert.equal(cfg.insecure, true);
+  assert.equal(cfg.namespace, 'certs');
+  assert.equal(cfg.token, 'abc');
+  const mine = join(dir, 'mine');
+  writeKubeconfig(mine, { server: 'https://127.0.0.1:1', caPem, token: 'x' });
+  assert.equal(loadClientConfig({ kubeconfig: mine }).server, 'https://127.0.0.1:1');
+  assert.throws(() => loadClientConfig({ kubeconfig: join(dir, 'nope') }), (e: unknown) => e instanceof KubeconfigError && /no kubeconfig at/.test((e as Error).message));
+}));
+
+test('the access token is random per data dir, 0600, and stable across restarts', withDir((dir) => {
+  const a = ensureAccessToken(join(dir, 'one'));
+  assert.ok(a.length >= 40);
+  assert.equal(ensureAccessToken(join(dir, 'one')), a);
+  assert.notEqual(ensureAccessToken(join(dir, 'two')), a);
+  assert.equal(statSync(join(dir, 'one', 'token')).mode & 0o777, 0o600);
+}));
