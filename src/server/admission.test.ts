@@ -83,7 +83,7 @@ test('status writes are validated too, and keep the spec', async () => {
   await withStores(async (store) => {
     const c = await store.create(Certificate, cert('s'));
     await assert.rejects(store.updateStatus(Certificate, { ...c, status: { conditions: [{ type: 'Ready', status: 'Maybe' }] } }), (e: unknown) => e instanceof StoreError && e.code === 422);
-    const ok = await store.updateStatus(Certificate, { ...c, spec: { nonsense: true }, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }] } });
+    const ok = await store.updateStatus<KubeObject>(Certificate, { ...c, spec: { nonsense: true }, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }] } });
     assert.equal((ok.spec as { secretName: string }).secretName, 's-tls');
     assert.equal((ok.status as { conditions: unknown[] }).conditions.length, 1);
   });
