@@ -185,3 +185,15 @@ test('the token bucket lets a burst through, then paces to the QPS', async () =>
   const unlimited = new TokenBucket(0, 0);
   for (let i = 0; i < 1000; i++) await unlimited.take();
 });
+
+test('a watch honours timeoutSeconds and sends a bookmark when asked', async () => {
+  const store = new HttpStore({ server: shared.api.url, caPem: pki.caPem, token });
+  const c = await store.create(Certificate, cert('bookmarked'));
+  const t0 = Date.now();
+  const res = await raw(`/apis/cert-manager.io/v1/namespaces/default/certificates?watch=1&timeoutSeconds=1&allowWatchBookmarks=true&resourceVersion=${c.metadata.resourceVersion}`, { token });
+  const elapsed = Date.now() - t0;
+  assert.ok(elapsed >= 900 && elapsed < 5000, `ended after ${elapsed}ms`);
+  const events = (typeof res.body === 'string' ? res.body.trim().split('\n').map((l) => JSON.parse(l)) : [res.body]);
+  assert.ok(events.some((e: any) => e.type === 'BOOKMARK' && e.object.metadata.resourceVersion), JSON.stringify(events));
+  await store.close();
+});
