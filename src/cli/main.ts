@@ -6,6 +6,7 @@ import { registerServerCommand } from './server.ts';
 import { registerApplyCommand } from './apply.ts';
 import { registerGetCommand } from './get.ts';
 import { registerDeleteCommand } from './delete.ts';
+import { registerRenewCommand } from './renew.ts';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerApplyCommand(program);
   registerGetCommand(program);
   registerDeleteCommand(program);
+  registerRenewCommand(program);
   return program;
 }
 
