@@ -35,6 +35,8 @@ export interface ControllerSpec {
   /** registers informer handlers that call enqueue with "namespace/name" keys */
   watch(enqueue: (key: string) => void): void;
   reconcile(key: string): Promise<ReconcileResult | void>;
+  /** releases what the controller holds beyond its queue (listeners, connections), after the workers stopped */
+  stop?(): Promise<void>;
 }
 
 export function record(ctx: ControllerContext, obj: KubeObject, events: EventSpec[]): void {

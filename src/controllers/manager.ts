@@ -19,6 +19,7 @@ import { revisionManagerController } from './certificates/revisionmanager/contro
 import { requestController } from './requests/controller.ts';
 import { issuerController } from './issuers/controller.ts';
 import { filesController } from './files/controller.ts';
+import { acmeControllers } from './acme/controllers.ts';
 
 export interface ControllerOptions {
   /** leave CertificateRequests for a person or another approver */
@@ -68,7 +69,7 @@ export async function startControllers(o: {
   const specs: ControllerSpec[] = [
     triggerController(ctx), keyManagerController(ctx), requestManagerController(ctx), issuingController(ctx),
     readinessController(ctx), revisionManagerController(ctx), requestController(ctx),
-    issuerController(ctx, false), issuerController(ctx, true),
+    issuerController(ctx, false), issuerController(ctx, true), ...acmeControllers(ctx),
     ...(o.options.secretsDir ? [filesController(ctx)] : []),
     ...(o.extra ?? []).flatMap((f) => f(ctx)),
   ];
@@ -90,6 +91,7 @@ export async function startControllers(o: {
     async stop() {
       await servers?.close();
       await manager.stop();
+      await Promise.all(specs.map((s) => s.stop?.()));
     },
   };
 }

@@ -1,6 +1,6 @@
 // Runs every controller on an in-memory SQLite store with a fake clock, so tests can make
 // hours pass instantly and look at what a user would see.
-import { FakeClock } from '../../src/runtime/clock.ts';
+import { FakeClock, type Clock } from '../../src/runtime/clock.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { startControllers, type ControllerOptions, type RunningControllers } from '../../src/controllers/manager.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
@@ -25,8 +25,12 @@ export interface Lifecycle {
   stop(): Promise<void>;
 }
 
-export async function startLifecycle(o: { start?: string; options?: ControllerOptions } = {}): Promise<Lifecycle> {
-  const clock = new FakeClock(o.start ?? '2026-01-01T00:00:00Z');
+/**
+ * clock: ACME talks to a real Pebble in real time, so those tests pass realClock; the default
+ * FakeClock lets the other tests make hours pass instantly (advance() needs it).
+ */
+export async function startLifecycle(o: { start?: string; options?: ControllerOptions; clock?: Clock } = {}): Promise<Lifecycle> {
+  const clock = (o.clock ?? new FakeClock(o.start ?? '2026-01-01T00:00:00Z')) as FakeClock;
   const store = openSqliteStore({ path: ':memory:', clock });
   const mismatchedSecretVersions: string[] = [];
   // Watches every Secret version: key and certificate must never disagree in any of them.

@@ -1,0 +1,78 @@
+// ACME Issuer readiness (cert-manager's pkg/issuer/acme/setup.go): when the account must be
+// registered, and the status an outcome turns into.
+import { isTrue, setCondition } from '../../../api/conditions.ts';
+import type { Condition } from '../../../api/meta.ts';
+import type { ACMEIssuer, IssuerStatus } from '../../../api/types.ts';
+import { AcmeError } from '../../../acme/errors.ts';
+
+export interface AcmeIssuerObj {
+  kind: string;
+  metadata: { name?: string; namespace?: string; uid?: string; generation?: number };
+  spec?: { acme?: ACMEIssuer };
+  status?: IssuerStatus;
+}
+
+export const REASON = {
+  registered: 'ACMEAccountRegistered',
+  registerFailed: 'ErrRegisterACMEAccount',
+  verifyFailed: 'ErrVerifyACMEAccount',
+  invalidUrl: 'InvalidURL',
+} as const;
+
+export const REGISTERED_MESSAGE = 'The ACME account was registered with the ACME server';
+
+function sameHost(a: string | undefined, b: string): boolean {
+  try {
+    return !!a && new URL(a).host === new URL(b).host;
+  } catch {
+    return false;
+  }
+}
+
+/** The account URL to hand the client: status.acme.uri, unless it belongs to another server. */
+export function knownAccountUrl(issuer: AcmeIssuerObj): string | undefined {
+  const uri = issuer.status?.acme?.uri;
+  return sameHost(uri, issuer.spec!.acme!.server) ? uri : undefined;
+}
+
+/**
+ * Registration is skipped, with no call to the server, when the issuer is already Ready for this
+ * very account: same server host, same email, same key.
+ */
+export function canReuseAccount(issuer: AcmeIssuerObj, keyHash: string): boolean {
+  const acme = issuer.spec?.acme;
+  const st = issuer.status?.acme;
+  if (!acme || !st?.uri) return false;
+  return isTrue(issuer.status?.conditions, 'Ready') && sameHost(st.uri, acme.server) &&
+    (st.lastRegisteredEmail ?? '') === (acme.email ?? '') && st.lastPrivateKeyHash === keyHash;
+}
+
+export function registeredStatus(issuer: AcmeIssuerObj, account: { uri: string; keyHash: string }, now: Date): IssuerStatus {
+  return {
+    ...(issuer.status ?? {}),
+    acme: { uri: account.uri, lastRegisteredEmail: issuer.spec?.acme?.email ?? '', lastPrivateKeyHash: account.keyHash },
+    conditions: ready(issuer, 'True', REASON.registered, REGISTERED_MESSAGE, now),
+  };
+}
+
+export function notReadyStatus(issuer: AcmeIssuerObj, reason: string, message: string, now: Date, opts: { clearUri?: boolean } = {}): IssuerStatus {
+  const acme = opts.clearUri ? { ...(issuer.status?.acme ?? {}), uri: '' } : issuer.status?.acme;
+  return { ...(issuer.status ?? {}), ...(acme ? { acme } : {}), conditions: ready(issuer, 'False', reason, message, now) };
+}
+
+function ready(issuer: AcmeIssuerObj, status: 'True' | 'False', reason: string, message: string, now: Date): Condition[] {
+  return setCondition(issuer.status?.conditions, { type: 'Ready', status, reason, message, observedGeneration: issuer.metadata.generation }, now);
+}
+
+/**
+ * A problem the server answered with (4xx) will not go away by asking again; anything else
+ * (no answer, 5xx, rate limits) is retried with backoff.
+ */
+export function isRetryable(err: unknown): boolean {
+  if (err instanceof AcmeError) return err.status === 0 || err.status >= 500 || err.shortType === 'rateLimited';
+  return true;
+}
+
+export function statusChanged(a: IssuerStatus | undefined, b: IssuerStatus): boolean {
+  return JSON.stringify(a ?? {}) !== JSON.stringify(b);
+}

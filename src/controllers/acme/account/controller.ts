@@ -1,0 +1,150 @@
+// The ACME Issuer/ClusterIssuer controller: account key, registration (once), Ready condition.
+import { ClusterIssuer, Issuer, SecretType } from '../../../api/resources.ts';
+import type { KubeObject, Secret } from '../../../api/meta.ts';
+import { generateAccountKey, type AcmeClient } from '../../../acme/client.ts';
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { splitKey } from '../../context.ts';
+import { issuerResourceNamespace } from '../../requests/controller.ts';
+import { decodeBase64, parseKeyMemo } from '../../certificates/parsed.ts';
+import type { AcmeRuntime } from '../runtime.ts';
+import { acmeAction, accountKeyHash } from './registry.ts';
+import {
+  canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, REASON, registeredStatus, statusChanged, type AcmeIssuerObj,
+} from './account.ts';
+
+type IssuerObj = AcmeIssuerObj & KubeObject;
+
+class IssuerSetupError extends Error {
+  constructor(readonly reason: string, message: string, readonly retry: boolean, readonly clearUri = false) {
+    super(message);
+  }
+}
+
+interface AccountKey {
+  pem: string;
+  generated: boolean;
+}
+
+async function accountKey(ctx: ControllerContext, issuer: IssuerObj): Promise<AccountKey> {
+  const acme = issuer.spec!.acme!;
+  const ref = acme.privateKeySecretRef;
+  const field = ref.key || 'tls.key';
+  const namespace = issuerResourceNamespace(ctx, issuer);
+  const secret = await ctx.store.get<Secret>(SecretType, namespace, ref.name);
+  if (!secret) {
+    if (acme.disableAccountKeyGeneration) {
+      throw new IssuerSetupError(REASON.verifyFailed, `Failed to verify ACME account: secret "${namespace}/${ref.name}" not found and account key generation is disabled`, true);
+    }
+    const pem = generateAccountKey();
+    await ctx.store.create<Secret>(SecretType, {
+      apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+      metadata: { name: ref.name, namespace, labels: { 'app.kubernetes.io/managed-by': 'cert-manager' } },
+      data: { [field]: Buffer.from(pem).toString('base64') },
+    }, { fieldManager: 'issuers-acme' });
+    return { pem, generated: true };
+  }
+  const pem = decodeBase64(secret.data?.[field]);
+  // Never put the key material itself in a message: name the Secret and the field only.
+  if (!pem || !parseKeyMemo(pem).value) {
+    throw new IssuerSetupError(REASON.verifyFailed, `Failed to verify ACME account: field "${field}" of secret "${namespace}/${ref.name}" does not hold a PEM private key`, false);
+  }
+  return { pem, generated: false };
+}
+
+async function eabOf(ctx: ControllerContext, issuer: IssuerObj): Promise<{ keyId: string; hmacKeyBase64: string } | undefined> {
+  const eab = issuer.spec!.acme!.externalAccountBinding;
+  if (!eab) return undefined;
+  const namespace = issuerResourceNamespace(ctx, issuer);
+  const ref = eab.keySecretRef;
+  const secret = await ctx.store.get<Secret>(SecretType, namespace, ref.name);
+  const value = decodeBase64(secret?.data?.[ref.key || 'secret']).trim();
+  if (!value) {
+    throw new IssuerSetupError(REASON.registerFailed, `Failed to register ACME account: external account binding key "${ref.key || 'secret'}" not found in secret "${namespace}/${ref.name}"`, false);
+  }
+  return { keyId: eab.keyID, hmacKeyBase64: value };
+}
+
+function caPemOf(issuer: IssuerObj): string | undefined {
+  const b = issuer.spec!.acme!.caBundle;
+  return b ? Buffer.from(b, 'base64').toString('utf8') : undefined;
+}
+
+/**
+ * The client of an issuer's account for the Order and Challenge controllers. After a restart
+ * the registry is empty; a Ready issuer's status already names the account, so no registration
+ * is needed to rebuild it.
+ */
+export async function clientForIssuer(ctx: ControllerContext, rt: AcmeRuntime, issuer: IssuerObj): Promise<AcmeClient> {
+  const uid = issuer.metadata.uid ?? `${issuer.kind}/${issuer.metadata.namespace}/${issuer.metadata.name}`;
+  const known = rt.registry.forIssuer(uid);
+  if (known) return known;
+  const acme = issuer.spec!.acme!;
+  const ref = acme.privateKeySecretRef;
+  const secret = await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, issuer), ref.name);
+  const pem = decodeBase64(secret?.data?.[ref.key || 'tls.key']);
+  if (!pem) throw new Error(`ACME client for issuer ${issuer.metadata.name} not initialised/available: account key secret "${ref.name}" missing`);
+  return rt.registry.clientFor(uid, {
+    server: acme.server, accountKeyPem: pem, accountUrl: knownAccountUrl(issuer), caPem: caPemOf(issuer), skipTLSVerify: acme.skipTLSVerify,
+  });
+}
+
+export function acmeIssuerController(ctx: ControllerContext, rt: AcmeRuntime, cluster: boolean): ControllerSpec {
+  const type = cluster ? ClusterIssuer : Issuer;
+  const issuers = ctx.informers.informerFor<IssuerObj>(type);
+  const manager = cluster ? 'clusterissuers-acme' : 'issuers-acme';
+
+  async function writeStatus(issuer: IssuerObj, status: NonNullable<IssuerObj['status']>): Promise<void> {
+    if (!statusChanged(issuer.status, status)) return;
+    await ctx.store.updateStatus(type, { ...issuer, status } as KubeObject, { fieldManager: manager });
+  }
+
+  return {
+    name: manager,
+    workers: 2,
+    retry: { baseDelayMs: 5000, maxDelayMs: 5 * 60_000 },
+    watch(enqueue) {
+      const key = (o: KubeObject) => enqueue(o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : `${o.metadata.name}`);
+      issuers.onAdd(key);
+      issuers.onUpdate((_, n) => key(n));
+      issuers.onDelete((o) => rt.registry.forget(o.metadata.uid ?? ''));
+    },
+    async reconcile(key) {
+      const { namespace, name } = splitKey(key);
+      const issuer = cluster ? issuers.get(undefined, key) : issuers.get(namespace, name);
+      if (!issuer?.spec?.acme || issuer.metadata.deletionTimestamp) return;
+      const acme = issuer.spec.acme;
+      const now = ctx.clock.now();
+      const uid = issuer.metadata.uid ?? key;
+      try {
+        try {
+          new URL(acme.server);
+        } catch {
+          throw new IssuerSetupError(REASON.invalidUrl, `Failed to parse existing ACME server URI "${acme.server}"`, false);
+        }
+        const k = await accountKey(ctx, issuer);
+        const keyHash = accountKeyHash(k.pem);
+        const client = rt.registry.clientFor(uid, {
+          server: acme.server, accountKeyPem: k.pem, accountUrl: k.generated ? undefined : knownAccountUrl(issuer),
+          caPem: caPemOf(issuer), skipTLSVerify: acme.skipTLSVerify,
+        });
+        if (!k.generated && canReuseAccount(issuer, keyHash)) return;
+        const eab = await eabOf(ctx, issuer);
+        let account;
+        try {
+          account = await acmeAction('register_account', () => client.registerAccount({
+            termsOfServiceAgreed: true, ...(acme.email ? { email: acme.email.toLowerCase() } : {}), ...(eab ? { eab } : {}),
+          }));
+        } catch (e) {
+          throw new IssuerSetupError(REASON.registerFailed, `Failed to register ACME account: ${(e as Error).message}`, isRetryable(e), k.generated);
+        }
+        await writeStatus(issuer, registeredStatus(issuer, { uri: account.url, keyHash }, now));
+      } catch (e) {
+        if (!(e instanceof IssuerSetupError)) throw e;
+        rt.registry.forget(uid);
+        await writeStatus(issuer, notReadyStatus(issuer, e.reason, e.message, now, { clearUri: e.clearUri }));
+        ctx.recorder.event(issuer, 'Warning', 'ErrInitIssuer', `Error initializing issuer: ${e.message}`);
+        if (e.retry) throw e;
+      }
+    },
+  };
+}

@@ -1,0 +1,252 @@
+// Shells of the challenge scheduler and the Challenge controller ("challenges"). One pass runs
+// consecutive steps on the object each write returns, so a Challenge goes from scheduled to
+// accepted without waiting for the cache between steps; waits (self-check, authorization
+// polling) are requeues, never sleeps.
+import { Challenge, Order } from '../../../api/resources.ts';
+import type { Challenge as ChallengeObj, ChallengeStatus, Order as OrderObj, ACMEState } from '../../../api/types.ts';
+import { rfc3339 } from '../../../api/conditions.ts';
+import { AcmeError, type AcmeAuthorization } from '../../../acme/client.ts';
+import { isConflict, isNotFound } from '../../../store/store.ts';
+import { controllerOwnerKey } from '../../../runtime/controller.ts';
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { splitKey } from '../../context.ts';
+import { lookupIssuer } from '../../requests/controller.ts';
+import { clientForIssuer } from '../account/controller.ts';
+import { acmeAction } from '../account/registry.ts';
+import type { AcmeRuntime } from '../runtime.ts';
+import { decideChallenge, FINALIZER, LEGACY_FINALIZERS } from './challenge.ts';
+import { scheduleChallenges } from './scheduler.ts';
+import { solverFor } from './solvers.ts';
+
+const MANAGER = 'challenges';
+const SCHEDULE_KEY = 'schedule';
+/** Pebble and real CAs validate in milliseconds to seconds: start looking soon, then back off. */
+const POLL_FIRST_MS = 50;
+const POLL_MAX_MS = 2_000;
+const CHECK_FIRST_MS = 200;
+/** cert-manager's DNS01CheckRetryPeriod, the longest wait between self-checks */
+const CHECK_MAX_MS = 10_000;
+/** how long an accepted challenge may stay unanswered before it is given up as errored */
+const POLL_TIMEOUT_MS = 2 * 60_000;
+
+export function challengeSchedulerController(ctx: ControllerContext): ControllerSpec {
+  const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
+  return {
+    name: 'challenges-scheduler',
+    watch(enqueue) {
+      challenges.onAdd(() => enqueue(SCHEDULE_KEY));
+      challenges.onUpdate(() => enqueue(SCHEDULE_KEY));
+      challenges.onDelete(() => enqueue(SCHEDULE_KEY));
+    },
+    async reconcile() {
+      for (const c of scheduleChallenges(challenges.list())) {
+        try {
+          await ctx.store.updateStatus(Challenge, { ...c, status: { ...(c.status ?? {}), processing: true } }, { fieldManager: MANAGER });
+        } catch (e) {
+          // The cache was behind; the update that made it so re-runs this pass.
+          if (isConflict(e) || isNotFound(e)) continue;
+          throw e;
+        }
+        ctx.recorder.event(c, 'Normal', 'Started', 'Challenge scheduled for processing');
+      }
+    },
+  };
+}
+
+function stateOf(s: string): ACMEState {
+  if (s === 'deactivated' || s === 'revoked') return 'invalid';
+  return (['valid', 'ready', 'pending', 'processing', 'invalid', 'expired'] as const).find((x) => x === s) ?? 'pending';
+}
+
+/** cert-manager's handling of ACME errors on a Challenge: malformed → expired, other 4xx → errored, else retried. */
+function acmeFailure(e: unknown): ACMEState | undefined {
+  if (!(e instanceof AcmeError) || e.status === 0 || e.status >= 500 || e.shortType === 'rateLimited') return undefined;
+  return e.shortType === 'malformed' ? 'expired' : 'errored';
+}
+
+/** The problem of a failed authorization, in the words waitForAuthorization would use. */
+function authorizationProblem(authz: AcmeAuthorization): string {
+  const failed = authz.challenges.find((c) => c.error) ?? authz.challenges.find((c) => c.status === 'invalid');
+  const problem = failed?.error ?? { type: 'urn:ietf:params:acme:error:unauthorized', detail: 'no challenge error given' };
+  return new AcmeError(problem, { context: `authorization for ${authz.identifier.value} is ${authz.status}${failed ? ` (${failed.type})` : ''}` }).message;
+}
+
+interface Progress {
+  checks: number;
+  polls: number;
+  acceptedAt?: number;
+  wakeAt: number;
+}
+
+export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+  const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
+  const orders = ctx.informers.informerFor<OrderObj>(Order);
+  const progress = new Map<string, Progress>();
+
+  const progressOf = (c: ChallengeObj): Progress => {
+    const uid = c.metadata.uid ?? c.metadata.name!;
+    let p = progress.get(uid);
+    if (!p) progress.set(uid, (p = { checks: 0, polls: 0, wakeAt: 0 }));
+    return p;
+  };
+
+  async function setStatus(c: ChallengeObj, patch: Partial<ChallengeStatus>): Promise<ChallengeObj> {
+    const status = { ...(c.status ?? {}), ...patch };
+    if (JSON.stringify(status) === JSON.stringify(c.status ?? {})) return c;
+    return ctx.store.updateStatus<ChallengeObj>(Challenge, { ...c, status }, { fieldManager: MANAGER });
+  }
+
+  async function client(c: ChallengeObj) {
+    const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
+    if (!issuer) throw new Error(`issuer "${c.spec.issuerRef.name}" of Challenge ${c.metadata.namespace}/${c.metadata.name} not found`);
+    return clientForIssuer(ctx, rt, issuer as never);
+  }
+
+  /** Runs one step; returns the object to continue with, or a result that ends the pass. */
+  async function step(c: ChallengeObj): Promise<{ next: ChallengeObj } | { done: { requeueAfterMs?: number } | undefined }> {
+    const now = ctx.clock.now();
+    const decision = decideChallenge(c, now);
+    const p = progressOf(c);
+    switch (decision.kind) {
+      case 'none':
+        return { done: undefined };
+      case 'cleanup': {
+        if (c.status?.presented) {
+          try {
+            await solverFor(ctx, rt, c).cleanUp();
+          } catch (e) {
+            const issuerGone = !lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
+            if (!issuerGone) {
+              ctx.recorder.event(c, 'Warning', 'CleanUpError', `Error cleaning up challenge: ${(e as Error).message}`);
+              await setStatus(c, { reason: `Error cleaning up challenge: ${(e as Error).message}` });
+              throw e;
+            }
+          }
+        }
+        progress.delete(c.metadata.uid ?? c.metadata.name!);
+        let cur = c;
+        if (!c.metadata.deletionTimestamp) cur = await setStatus(c, { presented: false, processing: false });
+        const finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== FINALIZER && !LEGACY_FINALIZERS.includes(f));
+        if (finalizers.length !== (cur.metadata.finalizers ?? []).length) {
+          await ctx.store.update(Challenge, { ...cur, metadata: { ...cur.metadata, finalizers } }, { fieldManager: MANAGER }).catch((e) => { if (!isNotFound(e)) throw e; });
+        }
+        return { done: undefined };
+      }
+      case 'add-finalizer':
+        return { next: await ctx.store.update<ChallengeObj>(Challenge, { ...c, metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER] } }, { fieldManager: MANAGER }) };
+      case 'initial-state': {
+        // The Order copied each authorization's state when it created the order: no need to ask again.
+        const order = orders.get(c.metadata.namespace, controllerOwnerKey(c, Order)?.split('/')[1] ?? '');
+        const known = order?.status?.authorizations?.find((a) => a.url === c.spec.authorizationURL)?.initialState;
+        if (known) return { next: await setStatus(c, { state: known }) };
+        const acme = await client(c);
+        try {
+          const authz = await acmeAction('get_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
+          const ch = authz.challenges.find((x) => x.url === c.spec.url);
+          if (!ch) throw new Error(`authorization ${c.spec.authorizationURL} has no challenge ${c.spec.url}`);
+          return { next: await setStatus(c, { state: stateOf(ch.status), ...(ch.error ? { reason: ch.error.detail ?? ch.error.type } : {}) }) };
+        } catch (e) {
+          const state = acmeFailure(e);
+          if (!state) throw e;
+          return { next: await setStatus(c, { state, reason: `Failed to retrieve authorization: ${(e as Error).message}` }) };
+        }
+      }
+      case 'present': {
+        try {
+          await solverFor(ctx, rt, c).present();
+        } catch (e) {
+          const reason = `Error presenting challenge: ${(e as Error).message}`;
+          ctx.recorder.event(c, 'Warning', 'PresentError', reason);
+          await setStatus(c, { reason });
+          throw e;
+        }
+        ctx.recorder.event(c, 'Normal', 'Presented', `Presented challenge using ${c.spec.type} challenge mechanism`);
+        return { next: await setStatus(c, { presented: true, presentedAt: rfc3339(now), reason: '' }) };
+      }
+      case 'self-check': {
+        if (p.wakeAt > now.getTime()) return { done: { requeueAfterMs: p.wakeAt - now.getTime() } };
+        const result = await solverFor(ctx, rt, c).check();
+        if (result.ok) {
+          p.checks = 0;
+          return accept(c);
+        }
+        const delay = Math.min(CHECK_MAX_MS, CHECK_FIRST_MS * 2 ** p.checks++);
+        p.wakeAt = now.getTime() + delay;
+        await setStatus(c, { reason: `Waiting for ${c.spec.type} challenge propagation: ${result.reason}` });
+        return { done: { requeueAfterMs: delay } };
+      }
+      case 'wait':
+        await setStatus(c, { reason: decision.reason });
+        return { done: { requeueAfterMs: Math.min(decision.remainingMs, CHECK_MAX_MS) } };
+      case 'accept':
+        return accept(c);
+      case 'poll': {
+        if (p.wakeAt > now.getTime()) return { done: { requeueAfterMs: p.wakeAt - now.getTime() } };
+        p.acceptedAt ??= now.getTime();
+        const acme = await client(c);
+        let authz: AcmeAuthorization;
+        try {
+          authz = await acmeAction('wait_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
+        } catch (e) {
+          const state = acmeFailure(e);
+          if (!state) throw e;
+          return { next: await setStatus(c, { state, reason: `Error accepting authorization: ${(e as Error).message}` }) };
+        }
+        if (authz.status === 'valid') {
+          ctx.recorder.event(c, 'Normal', 'DomainVerified', `Domain "${c.spec.dnsName}" verified with "${c.spec.type}" validation`);
+          return { next: await setStatus(c, { state: 'valid', reason: 'Successfully authorized domain' }) };
+        }
+        if (authz.status !== 'pending') {
+          const reason = `Error accepting authorization: ${authorizationProblem(authz)}`;
+          ctx.recorder.event(c, 'Warning', 'Failed', reason);
+          return { next: await setStatus(c, { state: stateOf(authz.status), reason }) };
+        }
+        if (now.getTime() - p.acceptedAt > POLL_TIMEOUT_MS) {
+          return { next: await setStatus(c, { state: 'errored', reason: `Error accepting authorization: still pending ${POLL_TIMEOUT_MS / 1000}s after the challenge was accepted` }) };
+        }
+        const delay = Math.min(POLL_MAX_MS, POLL_FIRST_MS * 2 ** p.polls++);
+        p.wakeAt = now.getTime() + delay;
+        return { done: { requeueAfterMs: delay } };
+      }
+    }
+  }
+
+  async function accept(c: ChallengeObj): Promise<{ next: ChallengeObj } | { done: { requeueAfterMs?: number } | undefined }> {
+    const acme = await client(c);
+    try {
+      await acmeAction('accept_challenge', () => acme.respondChallenge(c.spec.url));
+    } catch (e) {
+      const state = acmeFailure(e);
+      if (!state) throw e;
+      return { next: await setStatus(c, { state, reason: `Error accepting challenge: ${(e as Error).message}` }) };
+    }
+    const p = progressOf(c);
+    p.acceptedAt = ctx.clock.now().getTime();
+    p.polls = 0;
+    p.wakeAt = p.acceptedAt + POLL_FIRST_MS;
+    await setStatus(c, { state: 'processing', reason: 'Waiting for the ACME server to validate the challenge' });
+    return { done: { requeueAfterMs: POLL_FIRST_MS } };
+  }
+
+  return {
+    name: MANAGER,
+    workers: 16,
+    retry: { baseDelayMs: 5000, maxDelayMs: 30 * 60_000 },
+    watch(enqueue) {
+      const key = (o: ChallengeObj) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
+      challenges.onAdd(key);
+      challenges.onUpdate((_, n) => key(n));
+    },
+    async reconcile(key) {
+      const { namespace, name } = splitKey(key);
+      let c = challenges.get(namespace, name);
+      // Each step writes and hands back the fresh object; a handful of steps covers a whole pass.
+      for (let i = 0; c && i < 10; i++) {
+        const r = await step(c);
+        if ('done' in r) return r.done;
+        c = r.next;
+      }
+      return undefined;
+    },
+  };
+}

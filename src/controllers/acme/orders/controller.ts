@@ -1,0 +1,186 @@
+// Shell of the Order controller ("orders"): performs the step decideOrder picks, with the
+// issuer's ACME client, and writes the Order status once per pass.
+import { Challenge, ClusterIssuer, Issuer, Order } from '../../../api/resources.ts';
+import type { KubeObject } from '../../../api/meta.ts';
+import type { ACMEIssuer, Challenge as ChallengeObj, Order as OrderObj, OrderStatus, ACMEState } from '../../../api/types.ts';
+import { AcmeError, type AcmeClient, type AcmeOrder } from '../../../acme/client.ts';
+import { isNotFound, StoreError } from '../../../store/store.ts';
+import { controllerOwnerKey } from '../../../runtime/controller.ts';
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { record, splitKey } from '../../context.ts';
+import { lookupIssuer } from '../../requests/controller.ts';
+import { decodeBase64 } from '../../certificates/parsed.ts';
+import { parseDuration } from '../../../api/duration.ts';
+import { clientForIssuer } from '../account/controller.ts';
+import { acmeAction } from '../account/registry.ts';
+import type { AcmeRuntime } from '../runtime.ts';
+import { decideOrder, failedStatus, orderIdentifiers } from './order.ts';
+
+const MANAGER = 'orders';
+
+/** ACME says deactivated/revoked; the Order API has no such states, and both are final failures. */
+function stateOf(s: string): ACMEState {
+  return (['valid', 'ready', 'pending', 'processing', 'invalid', 'expired'] as const).find((x) => x === s) ?? 'invalid';
+}
+
+/** A problem the server stated about this request (4xx, or an order/authorization document's error). */
+function isTerminal(e: unknown): e is AcmeError {
+  return e instanceof AcmeError && e.status < 500 && e.shortType !== 'rateLimited';
+}
+
+export function orderController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+  const orders = ctx.informers.informerFor<OrderObj>(Order);
+  const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
+  const issuerInformers = [Issuer, ClusterIssuer].map((t) => ({ kind: t.kind, informer: ctx.informers.informerFor(t) }));
+
+  async function writeStatus(order: OrderObj, status: OrderStatus): Promise<void> {
+    if (JSON.stringify(status) === JSON.stringify(order.status ?? {})) return;
+    await ctx.store.updateStatus(Order, { ...order, status }, { fieldManager: MANAGER });
+  }
+
+  async function authorizations(client: AcmeClient, urls: string[]): Promise<NonNullable<OrderStatus['authorizations']>> {
+    return Promise.all(urls.map(async (url) => {
+      const a = await acmeAction('get_authorization', () => client.getAuthorization(url));
+      return {
+        url, identifier: a.identifier.value, ...(a.wildcard ? { wildcard: true } : {}), initialState: stateOf(a.status),
+        challenges: a.challenges.map((c) => ({ url: c.url, type: c.type, token: c.token })),
+      };
+    }));
+  }
+
+  async function download(client: AcmeClient, order: OrderObj, acme: ACMEIssuer, fromFinalize?: AcmeOrder): Promise<OrderStatus> {
+    const o = fromFinalize?.status === 'valid' ? fromFinalize : await acmeAction('wait_order', () => client.waitForOrder(order.status!.url!, ['valid']));
+    if (!o.certificate) throw new Error(`order ${o.url} is ${o.status} without a certificate URL`);
+    const pem = await acmeAction('fetch_cert', () => client.downloadCertificate(o.certificate!, { preferredChain: acme.preferredChain }));
+    ctx.recorder.event(order, 'Normal', 'Complete', 'Order completed successfully');
+    return { ...(order.status ?? {}), state: 'valid', certificate: Buffer.from(pem).toString('base64') };
+  }
+
+  return {
+    name: MANAGER,
+    workers: 8,
+    retry: { baseDelayMs: 5000, maxDelayMs: 30 * 60_000 },
+    watch(enqueue) {
+      const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
+      orders.onAdd(key);
+      orders.onUpdate((_, n) => key(n));
+      const byOwner = (c: ChallengeObj) => {
+        const k = controllerOwnerKey(c, Order);
+        if (k) enqueue(k);
+      };
+      challenges.onAdd(byOwner);
+      challenges.onUpdate((_, n) => byOwner(n));
+      challenges.onDelete(byOwner);
+      for (const { kind, informer } of issuerInformers) {
+        const wake = (i: KubeObject) => {
+          for (const o of orders.list(kind === 'Issuer' ? i.metadata.namespace : undefined)) {
+            if ((o.spec.issuerRef.kind || 'Issuer') === kind && o.spec.issuerRef.name === i.metadata.name) key(o);
+          }
+        };
+        informer.onAdd(wake);
+        informer.onUpdate((_, n) => wake(n));
+      }
+    },
+    async reconcile(key) {
+      const { namespace, name } = splitKey(key);
+      const order = orders.get(namespace, name);
+      if (!order || order.metadata.deletionTimestamp) return;
+      const issuer = lookupIssuer(ctx, namespace, order.spec.issuerRef) as (KubeObject & { spec?: { acme?: ACMEIssuer } }) | undefined;
+      const owned = challenges.list(namespace).filter((c) => controllerOwnerKey(c, Order) === key);
+      const step = decideOrder({ order, solvers: issuer?.spec?.acme?.solvers ?? [], challenges: owned }, ctx.clock.now());
+      if (step.kind === 'none') return;
+      if (step.kind === 'no-solver') {
+        // Waits for an issuer change, which re-queues the Order.
+        record(ctx, order, [step.event]);
+        return;
+      }
+      if (step.kind === 'fail') {
+        await writeStatus(order, step.status);
+        record(ctx, order, [step.event]);
+        return;
+      }
+      if (step.kind === 'delete-challenges') {
+        for (const n of step.names) await ctx.store.delete(Challenge, namespace, n).catch((e) => { if (!isNotFound(e)) throw e; });
+        return;
+      }
+      if (!issuer?.spec?.acme) throw new Error(`issuer "${order.spec.issuerRef.name}" of Order ${key} not found or not an ACME issuer`);
+      const acme = issuer.spec.acme;
+      const client = await clientForIssuer(ctx, rt, issuer as never);
+      const now = () => ctx.clock.now();
+      try {
+        switch (step.kind) {
+          case 'create': {
+            const created = await acmeAction('authorize_order', () => client.createOrder({
+              identifiers: orderIdentifiers(order),
+              ...(order.spec.duration ? { notAfter: new Date(now().getTime() + parseDuration(order.spec.duration)) } : {}),
+              ...(order.spec.profile ? { profile: order.spec.profile } : {}),
+            }));
+            const status: OrderStatus = { ...(order.status ?? {}), url: created.url, finalizeURL: created.finalize, state: stateOf(created.status) };
+            try {
+              status.authorizations = await authorizations(client, created.authorizations);
+            } catch (e) {
+              // The ACME order exists now: record it so that it is never created twice.
+              status.authorizations = created.authorizations.map((url) => ({ url }));
+              await writeStatus(order, status);
+              throw e;
+            }
+            await writeStatus(order, status);
+            return;
+          }
+          case 'fetch-authorizations': {
+            const missing = (order.status?.authorizations ?? []).filter((a) => !a.identifier).map((a) => a.url);
+            const fetched = new Map((await authorizations(client, missing)).map((a) => [a.url, a]));
+            await writeStatus(order, { ...order.status, authorizations: order.status!.authorizations!.map((a) => fetched.get(a.url) ?? a) });
+            return;
+          }
+          case 'create-challenges': {
+            for (const draft of step.challenges) {
+              const key = draft.spec.type === 'HTTP-01' ? client.keyAuthorization(draft.spec.token) : client.dns01TxtValue(draft.spec.token);
+              try {
+                await ctx.store.create(Challenge, { ...draft, spec: { ...draft.spec, key } }, { fieldManager: MANAGER });
+              } catch (e) {
+                if (!(e instanceof StoreError && e.reason === 'AlreadyExists')) throw e;
+                continue;
+              }
+              ctx.recorder.event(order, 'Normal', 'Created', `Created Challenge resource "${draft.metadata.name}" for domain "${draft.spec.dnsName}"`);
+            }
+            return;
+          }
+          case 'finalize': {
+            const csrPem = decodeBase64(order.spec.request);
+            let finalized: AcmeOrder;
+            try {
+              finalized = await acmeAction('create_order_cert', () => client.finalizeOrder(order.status!.finalizeURL!, csrPem, { orderUrl: order.status!.url }));
+            } catch (e) {
+              if (!(e instanceof AcmeError && (e.shortType === 'orderNotReady' || e.status === 403))) throw e;
+              // Finalized before (a lost response) or not ready after all: ask once what the order is.
+              const current = await acmeAction('get_order', () => client.getOrder(order.status!.url!));
+              if (current.status !== 'valid' && current.status !== 'processing') {
+                await writeStatus(order, isFailedAcmeStatus(current.status)
+                  ? failedStatus(order, current.status === 'expired' ? 'expired' : 'invalid', `Failed to finalize Order: ${e.message}`, now())
+                  : { ...(order.status ?? {}), state: stateOf(current.status) });
+                return;
+              }
+              finalized = current;
+            }
+            await writeStatus(order, await download(client, order, acme, finalized));
+            return;
+          }
+          case 'download':
+            await writeStatus(order, await download(client, order, acme));
+            return;
+        }
+      } catch (e) {
+        if (!isTerminal(e)) throw e;
+        const what = { create: 'Failed to create Order', 'fetch-authorizations': 'Failed to fetch authorization', finalize: 'Failed to finalize Order', download: 'Failed to retrieve Order resource' }[step.kind as string] ?? 'ACME error';
+        const status = failedStatus(order, 'errored', `${what}: ${e.message}`, now());
+        await writeStatus(order, status);
+        ctx.recorder.event(order, 'Warning', 'Failed', status.reason!);
+      }
+    },
+  };
+}
+
+function isFailedAcmeStatus(s: string): boolean {
+  return ['invalid', 'expired', 'deactivated', 'revoked'].includes(s);
+}

@@ -1,0 +1,121 @@
+// The Order controller's decision (cert-manager's acmeorders/sync.go): what to do next with
+// an Order given its status, its issuer's solvers and the Challenges it owns. Once the Order
+// is final nothing here calls the ACME server again.
+import net from 'node:net';
+import { rfc3339 } from '../../../api/conditions.ts';
+import type { ACMESolver, Challenge, ChallengeSpec, Order, OrderStatus } from '../../../api/types.ts';
+import { ownerRefTo } from '../../certificates/objects.ts';
+import type { EventSpec } from '../../decision.ts';
+import { computeName } from '../names.ts';
+import { selectSolver } from './solver-selection.ts';
+
+export const FAILURE_STATES = ['invalid', 'expired', 'errored'];
+export const FINAL_STATES = ['valid', ...FAILURE_STATES];
+
+/** A Challenge to create; the shell fills spec.key, which needs the account key. */
+export type ChallengeDraft = Challenge & { spec: Omit<ChallengeSpec, 'key'> & { key: '' } };
+
+export type OrderStep =
+  | { kind: 'none' }
+  | { kind: 'create' }
+  | { kind: 'fetch-authorizations' }
+  | { kind: 'delete-challenges'; names: string[] }
+  | { kind: 'create-challenges'; challenges: ChallengeDraft[] }
+  | { kind: 'no-solver'; event: EventSpec }
+  | { kind: 'finalize' }
+  | { kind: 'download' }
+  | { kind: 'fail'; status: OrderStatus; event: EventSpec };
+
+export interface OrderInput {
+  order: Order;
+  solvers: ACMESolver[];
+  /** Challenges the Order controls */
+  challenges: Challenge[];
+}
+
+/** Identifiers of the ACME order: dnsNames ∪ ipAddresses ∪ commonName, sorted, without repeats. */
+export function orderIdentifiers(order: Order): string[] {
+  const ids = new Set([...(order.spec.dnsNames ?? []), ...(order.spec.ipAddresses ?? [])]);
+  const cn = order.spec.commonName;
+  if (cn && (net.isIP(cn) || cn.includes('.'))) ids.add(cn);
+  return [...ids].sort();
+}
+
+/** The Challenges the Order needs: one per authorization that was not already valid. */
+export function requiredChallenges(input: OrderInput): { challenges: ChallengeDraft[]; error?: string } {
+  const order = input.order;
+  const out: ChallengeDraft[] = [];
+  const unsolvable: string[] = [];
+  for (const authz of order.status?.authorizations ?? []) {
+    if (authz.initialState === 'valid') continue;
+    const identifier = authz.identifier ?? '';
+    const picked = selectSolver(input.solvers, { identifier, wildcard: authz.wildcard, challenges: authz.challenges ?? [] }, order.metadata.labels ?? {});
+    if (!picked) {
+      unsolvable.push(authz.wildcard ? `*.${identifier}` : identifier);
+      continue;
+    }
+    const spec = {
+      url: picked.challenge.url,
+      authorizationURL: authz.url,
+      dnsName: identifier,
+      ...(authz.wildcard ? { wildcard: true } : {}),
+      type: picked.challenge.type === 'http-01' ? 'HTTP-01' as const : 'DNS-01' as const,
+      token: picked.challenge.token,
+      key: '' as const,
+      solver: picked.solver,
+      issuerRef: order.spec.issuerRef,
+    };
+    // As cert-manager: the name hashes the spec before the key is known.
+    const name = computeName(order.metadata.name!, spec);
+    out.push({
+      apiVersion: 'acme.cert-manager.io/v1',
+      kind: 'Challenge',
+      metadata: { name, namespace: order.metadata.namespace, labels: { ...(order.metadata.labels ?? {}) }, ownerReferences: [ownerRefTo(order)] },
+      spec,
+    });
+  }
+  if (unsolvable.length) {
+    return { challenges: out, error: `no configured challenge solvers can be used for this challenge: ${unsolvable.join(', ')}` };
+  }
+  return { challenges: out };
+}
+
+export function failedStatus(order: Order, state: 'invalid' | 'errored' | 'expired', reason: string, now: Date): OrderStatus {
+  return { ...(order.status ?? {}), state, reason, failureTime: order.status?.failureTime ?? rfc3339(now) };
+}
+
+export function decideOrder(input: OrderInput, now: Date): OrderStep {
+  const order = input.order;
+  const st = order.status ?? {};
+  const state = st.state ?? '';
+  if (FAILURE_STATES.includes(state)) return { kind: 'none' };
+  if (!st.url) return { kind: 'create' };
+  if (state === 'valid' && st.certificate) {
+    // Kept for debugging only when the Order failed; a valid Order needs its Challenges no more.
+    return input.challenges.length ? { kind: 'delete-challenges', names: input.challenges.map((c) => c.metadata.name!) } : { kind: 'none' };
+  }
+  if ((st.authorizations ?? []).some((a) => !a.identifier)) return { kind: 'fetch-authorizations' };
+  if (state === 'valid' || state === 'processing') return { kind: 'download' };
+
+  const required = requiredChallenges(input);
+  if (required.error) {
+    return { kind: 'no-solver', event: { type: 'Warning', reason: 'Solver', message: `Failed to determine a valid solver configuration for the set of domains on the Order: ${required.error}` } };
+  }
+  const have = new Map(input.challenges.map((c) => [c.metadata.name!, c]));
+  const missing = required.challenges.filter((c) => !have.has(c.metadata.name!));
+  if (missing.length) return { kind: 'create-challenges', challenges: missing };
+  const wanted = new Set(required.challenges.map((c) => c.metadata.name!));
+  const extra = input.challenges.filter((c) => !wanted.has(c.metadata.name!));
+  if (extra.length) return { kind: 'delete-challenges', names: extra.map((c) => c.metadata.name!) };
+
+  const mine = required.challenges.map((c) => have.get(c.metadata.name!)!);
+  const failed = mine.filter((c) => FAILURE_STATES.includes(c.status?.state ?? ''));
+  if (failed.length) {
+    // An invalid authorization makes the ACME order invalid (RFC 8555 §7.1.6); no need to ask the server.
+    const reason = failed.map((c) => `${c.spec.type} challenge for "${c.spec.wildcard ? '*.' : ''}${c.spec.dnsName}" is ${c.status?.state}: ${c.status?.reason ?? ''}`).join('; ');
+    return { kind: 'fail', status: failedStatus(order, 'invalid', reason, now), event: { type: 'Warning', reason: 'Failed', message: `Order failed: ${reason}` } };
+  }
+  // All authorizations valid means the order is ready (RFC 8555 §7.1.6): finalize without asking first.
+  if (mine.every((c) => c.status?.state === 'valid')) return { kind: 'finalize' };
+  return { kind: 'none' };
+}

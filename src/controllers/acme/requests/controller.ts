@@ -1,0 +1,78 @@
+// Shell of the ACME CertificateRequest controller ("certificaterequests-issuer-acme").
+import { CertificateRequest, ClusterIssuer, Issuer, Order } from '../../../api/resources.ts';
+import type { KubeObject } from '../../../api/meta.ts';
+import type { Order as OrderObj } from '../../../api/types.ts';
+import { isNotFound, StoreError } from '../../../store/store.ts';
+import { controllerOwnerKey } from '../../../runtime/controller.ts';
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { record, splitKey } from '../../context.ts';
+import type { CertificateRequestObj } from '../../certificates/objects.ts';
+import { lookupIssuer, writeStatus } from '../../requests/controller.ts';
+import { issuerTypeOf } from '../../requests/signing.ts';
+import { isTrue } from '../../../api/conditions.ts';
+import { decideOrderRequest, isActiveAcmeRequest } from './order-request.ts';
+
+const MANAGER = 'certificaterequests-issuer-acme';
+
+export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
+  const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
+  const orders = ctx.informers.informerFor<OrderObj>(Order);
+  const issuerInformers = [Issuer, ClusterIssuer].map((type) => ({ kind: type.kind, informer: ctx.informers.informerFor(type) }));
+  return {
+    name: MANAGER,
+    workers: 4,
+    retry: { baseDelayMs: 5000, maxDelayMs: 5 * 60_000 },
+    watch(enqueue) {
+      const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
+      requests.onAdd(key);
+      requests.onUpdate((_, n) => key(n));
+      const byOwner = (o: OrderObj) => {
+        const k = controllerOwnerKey(o, CertificateRequest);
+        if (k) enqueue(k);
+      };
+      orders.onAdd(byOwner);
+      orders.onUpdate((_, n) => byOwner(n));
+      orders.onDelete(byOwner);
+      // An issuer becoming Ready releases the requests that waited for it.
+      for (const { kind, informer } of issuerInformers) {
+        const wake = (i: KubeObject) => {
+          for (const r of requests.list(kind === 'Issuer' ? i.metadata.namespace : undefined)) {
+            if ((r.spec.issuerRef.kind || 'Issuer') === kind && r.spec.issuerRef.name === i.metadata.name && isActiveAcmeRequest(r)) key(r);
+          }
+        };
+        informer.onAdd(wake);
+        informer.onUpdate((_, n) => wake(n));
+      }
+    },
+    async reconcile(key) {
+      const { namespace, name } = splitKey(key);
+      const cr = requests.get(namespace, name);
+      if (!cr || cr.metadata.deletionTimestamp || !isActiveAcmeRequest(cr)) return;
+      const group = cr.spec.issuerRef.group;
+      if (group && group !== 'cert-manager.io') return;
+      const issuer = lookupIssuer(ctx, namespace, cr.spec.issuerRef);
+      // Missing or unready issuers are reported on the request by the generic request controller.
+      if (!issuer || issuerTypeOf(issuer) !== 'acme' || !isTrue(issuer.status?.conditions, 'Ready')) return;
+      const decision = decideOrderRequest({ request: cr, issuer: issuer as never, orders: orders.list(namespace) }, ctx.clock.now());
+      if (decision.conflict) {
+        throw new Error(`found Order resource "${decision.conflict}" not owned by this CertificateRequest, retrying`);
+      }
+      for (const orderName of decision.deleteOrders) {
+        await ctx.store.delete(Order, namespace, orderName).catch((e) => { if (!isNotFound(e)) throw e; });
+      }
+      if (decision.createOrder) {
+        try {
+          await ctx.store.create(Order, decision.createOrder, { fieldManager: MANAGER });
+        } catch (e) {
+          // The cache had not seen our own earlier create yet.
+          if (!(e instanceof StoreError && e.reason === 'AlreadyExists')) throw e;
+          return;
+        }
+      }
+      if (decision.status && JSON.stringify(decision.status) !== JSON.stringify(cr.status ?? {})) {
+        await writeStatus(ctx, cr, decision.status);
+      }
+      record(ctx, cr, decision.events);
+    },
+  };
+}

@@ -1,0 +1,145 @@
+// CertificateRequest → Order for ACME issuers (cert-manager's certificaterequests/acme): one
+// Order per request, its state reflected on the request, its certificate copied back.
+import net from 'node:net';
+import { getCondition, isTrue } from '../../../api/conditions.ts';
+import type { Order, OrderSpec } from '../../../api/types.ts';
+import type { CertificateRequestObj } from '../../certificates/objects.ts';
+import { ANN, ownerRefTo } from '../../certificates/objects.ts';
+import { decodeBase64, parseCertMemo, requestCSR } from '../../certificates/parsed.ts';
+import type { EventSpec } from '../../decision.ts';
+import { failed, issued, pending, type CRStatus } from '../../requests/signing.ts';
+import { splitPEM } from '../../../pki/pem.ts';
+import { computeName } from '../names.ts';
+
+export const ORDER_FAILURE_STATES = ['invalid', 'expired', 'errored'];
+
+export interface OrderRequestInput {
+  request: CertificateRequestObj;
+  issuer: { spec?: { acme?: { enableDurationFeature?: boolean; profile?: string } } };
+  /** Orders in the request's namespace that belong to the same Certificate, or to this request */
+  orders: Order[];
+}
+
+export interface OrderRequestDecision {
+  status?: CRStatus;
+  events: EventSpec[];
+  /** Orders to delete first: earlier attempts of the same Certificate, or an Order whose certificate is unusable */
+  deleteOrders: string[];
+  createOrder?: Order;
+  /** an Order of this name exists but the request does not control it */
+  conflict?: string;
+}
+
+/** Whether the ACME request controller has anything to do with this request at all. */
+export function isActiveAcmeRequest(cr: CertificateRequestObj): boolean {
+  const conds = cr.status?.conditions;
+  const reason = getCondition(conds, 'Ready')?.reason;
+  return isTrue(conds, 'Approved') && !isTrue(conds, 'Denied') && !isTrue(conds, 'InvalidRequest') &&
+    reason !== 'Failed' && reason !== 'Issued' && reason !== 'Denied' && !cr.status?.certificate;
+}
+
+function controlledBy(order: Order, cr: CertificateRequestObj): boolean {
+  return !!order.metadata.ownerReferences?.some((r) => r.controller && r.uid === cr.metadata.uid);
+}
+
+/** The Order this request should have: spec from the CSR, name from the request and that spec. */
+export function expectedOrder(cr: CertificateRequestObj, issuer: OrderRequestInput['issuer']): { order?: Order; error?: { reason: string; message: string } } {
+  const csr = requestCSR(cr);
+  if (!csr.value) return { error: { reason: 'RequestParsingError', message: `Failed to decode CSR in spec.request: ${csr.error}` } };
+  const t = csr.value.template;
+  const dnsNames = t.dnsNames ?? [];
+  const ips = t.ipAddresses ?? [];
+  if (t.commonName && !dnsNames.includes(t.commonName) && !ips.includes(t.commonName)) {
+    return {
+      error: {
+        reason: 'InvalidOrder',
+        message: 'The CSR PEM requests a commonName that is not present in the list of dnsNames or ipAddresses. If a commonName is set, ACME requires that the value is also present in the list of SANs.',
+      },
+    };
+  }
+  if (!dnsNames.length && !ips.length && !(t.commonName && (net.isIP(t.commonName) || t.commonName.includes('.')))) {
+    return { error: { reason: 'InvalidOrder', message: 'The CSR names no DNS name or IP address for the ACME server to validate' } };
+  }
+  const acme = issuer.spec?.acme ?? {};
+  const spec: Omit<OrderSpec, 'request'> = {
+    issuerRef: cr.spec.issuerRef,
+    ...(t.commonName ? { commonName: t.commonName } : {}),
+    ...(dnsNames.length ? { dnsNames } : {}),
+    ...(ips.length ? { ipAddresses: ips } : {}),
+    ...(acme.enableDurationFeature && cr.spec.duration ? { duration: cr.spec.duration } : {}),
+    ...(acme.profile ? { profile: acme.profile } : {}),
+  };
+  // cert-manager hashes only the name and the spec, so a retry request (same name, same spec)
+  // maps to the failed Order of the attempt before; the request's uid makes each request's Order its own.
+  const name = computeName(cr.metadata.name!, { uid: cr.metadata.uid, spec });
+  return {
+    order: {
+      apiVersion: 'acme.cert-manager.io/v1',
+      kind: 'Order',
+      metadata: {
+        name,
+        namespace: cr.metadata.namespace,
+        labels: { ...(cr.metadata.labels ?? {}) },
+        annotations: { ...(cr.metadata.annotations ?? {}) },
+        ownerReferences: [ownerRefTo(cr)],
+      },
+      spec: { request: cr.spec.request, ...spec },
+    },
+  };
+}
+
+function sameCertificate(order: Order, cr: CertificateRequestObj): boolean {
+  const crt = cr.metadata.annotations?.[ANN.certificateName];
+  return !!crt && order.metadata.annotations?.[ANN.certificateName] === crt;
+}
+
+export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRequestDecision {
+  const cr = input.request;
+  const status: CRStatus = { ...(cr.status ?? {}) };
+  const out: OrderRequestDecision = { events: [], deleteOrders: [] };
+  if (!isActiveAcmeRequest(cr)) return out;
+
+  const expected = expectedOrder(cr, input.issuer);
+  if (!expected.order) {
+    const f = failed(status, expected.error!.reason, expected.error!.message, now);
+    return { ...out, status: f.status, events: [f.event] };
+  }
+  const name = expected.order.metadata.name!;
+  const order = input.orders.find((o) => o.metadata.name === name);
+  const ns = cr.metadata.namespace;
+
+  if (!order) {
+    // Earlier attempts' Orders (and their Challenges) were kept for debugging until now.
+    out.deleteOrders = input.orders.filter((o) => !controlledBy(o, cr) && sameCertificate(o, cr)).map((o) => o.metadata.name!);
+    out.createOrder = expected.order;
+    const p = pending(status, out.events, 'OrderCreated', `Created Order resource ${ns}/${name}`, now);
+    return { ...out, status: p.status };
+  }
+  if (!controlledBy(order, cr)) return { ...out, conflict: name };
+
+  const state = order.status?.state ?? '';
+  if (ORDER_FAILURE_STATES.includes(state)) {
+    const f = failed(status, 'OrderFailed', `Failed to wait for order resource "${name}" to become ready: order is in "${state}" state: ${order.status?.reason ?? ''}`, now);
+    return { ...out, status: f.status, events: [f.event] };
+  }
+  const waiting = `Waiting on certificate issuance from order ${ns}/${name}: "${state}"`;
+  if (state !== 'valid' || !order.status?.certificate) {
+    const p = pending(status, out.events, 'OrderPending', waiting, now);
+    return { ...out, status: p.status };
+  }
+
+  const chainPem = decodeBase64(order.status.certificate);
+  const leaf = parseCertMemo(chainPem).value;
+  const csr = requestCSR(cr).value;
+  if (!leaf || !csr || leaf.publicKeyFingerprint !== csr.publicKeyFingerprint) {
+    // cert-manager's answer to an Order whose certificate does not fit: a fresh Order.
+    return {
+      ...out, deleteOrders: [name],
+      events: [{ type: 'Warning', reason: 'OrderBadCertificate', message: `Deleted Order ${ns}/${name}: its certificate does not decode or does not match the request's public key` }],
+    };
+  }
+  const certs = splitPEM(chainPem);
+  const ca = certs.length > 1 ? certs[certs.length - 1] : undefined;
+  const ok = issued(status, certs.join(''), ca, now);
+  return { ...out, status: ok.status, events: [ok.event] };
+}
