@@ -48,6 +48,7 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
     // hooks run per lineage; a slow reload for one must not hold the others back
     workers: 4,
     watch(enqueue) {
+      // metadata-only cached Secrets carry no type: those are looked at too
       const bySecret = (s: Secret) => {
         if (s.type === undefined || s.type === TLS) enqueue(`${s.metadata.namespace}/${s.metadata.name}`);
       };
@@ -69,8 +70,6 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
       if (!namespace || !isSafeLineageName(namespace, name)) return;
       const ref: LineageRef = { root, namespace, name };
       let secret = c.secrets.get(namespace, name);
-      // the cache holds only metadata of Secrets without certsmith's label
-      if (secret && !secret.data && secret.type === TLS) secret = await ctx.store.get<Secret>(SecretType, namespace, name);
       const crt = claimant(c, namespace, name, secret);
       if (!crt) {
         if (!ctx.options.keepFiles && (await removeLineage(ref))) log.info({ lineage: key }, 'removed files of a deleted Certificate');
@@ -78,6 +77,8 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
         await ledger.delete(key);
         return;
       }
+      // the cache holds only metadata (no type, no data) of Secrets without certsmith's label
+      if (secret && !secret.data) secret = await ctx.store.get<Secret>(SecretType, namespace, name);
       // a Certificate waiting for (re-)issuance keeps serving the files it has
       if (!secret || secret.type !== TLS) return;
       const files = lineageFiles(secret.data);
