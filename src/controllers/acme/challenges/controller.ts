@@ -16,6 +16,7 @@ import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { decideChallenge, FINALIZER, LEGACY_FINALIZERS } from './challenge.ts';
 import { scheduleChallenges } from './scheduler.ts';
+import { WrittenVersions } from '../written-versions.ts';
 import { solverFor } from './solvers.ts';
 
 const MANAGER = 'challenges';
@@ -82,6 +83,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
   const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
   const orders = ctx.informers.informerFor<OrderObj>(Order);
   const progress = new Map<string, Progress>();
+  const written = new WrittenVersions();
 
   const progressOf = (c: ChallengeObj): Progress => {
     const uid = c.metadata.uid ?? c.metadata.name!;
@@ -93,7 +95,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
   async function setStatus(c: ChallengeObj, patch: Partial<ChallengeStatus>): Promise<ChallengeObj> {
     const status = { ...(c.status ?? {}), ...patch };
     if (JSON.stringify(status) === JSON.stringify(c.status ?? {})) return c;
-    return ctx.store.updateStatus<ChallengeObj>(Challenge, { ...c, status }, { fieldManager: MANAGER });
+    return written.noteWrite(await ctx.store.updateStatus<ChallengeObj>(Challenge, { ...c, status }, { fieldManager: MANAGER })) as ChallengeObj;
   }
 
   async function client(c: ChallengeObj) {
@@ -133,7 +135,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
         return { done: undefined };
       }
       case 'add-finalizer':
-        return { next: await ctx.store.update<ChallengeObj>(Challenge, { ...c, metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER] } }, { fieldManager: MANAGER }) };
+        return { next: written.noteWrite(await ctx.store.update<ChallengeObj>(Challenge, { ...c, metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER] } }, { fieldManager: MANAGER })) as ChallengeObj };
       case 'initial-state': {
         // The Order copied each authorization's state when it created the order: no need to ask again.
         const order = orders.get(c.metadata.namespace, controllerOwnerKey(c, Order)?.split('/')[1] ?? '');
@@ -236,10 +238,12 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
       const key = (o: ChallengeObj) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       challenges.onAdd(key);
       challenges.onUpdate((_, n) => key(n));
+      challenges.onDelete((o) => written.forget(o));
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);
       let c = challenges.get(namespace, name);
+      if (c && written.isStale(c)) return undefined;
       // Each step writes and hands back the fresh object; a handful of steps covers a whole pass.
       for (let i = 0; c && i < 10; i++) {
         const r = await step(c);

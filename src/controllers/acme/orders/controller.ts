@@ -14,6 +14,7 @@ import { parseDuration } from '../../../api/duration.ts';
 import { clientForIssuer } from '../account/controller.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
+import { WrittenVersions } from '../written-versions.ts';
 import { decideOrder, failedStatus, orderIdentifiers } from './order.ts';
 
 const MANAGER = 'orders';
@@ -33,9 +34,11 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
   const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
   const issuerInformers = [Issuer, ClusterIssuer].map((t) => ({ kind: t.kind, informer: ctx.informers.informerFor(t) }));
 
+  const written = new WrittenVersions();
+
   async function writeStatus(order: OrderObj, status: OrderStatus): Promise<void> {
     if (JSON.stringify(status) === JSON.stringify(order.status ?? {})) return;
-    await ctx.store.updateStatus(Order, { ...order, status }, { fieldManager: MANAGER });
+    written.noteWrite(await ctx.store.updateStatus(Order, { ...order, status }, { fieldManager: MANAGER }));
   }
 
   async function authorizations(client: AcmeClient, urls: string[]): Promise<NonNullable<OrderStatus['authorizations']>> {
@@ -64,6 +67,7 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       orders.onAdd(key);
       orders.onUpdate((_, n) => key(n));
+      orders.onDelete((o) => written.forget(o));
       const byOwner = (c: ChallengeObj) => {
         const k = controllerOwnerKey(c, Order);
         if (k) enqueue(k);
@@ -84,7 +88,7 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
     async reconcile(key) {
       const { namespace, name } = splitKey(key);
       const order = orders.get(namespace, name);
-      if (!order || order.metadata.deletionTimestamp) return;
+      if (!order || order.metadata.deletionTimestamp || written.isStale(order)) return;
       const issuer = lookupIssuer(ctx, namespace, order.spec.issuerRef) as (KubeObject & { spec?: { acme?: ACMEIssuer } }) | undefined;
       const owned = challenges.list(namespace).filter((c) => controllerOwnerKey(c, Order) === key);
       const step = decideOrder({ order, solvers: issuer?.spec?.acme?.solvers ?? [], challenges: owned }, ctx.clock.now());
