@@ -4,6 +4,7 @@ import { defaultBackoff } from '../backoff.ts';
 import { certificateCaches, gatherCertificate, watchCertificateGraph, BY_SECRET } from '../gather.ts';
 import { ANN, type CertificateObj } from '../objects.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
+import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
 import { decideTrigger } from './trigger.ts';
 
 const BY_FAILURE_MINUTE = 'failureMinute';
@@ -31,7 +32,11 @@ export function triggerController(ctx: ControllerContext): ControllerSpec {
         isSecretOwner: isSecretOwner(crt, c.certificates.byIndex(BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[ANN.certificateName]),
         failuresInSameMinute: failedAt ? c.certificates.byIndex(BY_FAILURE_MINUTE, String(Math.floor(Date.parse(failedAt) / 60_000))).length : 0,
       }, ctx.clock.now(), backoff);
-      if (d.conditions) await writeCertificateStatus(ctx, crt, { ...(crt.status ?? {}), conditions: d.conditions }, 'certificates-trigger');
+      if (d.conditions) {
+        // Readiness fields go in the same write, so a new Certificate costs one status write here, not two.
+        const next: CertificateObj = { ...crt, status: { ...(crt.status ?? {}), conditions: d.conditions } };
+        await writeCertificateStatus(ctx, crt, withReadiness(next, decideReadiness({ ...input, certificate: next }, ctx.clock.now()).fields), 'certificates-trigger');
+      }
       record(ctx, crt, d.events);
       if (d.requeueAfterMs !== undefined) {
         ctx.logger.debug({ certificate: key, requeueAfterMs: d.requeueAfterMs }, 'certificate scheduled for another look');

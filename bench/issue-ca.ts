@@ -1,0 +1,99 @@
+// Bench: apply → all Ready for 1,000 ECDSA and 1,000 RSA-2048 CA-issued Certificates on the
+// embedded store, with peak RSS and store writes per issuance; RSA total time is compared
+// with generating the same number of RSA keys in the same run.
+// Run: npx tsx bench/issue-ca.ts [count]
+import { generateKeyPair } from 'node:crypto';
+import { promisify } from 'node:util';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqliteStore } from '../src/store/sqlite/index.ts';
+import { realClock } from '../src/runtime/clock.ts';
+import { silentLogger } from '../src/runtime/logger.ts';
+import { startControllers } from '../src/controllers/manager.ts';
+import { Certificate, EventType, resourceTypeFor, type ResourceType } from '../src/api/resources.ts';
+import type { KubeObject } from '../src/api/meta.ts';
+import type { Store } from '../src/store/store.ts';
+import type { CertificateObj } from '../src/controllers/certificates/objects.ts';
+
+const count = Number(process.argv[2] ?? 1000);
+const gen = promisify(generateKeyPair);
+
+/** Counts every write a Store receives, by kind, passing everything through. */
+function counting(store: Store) {
+  const writes = new Map<string, number>();
+  const byManager = new Map<string, number>();
+  let conflicts = 0;
+  const bump = <T>(t: ResourceType, p: Promise<T>, who?: string): Promise<T> => p.then((v) => {
+    writes.set(t.kind, (writes.get(t.kind) ?? 0) + 1);
+    if (t.kind !== EventType.kind) byManager.set(`${t.kind}/${who ?? '?'}`, (byManager.get(`${t.kind}/${who ?? '?'}`) ?? 0) + 1);
+    return v;
+  }, (e) => { if (e?.code === 409) conflicts++; throw e; });
+  const wrapped: Store = {
+    get: (t, ns, n) => store.get(t, ns, n),
+    list: (t, o) => store.list(t, o),
+    watch: (t, o, e, err) => store.watch(t, o, e, err),
+    create: (t, o, w) => bump(t, store.create(t, o, w), w?.fieldManager),
+    update: (t, o, w) => bump(t, store.update(t, o, w), w?.fieldManager),
+    updateStatus: (t, o, w) => bump(t, store.updateStatus(t, o, w), w?.fieldManager),
+    patch: (t, ns, n, pt, p, o) => bump(t, store.patch(t, ns, n, pt, p, o), o?.fieldManager),
+    delete: (t, ns, n, o) => bump(t, store.delete(t, ns, n, o), 'delete'),
+    close: () => store.close(),
+  };
+  return { store: wrapped, writes, byManager, conflicts: () => conflicts };
+}
+
+let peakRss = 0;
+const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 20);
+
+async function run(label: string, privateKey: Record<string, unknown>) {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-'));
+  const raw = openSqliteStore({ path: join(dir, 'state.db') });
+  const { store, writes, byManager, conflicts } = counting(raw);
+  const running = await startControllers({ store, clock: realClock, logger: silentLogger, options: { metricsListen: '', healthListen: '' } });
+  const apply = (o: KubeObject) => store.create(resourceTypeFor(o.apiVersion, o.kind)!, o);
+  await apply({ apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'selfsigned' }, spec: { selfSigned: {} } });
+  await apply({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'ca', namespace: 'bench' }, spec: { isCA: true, commonName: 'bench CA', secretName: 'ca', duration: '87600h', privateKey: { algorithm: 'ECDSA' }, issuerRef: { name: 'selfsigned', kind: 'ClusterIssuer' } } });
+  await apply({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'ca', namespace: 'bench' }, spec: { ca: { secretName: 'ca' } } });
+  await running.manager.whenIdle({ timeoutMs: 120_000 });
+  const ready = async () => (await raw.list<CertificateObj>(Certificate, { namespace: 'bench' })).items
+    .filter((c) => c.metadata.name !== 'ca' && c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')).length;
+  writes.clear();
+  byManager.clear();
+  const conflictsBefore = conflicts();
+
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) {
+    await apply({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: `c${i}`, namespace: 'bench' }, spec: { secretName: `c${i}-tls`, dnsNames: [`c${i}.bench.test`], privateKey, issuerRef: { name: 'ca' } } });
+  }
+  const informer = running.context.informers.informerFor<CertificateObj>(Certificate);
+  for (;;) {
+    const n = informer.list('bench').filter((c) => c.metadata.name !== 'ca' && c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')).length;
+    if (n >= count) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const ms = performance.now() - t0;
+  if ((await ready()) < count) throw new Error('store disagrees with the cache');
+  await running.manager.whenIdle({ timeoutMs: 120_000 });
+  // every write but Events, minus the applies of the Certificates themselves
+  const objectWrites = [...writes].filter(([k]) => k !== EventType.kind).reduce((n, [, v]) => n + v, 0) - count;
+  const events = writes.get(EventType.kind) ?? 0;
+  console.log(`${label}: ${count} Certificates Ready in ${(ms / 1000).toFixed(2)} s (${(count / (ms / 1000)).toFixed(0)}/s)`);
+  console.log(`${label}: 409 conflicts: ${conflicts() - conflictsBefore}; writes by writer: ${[...byManager].map(([k, v]) => `${k} ${(v / count).toFixed(2)}`).join(', ')}`);
+  console.log(`${label}: store writes per issuance: ${(objectWrites / count).toFixed(2)} (${[...writes].map(([k, v]) => `${k} ${v}`).join(', ')}; Events ${(events / count).toFixed(2)} per issuance, excluded)`);
+  await running.stop();
+  await raw.close();
+  rmSync(dir, { recursive: true, force: true });
+  return ms;
+}
+
+const ecdsa = await run('ecdsa-p256', { algorithm: 'ECDSA', size: 256 });
+const rsa = await run('rsa-2048', { algorithm: 'RSA', size: 2048 });
+const t0 = performance.now();
+await Promise.all(Array.from({ length: count }, () => gen('rsa', { modulusLength: 2048 })));
+const keygen = performance.now() - t0;
+clearInterval(rssTimer);
+console.log(`rsa-2048 key generation alone: ${count} keys in ${(keygen / 1000).toFixed(2)} s`);
+console.log(`ratio rsa issuance / rsa keygen: ${(rsa / keygen).toFixed(2)} (goal ≤ 1.3)`);
+console.log(`ecdsa goal: ${count} Ready in ≤ 5 s: ${ecdsa <= 5000 ? 'met' : 'not met'} (${(ecdsa / 1000).toFixed(2)} s); cert-manager's own report: 500 in 417 s`);
+console.log(`peak RSS: ${(peakRss / 1024 / 1024).toFixed(0)} MiB`);
