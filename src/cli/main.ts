@@ -7,6 +7,8 @@ import { registerApplyCommand } from './apply.ts';
 import { registerGetCommand } from './get.ts';
 import { registerDeleteCommand } from './delete.ts';
 import { registerRenewCommand } from './renew.ts';
+import { registerApproveCommands } from './approve.ts';
+import { registerStatusCommand } from './status.ts';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -21,6 +23,8 @@ export function buildProgram(): Command {
   registerGetCommand(program);
   registerDeleteCommand(program);
   registerRenewCommand(program);
+  registerApproveCommands(program);
+  registerStatusCommand(program);
   return program;
 }
 
