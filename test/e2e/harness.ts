@@ -67,7 +67,10 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; env
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
 
   const ready = await new Promise<{ url: string; kubeconfig: string }>((resolveReady, reject) => {
+    let settled = false;
     const failed = (e: Error) => {
+      if (settled) return;
+      settled = true;
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
       reject(e);
     };
@@ -77,7 +80,8 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; env
     }, opts.timeoutMs ?? 30_000);
     const check = () => {
       const m = /certsmith server listening on (\S+) \(kubeconfig: (.+)\)/.exec(out);
-      if (m) {
+      if (m && !settled) {
+        settled = true;
         clearTimeout(timer);
         resolveReady({ url: m[1], kubeconfig: m[2] });
       }

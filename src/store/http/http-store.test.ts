@@ -188,7 +188,7 @@ test('the token bucket lets a burst through, then paces to the QPS', async () =>
 
 test('a watch honours timeoutSeconds and sends a bookmark when asked', async () => {
   const store = new HttpStore({ server: shared.api.url, caPem: pki.caPem, token });
-  const c = await store.create(Certificate, cert('bookmarked'));
+  const c: KubeObject = await store.create(Certificate, cert('bookmarked'));
   const t0 = Date.now();
   const res = await raw(`/apis/cert-manager.io/v1/namespaces/default/certificates?watch=1&timeoutSeconds=1&allowWatchBookmarks=true&resourceVersion=${c.metadata.resourceVersion}`, { token });
   const elapsed = Date.now() - t0;
