@@ -42,3 +42,10 @@ export function requestCSR(cr: { spec?: { request?: string } }): { value?: CSRIn
   if (!pem) return { error: 'spec.request is empty' };
   return parseCSRMemo(pem);
 }
+
+/** A parsed certificate from the memo, throwing the parse error like parseCertificate does. */
+export function parseCertCached(pem: string): CertificateInfo {
+  const r = parseCertMemo(pem);
+  if (!r.value) throw new Error(r.error);
+  return r.value;
+}

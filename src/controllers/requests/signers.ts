@@ -1,11 +1,11 @@
 // The SelfSigned and CA signers: given a request and the key material they read, produce the
 // certificate and CA, or say why not (pending = retry later, failed = terminal for this request).
 import { durationMsOf } from '../certificates/template.ts';
-import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from '../certificates/parsed.ts';
+import { decodeBase64, parseCertCached, parseCertMemo, parseKeyMemo, requestCSR } from '../certificates/parsed.ts';
 import type { CertificateRequestObj, Secret } from '../certificates/objects.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
 import { signCertificate } from '../../pki/sign.ts';
-import { splitPEM, parseCertificate } from '../../pki/parse.ts';
+import { splitPEM } from '../../pki/parse.ts';
 
 export type SignOutcome =
   | { kind: 'issued'; certificatePem: string; caPem?: string }
@@ -62,8 +62,8 @@ export async function signWithCA(cr: CertificateRequestObj, caSecret: Secret | u
  */
 export function buildChain(leafPem: string, caChain: string[]): { certificatePem: string; caPem: string } {
   const unique = [...new Set(caChain.map((p) => p.trim() + '\n'))];
-  const infos = unique.map((pem) => ({ pem, info: parseCertificate(pem) }));
-  const path = [{ pem: leafPem.trim() + '\n', info: parseCertificate(leafPem) }];
+  const infos = unique.map((pem) => ({ pem, info: parseCertCached(pem) }));
+  const path = [{ pem: leafPem.trim() + '\n', info: parseCertCached(leafPem) }];
   for (;;) {
     const last = path[path.length - 1].info;
     if (last.selfSigned) break;

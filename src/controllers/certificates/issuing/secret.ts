@@ -3,9 +3,8 @@
 // the cert-manager.io annotations. Key and certificate always land in the same write.
 import { encodePrivateKey } from '../../../pki/keys.ts';
 import { combinedPEM, createJKS, createPKCS12, createTruststoreJKS, createTruststorePKCS12, pemToDER } from '../../../pki/encodings.ts';
-import { parseCertificate } from '../../../pki/parse.ts';
 import { ANN, LABEL, type CertificateObj, type Secret } from '../objects.ts';
-import { encodeBase64 } from '../parsed.ts';
+import { encodeBase64, parseCertCached } from '../parsed.ts';
 import { keySpecOf } from '../template.ts';
 
 /** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
@@ -49,7 +48,7 @@ export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): P
 }
 
 export function certificateAnnotations(crt: CertificateObj, chainPem: string, issuerRef: IssuedMaterial['issuerRef']): Record<string, string> {
-  const leaf = parseCertificate(chainPem).template;
+  const leaf = parseCertCached(chainPem).template;
   const a: Record<string, string> = {
     [ANN.commonName]: leaf.commonName ?? '',
     [ANN.altNames]: csv(leaf.dnsNames),
