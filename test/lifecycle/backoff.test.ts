@@ -1,7 +1,7 @@
 // Seed 000's example flows, step by step, on the embedded store with a fake clock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startLifecycle, withCA, certificate, condition, type Lifecycle } from './harness.ts';
+import { startLifecycle, certificate, condition, type Lifecycle } from './harness.ts';
 import { setApproval } from '../../src/cli/approve.ts';
 import { triggerRenewal } from '../../src/cli/renew.ts';
 import { certificateStatus } from '../../src/cli/status.ts';
