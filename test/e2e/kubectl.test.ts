@@ -1,0 +1,261 @@
+// kubectl, as an operator drives it, against `certsmith server --apply examples/` through the
+// kubeconfig the server writes. Runs with whichever kubectl the machine has (KUBECTL overrides):
+// a current one, or Debian's v1.20; assertions avoid output details that differ between them.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import https from 'node:https';
+import YAML from 'yaml';
+import { startServer, run, type RunningServer, type CommandResult } from './harness.ts';
+
+const kubectlBin = process.env.KUBECTL ?? 'kubectl';
+
+interface Obj {
+  metadata: { name: string; namespace?: string; uid: string; resourceVersion: string; ownerReferences?: Array<{ uid: string; kind: string; name: string }> };
+  spec?: Record<string, any>;
+  status?: Record<string, any>;
+}
+
+let server: RunningServer;
+/** older kubectl (Debian's v1.20) validates only against /openapi/v2 in protobuf, which the server does not serve */
+let validateFlags: string[] = [];
+
+const kubectl = (args: string[], opts: { input?: string; kubeconfig?: string } = {}): Promise<CommandResult> =>
+  run(kubectlBin, ['--kubeconfig', opts.kubeconfig ?? server.kubeconfig, ...args], { input: opts.input, timeoutMs: 30_000 });
+
+async function kubectlJSON<T = { items: Obj[] }>(args: string[]): Promise<T> {
+  const r = await kubectl([...args, '-o', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as T;
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const isReady = (c: Obj) => c.status?.conditions?.some((x: { type: string; status: string }) => x.type === 'Ready' && x.status === 'True');
+
+const leafManifest = (name: string) => `apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: ${name}, namespace: default }
+spec: { secretName: ${name}-tls, dnsNames: [${name}.example.test], issuerRef: { name: example-ca } }
+`;
+
+before(async () => {
+  const version = await run(kubectlBin, ['version', '--client', '-o', 'json']);
+  assert.equal(version.code, 0, `${kubectlBin} version: ${version.stderr}`);
+  const minor = parseInt(JSON.parse(version.stdout).clientVersion.minor, 10);
+  if (minor < 27) validateFlags = ['--validate=false'];
+
+  server = await startServer({ args: ['--apply', 'examples/'] });
+  await waitFor('the example Certificates Ready', async () => {
+    const r = await kubectl(['get', 'certificates', '-A', '-o', 'json']);
+    if (r.code !== 0) return undefined;
+    const items = (JSON.parse(r.stdout) as { items: Obj[] }).items;
+    return items.length >= 5 && items.every(isReady) ? true : undefined;
+  });
+});
+
+after(async () => {
+  if (!server) return;
+  const code = await server.stop();
+  rmSync(server.dataDir, { recursive: true, force: true });
+  assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
+});
+
+test('kubectl apply -f examples/ on the objects the server loaded at start, then again: nothing is created twice', async () => {
+  const first = await kubectl(['apply', ...validateFlags, '-f', 'examples/']);
+  assert.equal(first.code, 0, first.stderr);
+  // loaded by --apply without kubectl's annotation, so the first kubectl apply may record it
+  for (const name of ['clusterissuer.cert-manager.io/selfsigned', 'issuer.cert-manager.io/example-ca', 'certificate.cert-manager.io/web-rsa']) {
+    assert.match(first.stdout, new RegExp(`^${name} (unchanged|configured)$`, 'm'));
+  }
+  assert.doesNotMatch(first.stdout, / created$/m);
+
+  const second = await kubectl(['apply', ...validateFlags, '-f', 'examples/']);
+  assert.equal(second.code, 0, second.stderr);
+  // a Secret's stringData is never stored, so kubectl always sees it as a change, as on a real cluster
+  assert.match(second.stdout, /^secret\/keystore-password (unchanged|configured)$/m);
+  for (const line of second.stdout.trim().split('\n').filter((l) => !l.startsWith('secret/'))) {
+    assert.match(line, / unchanged$/, second.stdout);
+  }
+  const certs = await kubectlJSON(['get', 'certificates', '-A']);
+  assert.equal(certs.items.length, 5);
+  for (const c of certs.items) assert.equal(c.status?.revision, 1, `${c.metadata.name} was issued once`);
+});
+
+test('kubectl get certificates -A prints cert-manager\'s columns', async () => {
+  const r = await kubectl(['get', 'certificates', '-A']);
+  assert.equal(r.code, 0, r.stderr);
+  const [header, ...rows] = r.stdout.trim().split('\n');
+  assert.deepEqual(header.split(/\s+/), ['NAMESPACE', 'NAME', 'READY', 'SECRET', 'AGE']);
+  assert.equal(rows.length, 5);
+  assert.match(r.stdout, /^default\s+web-rsa\s+True\s+web-rsa-tls\s+\d+s$/m);
+  assert.match(r.stdout, /^default\s+example-ca\s+True\s+example-ca\s+\d+s$/m);
+});
+
+test('kubectl get certificate -o yaml gives the object with its Ready condition', async () => {
+  const r = await kubectl(['get', 'certificate', 'web-rsa', '-n', 'default', '-o', 'yaml']);
+  assert.equal(r.code, 0, r.stderr);
+  const obj = YAML.parse(r.stdout);
+  assert.equal(obj.apiVersion, 'cert-manager.io/v1');
+  assert.equal(obj.kind, 'Certificate');
+  assert.equal(obj.metadata.name, 'web-rsa');
+  assert.equal(obj.spec.secretName, 'web-rsa-tls');
+  const ready = obj.status.conditions.find((c: { type: string }) => c.type === 'Ready');
+  assert.equal(ready.status, 'True');
+  assert.equal(ready.reason, 'Ready');
+});
+
+test('kubectl describe certificate shows spec, status and the Certificate\'s Events', async () => {
+  const r = await kubectl(['describe', 'certificate', 'web-rsa', '-n', 'default']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^Name:\s+web-rsa$/m);
+  assert.match(r.stdout, /^Spec:$/m);
+  assert.match(r.stdout, /^\s+Secret Name:\s+web-rsa-tls$/m);
+  assert.match(r.stdout, /^Status:$/m);
+  assert.match(r.stdout, /^\s+Revision:\s+1$/m);
+  const events = r.stdout.slice(r.stdout.search(/^Events:/m));
+  assert.match(events, /^Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message$/m);
+  assert.match(events, /Normal\s+Issuing\s+.*The certificate has been successfully issued/);
+  assert.match(events, /Normal\s+Requested\s+.*"web-rsa-1"/);
+  // events of other Certificates are filtered out by the involvedObject field selectors
+  assert.doesNotMatch(events, /api-ecdsa|java-app/);
+});
+
+test('kubectl get secrets shows TYPE and DATA', async () => {
+  const r = await kubectl(['get', 'secrets', '-n', 'default']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.split('\n')[0].split(/\s+/), ['NAME', 'TYPE', 'DATA', 'AGE']);
+  assert.match(r.stdout, /^web-rsa-tls\s+kubernetes\.io\/tls\s+3\s+\d+s$/m);
+  assert.match(r.stdout, /^keystore-password\s+Opaque\s+1\s+\d+s$/m);
+  // tls.crt, tls.key, ca.crt, keystore.p12, truststore.p12, keystore.jks, truststore.jks
+  assert.match(r.stdout, /^java-app-tls\s+kubernetes\.io\/tls\s+7\s+/m);
+});
+
+test('kubectl get certificaterequests,orders,challenges -A lists several kinds at once', async () => {
+  const r = await kubectl(['get', 'certificaterequests,orders,challenges', '-A']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout.split('\n')[0], /^NAMESPACE\s+NAME\s+APPROVED\s+DENIED\s+READY\s+ISSUER\s+REQUESTER\s+AGE$/);
+  for (const name of ['example-ca-1', 'web-rsa-1', 'api-ecdsa-1', 'mesh-ed25519-1', 'java-app-1']) {
+    assert.match(r.stdout, new RegExp(`^default\\s+certificaterequest\\.cert-manager\\.io/${name}\\s+True\\s+True\\s`, 'm'));
+  }
+  const short = await kubectl(['get', 'cr', '-n', 'default', '-o', 'name']);
+  assert.equal(short.code, 0, short.stderr);
+  assert.equal(short.stdout.trim().split('\n').length, 5);
+});
+
+test('kubectl api-resources lists the cert-manager kinds with their short names', async () => {
+  const r = await kubectl(['api-resources']);
+  assert.equal(r.code, 0, r.stderr);
+  const row = (plural: string) => r.stdout.split('\n').find((l) => l.split(/\s+/)[0] === plural)?.trim().split(/\s+/);
+  assert.deepEqual(row('certificates'), ['certificates', 'cert,certs', 'cert-manager.io/v1', 'true', 'Certificate']);
+  assert.deepEqual(row('certificaterequests'), ['certificaterequests', 'cr,crs', 'cert-manager.io/v1', 'true', 'CertificateRequest']);
+  assert.deepEqual(row('issuers'), ['issuers', 'cert-manager.io/v1', 'true', 'Issuer']);
+  assert.deepEqual(row('clusterissuers'), ['clusterissuers', 'cert-manager.io/v1', 'false', 'ClusterIssuer']);
+  assert.deepEqual(row('orders'), ['orders', 'acme.cert-manager.io/v1', 'true', 'Order']);
+  assert.deepEqual(row('challenges'), ['challenges', 'acme.cert-manager.io/v1', 'true', 'Challenge']);
+  assert.deepEqual(row('secrets'), ['secrets', 'v1', 'true', 'Secret']);
+});
+
+test('kubectl get --watch prints a line for a Certificate applied and one modified while it runs', async () => {
+  const child = spawn(kubectlBin, ['--kubeconfig', server.kubeconfig, 'get', 'certificates', '-A', '--watch'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const exited = new Promise((r) => child.on('close', r));
+  try {
+    // the initial list comes first; only then is the watch open
+    await waitFor(`the initial list from kubectl --watch (stderr: ${err})`, async () => (/^default\s+web-rsa\s/m.test(out) ? true : undefined), 15_000);
+    const applied = await kubectl(['apply', ...validateFlags, '-f', '-'], { input: leafManifest('watched') });
+    assert.equal(applied.code, 0, applied.stderr);
+    await waitFor('a watch line for the new Certificate', async () => (/^default\s+watched\s+True\s+watched-tls\s/m.test(out) ? true : undefined), 15_000);
+
+    const before = out.split('\n').length;
+    const labelled = await kubectl(['label', 'certificate', 'api-ecdsa', '-n', 'default', 'tier=frontend']);
+    assert.equal(labelled.code, 0, labelled.stderr);
+    await waitFor('a watch line for the modified Certificate', async () =>
+      out.split('\n').slice(before - 1).some((l) => /^default\s+api-ecdsa\s+True\s/.test(l)) ? true : undefined, 10_000);
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+});
+
+test('kubectl delete certificate removes what it owns by cascade', async () => {
+  const cert = await kubectlJSON<Obj>(['get', 'certificate', 'mesh-ed25519', '-n', 'default']);
+  const owned = async () => {
+    const secrets = (await kubectlJSON(['get', 'secrets', '-n', 'default'])).items.map((o) => ({ kind: 'secret', o }));
+    const requests = (await kubectlJSON(['get', 'certificaterequests', '-n', 'default'])).items.map((o) => ({ kind: 'certificaterequest', o }));
+    return [...secrets, ...requests].filter(({ o }) => o.metadata.ownerReferences?.some((r) => r.uid === cert.metadata.uid));
+  };
+  const ownedBefore = await owned();
+  assert.ok(ownedBefore.some((x) => x.kind === 'certificaterequest' && x.o.metadata.name === 'mesh-ed25519-1'), 'the CertificateRequest is owned by its Certificate');
+
+  const r = await kubectl(['delete', 'certificate', 'mesh-ed25519', '-n', 'default']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /certificate\.cert-manager\.io "mesh-ed25519" deleted/);
+  const gone = await kubectl(['get', 'certificate', 'mesh-ed25519', '-n', 'default']);
+  assert.notEqual(gone.code, 0);
+  assert.match(gone.stderr, /NotFound|not found/);
+  await waitFor('the owned objects gone by cascade', async () => ((await owned()).length === 0 ? true : undefined), 10_000);
+  // as cert-manager by default: the issued Secret carries no owner reference and outlives its Certificate
+  const secret = await kubectl(['get', 'secret', 'mesh-ed25519-tls', '-n', 'default', '-o', 'name']);
+  if (!ownedBefore.some((x) => x.o.metadata.name === 'mesh-ed25519-tls')) assert.equal(secret.stdout.trim(), 'secret/mesh-ed25519-tls');
+});
+
+function rawRequest(method: string, path: string, token: string | undefined, body?: string): Promise<{ status: number; body: any }> {
+  const kc = YAML.parse(readFileSync(server.kubeconfig, 'utf8'));
+  const ca = Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64').toString();
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }) };
+  return new Promise((resolve, reject) => {
+    const req = https.request(new URL(path, server.url), { method, ca, headers }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body: text.startsWith('{') ? JSON.parse(text) : text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('no token or a wrong one: 401 Unauthorized for kubectl and raw requests, and nothing changes', async () => {
+  const before = await kubectlJSON(['get', 'certificates', '-A']);
+  const kc = YAML.parse(readFileSync(server.kubeconfig, 'utf8'));
+  kc.users[0].user.token = 'not-the-token';
+  const bad = join(server.dataDir, 'wrong-token-kubeconfig');
+  writeFileSync(bad, YAML.stringify(kc), { mode: 0o600 });
+
+  const get = await kubectl(['get', 'certificates', '-A'], { kubeconfig: bad });
+  assert.notEqual(get.code, 0);
+  assert.match(get.stderr, /Unauthorized/);
+  const del = await kubectl(['delete', 'certificate', 'web-rsa', '-n', 'default'], { kubeconfig: bad });
+  assert.notEqual(del.code, 0);
+  assert.match(del.stderr, /Unauthorized/);
+  const apply = await kubectl(['apply', '--validate=false', '-f', '-'], { kubeconfig: bad, input: leafManifest('intruder') });
+  assert.notEqual(apply.code, 0);
+  assert.match(apply.stderr, /Unauthorized/);
+
+  const create = JSON.stringify(YAML.parse(leafManifest('intruder')));
+  for (const token of [undefined, 'not-the-token', '']) {
+    const post = await rawRequest('POST', '/apis/cert-manager.io/v1/namespaces/default/certificates', token, create);
+    assert.equal(post.status, 401);
+    assert.equal(post.body.kind, 'Status');
+    assert.equal(post.body.reason, 'Unauthorized');
+    const remove = await rawRequest('DELETE', '/apis/cert-manager.io/v1/namespaces/default/certificates/web-rsa', token);
+    assert.equal(remove.status, 401);
+  }
+
+  const afterwards = await kubectlJSON(['get', 'certificates', '-A']);
+  const summary = (l: { items: Obj[] }) => l.items.map((c) => `${c.metadata.name}@${c.metadata.resourceVersion}`).sort();
+  assert.deepEqual(summary(afterwards), summary(before));
+});
