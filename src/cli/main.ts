@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { StoreError } from '../store/store.ts';
 import { CliError } from './cli-error.ts';
 import { registerServerCommand } from './server.ts';
+import { registerControllerCommand } from './controller.ts';
 import { registerApplyCommand } from './apply.ts';
 import { registerGetCommand } from './get.ts';
 import { registerDeleteCommand } from './delete.ts';
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServerCommand(program);
+  registerControllerCommand(program);
   registerApplyCommand(program);
   registerGetCommand(program);
   registerDeleteCommand(program);

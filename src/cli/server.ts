@@ -10,10 +10,7 @@ import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
 
-interface ServerFlags {
-  dataDir: string;
-  listen: string;
-  apply: string[];
+export interface ControllerFlags {
   autoApprove: boolean;
   backoffInitial?: string;
   backoffMax?: string;
@@ -27,6 +24,13 @@ interface ServerFlags {
   dns01RecursiveNameserversOnly?: boolean;
   metricsListen: string;
   healthListen: string;
+}
+
+interface ServerFlags extends ControllerFlags {
+  dataDir: string;
+  listen: string;
+  apply: string[];
+  controllers: boolean;
 }
 
 /** HOST:PORT, [v6]:PORT or :PORT into its parts. */
@@ -48,7 +52,7 @@ function durationFlag(value: string | undefined, flag: string): number | undefin
 
 const list = (v: string | undefined) => v?.split(',').map((s) => s.trim()).filter(Boolean);
 
-export function controllerOptionsFrom(f: ServerFlags): ControllerOptions {
+export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   parseListen(f.metricsListen, '--metrics-listen');
   parseListen(f.healthListen, '--health-listen');
   return {
@@ -78,26 +82,32 @@ async function ensureDefaultNamespace(store: Store) {
   }
 }
 
-export function registerServerCommand(program: Command) {
-  program
-    .command('server')
-    .description('run the embedded API server (SQLite) and all controllers on this host')
-    .option('--data-dir <dir>', 'state, PKI, token and kubeconfig', './.certsmith')
-    .option('--listen <host:port>', 'API server address', '127.0.0.1:6443')
-    .option('--apply <path>', 'manifests (file or folder) applied at start; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+/** The flags every process that runs the controllers takes (server and controller). */
+export function addControllerFlags(cmd: Command): Command {
+  return cmd
     .option('--no-auto-approve', 'leave CertificateRequests for a person or another approver')
     .option('--backoff-initial <duration>', 'first retry delay after a failed issuance (default 1h)')
     .option('--backoff-max <duration>', 'longest retry delay (default 32h)')
-    .option('--secrets-dir <dir>', 'mirror issued Secrets to files under this folder')
-    .option('--keep-files', 'keep mirrored files when their Certificate is deleted')
-    .option('--files-owner <user[:group]>', 'owner of the mirrored files (uid:gid or names), e.g. so a web server user can read the key')
-    .option('--deploy-hook <cmd>', 'command run after each issuance or renewal')
     .option('--acme-http01-listen <host:port>', 'address of the HTTP-01 challenge responder')
     .option('--acme-http01-solver-nameservers <list>', 'comma-separated host:port resolvers for HTTP-01 self-checks')
     .option('--dns01-recursive-nameservers <list>', 'comma-separated host:port resolvers for DNS-01 self-checks')
     .option('--dns01-recursive-nameservers-only', 'use only these resolvers for DNS-01 checks')
     .option('--metrics-listen <host:port>', 'Prometheus metrics address', '127.0.0.1:9402')
-    .option('--health-listen <host:port>', 'health probe address', '127.0.0.1:9403')
+    .option('--health-listen <host:port>', 'health probe address', '127.0.0.1:9403');
+}
+
+export function registerServerCommand(program: Command) {
+  addControllerFlags(program
+    .command('server')
+    .description('run the embedded API server (SQLite) and all controllers on this host')
+    .option('--data-dir <dir>', 'state, PKI, token and kubeconfig', './.certsmith')
+    .option('--listen <host:port>', 'API server address', '127.0.0.1:6443')
+    .option('--apply <path>', 'manifests (file or folder) applied at start; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--no-controllers', 'serve the API only; controllers run elsewhere, e.g. "certsmith controller --kubeconfig DIR/kubeconfig"')
+    .option('--secrets-dir <dir>', 'mirror issued Secrets to files under this folder')
+    .option('--keep-files', 'keep mirrored files when their Certificate is deleted')
+    .option('--files-owner <user[:group]>', 'owner of the mirrored files (uid:gid or names), e.g. so a web server user can read the key')
+    .option('--deploy-hook <cmd>', 'command run after each issuance or renewal'))
     .action(async (flags: ServerFlags) => {
       const { host, port } = parseListen(flags.listen);
       const options = controllerOptionsFrom(flags);
@@ -142,8 +152,10 @@ export function registerServerCommand(program: Command) {
         const kubeconfig = join(dataDir, 'kubeconfig');
         writeKubeconfig(kubeconfig, { server, caPem: tls.caPem, token });
 
-        const controllers = await startControllers({ store, clock: realClock, options });
-        stopped.push(() => controllers.stop());
+        if (flags.controllers) {
+          const controllers = await startControllers({ store, clock: realClock, options });
+          stopped.push(() => controllers.stop());
+        }
         process.stdout.write(`certsmith server listening on ${server} (kubeconfig: ${kubeconfig})\n`);
       } catch (e) {
         await shutdown();

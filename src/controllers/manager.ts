@@ -56,10 +56,14 @@ export type ControllerFactory = (ctx: ControllerContext) => ControllerSpec[];
 
 export async function startControllers(o: {
   store: Store; clock: Clock; options: ControllerOptions; logger?: Logger; extra?: ControllerFactory[];
+  /** watch one namespace only (cert-manager's --namespace); omit for all */
+  namespace?: string;
+  /** a registry already being served, e.g. by a leader-election follower that starts controllers later */
+  metrics?: CertsmithMetrics;
 }): Promise<RunningControllers> {
   const logger = o.logger ?? createLogger({ name: 'certsmith' });
-  const informers = new InformerFactory(o.store, { clock: o.clock, logger });
-  const metrics = createMetrics({ clock: o.clock });
+  const informers = new InformerFactory(o.store, { clock: o.clock, logger, namespace: o.namespace });
+  const metrics = o.metrics ?? createMetrics({ clock: o.clock });
   const ctx: ControllerContext = {
     store: o.store, informers, clock: o.clock, logger, options: o.options, metrics,
     recorder: new EventRecorder({ store: o.store, clock: o.clock, component: 'cert-manager', logger }),

@@ -25,6 +25,13 @@ export interface HttpStoreOptions {
   fieldManager?: string;
   /** per request (not per watch) */
   timeoutMs?: number;
+  /** client certificate and its key (PEM), for clusters that authenticate users by certificate */
+  certPem?: string;
+  keyPem?: string;
+  /** the name the server's certificate must carry, when it differs from the URL's host */
+  tlsServerName?: string;
+  /** credentials that change over time (exec plugins, rotated service-account tokens): asked before each request, they win over `token` */
+  authHeaders?: () => Promise<Record<string, string>>;
 }
 
 interface Response {
@@ -80,16 +87,20 @@ export class HttpStore implements Store {
     const secure = this.base.protocol === 'https:';
     this.requestModule = secure ? https : http;
     this.agent = secure
-      ? new https.Agent({ keepAlive: true, ca: opts.caPem, rejectUnauthorized: !opts.insecure })
+      ? new https.Agent({
+        keepAlive: true, ca: opts.caPem, rejectUnauthorized: !opts.insecure, cert: opts.certPem, key: opts.keyPem,
+        ...(opts.tlsServerName ? { servername: opts.tlsServerName } : {}),
+      })
       : new http.Agent({ keepAlive: true });
     this.limiter = new TokenBucket(opts.qps ?? 20, opts.burst ?? 50);
   }
 
-  private headers(extra: Record<string, string> = {}): Record<string, string> {
+  private async headers(extra: Record<string, string> = {}): Promise<Record<string, string>> {
     return {
       Accept: 'application/json',
       'User-Agent': this.opts.userAgent ?? 'certsmith',
       ...(this.opts.token ? { Authorization: `Bearer ${this.opts.token}` } : {}),
+      ...(this.opts.authHeaders ? await this.opts.authHeaders() : {}),
       ...extra,
     };
   }
@@ -106,14 +117,15 @@ export class HttpStore implements Store {
     await this.limiter.take();
     const payload = opts.body === undefined ? undefined : Buffer.from(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));
     const u = this.url(path, opts.query);
+    const headers = await this.headers({
+      ...(opts.accept ? { Accept: opts.accept } : {}),
+      ...(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(payload.length) } : {}),
+    });
     return new Promise<Response>((resolve, reject) => {
       const req = this.requestModule.request(u, {
         method,
         agent: this.agent,
-        headers: this.headers({
-          ...(opts.accept ? { Accept: opts.accept } : {}),
-          ...(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(payload.length) } : {}),
-        }),
+        headers,
         timeout: this.opts.timeoutMs ?? 60_000,
       }, (res) => {
         const chunks: Buffer[] = [];
@@ -192,7 +204,9 @@ export class HttpStore implements Store {
         watch: 'true', resourceVersion: rv === '' ? '0' : rv, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector,
         allowWatchBookmarks: opts.allowBookmarks ? 'true' : undefined,
       });
-      req = this.requestModule.request(u, { method: 'GET', agent: this.agent, headers: this.headers() }, (res) => {
+      const headers = await this.headers();
+      if (stopped) return established();
+      req = this.requestModule.request(u, { method: 'GET', agent: this.agent, headers }, (res) => {
         established();
         if ((res.statusCode ?? 0) >= 300) {
           const chunks: Buffer[] = [];

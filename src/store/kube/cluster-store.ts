@@ -1,0 +1,124 @@
+// The cluster backend: our Store over a Kubernetes API server, configured the way kubectl and
+// client-go are (kubeconfig file, $KUBECONFIG, in-cluster service account), so every
+// authentication a real cluster uses works: bearer tokens, token files, client certificates,
+// exec plugins and auth providers. @kubernetes/client-node resolves the credentials; HttpStore
+// carries the requests, with its QPS/burst limit and our StoreError mapping.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { HttpStore } from '../http/http-store.ts';
+
+export interface ClusterStoreOptions {
+  /** a kubeconfig file; without it: $KUBECONFIG, in-cluster config, ~/.kube/config, ./.certsmith/kubeconfig */
+  kubeconfig?: string;
+  /** a context of the kubeconfig other than its current one */
+  context?: string;
+  /** client-side rate limit; 0 lifts it */
+  qps: number;
+  burst: number;
+  userAgent?: string;
+  /** how long credentials from plugins are reused before they are asked again */
+  credentialRefreshMs?: number;
+}
+
+export interface ClusterConnection {
+  store: HttpStore;
+  /** the API server's URL */
+  server: string;
+  /** the context's namespace (in-cluster: the pod's), if it names one */
+  namespace?: string;
+  /** where the configuration came from, for messages */
+  source: string;
+}
+
+export class ClusterConfigError extends Error {}
+
+const serviceAccountTokenPath = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/** Loads the configuration in client-go's order, with the embedded server's kubeconfig as the last resort. */
+export function loadKubeConfig(o: { kubeconfig?: string; context?: string }): { kc: KubeConfig; source: string } {
+  const kc = new KubeConfig();
+  let source: string;
+  const fromFile = (path: string) => {
+    if (!existsSync(path)) throw new ClusterConfigError(`no kubeconfig at ${path}`);
+    kc.loadFromFile(path);
+    source = path;
+  };
+  try {
+    if (o.kubeconfig) fromFile(resolve(o.kubeconfig));
+    else if (process.env.KUBECONFIG) {
+      kc.loadFromDefault();
+      source = `$KUBECONFIG (${process.env.KUBECONFIG})`;
+    } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(serviceAccountTokenPath)) {
+      kc.loadFromCluster();
+      source = 'in-cluster service account';
+    } else if (existsSync(join(homedir(), '.kube', 'config'))) fromFile(join(homedir(), '.kube', 'config'));
+    else if (existsSync(resolve('.certsmith', 'kubeconfig'))) fromFile(resolve('.certsmith', 'kubeconfig'));
+    else throw new ClusterConfigError('no cluster configuration: pass --kubeconfig, set $KUBECONFIG, run in a pod, or start "certsmith server"');
+  } catch (e) {
+    if (e instanceof ClusterConfigError) throw e;
+    throw new ClusterConfigError(`cannot load the cluster configuration: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (o.context) {
+    if (!kc.getContextObject(o.context)) throw new ClusterConfigError(`${source!}: no context "${o.context}"`);
+    kc.setCurrentContext(o.context);
+  }
+  if (!kc.getCurrentCluster()?.server) throw new ClusterConfigError(`${source!}: the current context names no cluster with a server`);
+  return { kc, source: source! };
+}
+
+type RequestOptions = https.RequestOptions & { headers?: Record<string, string | string[] | number> };
+
+const pem = (v: unknown): string | undefined =>
+  v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v.toString('utf8') : typeof v === 'string' ? v : undefined;
+
+/** What client-node would put on one request: TLS material, Authorization (tokens, exec, basic), impersonation. */
+async function requestOptions(kc: KubeConfig): Promise<{ tls: RequestOptions; headers: Record<string, string> }> {
+  const opts: RequestOptions = { headers: {} };
+  await kc.applyToHTTPSOptions(opts);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  if (typeof opts.auth === 'string') headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  return { tls: opts, headers };
+}
+
+export async function openClusterStore(o: ClusterStoreOptions): Promise<ClusterConnection> {
+  const { kc, source } = loadKubeConfig(o);
+  const cluster = kc.getCurrentCluster()!;
+  let first: Awaited<ReturnType<typeof requestOptions>>;
+  try {
+    first = await requestOptions(kc);
+  } catch (e) {
+    throw new ClusterConfigError(`${source}: cannot obtain credentials: ${(e as Error).message.split('\n')[0]}`);
+  }
+  // Exec plugins and token files hand out credentials that expire; client-node caches them
+  // until then, so asking it again now and then is cheap and picks up rotations.
+  const refreshMs = o.credentialRefreshMs ?? 10_000;
+  let cached = { headers: first.headers, at: Date.now() };
+  let pending: Promise<Record<string, string>> | undefined;
+  const authHeaders = async () => {
+    if (Date.now() - cached.at < refreshMs) return cached.headers;
+    pending ??= requestOptions(kc).then((r) => {
+      cached = { headers: r.headers, at: Date.now() };
+      return r.headers;
+    }).finally(() => (pending = undefined));
+    return pending;
+  };
+  const store = new HttpStore({
+    server: cluster.server.replace(/\/+$/, ''),
+    caPem: pem(first.tls.ca),
+    certPem: pem(first.tls.cert),
+    keyPem: pem(first.tls.key),
+    insecure: cluster.skipTLSVerify || undefined,
+    tlsServerName: cluster.tlsServerName,
+    qps: o.qps,
+    burst: o.burst,
+    userAgent: o.userAgent ?? 'certsmith-controller',
+    fieldManager: 'certsmith',
+    authHeaders,
+  });
+  const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace?.trim() || undefined;
+  return { store, server: cluster.server, namespace, source };
+}
