@@ -1,0 +1,258 @@
+// deploy/ checked without a cluster: every manifest parses and is a kind a cluster knows, the
+// Deployment runs `certsmith controller` with flags it accepts, and the RBAC rules grant
+// what the controllers' code reads and writes (found by reading the sources) and no other writes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import YAML from 'yaml';
+import * as resources from '../src/api/resources.ts';
+import type { ResourceType } from '../src/api/resources.ts';
+import { leaseName } from '../src/cli/controller.ts';
+import { run, repoRoot, certsmithBin } from './e2e/harness.ts';
+
+const deployDir = join(repoRoot, 'deploy');
+const namespace = 'certsmith';
+const serviceAccount = 'certsmith';
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    if (statSync(p).isDirectory()) return yamlFiles(p);
+    return /\.ya?ml$/.test(f) ? [p] : [];
+  });
+}
+
+interface Doc { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [k: string]: any }
+
+const files = yamlFiles(deployDir);
+const docsByFile = new Map<string, Doc[]>(files.map((f) => {
+  const parsed = YAML.parseAllDocuments(readFileSync(f, 'utf8'));
+  for (const d of parsed) assert.deepEqual(d.errors, [], `${relative(deployDir, f)} parses`);
+  return [relative(deployDir, f), parsed.map((d) => d.toJS() as Doc).filter(Boolean)];
+}));
+const objects = [...docsByFile.entries()].filter(([f]) => f !== 'kustomization.yaml').flatMap(([, docs]) => docs);
+const only = (kind: string, name?: string) => {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  assert.equal(found.length, 1, `exactly one ${kind}${name ? ` ${name}` : ''} in deploy/`);
+  return found[0];
+};
+
+const knownKinds: Record<string, { apiVersion: string; namespaced: boolean }> = {
+  Namespace: { apiVersion: 'v1', namespaced: false },
+  ServiceAccount: { apiVersion: 'v1', namespaced: true },
+  Service: { apiVersion: 'v1', namespaced: true },
+  Deployment: { apiVersion: 'apps/v1', namespaced: true },
+  ClusterRole: { apiVersion: 'rbac.authorization.k8s.io/v1', namespaced: false },
+  ClusterRoleBinding: { apiVersion: 'rbac.authorization.k8s.io/v1', namespaced: false },
+  Role: { apiVersion: 'rbac.authorization.k8s.io/v1', namespaced: true },
+  RoleBinding: { apiVersion: 'rbac.authorization.k8s.io/v1', namespaced: true },
+  CustomResourceDefinition: { apiVersion: 'apiextensions.k8s.io/v1', namespaced: false },
+};
+
+test('every YAML in deploy/ parses into objects of known kinds and apiVersions, in the certsmith namespace', () => {
+  assert.ok(files.length >= 12, `found ${files.length} YAML files`);
+  for (const o of objects) {
+    const known = knownKinds[o.kind];
+    assert.ok(known, `unexpected kind ${o.kind}`);
+    assert.equal(o.apiVersion, known.apiVersion, `${o.kind} ${o.metadata.name}`);
+    assert.ok(o.metadata.name, `${o.kind} has a name`);
+    if (known.namespaced) assert.equal(o.metadata.namespace, namespace, `${o.kind} ${o.metadata.name} namespace`);
+    else assert.equal(o.metadata.namespace, undefined, `${o.kind} ${o.metadata.name} is cluster-scoped`);
+  }
+  only('Namespace', namespace);
+  const kustomization = docsByFile.get('kustomization.yaml')![0];
+  assert.equal(kustomization.apiVersion, 'kustomize.config.k8s.io/v1beta1');
+  assert.equal(kustomization.kind, 'Kustomization');
+});
+
+test('the CRDs are those of the resource registry, and the kustomization lists every manifest', () => {
+  const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
+  const ours = resources.resourceTypes.filter((t) => t.group.endsWith('cert-manager.io'));
+  assert.deepEqual(crds.map((c) => c.metadata.name).sort(), ours.map((t) => `${t.plural}.${t.group}`).sort());
+  for (const c of crds) {
+    const t = ours.find((x) => `${x.plural}.${x.group}` === c.metadata.name)!;
+    assert.equal(c.spec.group, t.group);
+    assert.equal(c.spec.names.kind, t.kind);
+    assert.equal(c.spec.scope, t.namespaced ? 'Namespaced' : 'Cluster');
+  }
+  const listed: string[] = docsByFile.get('kustomization.yaml')![0].resources;
+  assert.deepEqual([...listed].sort(), [...docsByFile.keys()].filter((f) => f !== 'kustomization.yaml').sort());
+  // CRDs first: the API must know the kinds before anything refers to them
+  assert.ok(listed.findIndex((f) => !f.startsWith('crds/')) > listed.findLastIndex((f) => f.startsWith('crds/')));
+});
+
+test('the Deployment runs certsmith controller with flags that `certsmith controller --help` lists', async () => {
+  const help = await run(process.execPath, [certsmithBin, 'controller', '--help']);
+  assert.equal(help.code, 0, help.stderr);
+  const accepted = new Set(help.stdout.match(/--[a-z0-9-]+/g));
+  assert.ok(accepted.has('--leader-elect'), help.stdout);
+
+  const dep = only('Deployment');
+  assert.equal(dep.spec.replicas, 2);
+  const pod = dep.spec.template;
+  assert.deepEqual(dep.spec.selector.matchLabels, Object.fromEntries(Object.entries(pod.metadata.labels).filter(([k]) => k in dep.spec.selector.matchLabels)));
+  const [c] = pod.spec.containers;
+  const args: string[] = c.args;
+  assert.equal(args[0], 'controller');
+  const flags = new Map<string, string | true>();
+  for (let i = 1; i < args.length; i++) {
+    assert.ok(args[i].startsWith('--'), `argument ${args[i]} is a flag`);
+    const [name, ...value] = args[i].split('=');
+    assert.ok(accepted.has(name), `${name} is a flag of certsmith controller`);
+    flags.set(name, value.length ? value.join('=') : true);
+  }
+  assert.equal(flags.get('--leader-elect'), true);
+  assert.equal(flags.get('--cluster-resource-namespace'), namespace);
+  assert.equal(flags.get('--leader-election-namespace'), namespace);
+
+  // cert-manager's ports, reachable from outside the pod for probes and scrapes
+  const port = (name: string) => c.ports.find((p: { name: string }) => p.name === name)?.containerPort;
+  assert.equal(port('http-metrics'), 9402);
+  assert.equal(port('http-healthz'), 9403);
+  assert.equal(flags.get('--metrics-listen'), '0.0.0.0:9402');
+  assert.equal(flags.get('--health-listen'), '0.0.0.0:9403');
+  for (const [probe, path] of [['livenessProbe', '/healthz'], ['readinessProbe', '/readyz']] as const) {
+    assert.equal(c[probe].httpGet.path, path);
+    assert.ok([9403, 'http-healthz'].includes(c[probe].httpGet.port), `${probe} on 9403`);
+  }
+  assert.deepEqual(pod.metadata.annotations, { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9402', 'prometheus.io/path': '/metrics' });
+
+  assert.equal(pod.spec.serviceAccountName, serviceAccount);
+  assert.equal(pod.spec.securityContext.runAsNonRoot, true);
+  assert.ok(pod.spec.securityContext.runAsUser > 0);
+  assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+  assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+  assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
+  // tsx writes its compile cache: the only writable place is an emptyDir
+  const tmp = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/tmp');
+  assert.ok(pod.spec.volumes.some((v: { name: string; emptyDir?: object }) => v.name === tmp?.name && v.emptyDir), '/tmp is an emptyDir');
+  assert.ok(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory);
+
+  const svc = only('Service');
+  assert.equal(svc.spec.ports[0].port, 9402);
+  assert.equal(svc.spec.ports[0].targetPort, 'http-metrics');
+  for (const [k, v] of Object.entries(svc.spec.selector)) assert.equal(pod.metadata.labels[k], v, 'the Service selects the pods');
+  only('ServiceAccount', serviceAccount);
+});
+
+test('the Dockerfile builds a non-root image from node:20-slim with runtime dependencies only, tsx among them', () => {
+  const text = readFileSync(join(deployDir, 'Dockerfile'), 'utf8');
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
+  assert.ok(pkg.dependencies.tsx, 'tsx runs the sources, so it must survive --omit=dev');
+  assert.match(text, /^FROM node:20-slim\b/m);
+  assert.match(text, /npm ci --omit=dev/);
+  assert.match(text, /^ENTRYPOINT \["node", "bin\/certsmith\.mjs"\]$/m);
+  const user = /^USER (\d+)(?::(\d+))?$/m.exec(text);
+  assert.ok(user, 'a numeric USER, so runAsNonRoot can be verified');
+  assert.equal(Number(user[1]), only('Deployment').spec.template.spec.securityContext.runAsUser);
+  assert.match(text, /^EXPOSE 9402 9403$/m);
+});
+
+// ---- RBAC: what the code does against what the roles allow
+
+interface Rule { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }
+interface Access { group: string; resource: string; verb: string; type: ResourceType; where: string }
+
+const typeByIdentifier = new Map<string, ResourceType>(
+  Object.entries(resources).filter(([, v]) => v && typeof v === 'object' && 'plural' in v && 'kind' in v) as Array<[string, ResourceType]>,
+);
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    if (statSync(p).isDirectory()) return sources(p);
+    return f.endsWith('.ts') && !f.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+/** Every store call and informer in the controllers and their runtime, as API accesses. */
+function accessesInCode(): Access[] {
+  const out: Access[] = [];
+  for (const file of [...sources(join(repoRoot, 'src/controllers')), ...sources(join(repoRoot, 'src/runtime'))]) {
+    const text = readFileSync(file, 'utf8');
+    const imported = [...text.matchAll(/^import \{([^}]*)\} from '[./]+\/api\/resources\.ts'/gm)]
+      .flatMap((m) => m[1].split(',').map((s) => s.trim()))
+      .map((n) => typeByIdentifier.get(n))
+      .filter((t): t is ResourceType => !!t);
+    const calls = /(?:store\.(create|update|updateStatus|patch|delete|get|list)|informers?\.informerFor|\binformerFor)(?:<[^>(]*>)?\((\w+)/g;
+    for (const m of text.matchAll(calls)) {
+      const method = m[1] ?? 'informer';
+      const line = text.slice(0, m.index).split('\n').length;
+      // a variable (e.g. `type` for Issuer or ClusterIssuer): any type the file imports
+      const known = typeByIdentifier.get(m[2]);
+      const types = known ? [known] : imported.filter((t) => method !== 'updateStatus' || t.statusSubresource);
+      for (const type of types) {
+        const verbs = method === 'informer' ? ['get', 'list', 'watch'] : method === 'updateStatus' ? ['update'] : [method];
+        const resource = method === 'updateStatus' && type.statusSubresource ? `${type.plural}/status` : type.plural;
+        for (const verb of verbs) out.push({ group: type.group, resource, verb, type, where: `${relative(repoRoot, file)}:${line}` });
+      }
+    }
+  }
+  return out;
+}
+
+function allows(rules: Rule[], a: { group: string; resource: string; verb: string }, name?: string) {
+  return rules.some((r) => r.apiGroups.includes(a.group) && r.resources.includes(a.resource) && r.verbs.includes(a.verb) &&
+    // kube-apiserver cannot limit create (or collection reads) by name
+    (!r.resourceNames || (name !== undefined && !['create', 'list', 'watch'].includes(a.verb) && r.resourceNames.includes(name))));
+}
+
+function rulesBound(bindingKind: 'ClusterRoleBinding' | 'RoleBinding', roleKind: 'ClusterRole' | 'Role', ns?: string): Rule[] {
+  return objects
+    .filter((b) => b.kind === bindingKind && b.metadata.namespace === ns &&
+      b.subjects.some((s: { kind: string; name: string; namespace: string }) => s.kind === 'ServiceAccount' && s.name === serviceAccount && s.namespace === namespace))
+    .flatMap((b) => {
+      assert.equal(b.roleRef.kind, roleKind);
+      return objects.find((r) => r.kind === roleKind && r.metadata.name === b.roleRef.name && r.metadata.namespace === ns)!.rules as Rule[];
+    });
+}
+
+test('the RBAC rules grant every read and write the controllers\' code makes, and the leader election Lease', () => {
+  const accesses = accessesInCode();
+  const seen = new Set(accesses.map((a) => `${a.verb} ${a.resource}`));
+  // the scan itself works: these calls are known to exist
+  for (const k of ['create certificaterequests', 'update certificates/status', 'create secrets', 'create events', 'list orders', 'update leases', 'update challenges/status', 'update issuers/status', 'update clusterissuers/status']) {
+    assert.ok(seen.has(k), `the source scan finds "${k}"`);
+  }
+  const clusterRules = rulesBound('ClusterRoleBinding', 'ClusterRole');
+  const electionRules = rulesBound('RoleBinding', 'Role', namespace);
+  for (const a of accesses) {
+    if (a.type === resources.LeaseType) {
+      assert.ok(allows(electionRules, a, leaseName), `Role in ${namespace} allows ${a.verb} on Lease ${leaseName} (${a.where})`);
+      continue;
+    }
+    assert.ok(allows(clusterRules, a), `ClusterRole allows ${a.verb} on ${a.group || 'core'}/${a.resource} (${a.where})`);
+  }
+  // owner references with blockOwnerDeletion need the owner's finalizers subresource
+  for (const owner of ['certificates', 'certificaterequests', 'orders', 'challenges']) {
+    const group = owner === 'orders' || owner === 'challenges' ? 'acme.cert-manager.io' : 'cert-manager.io';
+    assert.ok(allows(clusterRules, { group, resource: `${owner}/finalizers`, verb: 'update' }), `${owner}/finalizers`);
+  }
+});
+
+test('the controller ClusterRole and the Role grant no write the code does not make', () => {
+  const seen = new Set(accessesInCode().map((a) => `${a.group}|${a.resource}|${a.verb}`));
+  for (const role of [only('ClusterRole', 'certsmith-controller'), only('Role')]) {
+    for (const r of role.rules as Rule[]) {
+      for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) {
+        if (res.endsWith('/finalizers') && v === 'update') continue;
+        assert.notEqual(res, '*', 'no wildcard resources');
+        assert.notEqual(v, '*', 'no wildcard verbs');
+        const used = seen.has(`${g}|${res}|${v}`) ||
+          // patch is granted beside update as client-go does; it writes nothing update could not
+          (v === 'patch' && seen.has(`${g}|${res}|update`));
+        assert.ok(used, `${role.kind} ${role.metadata.name} grants ${v} on ${g || 'core'}/${res}, which the controllers never do`);
+      }
+    }
+  }
+});
+
+test('kubectl kustomize renders deploy/ offline into every object, with the image set', async () => {
+  const r = await run(process.env.KUBECTL ?? 'kubectl', ['kustomize', deployDir]);
+  assert.equal(r.code, 0, r.stderr);
+  const rendered = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as Doc);
+  assert.deepEqual(rendered.map((o) => `${o.kind}/${o.metadata.name}`).sort(), objects.map((o) => `${o.kind}/${o.metadata.name}`).sort());
+  const dep = rendered.find((o) => o.kind === 'Deployment')!;
+  assert.match(dep.spec.template.spec.containers[0].image, /^ghcr\.io\/certsmith\/certsmith:\d+\.\d+\.\d+$/);
+});
