@@ -108,6 +108,7 @@ export function registerControllerCommand(program: Command) {
           ready: () => (controllers ? controllers.manager.isReady() : !!election && !starting),
         })
         : undefined;
+      if (servers) process.stdout.write(`certsmith controller: metrics on http://${servers.metricsAddress}/metrics, health probes on http://${servers.healthAddress}\n`);
       const run = () => {
         starting = (async () => {
           controllers = await startControllers({

@@ -31,6 +31,8 @@ export function run(cmd: string, args: string[], opts: { input?: string; env?: N
       clearTimeout(timer);
       resolvePromise({ code: code ?? (signal ? 128 : 1), stdout, stderr });
     });
+    // a command that exits without reading its stdin (openssl) makes this write fail with EPIPE; its exit code is what counts
+    child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');
   });
 }
