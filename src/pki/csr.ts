@@ -63,7 +63,20 @@ export async function createCSR(template: CertificateTemplate, privateKeyPem: st
   return encodePEM('CERTIFICATE REQUEST', AsnConvert.serialize(csr));
 }
 
+// Signing parses the CSR that the request flow has parsed already; keep recent results.
+const parsedCSRs = new Map<string, CSRInfo>();
+const PARSED_CSR_LIMIT = 4096;
+
 export function parseCSR(pem: string): CSRInfo {
+  const hit = typeof pem === 'string' ? parsedCSRs.get(pem) : undefined;
+  if (hit) return hit;
+  const info = parseCSRUncached(pem);
+  if (parsedCSRs.size >= PARSED_CSR_LIMIT) parsedCSRs.delete(parsedCSRs.keys().next().value as string);
+  parsedCSRs.set(pem, info);
+  return info;
+}
+
+function parseCSRUncached(pem: string): CSRInfo {
   const block = decodePEMBlocks(typeof pem === 'string' ? pem : '')
     .find((b) => b.type === 'CERTIFICATE REQUEST' || b.type === 'NEW CERTIFICATE REQUEST');
   if (!block) throw new Error('invalid certificate request: no CERTIFICATE REQUEST PEM block found');

@@ -7,10 +7,11 @@ import { parseCSR, type CSRInfo } from '../../pki/csr.ts';
 
 const LIMIT = 20_000;
 
-function memo<T>(fn: (text: string) => T): (text: string) => { value?: T; error?: string } {
+function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) => t): (text: string) => { value?: T; error?: string } {
   const cache = new Map<string, { value?: T; error?: string }>();
   return (text) => {
-    let hit = cache.get(text);
+    const key = keyOf(text);
+    let hit = cache.get(key);
     if (!hit) {
       try {
         hit = { value: fn(text) };
@@ -18,14 +19,20 @@ function memo<T>(fn: (text: string) => T): (text: string) => { value?: T; error?
         hit = { error: (e as Error).message };
       }
       if (cache.size >= LIMIT) cache.delete(cache.keys().next().value as string);
-      cache.set(text, hit);
+      cache.set(key, hit);
     }
     return hit;
   };
 }
 
 export const parseKeyMemo = memo<KeyObject>(parsePrivateKey);
-export const parseCertMemo = memo<CertificateInfo>(parseCertificate);
+/** Only the first block of a bundle is parsed, so a leaf and its chain share one entry. */
+function firstPEMBlock(text: string): string {
+  const end = text.indexOf('-----END CERTIFICATE-----');
+  return end < 0 ? text : text.slice(text.indexOf('-----BEGIN'), end);
+}
+
+export const parseCertMemo = memo<CertificateInfo>(parseCertificate, firstPEMBlock);
 export const parseCSRMemo = memo<CSRInfo>(parseCSR);
 
 export function decodeBase64(s: string | undefined): string {
