@@ -38,9 +38,7 @@ export function triggerController(ctx: ControllerContext): ControllerSpec {
         await writeCertificateStatus(ctx, crt, withReadiness(next, decideReadiness({ ...input, certificate: next }, ctx.clock.now()).fields), 'certificates-trigger');
       }
       record(ctx, crt, d.events);
-      if (d.requeueAfterMs !== undefined) {
-        ctx.logger.debug({ certificate: key, requeueAfterMs: d.requeueAfterMs }, 'certificate scheduled for another look');
-      }
+      for (const e of d.events) if (e.reason === 'Backoff') ctx.logger.info({ certificate: key }, e.message);
       return { requeueAfterMs: d.requeueAfterMs };
     }),
   };
