@@ -147,3 +147,29 @@ test('leader election: only the leader writes, a SIGKILLed leader is replaced af
     server.cleanup();
   }
 });
+
+test('leader election: a leader that cannot renew its Lease exits non-zero within the renew deadline', async () => {
+  const server = await startServer({ args: ['--no-controllers'] });
+  const cfg = loadClientConfig({ kubeconfig: server.kubeconfig });
+  const store = new HttpStore({ server: cfg.server, caPem: cfg.caPem, token: cfg.token, qps: 0 });
+  const replica = startController({ kubeconfig: server.kubeconfig, args: electionArgs });
+  try {
+    await replica.waitForOutput(/became leader/);
+    // another holder with a long lease, as after a partition during which someone else took over
+    const lease = await store.get<Lease>(LeaseType, 'kube-system', 'cert-manager-controller');
+    const now = new Date().toISOString();
+    await store.update<Lease>(LeaseType, { ...lease!, spec: { ...lease!.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60, renewTime: now } });
+    const takenAt = Date.now();
+    const code = await replica.exited;
+    const exitedAfterMs = Date.now() - takenAt;
+    assert.equal(code, 1, replica.output());
+    assert.match(replica.output(), /lost the leader election lease kube-system\/cert-manager-controller/);
+    // renew deadline 3 s, checked every retry period 1 s
+    assert.ok(exitedAfterMs <= 3000 + 2 * retryPeriodMs + 1500, `exited ${exitedAfterMs} ms after losing the Lease`);
+  } finally {
+    await replica.kill();
+    await store.close();
+    await server.stop();
+    server.cleanup();
+  }
+});
