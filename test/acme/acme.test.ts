@@ -1,5 +1,6 @@
 // ACME issuance end to end: every controller on the embedded store (real clock), a real Pebble
 // validating through a real named, HTTP-01 from the embedded responder and DNS-01 via RFC 2136.
+import { certificateStatus } from '../../src/cli/status.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -153,6 +154,11 @@ describe('ACME ClusterIssuer against Pebble and named', () => {
       const c = await lc.store.get<ChallengeObj>(Challenge, 'default', challenges[0].metadata.name!);
       return c && !c.status?.processing && !c.metadata.finalizers?.length;
     });
+    // What a person debugging sees: the order, its challenge and the ACME error.
+    const text = await certificateStatus(lc.store, 'default', 'unvalidated');
+    assert.match(text, /Failed Issuance Attempts: 1/);
+    assert.match(text, /Order:\n  Name: .*\n  State: invalid/);
+    assert.match(text, new RegExp(`Challenges:\\n- Name: .*Type: (HTTP-01|DNS-01).*State: invalid, Reason: .*${name.replace(/\./g, '\\.')}`));
   });
 
   test('deleting the Order of a request in progress makes a new Order', async () => {
