@@ -4,7 +4,7 @@
 // a TLS server on loopback that checks them.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -166,4 +166,33 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
 
 test('a missing kubeconfig is a configuration error that names the file', async () => {
   await assert.rejects(openClusterStore({ kubeconfig: join(dir, 'absent'), qps: 20, burst: 50 }), (e: Error) => e instanceof ClusterConfigError && e.message.includes(join(dir, 'absent')));
+});
+
+test('in a pod: the service account token, CA and namespace are used when no kubeconfig is named', async () => {
+  const api = await fakeApiServer();
+  const saved = { KUBECONFIG: process.env.KUBECONFIG, HOST: process.env.KUBERNETES_SERVICE_HOST, PORT: process.env.KUBERNETES_SERVICE_PORT };
+  try {
+    const root = join(dir, 'pod');
+    const sa = join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
+    mkdirSync(sa, { recursive: true });
+    writeFileSync(join(sa, 'token'), 'projected-sa-token');
+    writeFileSync(join(sa, 'ca.crt'), certs.ca);
+    writeFileSync(join(sa, 'namespace'), 'cert-manager');
+    delete process.env.KUBECONFIG;
+    process.env.KUBERNETES_SERVICE_HOST = '127.0.0.1';
+    process.env.KUBERNETES_SERVICE_PORT = new URL(api.url).port;
+    const conn = await openClusterStore({ qps: 0, burst: 0, serviceAccountRoot: root });
+    await conn.store.list(Certificate, { namespace: 'cert-manager' });
+    await conn.store.close();
+    assert.equal(conn.source, 'in-cluster service account');
+    assert.equal(conn.namespace, 'cert-manager');
+    assert.equal(api.seen.at(-1)?.authorization, 'Bearer projected-sa-token');
+    assert.equal(api.seen.at(-1)?.path, '/apis/cert-manager.io/v1/namespaces/cert-manager/certificates');
+  } finally {
+    for (const [k, v] of [['KUBECONFIG', saved.KUBECONFIG], ['KUBERNETES_SERVICE_HOST', saved.HOST], ['KUBERNETES_SERVICE_PORT', saved.PORT]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await api.close();
+  }
 });

@@ -21,6 +21,8 @@ export interface ClusterStoreOptions {
   userAgent?: string;
   /** how long credentials from plugins are reused before they are asked again */
   credentialRefreshMs?: number;
+  /** prefix of /var/run/secrets/kubernetes.io/serviceaccount, for tests of the in-cluster path */
+  serviceAccountRoot?: string;
 }
 
 export interface ClusterConnection {
@@ -38,7 +40,7 @@ export class ClusterConfigError extends Error {}
 const serviceAccountTokenPath = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 /** Loads the configuration in client-go's order, with the embedded server's kubeconfig as the last resort. */
-export function loadKubeConfig(o: { kubeconfig?: string; context?: string }): { kc: KubeConfig; source: string } {
+export function loadKubeConfig(o: { kubeconfig?: string; context?: string; serviceAccountRoot?: string }): { kc: KubeConfig; source: string } {
   const kc = new KubeConfig();
   let source: string;
   const fromFile = (path: string) => {
@@ -51,8 +53,8 @@ export function loadKubeConfig(o: { kubeconfig?: string; context?: string }): { 
     else if (process.env.KUBECONFIG) {
       kc.loadFromDefault();
       source = `$KUBECONFIG (${process.env.KUBECONFIG})`;
-    } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(serviceAccountTokenPath)) {
-      kc.loadFromCluster();
+    } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(`${o.serviceAccountRoot ?? ''}${serviceAccountTokenPath}`)) {
+      kc.loadFromCluster(o.serviceAccountRoot);
       source = 'in-cluster service account';
     } else if (existsSync(join(homedir(), '.kube', 'config'))) fromFile(join(homedir(), '.kube', 'config'));
     else if (existsSync(resolve('.certsmith', 'kubeconfig'))) fromFile(resolve('.certsmith', 'kubeconfig'));
