@@ -93,6 +93,9 @@ function coreSchema(t: R.ResourceType): JSONSchemaObject {
       action: { type: 'string' }, related: openObject, reportingComponent: { type: 'string' }, reportingInstance: { type: 'string' },
     },
     Namespace: { spec: openObject, status: openObject },
+    Pod: { spec: openObject, status: openObject },
+    Service: { spec: openObject, status: openObject },
+    Ingress: { spec: openObject, status: openObject },
     Lease: {
       spec: {
         type: 'object',

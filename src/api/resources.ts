@@ -28,10 +28,14 @@ export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
 export const EventType = rt('', 'v1', 'Event', 'events', true, false, ['ev']);
 export const NamespaceType = rt('', 'v1', 'Namespace', 'namespaces', false, true, ['ns']);
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
+// The HTTP-01 solver's workload in Kubernetes mode (a Pod running `certsmith acmesolver`, its Service and Ingress).
+export const PodType = rt('', 'v1', 'Pod', 'pods', true, true, ['po']);
+export const ServiceType = rt('', 'v1', 'Service', 'services', true, true, ['svc']);
+export const IngressType = rt('networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, true, ['ing']);
 
 export const resourceTypes: ResourceType[] = [
   Certificate, CertificateRequest, Issuer, ClusterIssuer, Order, Challenge,
-  SecretType, EventType, NamespaceType, LeaseType,
+  SecretType, EventType, NamespaceType, LeaseType, PodType, ServiceType, IngressType,
 ];
 
 export function apiVersionOf(t: ResourceType): string {

@@ -10,6 +10,7 @@ import { registerDeleteCommand } from './delete.ts';
 import { registerRenewCommand } from './renew.ts';
 import { registerApproveCommands } from './approve.ts';
 import { registerStatusCommand } from './status.ts';
+import { registerAcmeSolverCommand } from './acmesolver.ts';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerRenewCommand(program);
   registerApproveCommands(program);
   registerStatusCommand(program);
+  registerAcmeSolverCommand(program);
   return program;
 }
 

@@ -33,6 +33,15 @@ export interface ControllerOptions {
   filesOwner?: string;
   deployHook?: string;
   acmeHTTP01Listen?: string;
+  /**
+   * how HTTP-01 tokens are served: 'embedded' from this process's listener (acmeHTTP01Listen), or
+   * 'kubernetes' from a solver Pod, Service and Ingress per challenge, as cert-manager does (default 'embedded')
+   */
+  http01Mode?: 'embedded' | 'kubernetes';
+  /** image of the Kubernetes-mode solver Pod (cert-manager's --acme-http01-solver-image); default certsmith:latest */
+  acmeHTTP01SolverImage?: string;
+  /** port the Kubernetes-mode self-check GETs on the domain; 80 unless a test routes it elsewhere */
+  acmeHTTP01SelfCheckPort?: number;
   acmeHTTP01SolverNameservers?: string[];
   dns01RecursiveNameservers?: string[];
   dns01RecursiveNameserversOnly?: boolean;

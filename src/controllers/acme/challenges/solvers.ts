@@ -1,6 +1,6 @@
-// Present, self-check and clean up one Challenge with the solver its spec names: the embedded
-// HTTP-01 responder, or DNS-01 through RFC 2136. (Kubernetes-mode HTTP-01 solver pods and
-// ingresses are not built: embedded mode serves tokens from this process.)
+// Present, self-check and clean up one Challenge with the solver its spec names: HTTP-01 from the
+// embedded responder or (http01Mode 'kubernetes') from a solver Pod, Service and Ingress, or
+// DNS-01 through RFC 2136.
 import dns from 'node:dns';
 import { SecretType } from '../../../api/resources.ts';
 import type { Secret } from '../../../api/meta.ts';
@@ -9,6 +9,7 @@ import type { ControllerContext } from '../../context.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../requests/controller.ts';
 import { decodeBase64 } from '../../certificates/parsed.ts';
 import { selfCheckHTTP01 } from '../solvers/http01.ts';
+import { kubernetesHTTP01Solver } from '../solvers/http01-kube/solver.ts';
 import { addTXT, removeTXT, type TsigAlgorithm, type TsigKey } from '../solvers/dns01/rfc2136.ts';
 import { checkDNS01, findZone } from '../solvers/dns01/selfcheck.ts';
 import type { AcmeRuntime } from '../runtime.ts';
@@ -89,7 +90,7 @@ function rfc2136Solver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
 export function solverFor(ctx: ControllerContext, rt: AcmeRuntime, c: Challenge): ChallengeSolver {
   if (c.spec.type === 'HTTP-01') {
     if (!c.spec.solver.http01) throw new Error('HTTP-01 challenge without an http01 solver');
-    return http01Solver(ctx, rt, c);
+    return ctx.options.http01Mode === 'kubernetes' ? kubernetesHTTP01Solver(ctx, c) : http01Solver(ctx, rt, c);
   }
   const dns01 = c.spec.solver.dns01;
   if (!dns01) throw new Error('DNS-01 challenge without a dns01 solver');
