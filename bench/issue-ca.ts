@@ -24,11 +24,18 @@ function counting(store: Store) {
   const writes = new Map<string, number>();
   const byManager = new Map<string, number>();
   let conflicts = 0;
+  const conflictsBy = new Map<string, number>();
   const bump = <T>(t: ResourceType, p: Promise<T>, who?: string): Promise<T> => p.then((v) => {
     writes.set(t.kind, (writes.get(t.kind) ?? 0) + 1);
     if (t.kind !== EventType.kind) byManager.set(`${t.kind}/${who ?? '?'}`, (byManager.get(`${t.kind}/${who ?? '?'}`) ?? 0) + 1);
     return v;
-  }, (e) => { if (e?.code === 409) conflicts++; throw e; });
+  }, (e) => {
+    if (e?.code === 409) {
+      conflicts++;
+      conflictsBy.set(`${t.kind}/${who ?? '?'}`, (conflictsBy.get(`${t.kind}/${who ?? '?'}`) ?? 0) + 1);
+    }
+    throw e;
+  });
   const wrapped: Store = {
     get: (t, ns, n) => store.get(t, ns, n),
     list: (t, o) => store.list(t, o),
@@ -40,7 +47,7 @@ function counting(store: Store) {
     delete: (t, ns, n, o) => bump(t, store.delete(t, ns, n, o), 'delete'),
     close: () => store.close(),
   };
-  return { store: wrapped, writes, byManager, conflicts: () => conflicts };
+  return { store: wrapped, writes, byManager, conflictsBy, conflicts: () => conflicts };
 }
 
 let peakRss = 0;
@@ -49,7 +56,7 @@ const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryU
 async function run(label: string, privateKey: Record<string, unknown>) {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-'));
   const raw = openSqliteStore({ path: join(dir, 'state.db') });
-  const { store, writes, byManager, conflicts } = counting(raw);
+  const { store, writes, byManager, conflictsBy, conflicts } = counting(raw);
   const running = await startControllers({ store, clock: realClock, logger: silentLogger, options: { metricsListen: '', healthListen: '' } });
   const apply = (o: KubeObject) => store.create(resourceTypeFor(o.apiVersion, o.kind)!, o);
   await apply({ apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'selfsigned' }, spec: { selfSigned: {} } });
@@ -61,6 +68,7 @@ async function run(label: string, privateKey: Record<string, unknown>) {
   writes.clear();
   byManager.clear();
   const conflictsBefore = conflicts();
+  conflictsBy.clear();
 
   const t0 = performance.now();
   for (let i = 0; i < count; i++) {
@@ -79,8 +87,10 @@ async function run(label: string, privateKey: Record<string, unknown>) {
   const objectWrites = [...writes].filter(([k]) => k !== EventType.kind).reduce((n, [, v]) => n + v, 0) - count;
   const events = writes.get(EventType.kind) ?? 0;
   console.log(`${label}: ${count} Certificates Ready in ${(ms / 1000).toFixed(2)} s (${(count / (ms / 1000)).toFixed(0)}/s)`);
-  console.log(`${label}: 409 conflicts: ${conflicts() - conflictsBefore}; writes by writer: ${[...byManager].map(([k, v]) => `${k} ${(v / count).toFixed(2)}`).join(', ')}`);
+  console.log(`${label}: 409 conflicts: ${conflicts() - conflictsBefore} (${[...conflictsBy].map(([k, v]) => `${k} ${v}`).join(', ')}); writes by writer: ${[...byManager].map(([k, v]) => `${k} ${(v / count).toFixed(2)}`).join(', ')}`);
   console.log(`${label}: store writes per issuance: ${(objectWrites / count).toFixed(2)} (${[...writes].map(([k, v]) => `${k} ${v}`).join(', ')}; Events ${(events / count).toFixed(2)} per issuance, excluded)`);
+  const syncs = (await running.metrics.registry.getSingleMetric('certmanager_controller_sync_call_count')!.get()).values;
+  console.log(`${label}: reconciles per issuance: ${syncs.map((v) => `${v.labels.controller} ${(v.value / count).toFixed(1)}`).join(', ')}`);
   await running.stop();
   await raw.close();
   rmSync(dir, { recursive: true, force: true });
