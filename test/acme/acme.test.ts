@@ -157,7 +157,7 @@ describe('ACME ClusterIssuer against Pebble and named', () => {
     // What a person debugging sees: the order, its challenge and the ACME error.
     const text = await certificateStatus(lc.store, 'default', 'unvalidated');
     assert.match(text, /Failed Issuance Attempts: 1/);
-    assert.match(text, /Order:\n  Name: .*\n  State: invalid/);
+    assert.match(text, /Order:\n {2}Name: .*\n {2}State: invalid/);
     assert.match(text, new RegExp(`Challenges:\\n- Name: .*Type: (HTTP-01|DNS-01).*State: invalid, Reason: .*${name.replace(/\./g, '\\.')}`));
   });
 
