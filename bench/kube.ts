@@ -241,7 +241,7 @@ if (process.argv.includes('--controllers-child')) {
   const count = Number(process.argv[2] ?? 1000);
   const throttledCount = Number(process.argv[3] ?? Math.min(count, 100));
   const unrelated = Number(process.argv[4] ?? 20_000);
-  console.log(`counts: unthrottled ${count} Certificates; throttled runs ${throttledCount} (QPS 20 × ~12 requests per issuance would take minutes at ${count}); ${unrelated} unrelated Secrets`);
+  console.log(`counts: unthrottled ${count} Certificates; throttled runs ${throttledCount} (at QPS 20, ~18 API requests per issuance, Events included, would take many minutes at ${count}); ${unrelated} unrelated Secrets`);
   const free = await issuanceRun(`unthrottled (qps 0), ${count}`, count, 0, 0);
   const q50 = await issuanceRun(`qps 50 burst 100, ${throttledCount}`, throttledCount, 50, 100);
   const q20 = await issuanceRun(`qps 20 burst 50, ${throttledCount}`, throttledCount, 20, 50);
