@@ -76,11 +76,9 @@ export function requestController(ctx: ControllerContext): ControllerSpec {
         outcome = await signWithCA(cr, caSecret, secretName, now);
       }
       if (outcome.kind === 'pending') {
-        const p = pending(gate.status, gate.events.slice(0, 0), outcome.reason, outcome.message, now);
-        if (p.kind === 'stop') {
-          record(ctx, cr, p.events);
-          if (p.status) await writeStatus(ctx, cr, p.status);
-        }
+        const p = pending(gate.status, outcome.reason, outcome.message, now);
+        record(ctx, cr, p.events);
+        await writeStatus(ctx, cr, p.status);
         return { requeueAfterMs: 10_000 };
       }
       const result = outcome.kind === 'failed'

@@ -70,10 +70,14 @@ export function gateRequest(input: GateInput, now: Date): GateResult {
   }
 
   const kind = cr.spec.issuerRef.kind || 'Issuer';
-  if (!input.issuer) return pending(status, events, 'IssuerNotFound', `Referenced "${kind}" not found`, now);
+  const stopPending = (reason: string, message: string): GateResult => {
+    const p = pending(status, reason, message, now);
+    return { kind: 'stop', status: p.status, events: [...events, ...p.events] };
+  };
+  if (!input.issuer) return stopPending('IssuerNotFound', `Referenced "${kind}" not found`);
   if (issuerType === 'unsupported') return { kind: 'stop', status: changed(cr, status), events };
   if (!isTrue(input.issuer.status?.conditions, 'Ready')) {
-    return pending(status, events, 'IssuerNotReady', 'Referenced issuer does not have a Ready status condition', now);
+    return stopPending('IssuerNotReady', 'Referenced issuer does not have a Ready status condition');
   }
   if (status.certificate) return { kind: 'stop', status: changed(cr, status), events };
   return { kind: 'sign', status, issuer: input.issuer, issuerType, events };
@@ -83,10 +87,13 @@ function changed(cr: CertificateRequestObj, status: CRStatus): CRStatus | undefi
   return JSON.stringify(cr.status ?? {}) === JSON.stringify(status) ? undefined : status;
 }
 
-export function pending(status: CRStatus, events: EventSpec[], reason: string, message: string, now: Date): GateResult {
+/** Ready=False/Pending; the event only when the reason or message is new, as cert-manager's reporter does. */
+export function pending(status: CRStatus, reason: string, message: string, now: Date): { status: CRStatus; events: EventSpec[] } {
   const was = getCondition(status.conditions, 'Ready');
-  if (was?.reason !== 'Pending' || was.message !== message) events.push({ type: 'Normal', reason, message });
-  return { kind: 'stop', events, status: { ...status, conditions: setCondition(status.conditions, { type: 'Ready', status: 'False', reason: 'Pending', message }, now) } };
+  return {
+    status: { ...status, conditions: setCondition(status.conditions, { type: 'Ready', status: 'False', reason: 'Pending', message }, now) },
+    events: was?.reason === 'Pending' && was.message === message ? [] : [{ type: 'Normal', reason, message }],
+  };
 }
 
 export function failed(status: CRStatus, reason: string, message: string, now: Date): { status: CRStatus; event: EventSpec } {

@@ -112,8 +112,8 @@ export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRe
     // Earlier attempts' Orders (and their Challenges) were kept for debugging until now.
     out.deleteOrders = input.orders.filter((o) => !controlledBy(o, cr) && sameCertificate(o, cr)).map((o) => o.metadata.name!);
     out.createOrder = expected.order;
-    const p = pending(status, out.events, 'OrderCreated', `Created Order resource ${ns}/${name}`, now);
-    return { ...out, status: p.status };
+    const p = pending(status, 'OrderCreated', `Created Order resource ${ns}/${name}`, now);
+    return { ...out, status: p.status, events: [...out.events, ...p.events] };
   }
   if (!controlledBy(order, cr)) return { ...out, conflict: name };
 
@@ -124,8 +124,8 @@ export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRe
   }
   const waiting = `Waiting on certificate issuance from order ${ns}/${name}: "${state}"`;
   if (state !== 'valid' || !order.status?.certificate) {
-    const p = pending(status, out.events, 'OrderPending', waiting, now);
-    return { ...out, status: p.status };
+    const p = pending(status, 'OrderPending', waiting, now);
+    return { ...out, status: p.status, events: [...out.events, ...p.events] };
   }
 
   const chainPem = decodeBase64(order.status.certificate);
