@@ -1,0 +1,111 @@
+// Table tests of the issuing and request manager decisions with real keys, CSRs and certificates.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generatePrivateKey } from '../../../pki/keys.ts';
+import { createCSR } from '../../../pki/csr.ts';
+import { signCertificate } from '../../../pki/sign.ts';
+import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
+import { decideIssuing } from './issuing.ts';
+import { decideRequestManager, requestName } from '../requestmanager/requestmanager.ts';
+
+const now = new Date('2026-06-01T00:00:00Z');
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+async function fixture() {
+  const keyPem = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS8' });
+  const otherKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS8' });
+  const template = { dnsNames: ['a.example.test'] };
+  const csr = await createCSR(template, keyPem);
+  const crt: CertificateObj = {
+    apiVersion: 'cert-manager.io/v1', kind: 'Certificate',
+    metadata: { name: 'a', namespace: 'default', uid: 'crt-uid', generation: 1 },
+    spec: { secretName: 'a-tls', dnsNames: ['a.example.test'], issuerRef: { name: 'ca' }, privateKey: { algorithm: 'ECDSA' } },
+    status: {
+      nextPrivateKeySecretName: 'a-next',
+      conditions: [{ type: 'Issuing', status: 'True', reason: 'DoesNotExist', message: '', lastTransitionTime: '2026-06-01T00:00:00Z' }],
+    },
+  };
+  const keySecret: Secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-next', namespace: 'default' }, data: { 'tls.key': b64(keyPem) } };
+  const request = (attempt: number, status?: CertificateRequestObj['status'], csrPem = csr): CertificateRequestObj => ({
+    apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
+    metadata: { name: 'a-1', namespace: 'default', annotations: { [ANN.revision]: '1', [ANN.issuanceAttempt]: String(attempt) } },
+    spec: { request: b64(csrPem), issuerRef: { name: 'ca' } },
+    status,
+  });
+  const signed = async (key: string, notBefore: Date, durationMs: number) =>
+    signCertificate({ csrPem: await createCSR(template, key), notBefore, durationMs, selfSignKeyPem: key });
+  return { crt, keySecret, request, signed, keyPem, otherKey, csr };
+}
+
+const cond = (type: string, status: string, reason: string, message = 'm') => ({ type, status, reason, message });
+
+test('issuing: outcomes of the request for the next revision', async () => {
+  const f = await fixture();
+  const issuedCert = await f.signed(f.keyPem, now, 3_600_000);
+  const cases: { name: string; cr: CertificateRequestObj; want: string; reason?: string }[] = [
+    { name: 'no outcome yet', cr: f.request(0), want: 'wait' },
+    { name: 'pending', cr: f.request(0, { conditions: [cond('Ready', 'False', 'Pending')] }), want: 'wait' },
+    { name: 'denied', cr: f.request(0, { conditions: [cond('Denied', 'True', 'NotAllowed')] }), want: 'fail', reason: 'NotAllowed' },
+    { name: 'invalid request', cr: f.request(0, { conditions: [cond('InvalidRequest', 'True', 'BadCSR')] }), want: 'fail', reason: 'BadCSR' },
+    { name: 'failed', cr: f.request(0, { conditions: [cond('Ready', 'False', 'Failed')] }), want: 'fail', reason: 'Failed' },
+    { name: 'issued', cr: f.request(0, { certificate: b64(issuedCert), conditions: [cond('Ready', 'True', 'Issued')] }), want: 'issue' },
+    {
+      name: 'issued with another key', want: 'fail', reason: 'InvalidCertificate',
+      cr: f.request(0, { certificate: b64(await f.signed(f.otherKey, now, 3_600_000)), conditions: [cond('Ready', 'True', 'Issued')] }),
+    },
+    {
+      name: 'issued already expired', want: 'fail', reason: 'InvalidCertificate',
+      cr: f.request(0, { certificate: b64(await f.signed(f.keyPem, new Date(now.getTime() - 7_200_000), 3_600_000)), conditions: [cond('Ready', 'True', 'Issued')] }),
+    },
+    { name: 'a failure from an earlier attempt is not counted again', cr: f.request(0, { conditions: [cond('Denied', 'True', 'No')] }), want: 'wait' },
+  ];
+  for (const c of cases) {
+    const crt = c.name.startsWith('a failure from an earlier') ? { ...f.crt, status: { ...f.crt.status, issuanceAttempts: 1 } } : f.crt;
+    const d = decideIssuing({ certificate: crt, nextKeySecret: f.keySecret, requests: [c.cr] }, now);
+    assert.equal(d.kind, c.want, c.name);
+    if (d.kind === 'fail') {
+      assert.equal(d.event.reason, c.reason, c.name);
+      assert.equal(d.status.issuanceAttempts, 1, c.name);
+      assert.equal(d.status.lastFailureTime, '2026-06-01T00:00:00Z', c.name);
+      assert.equal(d.status.conditions?.find((x) => x.type === 'Issuing')?.status, 'False', c.name);
+    }
+  }
+});
+
+test('issuing waits for a request that does not match the next key', async () => {
+  const f = await fixture();
+  const foreign = await createCSR({ dnsNames: ['a.example.test'] }, f.otherKey);
+  const d = decideIssuing({ certificate: f.crt, nextKeySecret: f.keySecret, requests: [f.request(0, { conditions: [cond('Ready', 'False', 'Failed')] }, foreign)] }, now);
+  assert.equal(d.kind, 'wait');
+});
+
+test('request manager: creates one request, replaces failed or mismatched ones, keeps the current attempt', async () => {
+  const f = await fixture();
+  const create = decideRequestManager({ certificate: f.crt, nextKeySecret: f.keySecret, requests: [] });
+  assert.deepEqual(create, [{ kind: 'create', name: 'a-1', revision: 1, attempt: 0, keySecretName: 'a-next' }]);
+
+  const keep = decideRequestManager({ certificate: f.crt, nextKeySecret: f.keySecret, requests: [f.request(0)] });
+  assert.deepEqual(keep, []);
+
+  // attempt 0 was denied and counted (issuanceAttempts 1): it is deleted; the new one comes after the delete is seen
+  const retry = { ...f.crt, status: { ...f.crt.status, issuanceAttempts: 1 } };
+  const replaced = decideRequestManager({ certificate: retry, nextKeySecret: f.keySecret, requests: [f.request(0, { conditions: [cond('Denied', 'True', 'No')] })] });
+  assert.deepEqual(replaced.map((a) => a.kind), ['delete']);
+  assert.deepEqual(decideRequestManager({ certificate: retry, nextKeySecret: f.keySecret, requests: [] }), [{ kind: 'create', name: 'a-1', revision: 1, attempt: 1, keySecretName: 'a-next' }]);
+
+  // the spec changed: the request no longer matches
+  const changed = { ...f.crt, spec: { ...f.crt.spec, dnsNames: ['a.example.test', 'b.example.test'] } };
+  assert.deepEqual(decideRequestManager({ certificate: changed, nextKeySecret: f.keySecret, requests: [f.request(0)] }).map((a) => a.kind), ['delete']);
+
+  // not issuing: nothing to do
+  const idle = { ...f.crt, status: { ...f.crt.status, conditions: [] } };
+  assert.deepEqual(decideRequestManager({ certificate: idle, nextKeySecret: f.keySecret, requests: [] }), []);
+});
+
+test('request names are stable and bounded like cert-manager\'s', () => {
+  assert.equal(requestName('web', 3), 'web-3');
+  const long = 'x'.repeat(240);
+  const n = requestName(long, 1);
+  assert.ok(n.length <= 253);
+  assert.match(n, /^x{168}-[0-9a-f]{64}-1$/);
+});
