@@ -106,6 +106,8 @@ test('the Deployment runs certsmith controller with flags that `certsmith contro
   assert.equal(flags.get('--leader-elect'), true);
   assert.equal(flags.get('--cluster-resource-namespace'), namespace);
   assert.equal(flags.get('--leader-election-namespace'), namespace);
+  // the solver Pods run `certsmith acmesolver` from the controller's own image
+  assert.equal(flags.get('--acme-http01-solver-image'), c.image);
 
   // cert-manager's ports, reachable from outside the pod for probes and scrapes
   const port = (name: string) => c.ports.find((p: { name: string }) => p.name === name)?.containerPort;
