@@ -19,7 +19,6 @@ interface ControllerCommandFlags extends ControllerFlags {
   leaderElectionRetryPeriod: string;
   kubeApiQps: string;
   kubeApiBurst: string;
-  clusterResourceNamespace: string;
   acmeHttp01SolverImage: string;
 }
 
@@ -60,13 +59,12 @@ export function registerControllerCommand(program: Command) {
     .option('--leader-election-retry-period <duration>', 'how often to try to acquire or renew the Lease', '15s')
     .option('--kube-api-qps <n>', 'client-side limit of API requests per second (0: unlimited)', '20')
     .option('--kube-api-burst <n>', 'requests allowed above the QPS limit in a burst', '50')
-    .option('--cluster-resource-namespace <ns>', 'where the Secrets that ClusterIssuers refer to live', 'cert-manager')
     .option('--acme-http01-solver-image <image>', 'image of the HTTP-01 solver Pods (runs `certsmith acmesolver`)', 'certsmith:latest'))
     .action(async (flags: ControllerCommandFlags, cmd: Command) => {
       const { kubeconfig } = cmd.optsWithGlobals() as { kubeconfig?: string };
       // in a cluster, HTTP-01 tokens are served by solver Pods behind an Ingress, as cert-manager does
       const options = {
-        ...controllerOptionsFrom(flags), clusterResourceNamespace: flags.clusterResourceNamespace,
+        ...controllerOptionsFrom(flags),
         http01Mode: 'kubernetes' as const, acmeHTTP01SolverImage: flags.acmeHttp01SolverImage,
       };
       const qps = nonNegative(flags.kubeApiQps, '--kube-api-qps');

@@ -24,6 +24,7 @@ export interface ControllerFlags {
   dns01RecursiveNameserversOnly?: boolean;
   metricsListen: string;
   healthListen: string;
+  clusterResourceNamespace: string;
 }
 
 interface ServerFlags extends ControllerFlags {
@@ -69,6 +70,7 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     dns01RecursiveNameserversOnly: f.dns01RecursiveNameserversOnly,
     metricsListen: f.metricsListen,
     healthListen: f.healthListen,
+    clusterResourceNamespace: f.clusterResourceNamespace,
   };
 }
 
@@ -86,6 +88,7 @@ async function ensureDefaultNamespace(store: Store) {
 export function addControllerFlags(cmd: Command): Command {
   return cmd
     .option('--no-auto-approve', 'leave CertificateRequests for a person or another approver')
+    .option('--cluster-resource-namespace <ns>', 'where the Secrets that ClusterIssuers refer to live', 'cert-manager')
     .option('--backoff-initial <duration>', 'first retry delay after a failed issuance (default 1h)')
     .option('--backoff-max <duration>', 'longest retry delay (default 32h)')
     .option('--acme-http01-listen <host:port>', 'address of the HTTP-01 challenge responder')

@@ -6,6 +6,7 @@ import { createCSR } from '../../../pki/csr.ts';
 import { signCertificate } from '../../../pki/sign.ts';
 import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
 import { decideIssuing } from './issuing.ts';
+import type { Condition } from '../../../api/meta.ts';
 import { decideRequestManager, requestName } from '../requestmanager/requestmanager.ts';
 
 const now = new Date('2026-06-01T00:00:00Z');
@@ -37,7 +38,7 @@ async function fixture() {
   return { crt, keySecret, request, signed, keyPem, otherKey, csr };
 }
 
-const cond = (type: string, status: string, reason: string, message = 'm') => ({ type, status, reason, message });
+const cond = (type: string, status: Condition['status'], reason: string, message = 'm'): Condition => ({ type, status, reason, message });
 
 test('issuing: outcomes of the request for the next revision', async () => {
   const f = await fixture();
