@@ -199,3 +199,31 @@ test('resync re-delivers cached objects as updates on the clock', async () => {
   assert.equal(seen.filter((s) => s.startsWith('update one')).length, 1);
   inf.stop();
 });
+
+test('a large list arrives in pages from one snapshot, trimmed page by page', async () => {
+  const { openSqliteStore } = await import('../store/sqlite/index.ts');
+  const store = openSqliteStore({ path: ':memory:' });
+  for (let i = 0; i < 1201; i++) {
+    await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s${i}`, namespace: 'default' }, data: { big: 'x'.repeat(100) } } as Secret);
+  }
+  const pages: (number | undefined)[] = [];
+  const list = store.list.bind(store);
+  store.list = (async (type, opts) => {
+    const page = await list(type, opts);
+    pages.push(opts?.limit);
+    return page;
+  }) as typeof store.list;
+  const informer = new Informer<Secret>(store, SecretType, { fullObjectsWhen: () => false });
+  informer.start();
+  await informer.waitForSync();
+  assert.equal(pages.length, 3, 'three pages of at most 500');
+  assert.ok(pages.every((l) => l === 500));
+  assert.equal(informer.list().length, 1201);
+  assert.equal(informer.get('default', 's7')?.data, undefined, 'metadata only');
+  // the watch resumes from the first page's snapshot: a write after the list is seen
+  await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'late', namespace: 'default' } } as Secret);
+  for (let i = 0; i < 50 && !informer.get('default', 'late'); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(informer.get('default', 'late'));
+  informer.stop();
+  await store.close();
+});

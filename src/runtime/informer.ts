@@ -48,6 +48,7 @@ function deepFreeze<T>(o: T): T {
 }
 
 const namespaceIndex = '__namespace';
+const LIST_PAGE_SIZE = 500;
 
 interface Index<T> { fn: IndexFunc<T>; byValue: Map<string, Set<string>> }
 
@@ -180,7 +181,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.activity++;
     let result;
     try {
-      result = await this.store.list<T>(this.type, { namespace: this.opts.namespace, labelSelector: this.opts.labelSelector });
+      result = await this.listInPages();
     } catch (err) {
       if (gen !== this.generation) return;
       this.listing = false;
@@ -196,6 +197,26 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w.resolve();
     }
+  }
+
+  /**
+   * Lists in pages and trims each page as it arrives: one response holding every Secret of a
+   * large cluster (hundreds of MB of JSON) would cost far more memory than the cache itself.
+   */
+  private async listInPages(): Promise<{ items: T[]; resourceVersion: string }> {
+    const items: T[] = [];
+    let resourceVersion = '';
+    let cont: string | undefined;
+    do {
+      const page = await this.store.list<T>(this.type, {
+        namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, limit: LIST_PAGE_SIZE, continue: cont,
+      });
+      for (const item of page.items) items.push(this.prepare(item));
+      // the first page's revision is the snapshot every later page belongs to
+      resourceVersion ||= page.resourceVersion;
+      cont = page.continue || undefined;
+    } while (cont);
+    return { items, resourceVersion };
   }
 
   private scheduleRelist(err: Error): void {
@@ -239,7 +260,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     else this.emit(() => { for (const h of this.addHandlers) h(obj); });
   }
 
-  /** Swaps in a fresh list, telling handlers about what changed while we were not watching. */
+  /** Swaps in a fresh list (already prepared), telling handlers about what changed while we were not watching. */
   private replace(items: T[]): void {
     const seen = new Set<string>();
     for (const item of items) {
@@ -247,7 +268,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       seen.add(key);
       const old = this.cache.get(key);
       if (old && old.metadata.resourceVersion === item.metadata.resourceVersion) continue;
-      const obj = this.prepare(item);
+      const obj = item;
       this.put(key, obj, old);
       if (old) this.emit(() => { for (const h of this.updateHandlers) h(old, obj); });
       else this.emit(() => { for (const h of this.addHandlers) h(obj); });
