@@ -9,6 +9,8 @@ import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideIssuing, issuedStatus } from './issuing.ts';
 import { buildSecretData, certificateAnnotations, composeSecret } from './secret.ts';
 import { upkeepReason } from './upkeep.ts';
+import { encodePrivateKey } from '../../../pki/keys.ts';
+import { keySpecOf } from '../template.ts';
 import { isTrue } from '../../../api/conditions.ts';
 
 const MANAGER = 'certificates-issuing';
@@ -48,10 +50,13 @@ export function issuingController(ctx: ControllerContext): ControllerSpec {
         return;
       }
       const cr = d.request;
-      const written = await writeSecret(ctx, crt, await targetSecret(ctx, c, crt), {
-        keyPem: d.keyPem, chainPem: decodeBase64(cr.status!.certificate), caPem: decodeBase64(cr.status?.ca) || undefined,
-        issuerRef: cr.spec.issuerRef,
-      });
+      const existing = await targetSecret(ctx, c, crt);
+      const chainPem = decodeBase64(cr.status!.certificate);
+      // A retry after a conflict on the status write, or after a restart, finds the Secret
+      // written already: write it once, so readers and the files mirror see one new version.
+      const written = alreadyHolds(crt, existing, d.keyPem, chainPem)
+        ? existing!
+        : await writeSecret(ctx, crt, existing, { keyPem: d.keyPem, chainPem, caPem: decodeBase64(cr.status?.ca) || undefined, issuerRef: cr.spec.issuerRef });
       const status = issuedStatus(crt, d.revision);
       const next: CertificateObj = { ...crt, status };
       const readiness = decideReadiness({ certificate: next, secret: written, currentCR: cr }, now);
@@ -75,6 +80,12 @@ async function passwordFor(ctx: ControllerContext, crt: CertificateObj, ks: { pa
   }
   if (!ks.password) throw new Error('keystore needs password or passwordSecretRef');
   return ks.password;
+}
+
+function alreadyHolds(crt: CertificateObj, secret: Secret | undefined, keyPem: string, chainPem: string): boolean {
+  if (!secret?.data || decodeBase64(secret.data['tls.crt']) !== chainPem) return false;
+  const key = decodeBase64(secret.data['tls.key']);
+  return key === encodePrivateKey(keyPem, keySpecOf(crt.spec).encoding ?? 'PKCS1') && !upkeepReason(crt, secret);
 }
 
 async function writeSecret(ctx: ControllerContext, crt: CertificateObj, existing: Secret | undefined,
