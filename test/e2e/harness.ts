@@ -114,3 +114,18 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; env
     },
   };
 }
+
+/** Polls until fn gives something other than undefined or false; fails naming what it waited for. */
+export async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export function isReady(o: { status?: { conditions?: { type: string; status: string }[] } }): boolean {
+  return !!o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+}

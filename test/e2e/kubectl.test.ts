@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import https from 'node:https';
 import YAML from 'yaml';
-import { startServer, run, type RunningServer, type CommandResult } from './harness.ts';
+import { startServer, run, type RunningServer, type CommandResult, waitFor, isReady } from './harness.ts';
 
 const kubectlBin = process.env.KUBECTL ?? 'kubectl';
 
@@ -30,18 +30,6 @@ async function kubectlJSON<T = { items: Obj[] }>(args: string[]): Promise<T> {
   assert.equal(r.code, 0, r.stderr);
   return JSON.parse(r.stdout) as T;
 }
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-const isReady = (c: Obj) => c.status?.conditions?.some((x: { type: string; status: string }) => x.type === 'Ready' && x.status === 'True');
 
 const leafManifest = (name: string) => `apiVersion: cert-manager.io/v1
 kind: Certificate

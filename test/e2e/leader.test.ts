@@ -3,7 +3,7 @@
 // takes the Lease once it expires and carries on; no Certificate is issued twice for a revision.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from './harness.ts';
+import { startServer, waitFor, isReady } from './harness.ts';
 import { startController, type RunningController } from './controller-harness.ts';
 import { loadClientConfig } from '../../src/server/kubeconfig.ts';
 import { HttpStore } from '../../src/store/http/http-store.ts';
@@ -37,24 +37,12 @@ spec:
 `).join('---\n');
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 async function syncCalls(c: RunningController): Promise<number> {
   const [, address] = await c.waitForOutput(/metrics on (http:\/\/\S+\/metrics)/);
   const text = await (await fetch(address)).text();
   return text.split('\n').filter((l) => l.startsWith('certmanager_controller_sync_call_count'))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
-
-const isReady = (c: Cert) => !!c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
 
 test('leader election: only the leader writes, a SIGKILLed leader is replaced after the lease expires, no double issuance', async (t) => {
   const server = await startServer({ args: ['--no-controllers'] });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run, type RunningServer } from './harness.ts';
+import { run, type RunningServer, waitFor, isReady } from './harness.ts';
 
 /** The running system under test, however its controllers run. */
 export interface LifecycleStack {
@@ -32,18 +32,6 @@ async function getJSON<T = Obj>(s: Pick<RunningServer, 'cli'>, args: string[]): 
   assert.equal(r.code, 0, r.stderr);
   return JSON.parse(r.stdout) as T;
 }
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const isReady = (c: Obj) => c.status?.conditions?.some((x: { type: string; status: string }) => x.type === 'Ready' && x.status === 'True');
 
 export function lifecycleTests(o: LifecycleTestOptions): void {
   test(`npm start: every example Certificate becomes Ready and openssl accepts what was issued${o.titleSuffix ?? ''}`, async () => {
