@@ -7,9 +7,19 @@ import { parseCSR, type CSRInfo } from '../../pki/csr.ts';
 
 const LIMIT = 20_000;
 
-function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) => t): (text: string) => { value?: T; error?: string } {
+interface Memo<T> {
+  (text: string): { value?: T; error?: string };
+  /** records a result known without parsing, e.g. a key re-encoded from one already parsed */
+  remember(text: string, value: T): void;
+}
+
+function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) => t): Memo<T> {
   const cache = new Map<string, { value?: T; error?: string }>();
-  return (text) => {
+  const put = (key: string, hit: { value?: T; error?: string }) => {
+    if (cache.size >= LIMIT) cache.delete(cache.keys().next().value as string);
+    cache.set(key, hit);
+  };
+  const lookup = (text: string) => {
     const key = keyOf(text);
     let hit = cache.get(key);
     if (!hit) {
@@ -18,11 +28,11 @@ function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) 
       } catch (e) {
         hit = { error: (e as Error).message };
       }
-      if (cache.size >= LIMIT) cache.delete(cache.keys().next().value as string);
-      cache.set(key, hit);
+      put(key, hit);
     }
     return hit;
   };
+  return Object.assign(lookup, { remember: (text: string, value: T) => put(keyOf(text), { value }) });
 }
 
 export const parseKeyMemo = memo<KeyObject>(parsePrivateKey);

@@ -4,7 +4,7 @@
 import { encodePrivateKey } from '../../../pki/keys.ts';
 import { combinedPEM, createJKS, createPKCS12, createTruststoreJKS, createTruststorePKCS12, pemToDER } from '../../../pki/encodings.ts';
 import { ANN, LABEL, type CertificateObj, type Secret } from '../objects.ts';
-import { encodeBase64, parseCertCached } from '../parsed.ts';
+import { encodeBase64, parseCertCached, parseKeyMemo } from '../parsed.ts';
 import { keySpecOf } from '../template.ts';
 
 /** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
@@ -27,6 +27,9 @@ function csv(values: string[] | undefined): string {
 
 export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): Promise<Record<string, string>> {
   const keyPem = encodePrivateKey(m.keyPem, keySpecOf(crt.spec).encoding ?? 'PKCS1');
+  // Every later reconcile reads this key back from the Secret: parsing PEM is slow in OpenSSL 3.
+  const key = parseKeyMemo(m.keyPem).value;
+  if (key) parseKeyMemo.remember(keyPem, key);
   const data: Record<string, string> = { 'tls.crt': encodeBase64(m.chainPem), 'tls.key': encodeBase64(keyPem) };
   if (m.caPem) data['ca.crt'] = encodeBase64(m.caPem);
   for (const f of crt.spec.additionalOutputFormats ?? []) {
