@@ -16,7 +16,9 @@ export function keyManagerController(ctx: ControllerContext): ControllerSpec {
   const c = certificateCaches(ctx);
   return {
     name: MANAGER,
-    workers: 4,
+    // Key generation runs on libuv's threads; twice as many workers as threads keep them
+    // busy while the other half waits on store writes (RSA issuance is bound by key generation).
+    workers: 8,
     watch: (enqueue) => watchCertificateGraph(c, enqueue),
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       const ns = crt.metadata.namespace;
