@@ -3,6 +3,7 @@
 // superseded rows. better-sqlite3 is synchronous, so each method runs start to finish without
 // interleaving; async signatures only satisfy the Store contract.
 import { randomUUID } from 'node:crypto';
+import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { KubeObject, ObjectMeta } from '../../api/meta.ts';
 import { apiVersionOf, NamespaceType, type ResourceType } from '../../api/resources.ts';
@@ -97,6 +98,7 @@ export class SqliteStore implements Store {
     this.clock = o.clock ?? realClock;
     this.compactKeep = Math.max(0, o.compactKeep ?? defaultCompactKeep);
     this.eventTTLms = (o.eventTTLSeconds ?? 3600) * 1000;
+    if (o.path !== ':memory:' && o.path !== '') ownerOnlyFile(o.path);
     this.db = new Database(o.path);
     this.db.pragma('journal_mode = WAL');
     // NORMAL with WAL: a commit is in the WAL (OS page cache) before we acknowledge it, which
@@ -585,4 +587,13 @@ export class SqliteStore implements Store {
       this.armCompactTimer();
     });
   }
+}
+
+/**
+ * The database holds Secrets, private keys included: owner-only. SQLite gives its WAL and
+ * shared-memory files the database file's permissions, so setting them here covers those too.
+ */
+function ownerOnlyFile(path: string): void {
+  closeSync(openSync(path, 'a', 0o600));
+  chmodSync(path, 0o600);
 }

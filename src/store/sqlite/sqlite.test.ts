@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '../../api/meta.ts';
@@ -126,5 +126,18 @@ test('sqlite: a watch from a future revision starts there', async () => {
     assert.deepEqual(seen, ['ADDED seen']);
   } finally {
     await store.close();
+  }
+});
+
+test('the database and its WAL are readable by the owner only: they hold private keys', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-mode-'));
+  try {
+    const path = join(dir, 'state.db');
+    const store = openSqliteStore({ path });
+    await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'k', namespace: 'default' }, data: { 'tls.key': 'eA==' } });
+    for (const f of [path, `${path}-wal`, `${path}-shm`]) assert.equal(statSync(f).mode & 0o777, 0o600, f);
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
