@@ -5,6 +5,7 @@ import type net from 'node:net';
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { createLogger, type Logger } from '../runtime/logger.ts';
+import { untilSignal } from './signals.ts';
 
 export interface AcmeSolverOptions {
   /** '' (or omitted) for every interface, as the Pod needs */
@@ -113,16 +114,7 @@ export function registerAcmeSolverCommand(program: Command) {
         throw new CliError(`cannot listen on ${flags.listenHost || '*'}:${port}: ${(e as Error).message}`);
       }
       logger.info({ port: solver.port, domain: flags.domain, token: flags.token }, 'acmesolver listening');
-      await new Promise<void>((resolve) => {
-        const onSignal = (signal: string) => {
-          logger.info({ signal }, 'shutting down');
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-          resolve();
-        };
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
-      });
+      await untilSignal(logger);
       await solver.close();
     });
 }

@@ -8,6 +8,7 @@ import { parseDuration } from '../api/duration.ts';
 import { Certificate } from '../api/resources.ts';
 import { CliError } from './cli-error.ts';
 import { addControllerFlags, controllerOptionsFrom, type ControllerFlags } from './server.ts';
+import { untilSignal } from './signals.ts';
 
 interface ControllerCommandFlags extends ControllerFlags {
   context?: string;
@@ -165,16 +166,7 @@ export function registerControllerCommand(program: Command) {
       if (servers) shutdownSteps.push(() => servers.close());
       shutdownSteps.push(() => store.close());
 
-      await new Promise<void>((resolveStop) => {
-        const onSignal = (signal: string) => {
-          logger.info({ signal }, 'shutting down');
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-          resolveStop();
-        };
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
-      });
+      await untilSignal(logger);
       stopping = true;
       for (const step of shutdownSteps) await step().catch((e: Error) => logger.warn({ err: e.message }, 'shutdown step failed'));
       // a controller that left a handle open must not keep a stopped process alive

@@ -9,6 +9,7 @@ import { isConflict, type Store } from '../store/store.ts';
 import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
+import { untilSignal } from './signals.ts';
 
 export interface ControllerFlags {
   autoApprove: boolean;
@@ -165,16 +166,7 @@ export function registerServerCommand(program: Command) {
         throw e;
       }
 
-      await new Promise<void>((resolveStop) => {
-        const onSignal = (signal: string) => {
-          logger.info({ signal }, 'shutting down');
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-          resolveStop();
-        };
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
-      });
+      await untilSignal(logger);
       await shutdown();
       // a controller that left a handle open must not keep a stopped server alive
       setTimeout(() => process.exit(process.exitCode ?? 0), 2000).unref();
