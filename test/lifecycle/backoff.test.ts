@@ -160,3 +160,28 @@ test('a restart resumes each failing Certificate\'s own schedule: none retried e
     await lc.stop();
   }
 });
+
+test('upgrade: a failure recorded by a version without the counter waits 1h, after a restart too', async () => {
+  const lc = await setup();
+  try {
+    await decideNext(lc, 'app', 'deny');
+    await lc.advance(30 * 60 * S);
+    // What an older controller left behind: lastFailureTime, no counter.
+    const crt = await lc.certificate('app');
+    const legacy = { ...crt.status };
+    delete legacy.issuanceAttempts;
+    await lc.store.updateStatus(Certificate, { ...crt, status: legacy });
+    await lc.running.stop();
+    lc.running = await startControllers({ store: lc.store, clock: lc.clock, logger: silentLogger, options: { noAutoApprove: true, metricsListen: '', healthListen: '' } });
+    await lc.settle();
+    assert.equal(await pendingRequest(lc, 'app'), undefined, 'no retry at restart');
+    await lc.advance(30 * 60 * S - S);
+    assert.equal(await pendingRequest(lc, 'app'), undefined, 'no retry before lastFailureTime + 1h');
+    await lc.advance(S);
+    assert.ok(await pendingRequest(lc, 'app'), 'retried at lastFailureTime + 1h');
+    await decideNext(lc, 'app', 'deny');
+    assert.equal((await status(lc, 'app')).issuanceAttempts, 1, 'counting starts again at 1');
+  } finally {
+    await lc.stop();
+  }
+});
