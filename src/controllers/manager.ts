@@ -60,11 +60,8 @@ export interface RunningControllers {
   stop(): Promise<void>;
 }
 
-/** Extra controllers contributed by optional features (ACME, file mirroring). */
-export type ControllerFactory = (ctx: ControllerContext) => ControllerSpec[];
-
 export async function startControllers(o: {
-  store: Store; clock: Clock; options: ControllerOptions; logger?: Logger; extra?: ControllerFactory[];
+  store: Store; clock: Clock; options: ControllerOptions; logger?: Logger;
   /** watch one namespace only (cert-manager's --namespace); omit for all */
   namespace?: string;
   /** a registry already being served, e.g. by a leader-election follower that starts controllers later */
@@ -84,7 +81,6 @@ export async function startControllers(o: {
     readinessController(ctx), revisionManagerController(ctx), requestController(ctx),
     issuerController(ctx, false), issuerController(ctx, true), ...acmeControllers(ctx),
     ...(o.options.secretsDir ? [filesController(ctx)] : []),
-    ...(o.extra ?? []).flatMap((f) => f(ctx)),
   ];
   const manager = new ControllerManager({ informers, logger });
   for (const spec of specs) manager.add(toController(ctx, spec));

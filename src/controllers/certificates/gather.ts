@@ -6,7 +6,7 @@ import type { Informer } from '../../runtime/informer.ts';
 import type { ControllerContext } from '../context.ts';
 import { ANN, LABEL, controllerOwnerUID, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
 import type { CertificateInput } from './policies.ts';
-import { nextRevision, revisionOf } from './requestmanager/requestmanager.ts';
+import { nextRevision } from './requestmanager/requestmanager.ts';
 
 export const BY_OWNER = 'owner';
 export const BY_SECRET = 'secretName';
@@ -89,4 +89,3 @@ export function nextKeySecrets(c: CertificateCaches, crt: CertificateObj): Secre
   return c.secrets.byIndex(BY_OWNER, crt.metadata.uid!).filter((s) => s.metadata.labels?.[LABEL.nextPrivateKey] === 'true');
 }
 
-export { revisionOf };
