@@ -11,6 +11,9 @@ import { registerRenewCommand } from './renew.ts';
 import { registerApproveCommands } from './approve.ts';
 import { registerStatusCommand } from './status.ts';
 import { registerAcmeSolverCommand } from './acmesolver.ts';
+import { registerInspectCommand } from './inspect-secret.ts';
+import { registerCheckCommand } from './check-api.ts';
+import { registerCreateCommand } from './create-certificaterequest.ts';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -29,6 +32,9 @@ export function buildProgram(): Command {
   registerApproveCommands(program);
   registerStatusCommand(program);
   registerAcmeSolverCommand(program);
+  registerInspectCommand(program);
+  registerCheckCommand(program);
+  registerCreateCommand(program);
   return program;
 }
 
