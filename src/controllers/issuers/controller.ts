@@ -7,6 +7,7 @@ import type { Secret } from '../certificates/objects.ts';
 import { issuerResourceNamespace } from '../requests/controller.ts';
 import type { IssuerLike } from '../requests/signing.ts';
 import { decideIssuerReady } from './issuer-readiness.ts';
+import { retryBackoff } from '../../runtime/workqueue.ts';
 
 export function issuerController(ctx: ControllerContext, cluster: boolean): ControllerSpec {
   const type = cluster ? ClusterIssuer : Issuer;
@@ -14,7 +15,7 @@ export function issuerController(ctx: ControllerContext, cluster: boolean): Cont
   const secrets = ctx.informers.informerFor<Secret>(SecretType);
   return {
     name: cluster ? 'clusterissuers' : 'issuers',
-    retry: { baseDelayMs: 5000, maxDelayMs: 5 * 60_000 },
+    retry: retryBackoff.requestsAndIssuers,
     watch(enqueue) {
       const key = (o: KubeObject) => enqueue(o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : `${o.metadata.name}`);
       issuers.onAdd(key);

@@ -7,6 +7,7 @@ import { record, splitKey } from '../context.ts';
 import type { CertificateRequestObj, Secret } from '../certificates/objects.ts';
 import { failed, gateRequest, issued, pending, type IssuerLike } from './signing.ts';
 import { signSelfSigned, signWithCA } from './signers.ts';
+import { retryBackoff } from '../../runtime/workqueue.ts';
 
 const MANAGER = 'certificaterequests-issuer';
 const BY_ISSUER = 'issuer';
@@ -35,7 +36,7 @@ export function requestController(ctx: ControllerContext): ControllerSpec {
   return {
     name: MANAGER,
     workers: 4,
-    retry: { baseDelayMs: 5000, maxDelayMs: 5 * 60_000 },
+    retry: retryBackoff.requestsAndIssuers,
     watch(enqueue) {
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       requests.onAdd(key);

@@ -11,6 +11,7 @@ import { acmeAction, accountKeyHash } from './registry.ts';
 import {
   canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, REASON, registeredStatus, statusChanged, type AcmeIssuerObj,
 } from './account.ts';
+import { retryBackoff } from '../../../runtime/workqueue.ts';
 
 type IssuerObj = AcmeIssuerObj & KubeObject;
 
@@ -101,7 +102,7 @@ export function acmeIssuerController(ctx: ControllerContext, rt: AcmeRuntime, cl
   return {
     name: manager,
     workers: 2,
-    retry: { baseDelayMs: 5000, maxDelayMs: 5 * 60_000 },
+    retry: retryBackoff.requestsAndIssuers,
     watch(enqueue) {
       const key = (o: KubeObject) => enqueue(o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : `${o.metadata.name}`);
       issuers.onAdd(key);

@@ -18,6 +18,7 @@ import { decideChallenge, FINALIZER, LEGACY_FINALIZERS } from './challenge.ts';
 import { scheduleChallenges } from './scheduler.ts';
 import { WrittenVersions } from '../written-versions.ts';
 import { solverFor } from './solvers.ts';
+import { retryBackoff } from '../../../runtime/workqueue.ts';
 
 const MANAGER = 'challenges';
 const SCHEDULE_KEY = 'schedule';
@@ -233,7 +234,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
   return {
     name: MANAGER,
     workers: 16,
-    retry: { baseDelayMs: 5000, maxDelayMs: 30 * 60_000 },
+    retry: retryBackoff.acme,
     watch(enqueue) {
       const key = (o: ChallengeObj) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       challenges.onAdd(key);

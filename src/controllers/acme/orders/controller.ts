@@ -16,6 +16,7 @@ import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { WrittenVersions } from '../written-versions.ts';
 import { decideOrder, failedStatus, orderIdentifiers } from './order.ts';
+import { retryBackoff } from '../../../runtime/workqueue.ts';
 
 const MANAGER = 'orders';
 
@@ -62,7 +63,7 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
   return {
     name: MANAGER,
     workers: 8,
-    retry: { baseDelayMs: 5000, maxDelayMs: 30 * 60_000 },
+    retry: retryBackoff.acme,
     watch(enqueue) {
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       orders.onAdd(key);

@@ -11,6 +11,7 @@ import { lookupIssuer, writeStatus } from '../../requests/controller.ts';
 import { issuerTypeOf } from '../../requests/signing.ts';
 import { isTrue } from '../../../api/conditions.ts';
 import { decideOrderRequest, isActiveAcmeRequest } from './order-request.ts';
+import { retryBackoff } from '../../../runtime/workqueue.ts';
 
 const MANAGER = 'certificaterequests-issuer-acme';
 
@@ -21,7 +22,7 @@ export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
   return {
     name: MANAGER,
     workers: 4,
-    retry: { baseDelayMs: 5000, maxDelayMs: 5 * 60_000 },
+    retry: retryBackoff.requestsAndIssuers,
     watch(enqueue) {
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       requests.onAdd(key);
