@@ -1,5 +1,7 @@
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
+import { BY_SECRET, certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
+import { isSecretOwner } from '../trigger/controller.ts';
+import { ANN } from '../objects.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideReadiness, readinessChanged, withReadiness } from './readiness.ts';
 
@@ -17,6 +19,13 @@ export function readinessController(ctx: ControllerContext): ControllerSpec {
       const input = await gatherCertificate(ctx, c, crt);
       const now = ctx.clock.now();
       const d = decideReadiness(input, now);
+      // A new Certificate the trigger is about to issue: the trigger's first status write
+      // carries these readiness fields too, so writing them here would only race it.
+      const ready = d.fields.conditions?.find((x) => x.type === 'Ready');
+      if (!crt.status && ready?.status === 'False' && ready.reason !== 'Expired' &&
+        isSecretOwner(crt, c.certificates.byIndex(BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[ANN.certificateName])) {
+        return;
+      }
       const r = d.renewal;
       if (r?.kind === 'scheduled' && r.reason !== 'RenewBefore' && r.reason !== 'InsideWindow') {
         const id = `${crt.metadata.uid}/${d.fields.notAfter}/${r.renewalTime.toISOString()}`;
