@@ -29,5 +29,10 @@ export function removeCondition(conditions: Condition[] | undefined, type: strin
 
 /** Kubernetes timestamps have second precision. */
 export function rfc3339(d: Date): string {
-  return new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  return isoTime(new Date(Math.floor(d.getTime() / 1000) * 1000));
+}
+
+/** An instant as RFC 3339 for messages: whole seconds without ".000", milliseconds kept when present. */
+export function isoTime(d: Date): string {
+  return d.toISOString().replace('.000Z', 'Z');
 }

@@ -11,6 +11,7 @@ import { SPREAD_THRESHOLD } from '../controllers/certificates/trigger/trigger.ts
 import { renewalFor } from '../controllers/certificates/renewal-decision.ts';
 import { parseCertMemo } from '../controllers/certificates/parsed.ts';
 import { parseDuration } from '../api/duration.ts';
+import { isoTime } from '../api/conditions.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
 
@@ -88,7 +89,7 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     const minute = Math.floor(Date.parse(s.lastFailureTime) / 60_000);
     const peers = all.filter((c) => c.status?.lastFailureTime && Math.floor(Date.parse(c.status.lastFailureTime) / 60_000) === minute).length;
     const next = nextAttemptTime({ lastFailureTime: new Date(s.lastFailureTime), attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg: backoff, spread: peers >= SPREAD_THRESHOLD });
-    out.push(`Failed Issuance Attempts: ${attempts || 1}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${next.toISOString().replace('.000Z', 'Z')}`);
+    out.push(`Failed Issuance Attempts: ${attempts || 1}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(next)}`);
   }
   if (s.revision !== undefined) out.push(`Revision: ${s.revision}`);
 

@@ -42,8 +42,3 @@ export interface ControllerSpec {
 export function record(ctx: ControllerContext, obj: KubeObject, events: EventSpec[]): void {
   for (const e of events) ctx.recorder.event(obj, e.type, e.reason, e.message);
 }
-
-export function splitKey(key: string): { namespace: string | undefined; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}

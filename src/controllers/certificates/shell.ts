@@ -3,7 +3,7 @@
 import { Certificate } from '../../api/resources.ts';
 import { isConflict } from '../../store/store.ts';
 import type { ControllerContext } from '../context.ts';
-import { splitKey } from '../context.ts';
+import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateCaches } from './gather.ts';
 import type { CertificateObj, CertificateStatusLike } from './objects.ts';
 

@@ -5,7 +5,7 @@ import { SecretType } from '../../api/resources.ts';
 import { isTrue } from '../../api/conditions.ts';
 import { parseCertificate } from '../../pki/parse.ts';
 import type { ControllerContext, ControllerSpec, ReconcileResult } from '../context.ts';
-import { splitKey } from '../context.ts';
+import { splitKey } from '../../runtime/controller.ts';
 import { BY_SECRET, certificateCaches, type CertificateCaches } from '../certificates/gather.ts';
 import { ANN, type CertificateObj, type Secret } from '../certificates/objects.ts';
 import { lineageFiles, lineageHash } from './lineage-files.ts';

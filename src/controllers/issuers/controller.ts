@@ -2,7 +2,7 @@
 import { ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
-import { splitKey } from '../context.ts';
+import { splitKey } from '../../runtime/controller.ts';
 import type { Secret } from '../certificates/objects.ts';
 import { issuerResourceNamespace } from '../requests/controller.ts';
 import type { IssuerLike } from '../requests/signing.ts';

@@ -3,7 +3,8 @@
 import { CertificateRequest, ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
-import { record, splitKey } from '../context.ts';
+import { record } from '../context.ts';
+import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateRequestObj, Secret } from '../certificates/objects.ts';
 import { failed, gateRequest, issued, pending, type IssuerLike } from './signing.ts';
 import { signSelfSigned, signWithCA } from './signers.ts';

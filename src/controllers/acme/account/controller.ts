@@ -3,7 +3,7 @@ import { ClusterIssuer, Issuer, SecretType } from '../../../api/resources.ts';
 import type { KubeObject, Secret } from '../../../api/meta.ts';
 import { generateAccountKey, type AcmeClient } from '../../../acme/client.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { splitKey } from '../../context.ts';
+import { splitKey } from '../../../runtime/controller.ts';
 import { issuerResourceNamespace } from '../../requests/controller.ts';
 import { decodeBase64, parseKeyMemo } from '../../certificates/parsed.ts';
 import type { AcmeRuntime } from '../runtime.ts';

@@ -9,7 +9,7 @@ import { AcmeError, type AcmeAuthorization } from '../../../acme/client.ts';
 import { isConflict, isNotFound } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { splitKey } from '../../context.ts';
+import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../requests/controller.ts';
 import { clientForIssuer } from '../account/controller.ts';
 import { acmeAction } from '../account/registry.ts';

@@ -7,7 +7,8 @@ import { AcmeError, type AcmeClient, type AcmeOrder } from '../../../acme/client
 import { isNotFound, StoreError } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record, splitKey } from '../../context.ts';
+import { record } from '../../context.ts';
+import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../requests/controller.ts';
 import { decodeBase64 } from '../../certificates/parsed.ts';
 import { parseDuration } from '../../../api/duration.ts';

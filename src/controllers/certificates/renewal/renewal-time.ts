@@ -6,6 +6,7 @@ import {
   lastWindowClosedBy, nextWindowStartAfter, parseWindows, windowContaining,
   type ParsedWindow, type RenewalWindowSpec, type WindowOccurrence,
 } from './windows.ts';
+import { isoTime } from '../../../api/conditions.ts';
 
 export { parseWindows, windowContaining, nextWindowStartAfter, lastWindowClosedBy } from './windows.ts';
 export type { ParsedWindow, RenewalWindowSpec, WindowOccurrence } from './windows.ts';
@@ -69,12 +70,8 @@ export function baseRenewalTime(notBefore: Date, notAfter: Date, renewBefore?: s
   return new Date(Math.floor(scaledRenewal / (scale * SECOND_MS)) * SECOND_MS);
 }
 
-function iso(d: Date): string {
-  return d.toISOString().replace('.000Z', 'Z');
-}
-
 function describe(w: WindowOccurrence): string {
-  return `window ${w.index} ("${w.cron}" ${w.timeZone}, ${iso(w.start)} to ${iso(w.end)})`;
+  return `window ${w.index} ("${w.cron}" ${w.timeZone}, ${isoTime(w.start)} to ${isoTime(w.end)})`;
 }
 
 /**
@@ -123,7 +120,7 @@ export function computeRenewal(input: RenewalInput): RenewalDecision {
 
   const baseTime = baseRenewalTime(notBefore, notAfter, input.renewBefore ?? undefined, pct ?? undefined);
   if (parsed.windows.length === 0) {
-    return { kind: 'scheduled', renewalTime: baseTime, baseTime, reason: 'RenewBefore', message: `renewing at ${iso(baseTime)}, the renewBefore time` };
+    return { kind: 'scheduled', renewalTime: baseTime, baseTime, reason: 'RenewBefore', message: `renewing at ${isoTime(baseTime)}, the renewBefore time` };
   }
   return policy === 'EarliestWindow'
     ? earliestWindow(parsed.windows, notBefore, notAfter, baseTime)
@@ -133,7 +130,7 @@ export function computeRenewal(input: RenewalInput): RenewalDecision {
 function expiryImminent(baseTime: Date, notAfter: Date, why: string): RenewalDecision {
   return {
     kind: 'scheduled', renewalTime: baseTime, baseTime, reason: 'ExpiryImminent',
-    message: `${why} before the certificate expires at ${iso(notAfter)}; renewing at the renewBefore time ${iso(baseTime)} anyway`,
+    message: `${why} before the certificate expires at ${isoTime(notAfter)}; renewing at the renewBefore time ${isoTime(baseTime)} anyway`,
   };
 }
 
@@ -142,7 +139,7 @@ function renewBeforeWithWindows(windows: ParsedWindow[], notBefore: Date, notAft
   if (containing) {
     return {
       kind: 'scheduled', renewalTime: baseTime, baseTime, reason: 'InsideWindow', window: containing,
-      message: `renewing at the renewBefore time ${iso(baseTime)}, inside ${describe(containing)}`,
+      message: `renewing at the renewBefore time ${isoTime(baseTime)}, inside ${describe(containing)}`,
     };
   }
   const previous = lastWindowClosedBy(windows, baseTime, notBefore);
@@ -150,26 +147,26 @@ function renewBeforeWithWindows(windows: ParsedWindow[], notBefore: Date, notAft
     const renewalTime = new Date(Math.max(previous.start.getTime(), previous.end.getTime() - SECOND_MS));
     return {
       kind: 'scheduled', renewalTime, baseTime, reason: 'MovedIntoWindow', window: previous,
-      message: `the renewBefore time ${iso(baseTime)} is outside every renewal window; renewing earlier at ${iso(renewalTime)}, the last second of ${describe(previous)}`,
+      message: `the renewBefore time ${isoTime(baseTime)} is outside every renewal window; renewing earlier at ${isoTime(renewalTime)}, the last second of ${describe(previous)}`,
     };
   }
   const next = nextWindowStartAfter(windows, baseTime, notAfter);
   if (!next || next.start.getTime() >= notAfter.getTime()) {
-    return expiryImminent(baseTime, notAfter, `no renewal window opens after notBefore ${iso(notBefore)} and`);
+    return expiryImminent(baseTime, notAfter, `no renewal window opens after notBefore ${isoTime(notBefore)} and`);
   }
   return {
     kind: 'scheduled', renewalTime: next.start, baseTime, reason: 'MovedIntoWindow', window: next,
-    message: `the renewBefore time ${iso(baseTime)} is outside every renewal window and none opened since issuance; renewing later at ${iso(next.start)}, the start of ${describe(next)}`,
+    message: `the renewBefore time ${isoTime(baseTime)} is outside every renewal window and none opened since issuance; renewing later at ${isoTime(next.start)}, the start of ${describe(next)}`,
   };
 }
 
 function earliestWindow(windows: ParsedWindow[], notBefore: Date, notAfter: Date, baseTime: Date): RenewalDecision {
   const next = nextWindowStartAfter(windows, notBefore, notAfter);
   if (!next || next.start.getTime() >= notAfter.getTime()) {
-    return expiryImminent(baseTime, notAfter, `no renewal window opens after notBefore ${iso(notBefore)} and`);
+    return expiryImminent(baseTime, notAfter, `no renewal window opens after notBefore ${isoTime(notBefore)} and`);
   }
   return {
     kind: 'scheduled', renewalTime: next.start, baseTime, reason: 'EarliestWindow', window: next,
-    message: `renewing at ${iso(next.start)}, the start of the first renewal window after issuance: ${describe(next)}`,
+    message: `renewing at ${isoTime(next.start)}, the start of the first renewal window after issuance: ${describe(next)}`,
   };
 }

@@ -1,6 +1,6 @@
 // Trigger: decides that a Certificate needs issuing and says so with Issuing=True; never
 // acts while Issuing is already True (a person may have set it to force issuance).
-import { getCondition, setCondition } from '../../../api/conditions.ts';
+import { getCondition, isoTime, setCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
 import { nextAttemptTime, type BackoffConfig } from '../backoff.ts';
 import { failedAttemptsOf, isDeleting } from '../objects.ts';
@@ -44,7 +44,7 @@ export function decideTrigger(input: TriggerInput, now: Date, backoff: BackoffCo
     if (renewal.kind === 'scheduled') {
       const due = renewal.renewalTime.getTime() - now.getTime();
       if (due <= 0) {
-        violation = { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${renewal.renewalTime.toISOString().replace('.000Z', 'Z')}` };
+        violation = { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${isoTime(renewal.renewalTime)}` };
       } else {
         requeueAfterMs = due;
       }
@@ -69,7 +69,7 @@ function backoffWait(input: TriggerInput, now: Date, cfg: BackoffConfig): Trigge
   });
   const left = next.getTime() - now.getTime();
   if (left <= 0) return undefined;
-  const at = next.toISOString().replace('.000Z', 'Z');
+  const at = isoTime(next);
   return {
     requeueAfterMs: left,
     events: [{ type: 'Normal', reason: 'Backoff', message: `Backing off from re-issuance after ${attempts ?? 1} failed attempt(s): the next attempt will be at ${at}` }],
