@@ -3,6 +3,7 @@
 import { Certificate, CertificateRequest, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { Informer } from '../../runtime/informer.ts';
+import { controllerOwnerKey } from '../../runtime/controller.ts';
 import type { ControllerContext } from '../context.ts';
 import { ANN, LABEL, controllerOwnerUID, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
 import type { CertificateInput } from './policies.ts';
@@ -39,8 +40,8 @@ export function watchCertificateGraph(c: CertificateCaches, enqueue: (key: strin
   c.certificates.onUpdate((_, n) => certKey(n));
   c.certificates.onDelete(certKey);
   const ownerCert = (o: KubeObject) => {
-    const ref = o.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'Certificate');
-    if (ref) enqueue(`${o.metadata.namespace}/${ref.name}`);
+    const key = controllerOwnerKey(o, Certificate);
+    if (key) enqueue(key);
   };
   const bySecretName = (s: KubeObject) => {
     for (const crt of c.certificates.byIndex(BY_SECRET, `${s.metadata.namespace}/${s.metadata.name}`)) certKey(crt);
