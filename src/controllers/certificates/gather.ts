@@ -86,6 +86,19 @@ export async function gatherCertificate(ctx: ControllerContext, c: CertificateCa
   };
 }
 
+/** The same input with the Certificate and its Secret read from the store instead of the caches. */
+export async function gatherFresh(ctx: ControllerContext, c: CertificateCaches, crt: CertificateObj): Promise<CertificateInput | undefined> {
+  const fresh = await ctx.store.get<CertificateObj>(Certificate, crt.metadata.namespace, crt.metadata.name!);
+  if (!fresh) return undefined;
+  const requests = ownedRequests(c, fresh);
+  return {
+    certificate: fresh,
+    secret: await ctx.store.get<Secret>(SecretType, fresh.metadata.namespace, fresh.spec.secretName),
+    currentCR: requestForRevision(requests, fresh.status?.revision),
+    nextCR: requestForRevision(requests, nextRevision(fresh)),
+  };
+}
+
 export function nextKeySecrets(c: CertificateCaches, crt: CertificateObj): Secret[] {
   return c.secrets.byIndex(BY_OWNER, crt.metadata.uid!).filter((s) => s.metadata.labels?.[LABEL.nextPrivateKey] === 'true');
 }

@@ -1,7 +1,8 @@
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { defaultBackoff } from '../backoff.ts';
-import { certificateCaches, gatherCertificate, watchCertificateGraph, BY_SECRET } from '../gather.ts';
+import { certificateCaches, gatherCertificate, gatherFresh, watchCertificateGraph, BY_SECRET } from '../gather.ts';
+import type { CertificateInput } from '../policies.ts';
 import { ANN, type CertificateObj } from '../objects.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
@@ -24,14 +25,28 @@ export function triggerController(ctx: ControllerContext): ControllerSpec {
   return {
     name: 'certificates-trigger',
     watch: (enqueue) => watchCertificateGraph(c, enqueue),
-    reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
-      const input = await gatherCertificate(ctx, c, crt);
-      const failedAt = crt.status?.lastFailureTime;
-      const d = decideTrigger({
-        ...input,
-        isSecretOwner: isSecretOwner(crt, c.certificates.byIndex(BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[ANN.certificateName]),
-        failuresInSameMinute: failedAt ? c.certificates.byIndex(BY_FAILURE_MINUTE, String(Math.floor(Date.parse(failedAt) / 60_000))).length : 0,
-      }, ctx.clock.now(), backoff);
+    reconcile: async (key) => withCertificate(ctx, c, key, async (cached) => {
+      const decide = (input: CertificateInput) => {
+        const crt = input.certificate;
+        const failedAt = crt.status?.lastFailureTime;
+        return decideTrigger({
+          ...input,
+          isSecretOwner: isSecretOwner(crt, c.certificates.byIndex(BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[ANN.certificateName]),
+          failuresInSameMinute: failedAt ? c.certificates.byIndex(BY_FAILURE_MINUTE, String(Math.floor(Date.parse(failedAt) / 60_000))).length : 0,
+        }, ctx.clock.now(), backoff);
+      };
+      let input = await gatherCertificate(ctx, c, cached);
+      let d = decide(input);
+      if (d.conditions) {
+        // Certificates and Secrets arrive on separate watches, so the cache may show a
+        // Certificate already issued beside its Secret from before: starting an issuance is
+        // decided again on both read from the store, or it could issue twice.
+        const fresh = await gatherFresh(ctx, c, cached);
+        if (!fresh) return undefined;
+        input = fresh;
+        d = decide(input);
+      }
+      const crt = input.certificate;
       if (d.conditions) {
         // Readiness fields go in the same write, so a new Certificate costs one status write here, not two.
         const next: CertificateObj = { ...crt, status: { ...(crt.status ?? {}), conditions: d.conditions } };
