@@ -1,16 +1,17 @@
-import 'reflect-metadata';
+// PKCS#10 (RFC 2986) requests, encoded and decoded with the DER codec in der.ts.
 import crypto from 'node:crypto';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import * as ax from '@peculiar/asn1-x509';
-import { Attributes, CertificationRequest, CertificationRequestInfo } from '@peculiar/asn1-csr';
+import {
+  bitString, contents, decodeOctetAlignedBitString, decodeOID, decodeSmallInteger, integer, oid, readSingle, sequence,
+  setOf, TAG, tlv,
+} from './der.ts';
 import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
 import { decodePEMBlocks, encodePEM } from './pem.ts';
 import { publicKeyFromSPKI, spkiDER } from './spki.ts';
 import { signatureAlgorithmFor, signTBS, verifyTBS } from './signature.ts';
 import type { CertificateTemplate } from './template.ts';
 import {
-  basicConstraintsExtension, fieldsFromExtensions, keyUsageExtensions, nameConstraintsExtension,
-  subjectAltNameExtension, subjectFieldsFromName, subjectNameFromTemplate,
+  basicConstraintsExtension, decodeExtensions, decodeName, encodeExtensions, fieldsFromExtensions, keyUsageExtensions,
+  nameConstraintsExtension, subjectAltNameExtension, subjectFieldsFromName, subjectNameFromTemplate, type Extension,
 } from './x509-fields.ts';
 
 const EXTENSION_REQUEST_OID = '1.2.840.113549.1.9.14';
@@ -23,18 +24,17 @@ export interface CSRInfo {
   subjectDER: Buffer;
   /** the CSR carried KU/EKU; when false the issuer decides usages */
   hasUsages: boolean;
-  /** DER of the whole extension list, for a signer that copies the request's extensions */
-  extensions: ax.Extension[];
+  /** the requested extensions, for a signer that copies some of them */
+  extensions: Extension[];
 }
 
-export function spkiFromKey(key: crypto.KeyObject): ax.SubjectPublicKeyInfo {
-  return AsnConvert.parse(spkiDER(key), ax.SubjectPublicKeyInfo);
-}
+/** An empty Name encodes as an empty SEQUENCE. */
+const EMPTY_NAME_LENGTH = 2;
 
 /** Extensions as cert-manager's request manager puts them in the CSR's extensionRequest. */
-export function requestExtensions(template: CertificateTemplate, subjectEmpty: boolean): ax.Extension[] {
+export function requestExtensions(template: CertificateTemplate, subjectEmpty: boolean): Extension[] {
   const isCA = template.isCA ?? false;
-  const exts: ax.Extension[] = [];
+  const exts: Extension[] = [];
   const san = subjectAltNameExtension(template, subjectEmpty);
   if (san) exts.push(san);
   exts.push(...keyUsageExtensions(template.usages, isCA));
@@ -47,20 +47,12 @@ export function requestExtensions(template: CertificateTemplate, subjectEmpty: b
 export async function createCSR(template: CertificateTemplate, privateKeyPem: string): Promise<string> {
   const key = parsePrivateKey(privateKeyPem);
   const subject = subjectNameFromTemplate(template);
-  const extensions = requestExtensions(template, subject.length === 0);
-  const info = new CertificationRequestInfo({
-    version: 0,
-    subject,
-    subjectPKInfo: spkiFromKey(key),
-    attributes: new Attributes([
-      new ax.Attribute({ type: EXTENSION_REQUEST_OID, values: [AsnConvert.serialize(new ax.Extensions(extensions))] }),
-    ]),
-  });
-  const signatureAlgorithm = signatureAlgorithmFor(key);
-  const tbs = AsnConvert.serialize(info);
-  const signature = await signTBS(key, tbs);
-  const csr = new CertificationRequest({ certificationRequestInfo: info, signatureAlgorithm, signature: new Uint8Array(signature).buffer });
-  return encodePEM('CERTIFICATE REQUEST', AsnConvert.serialize(csr));
+  const extensions = requestExtensions(template, subject.length === EMPTY_NAME_LENGTH);
+  const extensionRequest = sequence(oid(EXTENSION_REQUEST_OID), setOf([encodeExtensions(extensions)]));
+  // attributes is [0] IMPLICIT SET OF Attribute.
+  const info = sequence(integer(0), subject, spkiDER(key), tlv(0xa0, extensionRequest));
+  const signature = await signTBS(key, info);
+  return encodePEM('CERTIFICATE REQUEST', sequence(info, signatureAlgorithmFor(key), bitString(signature)));
 }
 
 // Signing parses the CSR that the request flow has parsed already; keep recent results.
@@ -76,43 +68,81 @@ export function parseCSR(pem: string): CSRInfo {
   return info;
 }
 
+interface DecodedCSR {
+  info: Buffer;
+  subject: Buffer;
+  spki: Buffer;
+  extensions: Extension[];
+  signatureAlgorithm: string;
+  signature: Buffer;
+}
+
+function decodeCSR(der: Buffer): DecodedCSR {
+  const csr = contents(readSingle(der, TAG.SEQUENCE, 'CertificationRequest'), 'CertificationRequest');
+  const infoEl = csr.expect(TAG.SEQUENCE, 'certificationRequestInfo');
+  const algorithm = contents(csr.expect(TAG.SEQUENCE, 'signatureAlgorithm'), 'signatureAlgorithm');
+  const signature = decodeOctetAlignedBitString(csr.expect(TAG.BIT_STRING, 'signature'));
+  csr.end();
+  const info = contents(infoEl, 'certificationRequestInfo');
+  const version = decodeSmallInteger(info.expect(TAG.INTEGER, 'version'));
+  if (version !== 0) throw new Error(`unsupported version ${version}`);
+  const subject = info.expect(TAG.SEQUENCE, 'subject').der;
+  const spki = info.expect(TAG.SEQUENCE, 'subjectPKInfo').der;
+  const attributes = info.optional(0xa0);
+  info.end();
+  const extensions: Extension[] = [];
+  if (attributes) {
+    const attrs = contents(attributes, 'attributes');
+    while (!attrs.done) {
+      const attr = contents(attrs.expect(TAG.SEQUENCE, 'Attribute'), 'Attribute');
+      const type = decodeOID(attr.expect(TAG.OID, 'attribute type'));
+      const values = contents(attr.expect(TAG.SET, 'attribute values'), 'attribute values');
+      attr.end();
+      if (type !== EXTENSION_REQUEST_OID) continue;
+      while (!values.done) extensions.push(...decodeExtensions(values.expect(TAG.SEQUENCE, 'extensionRequest')));
+    }
+  }
+  return {
+    info: infoEl.der, subject, spki, extensions,
+    signatureAlgorithm: decodeOID(algorithm.expect(TAG.OID, 'signature algorithm')), signature,
+  };
+}
+
 function parseCSRUncached(pem: string): CSRInfo {
   const block = decodePEMBlocks(typeof pem === 'string' ? pem : '')
     .find((b) => b.type === 'CERTIFICATE REQUEST' || b.type === 'NEW CERTIFICATE REQUEST');
   if (!block) throw new Error('invalid certificate request: no CERTIFICATE REQUEST PEM block found');
-  let csr: CertificationRequest;
+  let csr: DecodedCSR;
   let publicKey: crypto.KeyObject;
+  let verified: boolean;
   try {
-    csr = AsnConvert.parse(block.der, CertificationRequest);
-    publicKey = publicKeyFromSPKI(Buffer.from(AsnConvert.serialize(csr.certificationRequestInfo.subjectPKInfo)));
+    csr = decodeCSR(block.der);
+    publicKey = publicKeyFromSPKI(csr.spki);
+    verified = verifyTBS(publicKey, csr.signatureAlgorithm, csr.info, csr.signature);
   } catch (err) {
     throw new Error(`invalid certificate request: ${(err as Error).message}`);
   }
-  const info = csr.certificationRequestInfo;
-  const tbs = csr.certificationRequestInfoRaw ?? AsnConvert.serialize(info);
-  if (!verifyTBS(publicKey, csr.signatureAlgorithm.algorithm, tbs, csr.signature)) {
-    throw new Error('invalid certificate request: signature does not verify');
-  }
-  const extensions: ax.Extension[] = [];
-  for (const attr of info.attributes) {
-    if (attr.type !== EXTENSION_REQUEST_OID) continue;
-    for (const v of attr.values) extensions.push(...AsnConvert.parse(v, ax.Extensions));
-  }
+  if (!verified) throw new Error('invalid certificate request: signature does not verify');
   let fields;
+  let name;
   try {
-    fields = fieldsFromExtensions(extensions);
+    fields = fieldsFromExtensions(csr.extensions);
   } catch (err) {
     throw new Error(`invalid certificate request: bad extension: ${(err as Error).message}`);
   }
-  const { commonName, subject } = subjectFieldsFromName(info.subject);
-  const template: CertificateTemplate = { ...fields.template, subject };
-  if (commonName !== undefined) template.commonName = commonName;
+  try {
+    name = subjectFieldsFromName(decodeName(csr.subject));
+  } catch (err) {
+    throw new Error(`invalid certificate request: subject: ${(err as Error).message}`);
+  }
+  const template: CertificateTemplate = { ...fields.template, subject: name.subject };
+  if (name.commonName !== undefined) template.commonName = name.commonName;
   return {
     template,
     publicKey,
     publicKeyFingerprint: publicKeyFingerprint(publicKey),
-    subjectDER: Buffer.from(AsnConvert.serialize(info.subject)),
+    subjectDER: csr.subject,
     hasUsages: fields.hasUsages,
-    extensions,
+    extensions: csr.extensions,
   };
 }

@@ -6,7 +6,6 @@ import type { CertificateInfo } from './parse.ts';
 import type { CertificateTemplate, OtherName, X509Subject } from './template.ts';
 import { effectiveUsages } from './usages.ts';
 import { canonicalIP, subjectNameFromTemplate } from './x509-fields.ts';
-import { AsnConvert } from '@peculiar/asn1-schema';
 
 export type WantedCertificate = CertificateTemplate & { keySpec?: KeySpec };
 
@@ -31,7 +30,7 @@ function subjectMismatches(have: CertificateTemplate, haveSubjectDER: Buffer, wa
   if (want.literalSubject) {
     let wantDER: Buffer;
     try {
-      wantDER = Buffer.from(AsnConvert.serialize(subjectNameFromTemplate({ literalSubject: want.literalSubject })));
+      wantDER = subjectNameFromTemplate({ literalSubject: want.literalSubject });
     } catch {
       return ['spec.literalSubject'];
     }

@@ -1,13 +1,15 @@
-import 'reflect-metadata';
+// X.509 certificates (RFC 5280), decoded with the DER codec in der.ts.
 import crypto from 'node:crypto';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import * as ax from '@peculiar/asn1-x509';
+import {
+  contents, decodeIntegerBytes, decodeOctetAlignedBitString, decodeOID, decodeSmallInteger, decodeTime, readSingle, TAG,
+  type DERReader,
+} from './der.ts';
 import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
 import { certificateBlocks } from './pem.ts';
 import { publicKeyFromSPKI } from './spki.ts';
 import { signatureAlgorithmName, verifyTBS } from './signature.ts';
 import type { CertificateTemplate } from './template.ts';
-import { fieldsFromExtensions, formatName, subjectFieldsFromName } from './x509-fields.ts';
+import { decodeExtensions, decodeName, fieldsFromExtensions, formatName, subjectFieldsFromName, type Extension } from './x509-fields.ts';
 
 export { splitPEM } from './pem.ts';
 
@@ -33,49 +35,113 @@ export interface CertificateInfo {
   der: Buffer;
 }
 
+/** A certificate's parts as slices of its DER: nothing is re-encoded. */
+export interface DecodedCertificate {
+  tbs: Buffer;
+  version: number;
+  serialNumber: Buffer;
+  issuer: Buffer;
+  subject: Buffer;
+  notBefore: Date;
+  notAfter: Date;
+  spki: Buffer;
+  extensions: Extension[];
+  signatureAlgorithm: string;
+  signature: Buffer;
+}
+
+function readTime(r: DERReader, name: string): Date {
+  const t = r.peekTag();
+  return decodeTime(r.expect(t === TAG.GENERALIZED_TIME ? TAG.GENERALIZED_TIME : TAG.UTC_TIME, name));
+}
+
+/** Throws a DERError (or Error) naming the first part that is not as RFC 5280 describes it. */
+export function decodeCertificate(der: Buffer): DecodedCertificate {
+  const cert = contents(readSingle(der, TAG.SEQUENCE, 'Certificate'), 'Certificate');
+  const tbsEl = cert.expect(TAG.SEQUENCE, 'tbsCertificate');
+  const algorithm = contents(cert.expect(TAG.SEQUENCE, 'signatureAlgorithm'), 'signatureAlgorithm');
+  const signature = decodeOctetAlignedBitString(cert.expect(TAG.BIT_STRING, 'signatureValue'));
+  cert.end();
+  const tbs = contents(tbsEl, 'tbsCertificate');
+  // version is [0] EXPLICIT INTEGER DEFAULT v1(0).
+  const versionEl = tbs.optional(0xa0);
+  let version = 0;
+  if (versionEl) {
+    const v = contents(versionEl, 'version');
+    version = decodeSmallInteger(v.expect(TAG.INTEGER, 'version'));
+    v.end();
+    if (version > 2) throw new Error(`unsupported version ${version + 1}`);
+  }
+  const serialNumber = decodeIntegerBytes(tbs.expect(TAG.INTEGER, 'serialNumber'));
+  tbs.expect(TAG.SEQUENCE, 'signature');
+  const issuer = tbs.expect(TAG.SEQUENCE, 'issuer').der;
+  const validity = contents(tbs.expect(TAG.SEQUENCE, 'validity'), 'validity');
+  const notBefore = readTime(validity, 'notBefore');
+  const notAfter = readTime(validity, 'notAfter');
+  validity.end();
+  const subject = tbs.expect(TAG.SEQUENCE, 'subject').der;
+  const spki = tbs.expect(TAG.SEQUENCE, 'subjectPublicKeyInfo').der;
+  tbs.optional(0x81); // issuerUniqueID
+  tbs.optional(0x82); // subjectUniqueID
+  const extensionsEl = tbs.optional(0xa3);
+  tbs.end();
+  let extensions: Extension[] = [];
+  if (extensionsEl) {
+    const wrapper = contents(extensionsEl, 'extensions');
+    extensions = decodeExtensions(wrapper.expect(TAG.SEQUENCE, 'extensions'));
+    wrapper.end();
+  }
+  return {
+    tbs: tbsEl.der, version, serialNumber, issuer, subject, notBefore, notAfter, spki, extensions,
+    signatureAlgorithm: decodeOID(algorithm.expect(TAG.OID, 'signature algorithm')), signature,
+  };
+}
+
 /** Parses the first certificate of a bundle. */
 export function parseCertificate(pem: string): CertificateInfo {
   const block = certificateBlocks(typeof pem === 'string' ? pem : '')[0];
   if (!block) throw new Error('invalid certificate: no CERTIFICATE PEM block found');
-  let cert: ax.Certificate;
+  let cert: DecodedCertificate;
   let publicKey: crypto.KeyObject;
   let fields;
+  let subjectFields;
+  let subjectText;
+  let issuerText;
   try {
-    cert = AsnConvert.parse(block.der, ax.Certificate);
-    const spkiDER = Buffer.from(AsnConvert.serialize(cert.tbsCertificate.subjectPublicKeyInfo));
-    publicKey = publicKeyFromSPKI(spkiDER);
-    fields = fieldsFromExtensions(cert.tbsCertificate.extensions ?? []);
+    cert = decodeCertificate(block.der);
+    publicKey = publicKeyFromSPKI(cert.spki);
+    fields = fieldsFromExtensions(cert.extensions);
+    const subjectName = decodeName(cert.subject);
+    subjectFields = subjectFieldsFromName(subjectName);
+    subjectText = formatName(subjectName);
+    issuerText = formatName(decodeName(cert.issuer));
   } catch (err) {
     throw new Error(`invalid certificate: ${(err as Error).message}`);
   }
-  const tbs = cert.tbsCertificate;
-  const { commonName, subject } = subjectFieldsFromName(tbs.subject);
+  const { commonName, subject } = subjectFields;
   const template: CertificateTemplate = { ...fields.template, subject };
   if (commonName !== undefined) template.commonName = commonName;
-  const subjectDER = Buffer.from(AsnConvert.serialize(tbs.subject));
-  const issuerDER = Buffer.from(AsnConvert.serialize(tbs.issuer));
   let selfSigned = false;
-  if (subjectDER.equals(issuerDER)) {
-    const raw = cert.tbsCertificateRaw ?? AsnConvert.serialize(tbs);
+  if (cert.subject.equals(cert.issuer)) {
     try {
-      selfSigned = verifyTBS(publicKey, cert.signatureAlgorithm.algorithm, raw, cert.signatureValue);
+      selfSigned = verifyTBS(publicKey, cert.signatureAlgorithm, cert.tbs, cert.signature);
     } catch {
       selfSigned = false;
     }
   }
   return {
     template,
-    notBefore: tbs.validity.notBefore.getTime(),
-    notAfter: tbs.validity.notAfter.getTime(),
-    serialNumber: Buffer.from(tbs.serialNumber).toString('hex').replace(/^(00)+(?=.)/, ''),
-    issuer: formatName(tbs.issuer),
-    subject: formatName(tbs.subject),
+    notBefore: cert.notBefore,
+    notAfter: cert.notAfter,
+    serialNumber: cert.serialNumber.toString('hex').replace(/^(00)+(?=.)/, ''),
+    issuer: issuerText,
+    subject: subjectText,
     isCA: fields.template.isCA ?? false,
     publicKey,
     publicKeyFingerprint: publicKeyFingerprint(publicKey),
-    signatureAlgorithm: signatureAlgorithmName(cert.signatureAlgorithm.algorithm),
+    signatureAlgorithm: signatureAlgorithmName(cert.signatureAlgorithm),
     selfSigned,
-    subjectDER,
+    subjectDER: cert.subject,
     subjectKeyId: fields.subjectKeyId?.toString('hex'),
     authorityKeyId: fields.authorityKeyId?.toString('hex'),
     der: block.der,

@@ -1,14 +1,14 @@
-import 'reflect-metadata';
 import crypto from 'node:crypto';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import * as ax from '@peculiar/asn1-x509';
-import { parseCSR, spkiFromKey } from './csr.ts';
+import { bitString, explicit, integer, sequence, time } from './der.ts';
+import { parseCSR } from './csr.ts';
 import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
+import { decodeCertificate } from './parse.ts';
 import { certificateBlocks, encodePEM } from './pem.ts';
+import { spkiDER } from './spki.ts';
 import { signatureAlgorithmFor, signTBS } from './signature.ts';
 import {
-  authorityKeyIdentifierExtension, basicConstraintsExtension, fieldsFromExtensions, keyIdentifier,
-  keyUsageExtensions, subjectKeyIdentifierExtension,
+  authorityKeyIdentifierExtension, basicConstraintsExtension, encodeExtensions, EXTENSION_OID, fieldsFromExtensions,
+  keyIdentifier, keyUsageExtensions, subjectKeyIdentifierExtension, type Extension,
 } from './x509-fields.ts';
 
 export interface SignOptions {
@@ -25,21 +25,21 @@ export interface SignOptions {
   clipToIssuer?: boolean;
 }
 
-const COPIED_FROM_REQUEST = new Set([ax.id_ce_subjectAltName, ax.id_ce_nameConstraints]);
+const COPIED_FROM_REQUEST = new Set<string>([EXTENSION_OID.subjectAltName, EXTENSION_OID.nameConstraints]);
 
 /** 16 random bytes with the top bit clear: a positive 128-bit serial with no DER padding byte. */
-function randomSerial(): ArrayBuffer {
+function randomSerial(): Buffer {
   const b = crypto.randomBytes(16);
   b[0] &= 0x7f;
   if (b[0] === 0) b[0] = 1;
-  return new Uint8Array(b).buffer;
+  return b;
 }
 
 function floorToSecond(ms: number): Date {
   return new Date(Math.floor(ms / 1000) * 1000);
 }
 
-interface Signer { key: crypto.KeyObject; subject: ax.Name; keyId: Buffer; notAfter?: Date }
+interface Signer { key: crypto.KeyObject; /** DER of the issuer's subject Name */ subject: Buffer; keyId: Buffer; notAfter?: Date }
 
 // A CA signs many certificates in a row; decoding and cross-checking its pair once saves ~1 ms each.
 const issuerCache = new Map<string, Signer>();
@@ -58,25 +58,23 @@ function loadIssuer(certPem: string, keyPem: string): Signer {
 function decodeIssuer(certPem: string, keyPem: string): Signer {
   const block = certificateBlocks(certPem)[0];
   if (!block) throw new Error('issuer certificate: no CERTIFICATE PEM block found');
-  let cert: ax.Certificate;
+  let cert;
   try {
-    cert = AsnConvert.parse(block.der, ax.Certificate);
+    cert = decodeCertificate(block.der);
   } catch (err) {
     throw new Error(`issuer certificate: cannot decode: ${(err as Error).message}`);
   }
   const key = parsePrivateKey(keyPem);
-  const tbs = cert.tbsCertificate;
-  const issuerSpkiDER = Buffer.from(AsnConvert.serialize(tbs.subjectPublicKeyInfo));
-  if (publicKeyFingerprint(key) !== crypto.createHash('sha256').update(issuerSpkiDER).digest('hex')) {
+  if (publicKeyFingerprint(key) !== crypto.createHash('sha256').update(cert.spki).digest('hex')) {
     throw new Error('issuer private key does not match the issuer certificate');
   }
-  const fields = fieldsFromExtensions(tbs.extensions ?? []);
-  return {
-    key,
-    subject: tbs.subject,
-    keyId: fields.subjectKeyId ?? keyIdentifier(tbs.subjectPublicKeyInfo),
-    notAfter: tbs.validity.notAfter.getTime(),
-  };
+  let keyId: Buffer;
+  try {
+    keyId = fieldsFromExtensions(cert.extensions).subjectKeyId ?? keyIdentifier(cert.spki);
+  } catch (err) {
+    throw new Error(`issuer certificate: cannot decode: ${(err as Error).message}`);
+  }
+  return { key, subject: Buffer.from(cert.subject), keyId, notAfter: cert.notAfter };
 }
 
 /**
@@ -95,12 +93,12 @@ export async function signCertificate(o: SignOptions): Promise<string> {
     const key = parsePrivateKey(o.selfSignKeyPem);
     if (publicKeyFingerprint(key) !== csr.publicKeyFingerprint) throw new Error('CSR not signed by referenced private key');
     selfSigned = true;
-    signer = { key, subject: new ax.Name(), keyId: Buffer.alloc(0) };
+    signer = { key, subject: csr.subjectDER, keyId: Buffer.alloc(0) };
   }
-  const subject = AsnConvert.parse(csr.subjectDER, ax.Name);
-  const spki = spkiFromKey(csr.publicKey);
+  const subject = csr.subjectDER;
+  const spki = spkiDER(csr.publicKey);
   const subjectKeyId = keyIdentifier(spki);
-  if (selfSigned) signer = { ...signer, subject, keyId: subjectKeyId };
+  if (selfSigned) signer = { ...signer, keyId: subjectKeyId };
 
   if (!Number.isFinite(o.durationMs) || o.durationMs <= 0) throw new Error('certificate duration must be positive');
   const notBefore = floorToSecond(o.notBefore.getTime());
@@ -110,26 +108,25 @@ export async function signCertificate(o: SignOptions): Promise<string> {
   const isCA = o.isCA ?? csr.template.isCA ?? false;
   // Without explicit usages, keep what the request asked for, else the cert-manager defaults.
   const usages = o.usages ?? (csr.hasUsages ? csr.template.usages : undefined);
-  const extensions: ax.Extension[] = [
+  const extensions: Extension[] = [
     ...keyUsageExtensions(usages, isCA),
     basicConstraintsExtension(isCA, o.maxPathLen ?? csr.template.maxPathLen),
     subjectKeyIdentifierExtension(subjectKeyId),
   ];
   if (!selfSigned) extensions.push(authorityKeyIdentifierExtension(signer.keyId));
-  extensions.push(...csr.extensions.filter((e) => COPIED_FROM_REQUEST.has(e.extnID)));
+  extensions.push(...csr.extensions.filter((e) => COPIED_FROM_REQUEST.has(e.id)));
 
   const signatureAlgorithm = signatureAlgorithmFor(signer.key);
-  const tbs = new ax.TBSCertificate({
-    version: ax.Version.v3,
-    serialNumber: randomSerial(),
-    signature: signatureAlgorithm,
-    issuer: signer.subject,
-    validity: new ax.Validity({ notBefore, notAfter }),
+  const tbs = sequence(
+    explicit(0, integer(2)), // v3
+    integer(randomSerial()),
+    signatureAlgorithm,
+    signer.subject,
+    sequence(time(notBefore), time(notAfter)),
     subject,
-    subjectPublicKeyInfo: spki,
-    extensions: new ax.Extensions(extensions),
-  });
-  const signature = await signTBS(signer.key, AsnConvert.serialize(tbs));
-  const cert = new ax.Certificate({ tbsCertificate: tbs, signatureAlgorithm, signatureValue: new Uint8Array(signature).buffer });
-  return encodePEM('CERTIFICATE', AsnConvert.serialize(cert));
+    spki,
+    explicit(3, encodeExtensions(extensions)),
+  );
+  const signature = await signTBS(signer.key, tbs);
+  return encodePEM('CERTIFICATE', sequence(tbs, signatureAlgorithm, bitString(signature)));
 }

@@ -1,9 +1,6 @@
 import crypto from 'node:crypto';
-import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
+import { NULL, oid, sequence } from './der.ts';
 import { describeKey } from './keys.ts';
-
-// DER of ASN.1 NULL: RSA signature AlgorithmIdentifiers carry explicit NULL parameters (RFC 4055).
-const NULL_PARAMS = new Uint8Array([0x05, 0x00]).buffer;
 
 interface SignatureScheme { oid: string; hash: string | null; name: string; rsa: boolean }
 
@@ -31,33 +28,40 @@ function schemeForKey(key: crypto.KeyObject): SignatureScheme {
   return SCHEME_BY_NAME.get(name)!;
 }
 
-export function signatureAlgorithmFor(key: crypto.KeyObject): AlgorithmIdentifier {
+const algorithmIdentifierDER = new Map<string, Buffer>();
+
+/** DER of the AlgorithmIdentifier; RSA ones carry explicit NULL parameters (RFC 4055), ECDSA and Ed25519 none. */
+export function signatureAlgorithmFor(key: crypto.KeyObject): Buffer {
   const s = schemeForKey(key);
-  return new AlgorithmIdentifier({ algorithm: s.oid, parameters: s.rsa ? NULL_PARAMS : undefined });
+  let der = algorithmIdentifierDER.get(s.oid);
+  if (!der) {
+    der = s.rsa ? sequence(oid(s.oid), NULL) : sequence(oid(s.oid));
+    algorithmIdentifierDER.set(s.oid, der);
+  }
+  return der;
 }
 
-export function signatureAlgorithmName(oid: string): string {
-  return SCHEME_BY_OID.get(oid)?.name ?? oid;
+export function signatureAlgorithmName(algorithmOid: string): string {
+  return SCHEME_BY_OID.get(algorithmOid)?.name ?? algorithmOid;
 }
 
 /**
  * RSA signing goes to the libuv pool (it costs milliseconds); ECDSA and Ed25519 sign inline
  * because the pool round trip costs more than the signature.
  */
-export async function signTBS(key: crypto.KeyObject, tbs: ArrayBuffer): Promise<Buffer> {
+export async function signTBS(key: crypto.KeyObject, data: Uint8Array): Promise<Buffer> {
   const s = schemeForKey(key);
-  const data = new Uint8Array(tbs);
   if (!s.rsa) return crypto.sign(s.hash, data, key);
   return new Promise((resolve, reject) => {
     crypto.sign(s.hash, data, key, (err, sig) => (err ? reject(err) : resolve(sig)));
   });
 }
 
-export function verifyTBS(publicKey: crypto.KeyObject, algorithmOid: string, tbs: ArrayBuffer, signature: ArrayBuffer): boolean {
+export function verifyTBS(publicKey: crypto.KeyObject, algorithmOid: string, tbs: Uint8Array, signature: Uint8Array): boolean {
   const s = SCHEME_BY_OID.get(algorithmOid);
   if (!s) throw new Error(`unsupported signature algorithm ${algorithmOid}`);
   try {
-    return crypto.verify(s.hash, new Uint8Array(tbs), publicKey, new Uint8Array(signature));
+    return crypto.verify(s.hash, tbs, publicKey, signature);
   } catch {
     return false;
   }

@@ -1,10 +1,13 @@
-// Mapping between CertificateTemplate and the X.509 structures (subject Name, extensions) shared by CSRs and certificates.
+// Mapping between CertificateTemplate and the X.509 structures (subject Name, extensions) shared by CSRs and
+// certificates, encoded and decoded with the DER codec in der.ts.
 import 'reflect-metadata';
 import crypto from 'node:crypto';
-import * as asn1js from 'asn1js';
-import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
-import * as ax from '@peculiar/asn1-x509';
 import { Name as X509Name } from '@peculiar/x509';
+import {
+  boolean, contents, DERError, DERReader, decodeBoolean, decodeNamedBits, decodeOctetAlignedBitString, decodeOID,
+  decodeSmallInteger, decodeString, explicit, implicit, integer, namedBits, octetString, oid, printableString,
+  readSingle, sequence, setOf, TAG, tlv, utf8String, type DERElement,
+} from './der.ts';
 import type { CertificateTemplate, NameConstraintItems, NameConstraints, OtherName, X509Subject } from './template.ts';
 import { decodeUsages, encodeUsages } from './usages.ts';
 
@@ -13,6 +16,11 @@ const OID = {
   street: '2.5.4.9', organization: '2.5.4.10', organizationalUnit: '2.5.4.11', postalCode: '2.5.4.17',
   uid: '0.9.2342.19200300.100.1.1', domainComponent: '0.9.2342.19200300.100.1.25', email: '1.2.840.113549.1.9.1',
 };
+
+export const EXTENSION_OID = {
+  subjectKeyIdentifier: '2.5.29.14', keyUsage: '2.5.29.15', subjectAltName: '2.5.29.17', basicConstraints: '2.5.29.19',
+  nameConstraints: '2.5.29.30', authorityKeyIdentifier: '2.5.29.35', extKeyUsage: '2.5.29.37',
+} as const;
 
 /** RFC 4514 keys cert-manager's literalSubject accepts beyond those @peculiar/x509 knows. */
 const LITERAL_SUBJECT_EXTRA_KEYS: Record<string, string> = {
@@ -33,35 +41,90 @@ const SUBJECT_FIELD_ORDER: [keyof X509Subject, string][] = [
   ['streetAddresses', OID.street], ['postalCodes', OID.postalCode], ['organizations', OID.organization],
   ['organizationalUnits', OID.organizationalUnit],
 ];
+const SUBJECT_FIELD_BY_OID = new Map(SUBJECT_FIELD_ORDER.map(([field, o]) => [o, field]));
 
-function attributeValue(type: string, value: string): ax.AttributeTypeAndValue {
-  const printable = /^[A-Za-z0-9 '()+,\-./:=?]*$/.test(value);
-  const v = printable ? new ax.AttributeValue({ printableString: value }) : new ax.AttributeValue({ utf8String: value });
-  return new ax.AttributeTypeAndValue({ type, value: v });
+// ---- names
+
+export interface NameAttribute {
+  type: string;
+  /** the AttributeValue element, tag and length included */
+  value: Buffer;
+}
+/** An X.501 Name as its RDNs in encoded order; each RDN is a set of attributes. */
+export type DistinguishedName = NameAttribute[][];
+
+const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
+
+function attributeValue(value: string): Buffer {
+  return PRINTABLE.test(value) ? printableString(value) : utf8String(value);
 }
 
-export function subjectNameFromTemplate(t: CertificateTemplate): ax.Name {
-  if (t.literalSubject) return parseLiteralSubject(t.literalSubject);
-  const rdns: ax.RelativeDistinguishedName[] = [];
-  const s = t.subject ?? {};
-  for (const [field, oid] of SUBJECT_FIELD_ORDER) {
-    const values = (s[field] as string[] | undefined) ?? [];
-    if (values.length > 0) rdns.push(new ax.RelativeDistinguishedName(values.map((v) => attributeValue(oid, v))));
+/** Each RDN's attributes are a SET OF, so DER (and Go) sorts them by their encoding. */
+export function encodeName(name: DistinguishedName): Buffer {
+  return sequence(...name.map((rdn) => setOf(rdn.map((a) => sequence(oid(a.type), a.value)))));
+}
+
+export function decodeName(der: Buffer): DistinguishedName {
+  const rdns = contents(readSingle(der, TAG.SEQUENCE, 'Name'), 'Name');
+  const name: DistinguishedName = [];
+  while (!rdns.done) {
+    const set = contents(rdns.expect(TAG.SET, 'RelativeDistinguishedName'), 'RelativeDistinguishedName');
+    const rdn: NameAttribute[] = [];
+    while (!set.done) {
+      const atv = contents(set.expect(TAG.SEQUENCE, 'AttributeTypeAndValue'), 'AttributeTypeAndValue');
+      const type = decodeOID(atv.expect(TAG.OID, 'attribute type'));
+      const value = atv.read().der;
+      atv.end();
+      rdn.push({ type, value });
+    }
+    name.push(rdn);
   }
-  if (t.commonName) rdns.push(new ax.RelativeDistinguishedName([attributeValue(OID.commonName, t.commonName)]));
-  if (s.serialNumber) rdns.push(new ax.RelativeDistinguishedName([attributeValue(OID.serialNumber, s.serialNumber)]));
-  return new ax.Name(rdns);
+  return name;
 }
+
+function attributeString(a: NameAttribute): string | undefined {
+  return decodeString(new DERReader(a.value, 'attribute value').read());
+}
+
+/** RFC 4514's "#" + hex of the encoding stands for a value that is not a string. */
+const hexForm = (a: NameAttribute) => `#${a.value.toString('hex')}`;
+
+function attributeText(a: NameAttribute): string {
+  return attributeString(a) ?? hexForm(a);
+}
+
+/** DER of the subject the template asks for. */
+export function subjectNameFromTemplate(t: CertificateTemplate): Buffer {
+  if (t.literalSubject) return parseLiteralSubject(t.literalSubject);
+  const name: DistinguishedName = [];
+  const s = t.subject ?? {};
+  for (const [field, type] of SUBJECT_FIELD_ORDER) {
+    const values = (s[field] as string[] | undefined) ?? [];
+    if (values.length > 0) name.push(values.map((v) => ({ type, value: attributeValue(v) })));
+  }
+  if (t.commonName) name.push([{ type: OID.commonName, value: attributeValue(t.commonName) }]);
+  if (s.serialNumber) name.push([{ type: OID.serialNumber, value: attributeValue(s.serialNumber) }]);
+  return encodeName(name);
+}
+
+// Spec comparisons encode the same literalSubject on every reconcile; the RFC 4514 parser is not cheap.
+const literalSubjectDER = new Map<string, Buffer>();
+const LITERAL_SUBJECT_CACHE_LIMIT = 1024;
 
 /** RFC 4514 strings list the last RDN first, so the parsed sequence is reversed (as cert-manager does). */
-export function parseLiteralSubject(literal: string): ax.Name {
-  let parsed: ax.Name;
+export function parseLiteralSubject(literal: string): Buffer {
+  const hit = literalSubjectDER.get(literal);
+  if (hit) return hit;
+  let der: Buffer;
   try {
-    parsed = AsnConvert.parse(new X509Name(literal, LITERAL_SUBJECT_EXTRA_KEYS).toArrayBuffer(), ax.Name);
+    const parsed = decodeName(Buffer.from(new X509Name(literal, LITERAL_SUBJECT_EXTRA_KEYS).toArrayBuffer()));
+    der = encodeName(parsed.reverse());
   } catch (err) {
     throw new Error(`invalid literalSubject: ${(err as Error).message}`);
   }
-  return new ax.Name([...parsed].reverse());
+  if (literalSubjectDER.size >= LITERAL_SUBJECT_CACHE_LIMIT) literalSubjectDER.delete(literalSubjectDER.keys().next().value as string);
+  literalSubjectDER.set(literal, der);
+  return der;
 }
 
 function escapeDNValue(v: string): string {
@@ -69,134 +132,278 @@ function escapeDNValue(v: string): string {
 }
 
 /** RFC 4514 form (last RDN first), e.g. "CN=foo,O=bar". */
-export function formatName(name: ax.Name): string {
-  return [...name].reverse().map((rdn) => rdn.map((atv) => {
-    const key = SHORT_NAME_BY_OID[atv.type] ?? atv.type;
-    const raw = atv.value.anyValue ? `#${Buffer.from(atv.value.anyValue).toString('hex')}` : escapeDNValue(atv.value.toString());
-    return `${key}=${raw}`;
+export function formatName(name: DistinguishedName): string {
+  return [...name].reverse().map((rdn) => rdn.map((a) => {
+    const key = SHORT_NAME_BY_OID[a.type] ?? a.type;
+    const text = attributeString(a);
+    return `${key}=${text === undefined ? hexForm(a) : escapeDNValue(text)}`;
   }).join('+')).join(',');
 }
 
-export function subjectFieldsFromName(name: ax.Name): { commonName?: string; subject: X509Subject } {
+export function subjectFieldsFromName(name: DistinguishedName): { commonName?: string; subject: X509Subject } {
   const subject: X509Subject = {};
   let commonName: string | undefined;
   for (const rdn of name) {
-    for (const atv of rdn) {
-      const v = atv.value.toString();
-      if (atv.type === OID.commonName) { commonName ??= v; continue; }
-      if (atv.type === OID.serialNumber) { subject.serialNumber ??= v; continue; }
-      const field = SUBJECT_FIELD_ORDER.find(([, oid]) => oid === atv.type)?.[0];
-      if (field) ((subject[field] as string[] | undefined) ?? (subject[field] = [] as never) as string[]).push(v);
+    for (const a of rdn) {
+      if (a.type === OID.commonName) { commonName ??= attributeText(a); continue; }
+      if (a.type === OID.serialNumber) { subject.serialNumber ??= attributeText(a); continue; }
+      const field = SUBJECT_FIELD_BY_OID.get(a.type);
+      if (field) ((subject[field] as string[] | undefined) ?? (subject[field] = [] as never) as string[]).push(attributeText(a));
     }
   }
   return { commonName, subject };
 }
 
+// ---- IP addresses (SAN iPAddress; name constraints use address + mask)
+
+function ipv4Bytes(text: string): number[] | undefined {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (!m) return undefined;
+  const bytes = m.slice(1).map(Number);
+  return bytes.every((b) => b <= 255) ? bytes : undefined;
+}
+
+function ipv6Bytes(text: string): number[] | undefined {
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const groups = (part: string) => (part === '' ? [] : part.split(':'));
+  const head = groups(halves[0]);
+  const tail = halves.length === 2 ? groups(halves[1]) : [];
+  const words: number[] = [];
+  const all = [...head, ...(halves.length === 2 ? ['::'] : []), ...tail];
+  for (let i = 0; i < all.length; i++) {
+    const g = all[i];
+    if (g === '::') { words.push(-1); continue; }
+    if (i === all.length - 1 && g.includes('.')) {
+      const v4 = ipv4Bytes(g);
+      if (!v4) return undefined;
+      words.push((v4[0] << 8) | v4[1], (v4[2] << 8) | v4[3]);
+    } else if (/^[0-9a-fA-F]{1,4}$/.test(g)) {
+      words.push(parseInt(g, 16));
+    } else {
+      return undefined;
+    }
+  }
+  const gap = words.indexOf(-1);
+  const explicitWords = words.length - (gap >= 0 ? 1 : 0);
+  if (gap >= 0 ? explicitWords > 7 : explicitWords !== 8) return undefined;
+  const full = gap >= 0 ? [...words.slice(0, gap), ...new Array(8 - explicitWords).fill(0), ...words.slice(gap + 1)] : words;
+  return full.flatMap((w) => [w >> 8, w & 0xff]);
+}
+
+/** Octets of an address, or of address + mask for "addr/prefix" when ranges are allowed. */
+function ipOctets(text: string, allowRange: boolean): Buffer {
+  const slash = text.indexOf('/');
+  const addrText = slash >= 0 ? text.slice(0, slash) : text;
+  const addr = ipv4Bytes(addrText) ?? ipv6Bytes(addrText);
+  if (!addr) throw new Error(`invalid IP address ${JSON.stringify(text)}`);
+  if (slash < 0) return Buffer.from(addr);
+  const prefixText = text.slice(slash + 1);
+  const prefix = Number(prefixText);
+  if (!allowRange || !/^\d{1,3}$/.test(prefixText) || prefix > addr.length * 8) throw new Error(`invalid IP range ${JSON.stringify(text)}`);
+  const mask = addr.map((_, i) => (prefix >= (i + 1) * 8 ? 0xff : prefix <= i * 8 ? 0 : (0xff << (8 - (prefix - i * 8))) & 0xff));
+  return Buffer.from([...addr, ...mask]);
+}
+
+/** RFC 5952 text: lower case, no leading zeros, the first longest run of two or more zero groups as "::". */
+function ipv6Text(b: Buffer): string {
+  const words: number[] = [];
+  for (let i = 0; i < 16; i += 2) words.push((b[i] << 8) | b[i + 1]);
+  let bestStart = -1;
+  let bestLen = 0;
+  for (let i = 0; i < 8;) {
+    if (words[i] !== 0) { i++; continue; }
+    let j = i;
+    while (j < 8 && words[j] === 0) j++;
+    if (j - i > bestLen) { bestStart = i; bestLen = j - i; }
+    i = j;
+  }
+  const hex = words.map((w) => w.toString(16));
+  if (bestLen < 2) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+}
+
+function ipText(b: Buffer): string {
+  switch (b.length) {
+    case 4: return [...b].join('.');
+    case 16: return ipv6Text(b);
+    case 8: case 32: {
+      const half = b.length / 2;
+      let prefix = 0;
+      for (const m of b.subarray(half)) for (let x = m; x; x &= x - 1) prefix++;
+      return `${ipText(b.subarray(0, half))}/${prefix}`;
+    }
+    default: throw new DERError(`IP address of ${b.length} bytes`);
+  }
+}
+
 export function canonicalIP(ip: string): string {
   try {
-    // A DER round trip gives the library's canonical text form (lower-case, compressed IPv6).
-    const der = AsnConvert.serialize(new ax.GeneralName({ iPAddress: ip.trim() }));
-    return AsnConvert.parse(der, ax.GeneralName).iPAddress ?? ip;
+    return ipText(ipOctets(ip.trim(), true));
   } catch {
     return ip;
   }
 }
 
-function utf8OtherName(o: OtherName): ax.GeneralName {
-  const value = new asn1js.Utf8String({ value: o.utf8Value }).toBER(false);
-  return new ax.GeneralName({ otherName: new ax.OtherName({ typeId: o.oid, value }) });
+// ---- general names
+
+const GN = { otherName: 0, rfc822Name: 1, dNSName: 2, uniformResourceIdentifier: 6, iPAddress: 7 } as const;
+
+const ia5 = (n: number, s: string) => implicit(n, Buffer.from(s, 'utf8'));
+
+function otherNameDER(o: OtherName): Buffer {
+  return tlv(0xa0 | GN.otherName, oid(o.oid), explicit(0, utf8String(o.utf8Value)));
 }
 
-function otherNameFromAsn(o: ax.OtherName): OtherName {
-  const parsed = asn1js.fromBER(o.value);
-  let inner = parsed.result;
-  // Depending on how the [0] wrapper was consumed, the value may still carry it.
-  if (inner.idBlock.tagClass === 3 && inner instanceof asn1js.Constructed) inner = inner.valueBlock.value[0];
-  if (!(inner instanceof asn1js.Utf8String)) throw new Error(`otherName ${o.typeId} is not a UTF8String`);
-  return { oid: o.typeId, utf8Value: inner.valueBlock.value };
+function decodeOtherName(el: DERElement): OtherName {
+  const r = contents(el, 'otherName');
+  const typeId = decodeOID(r.expect(TAG.OID, 'otherName type-id'));
+  const wrapped = contents(r.expect(0xa0, 'otherName value'), 'otherName value');
+  r.end();
+  const inner = wrapped.read();
+  wrapped.end();
+  if (inner.tag !== TAG.UTF8_STRING) throw new Error(`otherName ${typeId} is not a UTF8String`);
+  return { oid: typeId, utf8Value: inner.value.toString('utf8') };
 }
 
-function generalNamesFromTemplate(t: CertificateTemplate): ax.GeneralName[] {
+/** One GeneralName in the template's vocabulary; kinds certsmith does not model come back as undefined. */
+type DecodedGeneralName =
+  | { kind: 'dns' | 'email' | 'uri' | 'ip'; text: string }
+  | { kind: 'other'; other: OtherName }
+  | undefined;
+
+function decodeGeneralName(el: DERElement): DecodedGeneralName {
+  switch (el.tag) {
+    case 0xa0 | GN.otherName: return { kind: 'other', other: decodeOtherName(el) };
+    case 0x80 | GN.rfc822Name: return { kind: 'email', text: el.value.toString('utf8') };
+    case 0x80 | GN.dNSName: return { kind: 'dns', text: el.value.toString('utf8') };
+    case 0x80 | GN.uniformResourceIdentifier: return { kind: 'uri', text: el.value.toString('utf8') };
+    case 0x80 | GN.iPAddress: return { kind: 'ip', text: ipText(el.value) };
+    default: return undefined;
+  }
+}
+
+function generalNamesFromTemplate(t: CertificateTemplate): Buffer[] {
   return [
-    ...(t.dnsNames ?? []).map((d) => new ax.GeneralName({ dNSName: d })),
-    ...(t.emailAddresses ?? []).map((e) => new ax.GeneralName({ rfc822Name: e })),
-    ...(t.ipAddresses ?? []).map((ip) => new ax.GeneralName({ iPAddress: canonicalIP(ip) })),
-    ...(t.uris ?? []).map((u) => new ax.GeneralName({ uniformResourceIdentifier: u })),
-    ...(t.otherNames ?? []).map(utf8OtherName),
+    ...(t.dnsNames ?? []).map((d) => ia5(GN.dNSName, d)),
+    ...(t.emailAddresses ?? []).map((e) => ia5(GN.rfc822Name, e)),
+    ...(t.ipAddresses ?? []).map((ip) => implicit(GN.iPAddress, ipOctets(ip.trim(), false))),
+    ...(t.uris ?? []).map((u) => ia5(GN.uniformResourceIdentifier, u)),
+    ...(t.otherNames ?? []).map(otherNameDER),
   ];
 }
 
-function subtrees(items: NameConstraintItems | undefined): ax.GeneralSubtrees | undefined {
+function subtrees(n: number, items: NameConstraintItems | undefined): Buffer | undefined {
   if (!items) return undefined;
   const names = [
-    ...(items.dnsDomains ?? []).map((d) => new ax.GeneralName({ dNSName: d })),
-    ...(items.ipRanges ?? []).map((r) => new ax.GeneralName({ iPAddress: r })),
-    ...(items.emailAddresses ?? []).map((e) => new ax.GeneralName({ rfc822Name: e })),
-    ...(items.uriDomains ?? []).map((u) => new ax.GeneralName({ uniformResourceIdentifier: u })),
+    ...(items.dnsDomains ?? []).map((d) => ia5(GN.dNSName, d)),
+    ...(items.ipRanges ?? []).map((r) => implicit(GN.iPAddress, ipOctets(r.trim(), true))),
+    ...(items.emailAddresses ?? []).map((e) => ia5(GN.rfc822Name, e)),
+    ...(items.uriDomains ?? []).map((u) => ia5(GN.uniformResourceIdentifier, u)),
   ];
-  return names.length > 0 ? new ax.GeneralSubtrees(names.map((base) => new ax.GeneralSubtree({ base }))) : undefined;
+  // GeneralSubtree's minimum (DEFAULT 0) and maximum are never set, so each subtree is just its base.
+  return names.length > 0 ? tlv(0xa0 | n, ...names.map((base) => sequence(base))) : undefined;
 }
 
-function constraintItems(trees: ax.GeneralSubtrees | undefined): NameConstraintItems | undefined {
-  if (!trees || trees.length === 0) return undefined;
+function constraintItems(el: DERElement | undefined): NameConstraintItems | undefined {
+  if (!el) return undefined;
+  const r = contents(el, 'GeneralSubtrees');
+  if (r.done) return undefined;
   const items: NameConstraintItems = {};
   const add = (k: keyof NameConstraintItems, v: string) => (items[k] ??= []).push(v);
-  for (const { base } of trees) {
-    if (base.dNSName !== undefined) add('dnsDomains', base.dNSName);
-    else if (base.iPAddress !== undefined) add('ipRanges', base.iPAddress);
-    else if (base.rfc822Name !== undefined) add('emailAddresses', base.rfc822Name);
-    else if (base.uniformResourceIdentifier !== undefined) add('uriDomains', base.uniformResourceIdentifier);
+  while (!r.done) {
+    const subtree = contents(r.expect(TAG.SEQUENCE, 'GeneralSubtree'), 'GeneralSubtree');
+    const gn = decodeGeneralName(subtree.read());
+    if (gn?.kind === 'dns') add('dnsDomains', gn.text);
+    else if (gn?.kind === 'ip') add('ipRanges', gn.text);
+    else if (gn?.kind === 'email') add('emailAddresses', gn.text);
+    else if (gn?.kind === 'uri') add('uriDomains', gn.text);
   }
   return items;
 }
 
-function ext(extnID: string, critical: boolean, value: unknown): ax.Extension {
-  return new ax.Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
+// ---- extensions
+
+export interface Extension {
+  id: string;
+  critical: boolean;
+  /** the contents of extnValue: the extension's own DER */
+  value: Buffer;
 }
 
-export function keyUsageExtensions(usages: string[] | undefined, isCA: boolean): ax.Extension[] {
-  const { keyUsageBits, extKeyUsageOids } = encodeUsages(usages, isCA);
-  const out: ax.Extension[] = [];
-  if (keyUsageBits.length > 0) {
-    // RFC 5280 recommends KU critical; Go's x509 marks it so.
-    out.push(ext(ax.id_ce_keyUsage, true, new ax.KeyUsage(keyUsageBits.reduce((f, b) => f | (1 << b), 0))));
+export function encodeExtension(e: Extension): Buffer {
+  // critical is BOOLEAN DEFAULT FALSE, so DER leaves out a false one.
+  return e.critical ? sequence(oid(e.id), boolean(true), octetString(e.value)) : sequence(oid(e.id), octetString(e.value));
+}
+
+/** Extensions ::= SEQUENCE OF Extension */
+export function encodeExtensions(exts: readonly Extension[]): Buffer {
+  return sequence(...exts.map(encodeExtension));
+}
+
+export function decodeExtensions(el: DERElement): Extension[] {
+  const r = contents(el, 'Extensions');
+  const out: Extension[] = [];
+  while (!r.done) {
+    const e = contents(r.expect(TAG.SEQUENCE, 'Extension'), 'Extension');
+    const id = decodeOID(e.expect(TAG.OID, 'extnID'));
+    const crit = e.optional(TAG.BOOLEAN);
+    const value = e.expect(TAG.OCTET_STRING, 'extnValue').value;
+    e.end();
+    out.push({ id, critical: crit ? decodeBoolean(crit) : false, value });
   }
-  if (extKeyUsageOids.length > 0) out.push(ext(ax.id_ce_extKeyUsage, false, new ax.ExtendedKeyUsage(extKeyUsageOids)));
   return out;
 }
 
-export function basicConstraintsExtension(isCA: boolean, maxPathLen: number | undefined): ax.Extension {
-  const bc = new ax.BasicConstraints({ cA: isCA });
-  if (isCA && maxPathLen !== undefined && maxPathLen >= 0) bc.pathLenConstraint = maxPathLen;
-  return ext(ax.id_ce_basicConstraints, true, bc);
+export function keyUsageExtensions(usages: string[] | undefined, isCA: boolean): Extension[] {
+  const { keyUsageBits, extKeyUsageOids } = encodeUsages(usages, isCA);
+  const out: Extension[] = [];
+  // RFC 5280 recommends KU critical; Go's x509 marks it so.
+  if (keyUsageBits.length > 0) out.push({ id: EXTENSION_OID.keyUsage, critical: true, value: namedBits(keyUsageBits) });
+  if (extKeyUsageOids.length > 0) {
+    out.push({ id: EXTENSION_OID.extKeyUsage, critical: false, value: sequence(...extKeyUsageOids.map(oid)) });
+  }
+  return out;
+}
+
+export function basicConstraintsExtension(isCA: boolean, maxPathLen: number | undefined): Extension {
+  const parts: Buffer[] = [];
+  if (isCA) {
+    parts.push(boolean(true));
+    if (maxPathLen !== undefined && maxPathLen >= 0) parts.push(integer(maxPathLen));
+  }
+  return { id: EXTENSION_OID.basicConstraints, critical: true, value: sequence(...parts) };
 }
 
 /** SAN is critical when the subject is empty (RFC 5280 4.2.1.6). */
-export function subjectAltNameExtension(t: CertificateTemplate, subjectEmpty: boolean): ax.Extension | undefined {
+export function subjectAltNameExtension(t: CertificateTemplate, subjectEmpty: boolean): Extension | undefined {
   const names = generalNamesFromTemplate(t);
-  return names.length > 0 ? ext(ax.id_ce_subjectAltName, subjectEmpty, new ax.SubjectAlternativeName(names)) : undefined;
+  return names.length > 0 ? { id: EXTENSION_OID.subjectAltName, critical: subjectEmpty, value: sequence(...names) } : undefined;
 }
 
-export function nameConstraintsExtension(nc: NameConstraints | undefined): ax.Extension | undefined {
+export function nameConstraintsExtension(nc: NameConstraints | undefined): Extension | undefined {
   if (!nc) return undefined;
-  const permittedSubtrees = subtrees(nc.permitted);
-  const excludedSubtrees = subtrees(nc.excluded);
-  if (!permittedSubtrees && !excludedSubtrees) return undefined;
-  return ext(ax.id_ce_nameConstraints, nc.critical ?? false, new ax.NameConstraints({ permittedSubtrees, excludedSubtrees }));
+  const permitted = subtrees(0, nc.permitted);
+  const excluded = subtrees(1, nc.excluded);
+  if (!permitted && !excluded) return undefined;
+  const parts = [permitted, excluded].filter((p): p is Buffer => p !== undefined);
+  return { id: EXTENSION_OID.nameConstraints, critical: nc.critical ?? false, value: sequence(...parts) };
 }
 
 /** RFC 5280 method 1: SHA-1 of the subjectPublicKey BIT STRING contents (what Go and OpenSSL use). */
-export function keyIdentifier(spki: ax.SubjectPublicKeyInfo): Buffer {
-  return crypto.createHash('sha1').update(new Uint8Array(spki.subjectPublicKey)).digest();
+export function keyIdentifier(spkiDER: Buffer): Buffer {
+  const spki = contents(readSingle(spkiDER, TAG.SEQUENCE, 'SubjectPublicKeyInfo'), 'SubjectPublicKeyInfo');
+  spki.expect(TAG.SEQUENCE, 'algorithm');
+  const key = decodeOctetAlignedBitString(spki.expect(TAG.BIT_STRING, 'subjectPublicKey'));
+  return crypto.createHash('sha1').update(key).digest();
 }
 
-export function subjectKeyIdentifierExtension(keyId: Buffer): ax.Extension {
-  return ext(ax.id_ce_subjectKeyIdentifier, false, new ax.SubjectKeyIdentifier(new Uint8Array(keyId)));
+export function subjectKeyIdentifierExtension(keyId: Buffer): Extension {
+  return { id: EXTENSION_OID.subjectKeyIdentifier, critical: false, value: octetString(keyId) };
 }
 
-export function authorityKeyIdentifierExtension(keyId: Buffer): ax.Extension {
-  return ext(ax.id_ce_authorityKeyIdentifier, false,
-    new ax.AuthorityKeyIdentifier({ keyIdentifier: new ax.KeyIdentifier(new Uint8Array(keyId)) }));
+export function authorityKeyIdentifierExtension(keyId: Buffer): Extension {
+  return { id: EXTENSION_OID.authorityKeyIdentifier, critical: false, value: sequence(implicit(0, keyId)) };
 }
 
 export interface ExtensionFields {
@@ -208,7 +415,7 @@ export interface ExtensionFields {
   authorityKeyId?: Buffer;
 }
 
-export function fieldsFromExtensions(extensions: readonly ax.Extension[]): ExtensionFields {
+export function fieldsFromExtensions(extensions: readonly Extension[]): ExtensionFields {
   const t: CertificateTemplate = {};
   let kuBits: number[] = [];
   let ekuOids: string[] = [];
@@ -217,46 +424,55 @@ export function fieldsFromExtensions(extensions: readonly ax.Extension[]): Exten
   let subjectKeyId: Buffer | undefined;
   let authorityKeyId: Buffer | undefined;
   for (const e of extensions) {
-    const value = e.extnValue.buffer;
-    switch (e.extnID) {
-      case ax.id_ce_subjectAltName:
-        for (const gn of AsnConvert.parse(value, ax.SubjectAlternativeName)) {
-          if (gn.dNSName !== undefined) (t.dnsNames ??= []).push(gn.dNSName);
-          else if (gn.iPAddress !== undefined) (t.ipAddresses ??= []).push(gn.iPAddress);
-          else if (gn.rfc822Name !== undefined) (t.emailAddresses ??= []).push(gn.rfc822Name);
-          else if (gn.uniformResourceIdentifier !== undefined) (t.uris ??= []).push(gn.uniformResourceIdentifier);
-          else if (gn.otherName !== undefined) (t.otherNames ??= []).push(otherNameFromAsn(gn.otherName));
+    switch (e.id) {
+      case EXTENSION_OID.subjectAltName: {
+        const r = contents(readSingle(e.value, TAG.SEQUENCE, 'subjectAltName'), 'subjectAltName');
+        while (!r.done) {
+          const gn = decodeGeneralName(r.read());
+          if (gn?.kind === 'dns') (t.dnsNames ??= []).push(gn.text);
+          else if (gn?.kind === 'ip') (t.ipAddresses ??= []).push(gn.text);
+          else if (gn?.kind === 'email') (t.emailAddresses ??= []).push(gn.text);
+          else if (gn?.kind === 'uri') (t.uris ??= []).push(gn.text);
+          else if (gn?.kind === 'other') (t.otherNames ??= []).push(gn.other);
         }
         break;
-      case ax.id_ce_keyUsage: {
+      }
+      case EXTENSION_OID.keyUsage:
         hasUsages = true;
-        const flags = AsnConvert.parse(value, ax.KeyUsage).toNumber();
-        kuBits = [];
-        for (let b = 0; b < 9; b++) if (flags & (1 << b)) kuBits.push(b);
+        kuBits = decodeNamedBits(readSingle(e.value, TAG.BIT_STRING, 'keyUsage')).filter((b) => b < 9);
+        break;
+      case EXTENSION_OID.extKeyUsage: {
+        hasUsages = true;
+        const r = contents(readSingle(e.value, TAG.SEQUENCE, 'extKeyUsage'), 'extKeyUsage');
+        ekuOids = [];
+        while (!r.done) ekuOids.push(decodeOID(r.expect(TAG.OID, 'KeyPurposeId')));
         break;
       }
-      case ax.id_ce_extKeyUsage:
-        hasUsages = true;
-        ekuOids = [...AsnConvert.parse(value, ax.ExtendedKeyUsage)];
-        break;
-      case ax.id_ce_basicConstraints: {
+      case EXTENSION_OID.basicConstraints: {
         hasBasicConstraints = true;
-        const bc = AsnConvert.parse(value, ax.BasicConstraints);
-        t.isCA = bc.cA;
-        if (bc.pathLenConstraint !== undefined) t.maxPathLen = bc.pathLenConstraint;
+        const r = contents(readSingle(e.value, TAG.SEQUENCE, 'basicConstraints'), 'basicConstraints');
+        const cA = r.optional(TAG.BOOLEAN);
+        const pathLen = r.optional(TAG.INTEGER);
+        r.end();
+        t.isCA = cA ? decodeBoolean(cA) : false;
+        if (pathLen) t.maxPathLen = decodeSmallInteger(pathLen);
         break;
       }
-      case ax.id_ce_nameConstraints: {
-        const nc = AsnConvert.parse(value, ax.NameConstraints);
-        t.nameConstraints = { critical: e.critical, permitted: constraintItems(nc.permittedSubtrees), excluded: constraintItems(nc.excludedSubtrees) };
+      case EXTENSION_OID.nameConstraints: {
+        const r = contents(readSingle(e.value, TAG.SEQUENCE, 'nameConstraints'), 'nameConstraints');
+        const permitted = r.optional(0xa0);
+        const excluded = r.optional(0xa1);
+        r.end();
+        t.nameConstraints = { critical: e.critical, permitted: constraintItems(permitted), excluded: constraintItems(excluded) };
         break;
       }
-      case ax.id_ce_subjectKeyIdentifier:
-        subjectKeyId = Buffer.from(AsnConvert.parse(value, ax.SubjectKeyIdentifier).buffer);
+      case EXTENSION_OID.subjectKeyIdentifier:
+        subjectKeyId = Buffer.from(readSingle(e.value, TAG.OCTET_STRING, 'subjectKeyIdentifier').value);
         break;
-      case ax.id_ce_authorityKeyIdentifier: {
-        const aki = AsnConvert.parse(value, ax.AuthorityKeyIdentifier);
-        if (aki.keyIdentifier) authorityKeyId = Buffer.from(aki.keyIdentifier.buffer);
+      case EXTENSION_OID.authorityKeyIdentifier: {
+        const r = contents(readSingle(e.value, TAG.SEQUENCE, 'authorityKeyIdentifier'), 'authorityKeyIdentifier');
+        const keyId = r.optional(0x80);
+        if (keyId) authorityKeyId = Buffer.from(keyId.value);
         break;
       }
     }
