@@ -4,6 +4,7 @@
 // Run: npx tsx bench/issue-ca.ts [count] [ecdsa]
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
+import { performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,8 @@ async function run(label: string, privateKey: Record<string, unknown>) {
   conflictsBy.clear();
 
   const t0 = performance.now();
+  const elu0 = performance.eventLoopUtilization();
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < count; i++) {
     await apply({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: `c${i}`, namespace: 'bench' }, spec: { secretName: `c${i}-tls`, dnsNames: [`c${i}.bench.test`], privateKey, issuerRef: { name: 'ca' } } });
   }
@@ -83,12 +86,15 @@ async function run(label: string, privateKey: Record<string, unknown>) {
     await new Promise((r) => setTimeout(r, 20));
   }
   const ms = performance.now() - t0;
+  const busy = performance.eventLoopUtilization(elu0);
+  const cpu = process.cpuUsage(cpu0);
   if ((await ready()) < count) throw new Error('store disagrees with the cache');
   await running.manager.whenIdle({ timeoutMs: 120_000 });
   // every write but Events, minus the applies of the Certificates themselves
   const objectWrites = [...writes].filter(([k]) => k !== EventType.kind).reduce((n, [, v]) => n + v, 0) - count;
   const events = writes.get(EventType.kind) ?? 0;
   console.log(`${label}: ${count} Certificates Ready in ${(ms / 1000).toFixed(2)} s (${(count / (ms / 1000)).toFixed(0)}/s)`);
+  console.log(`${label}: main thread busy ${(busy.active / count).toFixed(2)} ms per Certificate (${(busy.utilization * 100).toFixed(0)} % of the time); process CPU ${((cpu.user + cpu.system) / 1000 / count).toFixed(2)} ms per Certificate`);
   console.log(`${label}: 409 conflicts: ${conflicts() - conflictsBefore} (${[...conflictsBy].map(([k, v]) => `${k} ${v}`).join(', ')}); writes by writer: ${[...byManager].map(([k, v]) => `${k} ${(v / count).toFixed(2)}`).join(', ')}`);
   console.log(`${label}: store writes per issuance: ${(objectWrites / count).toFixed(2)} (${[...writes].map(([k, v]) => `${k} ${v}`).join(', ')}; Events ${(events / count).toFixed(2)} per issuance, excluded)`);
   const syncs = (await running.metrics.registry.getSingleMetric('certmanager_controller_sync_call_count')!.get()).values;

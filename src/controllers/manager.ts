@@ -71,7 +71,7 @@ export async function startControllers(o: {
   const informers = new InformerFactory(o.store, { clock: o.clock, logger, namespace: o.namespace });
   const metrics = o.metrics ?? createMetrics({ clock: o.clock });
   const ctx: ControllerContext = {
-    store: o.store, informers, clock: o.clock, logger, options: o.options, metrics,
+    store: informers.observing(o.store), informers, clock: o.clock, logger, options: o.options, metrics,
     recorder: new EventRecorder({ store: o.store, clock: o.clock, component: 'cert-manager', logger }),
   };
   metrics.setCertificateSource(() => informers.informerFor(Certificate).list());

@@ -227,3 +227,36 @@ test('a large list arrives in pages from one snapshot, trimmed page by page', as
   informer.stop();
   await store.close();
 });
+
+test('observing(): a write is in the cache once acknowledged, its watch event then changes nothing, and older events are ignored', async () => {
+  const store = new MemoryStore();
+  const factory = new InformerFactory(store, {});
+  const inf = factory.informerFor(Certificate, { namespace: 'a' });
+  const seen = recorder(inf);
+  factory.start();
+  await factory.waitForSync();
+  const writer = factory.observing(store);
+
+  const one = await writer.create(Certificate, crt('a', 'one'));
+  // no turn of the event loop yet: the watch has not delivered, the cache has the write anyway
+  assert.equal(inf.get('a', 'one')?.metadata.resourceVersion, one.metadata.resourceVersion);
+  assert.deepEqual(seen, ['add one']);
+  const two = await writer.update(Certificate, { ...one, spec: { secretName: 'x' } });
+  assert.deepEqual(inf.get('a', 'one')?.spec, { secretName: 'x' });
+  await settle();
+  // the two watch events arrived after their writes were observed: no second add, no update back to the old version
+  assert.deepEqual(seen, ['add one', `update one ${one.metadata.resourceVersion}->${two.metadata.resourceVersion}`]);
+  assert.equal(inf.get('a', 'one')?.metadata.resourceVersion, two.metadata.resourceVersion);
+
+  // outside the informer's namespace, and dry runs, are not cached
+  await writer.create(Certificate, crt('b', 'elsewhere'));
+  await writer.create(Certificate, crt('a', 'dry'), { dryRun: true });
+  assert.equal(inf.get('b', 'elsewhere'), undefined);
+  assert.equal(inf.get('a', 'dry'), undefined);
+  // a write through the plain store still arrives by the watch
+  await store.create(Certificate, crt('a', 'plain'));
+  assert.equal(inf.get('a', 'plain'), undefined);
+  await settle();
+  assert.ok(inf.get('a', 'plain'));
+  factory.stop();
+});

@@ -3,6 +3,7 @@
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
 import { isGone, type Store, type Watch, type WatchEvent } from '../store/store.ts';
+import { matchesLabels, parseLabelSelector } from '../store/selectors.ts';
 import { realClock, type Clock } from './clock.ts';
 import { silentLogger, type Logger } from './logger.ts';
 
@@ -47,6 +48,18 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
+/**
+ * True when a's resourceVersion is below b's. Versions are opaque to clients in general; ours and
+ * etcd-backed API servers' are integers, and only then are they compared (as client-go's
+ * integer mutation cache does); anything else is never "older".
+ */
+function olderRevision(a: KubeObject, b: KubeObject): boolean {
+  const x = a.metadata.resourceVersion;
+  const y = b.metadata.resourceVersion;
+  if (!x || !y || !/^[0-9]{1,15}$/.test(x) || !/^[0-9]{1,15}$/.test(y)) return false;
+  return Number(x) < Number(y);
+}
+
 const namespaceIndex = '__namespace';
 const LIST_PAGE_SIZE = 500;
 
@@ -76,6 +89,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private cancelResync?: () => void;
   private syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   private activity = 0;
+  private labels?: ReturnType<typeof parseLabelSelector>;
 
   constructor(readonly store: Store, readonly type: ResourceType, private readonly opts: InformerOptions<T> = {}) {
     this.clock = opts.clock ?? realClock;
@@ -190,7 +204,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     if (gen !== this.generation) return;
     this.listFailures = 0;
-    this.replace(result.items);
+    this.replace(result.items, result.resourceVersion);
     this.listing = false;
     this.startWatch(gen, result.resourceVersion);
     if (!this.synced) {
@@ -242,12 +256,32 @@ export class Informer<T extends KubeObject = KubeObject> {
     );
   }
 
+  /**
+   * Read-your-writes, as client-go's mutation cache: an object a controller has just written,
+   * as the store returned it, enters the cache (and reaches the handlers) at once instead of
+   * when its watch event arrives; that event is then recognised as not newer and skipped. Without
+   * this a controller re-reconciling before its own watch event decides on what it just replaced.
+   */
+  observe(obj: T): void {
+    if (!this.synced || this.stopped || !this.inScope(obj)) return;
+    this.handleEvent({ type: 'MODIFIED', object: obj });
+  }
+
+  private inScope(obj: T): boolean {
+    if (this.opts.namespace && obj.metadata.namespace !== this.opts.namespace) return false;
+    if (!this.opts.labelSelector) return true;
+    this.labels ??= parseLabelSelector(this.opts.labelSelector);
+    return matchesLabels(this.labels, obj.metadata.labels);
+  }
+
   private handleEvent(e: WatchEvent<T>): void {
     if (e.type === 'BOOKMARK') return;
     this.activity++;
     const incoming = e.object;
     const key = keyOf(incoming);
     const old = this.cache.get(key);
+    // the watch event of an observed write, or one older than it, changes nothing
+    if (old && (old.metadata.resourceVersion === incoming.metadata.resourceVersion || olderRevision(incoming, old))) return;
     if (e.type === 'DELETED') {
       if (!old) return;
       this.remove(key, old);
@@ -261,20 +295,22 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /** Swaps in a fresh list (already prepared), telling handlers about what changed while we were not watching. */
-  private replace(items: T[]): void {
+  private replace(items: T[], resourceVersion: string): void {
     const seen = new Set<string>();
     for (const item of items) {
       const key = keyOf(item);
       seen.add(key);
       const old = this.cache.get(key);
-      if (old && old.metadata.resourceVersion === item.metadata.resourceVersion) continue;
+      if (old && (old.metadata.resourceVersion === item.metadata.resourceVersion || olderRevision(item, old))) continue;
       const obj = item;
       this.put(key, obj, old);
       if (old) this.emit(() => { for (const h of this.updateHandlers) h(old, obj); });
       else this.emit(() => { for (const h of this.addHandlers) h(obj); });
     }
+    const snapshot = { metadata: { resourceVersion } } as KubeObject;
     for (const [key, old] of [...this.cache]) {
-      if (seen.has(key)) continue;
+      // written (and observed) after the list's snapshot: not gone, just newer than the list
+      if (seen.has(key) || olderRevision(snapshot, old)) continue;
       this.remove(key, old);
       this.emit(() => { for (const h of this.deleteHandlers) h(old); });
     }
@@ -358,6 +394,31 @@ export class InformerFactory {
 
   all(): Informer<KubeObject>[] {
     return [...this.informers.values()];
+  }
+
+  /**
+   * store, with every acknowledged create, update and patch also fed to the informer of its type
+   * (Informer.observe): what the controllers write through, so each reads its own writes.
+   * Deletes are left to the watch: their result does not say whether the object is gone.
+   */
+  observing(store: Store): Store {
+    const seen = <T extends KubeObject>(type: ResourceType, p: Promise<T>, opts?: { dryRun?: boolean }): Promise<T> => p.then((obj) => {
+      if (opts?.dryRun) return obj;
+      const informer = this.informers.get(`${type.group}/${type.version}/${type.plural}`);
+      if (informer && obj?.metadata) informer.observe(obj);
+      return obj;
+    });
+    return {
+      get: (t, ns, n) => store.get(t, ns, n),
+      list: (t, o) => store.list(t, o),
+      watch: (t, o, e, err) => store.watch(t, o, e, err),
+      create: (t, o, w) => seen(t, store.create(t, o, w), w),
+      update: (t, o, w) => seen(t, store.update(t, o, w), w),
+      updateStatus: (t, o, w) => seen(t, store.updateStatus(t, o, w), w),
+      patch: (t, ns, n, pt, p, o) => seen(t, store.patch(t, ns, n, pt, p, o), o),
+      delete: (t, ns, n, o) => store.delete(t, ns, n, o),
+      close: () => store.close(),
+    };
   }
 
   /** Starts every informer made so far, and any made later. */

@@ -85,6 +85,9 @@ export function prepareStatements(db: Database.Database) {
       `SELECT l.id, l.grp, l.plural, l.ns, l.name, l.type, l.value, p.value AS prevValue
        FROM log l LEFT JOIN log p ON p.id = l.prev WHERE l.id > ? AND l.grp = ? AND l.plural = ? ORDER BY l.id`),
     maxRev: db.prepare<[], { rev: number | null }>('SELECT MAX(id) AS rev FROM log'),
+    begin: db.prepare('BEGIN'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
     getMeta: db.prepare<[string], { v: string }>('SELECT v FROM meta WHERE k = ?'),
     setMeta: db.prepare<[string, string]>('INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v'),
     compactSuperseded: db.prepare<[number, number]>(

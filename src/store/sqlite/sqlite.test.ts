@@ -8,6 +8,7 @@ import { Certificate, EventType, NamespaceType, SecretType } from '../../api/res
 import { FakeClock } from '../../runtime/clock.ts';
 import { runStoreConformance } from '../conformance.ts';
 import { isGone } from '../store.ts';
+import Database from 'better-sqlite3';
 import { openSqliteStore } from './index.ts';
 
 runStoreConformance('sqlite :memory:', async () => {
@@ -138,6 +139,41 @@ test('the database and its WAL are readable by the owner only: they hold private
     for (const f of [path, `${path}-wal`, `${path}-shm`]) assert.equal(statSync(f).mode & 0o777, 0o600, f);
     await store.close();
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('sqlite: writes of one turn share a commit, are acknowledged only after it, and a failing one fails alone', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-store-'));
+  const path = join(dir, 'store.db');
+  const store = openSqliteStore({ path });
+  const other = new Database(path, { readonly: true });
+  const committed = () => (other.prepare("SELECT count(*) AS n FROM current WHERE plural = 'certificates'").get() as { n: number }).n;
+  try {
+    const existing = await store.create(Certificate, cert('default', 'existing'));
+    const events: string[] = [];
+    const w = store.watch(Certificate, { resourceVersion: existing.metadata.resourceVersion }, (e) => events.push(`${e.type} ${e.object.metadata.name}`), () => {});
+    const writes = Array.from({ length: 20 }, (_, i) => store.create(Certificate, cert('default', `c${i}`)));
+    const stale = store.update(Certificate, { ...existing, metadata: { ...existing.metadata, resourceVersion: '1' } });
+    const duplicate = store.create(Certificate, cert('default', 'c3'));
+    // applied (a later write in the turn saw c3) but not yet committed: another connection sees none of it
+    assert.equal(committed(), 1);
+    await assert.rejects(stale, (e: Error & { code?: number }) => e.code === 409);
+    await assert.rejects(duplicate, (e: Error & { code?: number }) => e.code === 409);
+    const created = await Promise.all(writes);
+    assert.equal(committed(), 21);
+    assert.deepEqual(created.map((c) => Number(c.metadata.resourceVersion)), created.map((_, i) => Number(created[0].metadata.resourceVersion) + i));
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(events, created.map((c) => `ADDED ${c.metadata.name}`));
+    w.stop();
+    // a read in the same turn as a write commits first, so it never shows an unacknowledged write
+    const pending = store.create(Certificate, cert('default', 'read-after'));
+    assert.ok(await store.get(Certificate, 'default', 'read-after'));
+    assert.equal(committed(), 22);
+    await pending;
+  } finally {
+    other.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
