@@ -100,7 +100,8 @@ export function contents(el: DERElement, what: string): DERReader {
 /** The single element `buf` must consist of. */
 export function readSingle(buf: Buffer, tag: number, what: string): DERElement {
   const r = new DERReader(buf, what);
-  const el = r.expect(tag, what);
+  const el = r.read();
+  if (el.tag !== tag) throw new DERError(`${what}: expected tag ${tagName(tag)}, found ${tagName(el.tag)}`);
   r.end();
   return el;
 }

@@ -2,18 +2,28 @@ export interface PEMBlock { type: string; der: Buffer; pem: string }
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
 
+/** der and pem are decoded on first use: callers mostly read one block of a bundle, and only one of the two forms. */
+function lazyBlock(type: string, body: string): PEMBlock {
+  let der: Buffer | undefined;
+  return {
+    type,
+    // Node's base64 decoder skips the line breaks.
+    get der() { return (der ??= Buffer.from(body, 'base64')); },
+    get pem() { return encodePEM(type, this.der); },
+  };
+}
+
 export function decodePEMBlocks(text: string): PEMBlock[] {
   const blocks: PEMBlock[] = [];
-  for (const m of text.matchAll(PEM_BLOCK)) {
-    const body = m[2].replace(/\s+/g, '');
-    blocks.push({ type: m[1], der: Buffer.from(body, 'base64'), pem: encodePEM(m[1], Buffer.from(body, 'base64')) });
-  }
+  for (const m of text.matchAll(PEM_BLOCK)) blocks.push(lazyBlock(m[1], m[2]));
   return blocks;
 }
 
 export function encodePEM(type: string, der: Uint8Array | ArrayBuffer): string {
   const b64 = Buffer.from(der instanceof ArrayBuffer ? new Uint8Array(der) : der).toString('base64');
-  return `-----BEGIN ${type}-----\n${b64.replace(/.{1,64}/g, '$&\n')}-----END ${type}-----\n`;
+  let body = '';
+  for (let i = 0; i < b64.length; i += 64) body += `${b64.slice(i, i + 64)}\n`;
+  return `-----BEGIN ${type}-----\n${body}-----END ${type}-----\n`;
 }
 
 /** Each PEM block of a bundle, in order, re-encoded canonically (64-column base64, trailing newline). */
