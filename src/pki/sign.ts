@@ -28,8 +28,19 @@ export interface SignOptions {
 const COPIED_FROM_REQUEST = new Set<string>([EXTENSION_OID.subjectAltName, EXTENSION_OID.nameConstraints]);
 
 /** 16 random bytes with the top bit clear: a positive 128-bit serial with no DER padding byte. */
+// One CSPRNG call per 256 serials: a call costs several microseconds, most of it fixed overhead.
+const SERIAL_POOL_SIZE = 16 * 256;
+let serialPool = Buffer.alloc(0);
+let serialPoolAt = SERIAL_POOL_SIZE;
+
 function randomSerial(): Buffer {
-  const b = crypto.randomBytes(16);
+  if (serialPoolAt >= SERIAL_POOL_SIZE) {
+    serialPool = crypto.randomBytes(SERIAL_POOL_SIZE);
+    serialPoolAt = 0;
+  }
+  const b = Buffer.from(serialPool.subarray(serialPoolAt, serialPoolAt + 16));
+  serialPool.fill(0, serialPoolAt, serialPoolAt + 16);
+  serialPoolAt += 16;
   b[0] &= 0x7f;
   if (b[0] === 0) b[0] = 1;
   return b;
