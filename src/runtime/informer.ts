@@ -281,7 +281,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const key = keyOf(incoming);
     const old = this.cache.get(key);
     // the watch event of an observed write, or one older than it, changes nothing
-    if (old && (old.metadata.resourceVersion === incoming.metadata.resourceVersion || olderRevision(incoming, old))) return;
+    if (old && ((e.type !== 'DELETED' && old.metadata.resourceVersion === incoming.metadata.resourceVersion) || olderRevision(incoming, old))) return;
     if (e.type === 'DELETED') {
       if (!old) return;
       this.remove(key, old);
