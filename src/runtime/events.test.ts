@@ -82,3 +82,21 @@ test('a store failure never reaches the caller', async () => {
   await recorder.flush();
   assert.equal((await events()).length, 1);
 });
+
+test('spam filter: an object gets 25 events at once, then one per 5 minutes; other objects are unaffected', async () => {
+  const { store, clock, crt, recorder, events } = await setup();
+  for (let i = 0; i < 30; i++) await recorder.event(crt, 'Warning', 'Failed', `attempt ${i}`);
+  assert.equal((await events()).length, 25);
+  const other = await store.create<KubeObject>(Certificate, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: 'ns', name: 'other' }, spec: {} });
+  await recorder.event(other, 'Normal', 'Issuing', 'fine');
+  assert.equal((await events()).length, 26);
+  clock.advance(299_000);
+  await recorder.event(crt, 'Warning', 'Failed', 'too early');
+  assert.equal((await events()).length, 26);
+  clock.advance(1_000);
+  await recorder.event(crt, 'Warning', 'Failed', 'one earned');
+  await recorder.event(crt, 'Warning', 'Failed', 'and no more');
+  const messages = (await events()).map((e) => e.message);
+  assert.equal(messages.length, 27);
+  assert.ok(messages.includes('one earned') && !messages.includes('and no more') && !messages.includes('attempt 25'));
+});

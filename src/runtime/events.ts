@@ -1,6 +1,8 @@
 // core/v1 Events written like client-go's recorder: an identical repeat (same object,
 // type, reason and message) bumps count and lastTimestamp on the Event already written
-// instead of creating another, so a controller retrying every few seconds leaves one Event.
+// instead of creating another, so a controller retrying every few seconds leaves one Event;
+// and, as client-go's spam filter, each object gets a burst of 25 events then one per 5
+// minutes, so an object failing in a tight loop cannot flood the store.
 import type { KubeObject } from '../api/meta.ts';
 import { EventType } from '../api/resources.ts';
 import { isNotFound, type Store } from '../store/store.ts';
@@ -31,9 +33,13 @@ export interface EventRecorderOptions {
   logger?: Logger;
   /** how many distinct events are remembered for aggregation (client-go: 4096) */
   cacheSize?: number;
+  /** events one object may have in a burst, and the seconds that earn it one more (client-go: 25 and 300) */
+  spamBurst?: number;
+  spamRefillSeconds?: number;
 }
 
 interface Seen { namespace: string; name: string; count: number; firstTimestamp: string }
+interface Bucket { tokens: number; at: number }
 
 /** Kubernetes Event timestamps have second precision. */
 function eventTime(d: Date): string {
@@ -48,6 +54,9 @@ export class EventRecorder {
   private readonly host: string;
   private readonly cacheSize: number;
   private readonly seen = new Map<string, Seen>();
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly spamBurst: number;
+  private readonly refillMs: number;
   /** one write at a time per aggregation key, so that a burst of repeats counts up instead of racing to create */
   private readonly inFlight = new Map<string, Promise<void>>();
   private seq = 0;
@@ -58,6 +67,8 @@ export class EventRecorder {
     this.component = opts.component;
     this.host = opts.host ?? '';
     this.cacheSize = opts.cacheSize ?? 4096;
+    this.spamBurst = opts.spamBurst ?? 25;
+    this.refillMs = (opts.spamRefillSeconds ?? 300) * 1000;
     this.log = (opts.logger ?? silentLogger).child({ component: opts.component });
   }
 
@@ -70,6 +81,10 @@ export class EventRecorder {
     } catch {
       return Promise.resolve();
     }
+    if (!this.takeToken(obj)) {
+      this.log.debug({ reason, object: `${obj.metadata.namespace ?? ''}/${obj.metadata.name}` }, 'event dropped: too many events for this object');
+      return Promise.resolve();
+    }
     const previous = this.inFlight.get(key) ?? Promise.resolve();
     const write = previous.then(() => this.write(key, obj, type, reason, message)).catch((err: Error) => {
       this.log.warn({ reason, object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, err: err.message }, 'could not record event');
@@ -77,6 +92,22 @@ export class EventRecorder {
     this.inFlight.set(key, write);
     void write.then(() => { if (this.inFlight.get(key) === write) this.inFlight.delete(key); });
     return write;
+  }
+
+  /** A token bucket per object (client-go's EventSourceObjectSpamFilter), refilled by the recorder's clock. */
+  private takeToken(obj: KubeObject): boolean {
+    const m = obj.metadata;
+    const key = `${obj.apiVersion}/${obj.kind}/${m.namespace ?? ''}/${m.name}/${m.uid ?? ''}`;
+    const now = this.clock.now().getTime();
+    const b = this.buckets.get(key) ?? { tokens: this.spamBurst, at: now };
+    b.tokens = Math.min(this.spamBurst, b.tokens + Math.max(0, now - b.at) / this.refillMs);
+    b.at = now;
+    this.buckets.delete(key);
+    this.buckets.set(key, b);
+    if (this.buckets.size > this.cacheSize) this.buckets.delete(this.buckets.keys().next().value!);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
   }
 
   /** Resolves when every event recorded so far is written (or has failed). */
