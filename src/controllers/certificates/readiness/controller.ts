@@ -3,7 +3,7 @@ import { BY_SECRET, certificateCaches, gatherCertificate, watchCertificateGraph 
 import { isSecretOwner } from '../trigger/controller.ts';
 import { ANN } from '../objects.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
-import { decideReadiness, readinessChanged, withReadiness } from './readiness.ts';
+import { decideReadiness, issuanceCompleting, readinessChanged, withReadiness } from './readiness.ts';
 
 const MANAGER = 'certificates-readiness';
 
@@ -17,6 +17,7 @@ export function readinessController(ctx: ControllerContext): ControllerSpec {
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       if (crt.metadata.deletionTimestamp) return;
       const input = await gatherCertificate(ctx, c, crt);
+      if (issuanceCompleting(input)) return;
       const now = ctx.clock.now();
       const d = decideReadiness(input, now);
       // A new Certificate the trigger is about to issue: the trigger's first status write
