@@ -1,7 +1,9 @@
 // The tables, after kine: `log` is the history (row id = resourceVersion, one global revision),
 // `current` points at the latest live row of each key, `owners` indexes ownerReferences for
-// cascading deletion. Object JSON lives once, in `log.value`.
+// cascading deletion. Object JSON lives once, in `log.value`: text, or a BLOB when encryption at
+// rest applies to the resource (encryption.ts).
 import type Database from 'better-sqlite3';
+import type { StoredValue } from './encryption.ts';
 
 export const changeTypeCode = { ADDED: 1, MODIFIED: 2, DELETED: 3 } as const;
 export const changeTypeName = { 1: 'ADDED', 2: 'MODIFIED', 3: 'DELETED' } as const;
@@ -43,9 +45,9 @@ export function createSchema(db: Database.Database): void {
   `);
 }
 
-export interface CurrentRow { rev: number; uid: string; value: string }
-export interface KeyRow { ns: string; name: string; value: string }
-export interface LogRow { id: number; grp: string; plural: string; ns: string; name: string; type: 1 | 2 | 3; value: string; prevValue: string | null }
+export interface CurrentRow { rev: number; uid: string; value: StoredValue }
+export interface KeyRow { ns: string; name: string; value: StoredValue }
+export interface LogRow { id: number; grp: string; plural: string; ns: string; name: string; type: 1 | 2 | 3; value: StoredValue; prevValue: StoredValue | null }
 export interface DependentRow { grp: string; plural: string; ns: string; name: string }
 
 export function prepareStatements(db: Database.Database) {
@@ -57,7 +59,7 @@ export function prepareStatements(db: Database.Database) {
   return {
     getCurrent: db.prepare<[string, string, string, string], CurrentRow>(
       'SELECT c.rev, c.uid, l.value FROM current c JOIN log l ON l.id = c.rev WHERE c.grp = ? AND c.plural = ? AND c.ns = ? AND c.name = ?'),
-    insertLog: db.prepare<[number, string, string, string, string, number, number | null, string]>(
+    insertLog: db.prepare<[number, string, string, string, string, number, number | null, StoredValue]>(
       'INSERT INTO log (id, grp, plural, ns, name, type, prev, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     upsertCurrent: db.prepare<[string, string, string, string, number, string, number]>(
       `INSERT INTO current (grp, plural, ns, name, rev, uid, touched) VALUES (?, ?, ?, ?, ?, ?, ?)

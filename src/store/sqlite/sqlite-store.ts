@@ -18,6 +18,7 @@ import {
   checkKind, checkLabels, checkName, checkNamespace, checkSecretImmutable, generatedNameSuffix, kubeTimestamp,
   normalizeSecret, qualifiedResource,
 } from './admission.ts';
+import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
 import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type KeyRow, type Statements } from './schema.ts';
 import { WatchHub, type ChangeRecord } from './watch-hub.ts';
 
@@ -29,9 +30,14 @@ export interface SqliteStoreOptions {
   compactKeep?: number;
   /** Events not written for this long are deleted at compaction, like the API server's --event-ttl; default 1h */
   eventTTLSeconds?: number;
+  /** kube-apiserver's EncryptionConfiguration (--encryption-provider-config); without it every value is plain JSON */
+  encryption?: EncryptionConfiguration;
 }
 
 interface Key { grp: string; plural: string; ns: string; name: string }
+
+/** A `current` row with its value as JSON; `stale` when the value is not stored as a write would store it now. */
+interface LiveRow { rev: number; uid: string; value: string; stale: boolean }
 
 /** Writes applied inside the open transaction, waiting for its COMMIT to be acknowledged. */
 interface WriteBatch { startRev: number; changes: ChangeRecord[]; waiters: { resolve: () => void; reject: (err: Error) => void }[] }
@@ -88,6 +94,7 @@ export class SqliteStore implements Store {
   private readonly hub = new WatchHub();
   private readonly compactKeep: number;
   private readonly eventTTLms: number;
+  private readonly values: ValueTransformer;
   private rev: number;
   private compactedRev: number;
   /** changes of the running transaction; published only after it commits */
@@ -102,6 +109,7 @@ export class SqliteStore implements Store {
     this.clock = o.clock ?? realClock;
     this.compactKeep = Math.max(0, o.compactKeep ?? defaultCompactKeep);
     this.eventTTLms = (o.eventTTLSeconds ?? 3600) * 1000;
+    this.values = new ValueTransformer(o.encryption);
     if (o.path !== ':memory:' && o.path !== '') ownerOnlyFile(o.path);
     this.db = new Database(o.path);
     this.db.pragma('journal_mode = WAL');
@@ -143,7 +151,7 @@ export class SqliteStore implements Store {
     this.writeNow(() => {
       const cutoff = this.clock.now().getTime() - this.eventTTLms;
       for (const k of this.st.expiredKeys.all('', 'events', cutoff)) {
-        const cur = this.st.getCurrent.get(k.grp, k.plural, k.ns, k.name);
+        const cur = this.current(k.grp, k.plural, k.ns, k.name);
         if (!cur) continue;
         this.removeObject(k, JSON.parse(cur.value) as KubeObject, cur.rev, 'Background');
         expiredEvents++;
@@ -165,7 +173,7 @@ export class SqliteStore implements Store {
     this.assertOpen();
     this.commitBatch();
     const ns = type.namespaced ? namespace ?? '' : '';
-    const row = this.st.getCurrent.get(type.group, type.plural, ns, name);
+    const row = this.current(type.group, type.plural, ns, name);
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
@@ -196,7 +204,7 @@ export class SqliteStore implements Store {
     let last: KeyRow | undefined;
     let more = false;
     for (const row of rows) {
-      const obj = JSON.parse(row.value) as T;
+      const obj = JSON.parse(this.jsonOf(type.group, type.plural, row.ns, row.name, row.value)) as T;
       if (selective && !(matchesLabels(labels, obj.metadata.labels) && matchesFields(fields, obj))) continue;
       if (items.length >= limit) {
         more = true;
@@ -232,7 +240,7 @@ export class SqliteStore implements Store {
           ? this.st.listNamespace.iterate(type.group, type.plural, spec.namespace, '', '')
           : this.st.listAll.iterate(type.group, type.plural, '', '');
         for (const row of rows) {
-          const obj = JSON.parse(row.value) as KubeObject;
+          const obj = JSON.parse(this.jsonOf(type.group, type.plural, row.ns, row.name, row.value)) as KubeObject;
           if (matchesLabels(spec.labels, obj.metadata.labels) && matchesFields(spec.fields, obj)) initial.push({ type: 'ADDED', object: obj });
         }
       } else if (rvOpt !== undefined) {
@@ -244,7 +252,9 @@ export class SqliteStore implements Store {
         cursor = Math.max(cursor, from);
         for (const r of this.st.logAfter.iterate(from, type.group, type.plural)) {
           const e = WatchHub.eventFor(spec, {
-            rev: r.id, grp: r.grp, plural: r.plural, ns: r.ns, type: changeTypeName[r.type], value: r.value, prevValue: r.prevValue ?? undefined,
+            rev: r.id, grp: r.grp, plural: r.plural, ns: r.ns, type: changeTypeName[r.type],
+            value: this.jsonOf(r.grp, r.plural, r.ns, r.name, r.value),
+            prevValue: r.prevValue === null ? undefined : this.jsonOf(r.grp, r.plural, r.ns, r.name, r.prevValue),
           });
           if (e) initial.push(e);
         }
@@ -315,7 +325,7 @@ export class SqliteStore implements Store {
   async patch<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, opts: PatchOptions = {}): Promise<T> {
     this.assertOpen();
     const ns = checkNamespace(type, namespace);
-    const cur = this.st.getCurrent.get(type.group, type.plural, ns, name);
+    const cur = this.current(type.group, type.plural, ns, name);
     if (!cur) {
       if (patchType === 'apply' && opts.subresource !== 'status') {
         const body = structuredClone(patch) as KubeObject;
@@ -354,7 +364,7 @@ export class SqliteStore implements Store {
     this.assertOpen();
     const ns = type.namespaced ? namespace ?? '' : '';
     return this.write(() => {
-      const cur = this.st.getCurrent.get(type.group, type.plural, ns, name);
+      const cur = this.current(type.group, type.plural, ns, name);
       if (!cur) throw notFound(type.group, type.plural, name);
       const old = JSON.parse(cur.value) as KubeObject;
       const pre = opts.preconditions;
@@ -379,6 +389,18 @@ export class SqliteStore implements Store {
     this.cancelCompactTimer();
     this.hub.closeAll();
     this.db.close();
+  }
+
+  /** The live row of a key, its value decrypted where encryption at rest applies. */
+  private current(grp: string, plural: string, ns: string, name: string): LiveRow | undefined {
+    const row = this.st.getCurrent.get(grp, plural, ns, name);
+    if (!row) return undefined;
+    const { json, stale } = this.values.fromStorage({ grp, plural, ns, name }, row.value);
+    return { rev: row.rev, uid: row.uid, value: json, stale };
+  }
+
+  private jsonOf(grp: string, plural: string, ns: string, name: string, stored: StoredValue): string {
+    return typeof stored === 'string' && !this.values.encrypts ? stored : this.values.fromStorage({ grp, plural, ns, name }, stored).json;
   }
 
   private assertOpen() {
@@ -467,7 +489,7 @@ export class SqliteStore implements Store {
     obj.metadata.resourceVersion = String(rev);
     const value = JSON.stringify(obj);
     const { grp, plural, ns, name } = key;
-    this.st.insertLog.run(rev, grp, plural, ns, name, changeTypeCode[type], prev, value);
+    this.st.insertLog.run(rev, grp, plural, ns, name, changeTypeCode[type], prev, this.values.toStorage(key, value));
     // parsing the previous object only to diff owner references is the common case's waste
     const oldOwners = prevValue === undefined || !prevValue.includes('"ownerReferences"') ? [] : ownerUids((JSON.parse(prevValue) as KubeObject).metadata);
     if (type === 'DELETED') {
@@ -490,7 +512,7 @@ export class SqliteStore implements Store {
     const ns = checkNamespace(type, meta.namespace);
     const name = meta.name;
     if (!name) throw new StoreError('BadRequest', 'metadata.name is required for an update');
-    const cur = this.st.getCurrent.get(type.group, type.plural, ns, name);
+    const cur = this.current(type.group, type.plural, ns, name);
     if (!cur) throw notFound(type.group, type.plural, name);
     if (meta.resourceVersion && meta.resourceVersion !== String(cur.rev)) throw conflict(type, name);
     const old = JSON.parse(cur.value) as KubeObject;
@@ -519,7 +541,8 @@ export class SqliteStore implements Store {
     normalizeSecret(type, o);
     checkSecretImmutable(type, old, o, jsonEqual);
     if (!jsonEqual(withoutMetadata(o), withoutMetadata(old))) meta.generation = (old.metadata.generation ?? 0) + 1;
-    if (jsonEqual(o, old)) return old as T;
+    // a stale value is rewritten even when unchanged: rewriting is how keys are rotated
+    if (jsonEqual(o, old) && !cur.stale) return old as T;
     if (opts.dryRun) return o;
     const key = keyOf(type, ns, name);
     if (meta.deletionTimestamp && !(meta.finalizers?.length)) {
@@ -536,7 +559,7 @@ export class SqliteStore implements Store {
     const ns = checkNamespace(type, meta.namespace);
     const name = meta.name;
     if (!name) throw new StoreError('BadRequest', 'metadata.name is required for a status update');
-    const cur = this.st.getCurrent.get(type.group, type.plural, ns, name);
+    const cur = this.current(type.group, type.plural, ns, name);
     if (!cur) throw notFound(type.group, type.plural, name);
     if (meta.resourceVersion && meta.resourceVersion !== String(cur.rev)) throw conflict(type, name);
     const old = JSON.parse(cur.value) as T;
@@ -577,7 +600,7 @@ export class SqliteStore implements Store {
    */
   private collectDependents(ownerUid: string, policy: 'Background' | 'Foreground' | 'Orphan') {
     for (const d of this.st.dependentsOf.all(ownerUid)) {
-      const cur = this.st.getCurrent.get(d.grp, d.plural, d.ns, d.name);
+      const cur = this.current(d.grp, d.plural, d.ns, d.name);
       if (!cur) continue;
       const obj = JSON.parse(cur.value) as KubeObject;
       const others = (obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid);
@@ -595,7 +618,7 @@ export class SqliteStore implements Store {
 
   private deleteNamespaceContents(ns: string) {
     for (const k of this.st.keysInNamespace.all(ns)) {
-      const cur = this.st.getCurrent.get(k.grp, k.plural, k.ns, k.name);
+      const cur = this.current(k.grp, k.plural, k.ns, k.name);
       if (!cur) continue; // already removed by a cascade earlier in this loop
       this.deleteOrMark(k, JSON.parse(cur.value) as KubeObject, cur.rev, 'Background');
     }
@@ -606,7 +629,7 @@ export class SqliteStore implements Store {
    * so listing namespaces shows every namespace in use. A terminating one refuses new objects.
    */
   private ensureNamespace(ns: string) {
-    const cur = this.st.getCurrent.get(NamespaceType.group, NamespaceType.plural, '', ns);
+    const cur = this.current(NamespaceType.group, NamespaceType.plural, '', ns);
     if (cur) {
       const n = JSON.parse(cur.value) as KubeObject;
       if (n.metadata.deletionTimestamp) {
