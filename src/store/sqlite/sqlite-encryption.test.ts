@@ -137,7 +137,7 @@ test('encryption at rest: owner cascade and compaction read encrypted rows', asy
     const everything = resourceTypes.map((t) => (t.group ? `${t.plural}.${t.group}` : t.plural)).join(', ');
     const store = openSqliteStore({ path, clock, eventTTLSeconds: 60, encryption: encryption(gcm('key1', key1), everything) });
     try {
-      const owner = await store.create(Certificate, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'web', namespace: 'default' }, spec: { secretName: 'web-tls', issuerRef: { name: 'ca' } } });
+      const owner = await store.create<KubeObject>(Certificate, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'web', namespace: 'default' }, spec: { secretName: 'web-tls', issuerRef: { name: 'ca' } } });
       await store.create(SecretType, tlsSecret('web-tls', { metadata: { name: 'web-tls', namespace: 'default', ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'web', uid: owner.metadata.uid! }] } }));
       await store.create(EventType, { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1', namespace: 'default' }, reason: 'Issuing' } as KubeObject);
       assertEncrypted(rawValues(path, 'events'), 'k8s:enc:aesgcm:v1:key1:');
