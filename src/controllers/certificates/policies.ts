@@ -5,6 +5,7 @@ import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from './parsed.
 import { issuerRefKey, keySpecOf, templateOf, durationMsOf } from './template.ts';
 import { keyMatchesSpec, publicKeyFingerprint } from '../../pki/keys.ts';
 import { csrMismatches, certificateMismatches } from '../../pki/match.ts';
+import { TEMPORARY_CA_COMMON_NAME } from '../../pki/temporary.ts';
 
 export interface CertificateInput {
   certificate: CertificateObj;
@@ -41,10 +42,15 @@ const keyPairValid: Policy = ({ secret }) => {
   return undefined;
 };
 
-// Unlike upstream, a Secret without any issuer annotation is not a mismatch (reference section 9.1).
+// Unlike upstream, a Secret without any issuer annotation is not a mismatch (reference section 9.1),
+// unless it holds a temporary certificate: that one is written without issuer annotations on
+// purpose, and must neither count as Ready nor survive a failed issuance until its renewal time.
 const issuerAnnotationsMatch: Policy = ({ certificate, secret }) => {
   const a = secret!.metadata.annotations ?? {};
-  if (a[ANN.issuerName] === undefined && a[ANN.issuerKind] === undefined && a[ANN.issuerGroup] === undefined) return undefined;
+  if (a[ANN.issuerName] === undefined && a[ANN.issuerKind] === undefined && a[ANN.issuerGroup] === undefined) {
+    if (secretCertificate(secret)?.issuer !== `CN=${TEMPORARY_CA_COMMON_NAME}`) return undefined;
+    return { reason: 'IncorrectIssuer', message: 'Issuing certificate as Secret contains a temporary certificate' };
+  }
   const was = issuerRefKey({ name: a[ANN.issuerName] ?? '', kind: a[ANN.issuerKind], group: a[ANN.issuerGroup] });
   if (was === issuerRefKey(certificate.spec.issuerRef)) return undefined;
   return { reason: 'IncorrectIssuer', message: `Issuing certificate as Secret was previously issued by "${was}"` };
@@ -108,6 +114,9 @@ export const secretPolicies: Policy[] = [
   secretKeyMatchesCurrentRequest,
   currentRequestMatchesSpec,
 ];
+
+/** cert-manager's temporary certificate chain: whether the Secret lacks a usable key pair. */
+export const temporaryCertificatePolicies: Policy[] = [secretExists, secretHasData, keyPairValid];
 
 export function firstViolation(chain: Policy[], input: CertificateInput): Violation | undefined {
   for (const p of chain) {

@@ -2,7 +2,7 @@ import { SecretType } from '../../../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, targetSecret, watchCertificateGraph } from '../gather.ts';
-import type { CertificateObj, CertificateRequestObj, Secret } from '../objects.ts';
+import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
 import { decodeBase64 } from '../parsed.ts';
 import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
@@ -10,7 +10,8 @@ import { decideIssuing, issuedStatus } from './issuing.ts';
 import { buildSecretData, certificateAnnotations, composeSecret } from './secret.ts';
 import { upkeepReason } from './upkeep.ts';
 import { encodePrivateKey } from '../../../pki/keys.ts';
-import { keySpecOf } from '../template.ts';
+import { durationMsOf, keySpecOf, templateOf } from '../template.ts';
+import { createTemporaryCertificate } from '../../../pki/temporary.ts';
 import { isTrue } from '../../../api/conditions.ts';
 
 const MANAGER = 'certificates-issuing';
@@ -31,26 +32,32 @@ export function issuingController(ctx: ControllerContext): ControllerSpec {
           await writeSecret(ctx, crt, secret, {
             keyPem: decodeBase64(secret.data!['tls.key']), chainPem: decodeBase64(secret.data!['tls.crt']),
             caPem: decodeBase64(secret.data!['ca.crt']) || undefined,
-            issuerRef: {
-              name: secret.metadata.annotations?.['cert-manager.io/issuer-name'] ?? crt.spec.issuerRef.name,
-              kind: secret.metadata.annotations?.['cert-manager.io/issuer-kind'] ?? crt.spec.issuerRef.kind,
-              group: secret.metadata.annotations?.['cert-manager.io/issuer-group'] ?? crt.spec.issuerRef.group,
-            },
+            issuerRef: issuerRefOfSecret(crt, secret),
           });
         }
         return;
       }
       const keySecret = nextKeySecrets(c, crt).find((s) => s.metadata.name === crt.status?.nextPrivateKeySecretName);
       const now = ctx.clock.now();
-      const d = decideIssuing({ certificate: crt, nextKeySecret: keySecret, requests }, now);
+      const existing = await targetSecret(ctx, c, crt);
+      const d = decideIssuing({ certificate: crt, nextKeySecret: keySecret, requests, secret: existing }, now);
       if (d.kind === 'wait') return;
       if (d.kind === 'fail') {
         await writeCertificateStatus(ctx, crt, d.status, MANAGER);
         record(ctx, crt, [d.event]);
         return;
       }
+      if (d.kind === 'temporary') {
+        const chainPem = await createTemporaryCertificate({
+          template: { ...templateOf(crt.spec), usages: crt.spec.usages }, keyPem: d.keyPem, notBefore: now, durationMs: durationMsOf(crt.spec),
+        });
+        // No issuer annotations: readiness and the trigger tell a temporary certificate by their absence.
+        // A stale cache ends in a 409 on this write, and the retry sees the pair and waits.
+        await writeSecret(ctx, crt, existing, { keyPem: d.keyPem, chainPem });
+        ctx.recorder.event(crt, 'Normal', 'Issuing', 'Issued temporary certificate');
+        return;
+      }
       const cr = d.request;
-      const existing = await targetSecret(ctx, c, crt);
       const chainPem = decodeBase64(cr.status!.certificate);
       // A retry after a conflict on the status write, or after a restart, finds the Secret
       // written already: write it once, so readers and the files mirror see one new version.
@@ -88,8 +95,19 @@ function alreadyHolds(crt: CertificateObj, secret: Secret | undefined, keyPem: s
   return key === encodePrivateKey(keyPem, keySpecOf(crt.spec).encoding ?? 'PKCS1') && !upkeepReason(crt, secret);
 }
 
+/** The issuer annotations a Secret carries, kept absent when it has none (a temporary certificate). */
+function issuerRefOfSecret(crt: CertificateObj, secret: Secret): CertificateRequestObj['spec']['issuerRef'] | undefined {
+  const a = secret.metadata.annotations ?? {};
+  if (a[ANN.issuerName] === undefined && a[ANN.issuerKind] === undefined && a[ANN.issuerGroup] === undefined) return undefined;
+  return {
+    name: a[ANN.issuerName] ?? crt.spec.issuerRef.name,
+    kind: a[ANN.issuerKind] ?? crt.spec.issuerRef.kind,
+    group: a[ANN.issuerGroup] ?? crt.spec.issuerRef.group,
+  };
+}
+
 async function writeSecret(ctx: ControllerContext, crt: CertificateObj, existing: Secret | undefined,
-  m: { keyPem: string; chainPem: string; caPem?: string; issuerRef: CertificateRequestObj['spec']['issuerRef'] }): Promise<Secret> {
+  m: { keyPem: string; chainPem: string; caPem?: string; issuerRef?: CertificateRequestObj['spec']['issuerRef'] }): Promise<Secret> {
   const ks = crt.spec.keystores;
   const passwords = {
     pkcs12: ks?.pkcs12?.create ? await passwordFor(ctx, crt, ks.pkcs12) : undefined,

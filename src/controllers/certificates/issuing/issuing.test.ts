@@ -1,11 +1,16 @@
-// Table tests of the issuing and request manager decisions with real keys, CSRs and certificates.
+// Table tests of the issuing and request manager decisions with real keys, CSRs and certificates,
+// and of how a temporary certificate is written and judged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generatePrivateKey } from '../../../pki/keys.ts';
 import { createCSR } from '../../../pki/csr.ts';
 import { signCertificate } from '../../../pki/sign.ts';
 import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
-import { decideIssuing } from './issuing.ts';
+import { decideIssuing, TEMPORARY_CERTIFICATE_ANNOTATION } from './issuing.ts';
+import { buildSecretData, certificateAnnotations, composeSecret } from './secret.ts';
+import { createTemporaryCertificate } from '../../../pki/temporary.ts';
+import { firstViolation, secretPolicies } from '../policies.ts';
+import { decideReadiness } from '../readiness/readiness.ts';
 import type { Condition } from '../../../api/meta.ts';
 import { decideRequestManager, requestName } from '../requestmanager/requestmanager.ts';
 
@@ -109,4 +114,68 @@ test('request names are stable and bounded like cert-manager\'s', () => {
   const n = requestName(long, 1);
   assert.ok(n.length <= 253);
   assert.match(n, /^x{168}-[0-9a-f]{64}-1$/);
+});
+
+test('issuing: temporary certificates while the request is pending', async () => {
+  const f = await fixture();
+  const annotated: CertificateObj = { ...f.crt, metadata: { ...f.crt.metadata, annotations: { [TEMPORARY_CERTIFICATE_ANNOTATION]: 'true' } } };
+  const pending = f.request(0, { conditions: [cond('Ready', 'False', 'Pending')] });
+  const secretWith = (keyPem: string, certPem: string): Secret => ({
+    apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-tls', namespace: 'default' }, data: { 'tls.key': b64(keyPem), 'tls.crt': b64(certPem) },
+  });
+  const ownPair = await f.signed(f.otherKey, now, 3_600_000);
+  const cases: { name: string; crt: CertificateObj; cr: CertificateRequestObj; secret?: Secret; want: string }[] = [
+    { name: 'annotation off, Secret missing', crt: f.crt, cr: pending, want: 'wait' },
+    { name: 'annotation "false"', crt: { ...annotated, metadata: { ...annotated.metadata, annotations: { [TEMPORARY_CERTIFICATE_ANNOTATION]: 'false' } } }, cr: pending, want: 'wait' },
+    { name: 'annotation on, Secret missing', crt: annotated, cr: pending, want: 'temporary' },
+    { name: 'annotation on, Secret without tls.crt', crt: annotated, cr: pending, secret: { ...secretWith(f.otherKey, ownPair), data: { 'tls.key': b64(f.otherKey) } }, want: 'temporary' },
+    { name: 'annotation on, key and certificate differ', crt: annotated, cr: pending, secret: secretWith(f.keyPem, ownPair), want: 'temporary' },
+    { name: 'annotation on, Secret holds a matching pair (a renewal)', crt: annotated, cr: pending, secret: secretWith(f.otherKey, ownPair), want: 'wait' },
+    // as upstream: a request with no Ready condition yet (e.g. not approved) has no outcome to wait on
+    { name: 'annotation on, request without a Ready condition', crt: annotated, cr: f.request(0), want: 'wait' },
+    { name: 'annotation on, request failed', crt: annotated, cr: f.request(0, { conditions: [cond('Ready', 'False', 'Failed')] }), want: 'fail' },
+    { name: 'annotation on, request issued', crt: annotated, cr: f.request(0, { certificate: b64(await f.signed(f.keyPem, now, 3_600_000)), conditions: [cond('Ready', 'True', 'Issued')] }), want: 'issue' },
+  ];
+  for (const c of cases) {
+    const d = decideIssuing({ certificate: c.crt, nextKeySecret: f.keySecret, requests: [c.cr], secret: c.secret }, now);
+    assert.equal(d.kind, c.want, c.name);
+    if (d.kind === 'temporary') assert.equal(d.keyPem, f.keyPem, `${c.name}: the temporary certificate is for the next key`);
+  }
+  // not issuing: no temporary certificate either
+  const idle = { ...annotated, status: { ...annotated.status, conditions: [] } };
+  assert.equal(decideIssuing({ certificate: idle, nextKeySecret: f.keySecret, requests: [pending] }, now).kind, 'wait');
+});
+
+test('readiness and trigger chains: a temporary certificate is never up to date', async () => {
+  const f = await fixture();
+  const chain = await createTemporaryCertificate({ template: { dnsNames: ['a.example.test'] }, keyPem: f.keyPem, notBefore: now, durationMs: 3_600_000 });
+  const data = { 'tls.key': b64(f.keyPem), 'tls.crt': b64(chain) };
+  const temporary: Secret = {
+    apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-tls', namespace: 'default', annotations: certificateAnnotations(f.crt, chain, undefined) }, data,
+  };
+  assert.equal(temporary.metadata.annotations?.[ANN.issuerName], undefined);
+  const v = firstViolation(secretPolicies, { certificate: f.crt, secret: temporary });
+  assert.equal(v?.reason, 'IncorrectIssuer');
+  const ready = decideReadiness({ certificate: f.crt, secret: temporary }, now).fields.conditions?.find((c) => c.type === 'Ready');
+  assert.equal(ready?.status, 'False');
+  assert.equal(ready?.reason, 'IncorrectIssuer');
+  // the same pair from a real issuer with no annotations at all (e.g. imported) stays acceptable
+  const real = await f.signed(f.keyPem, now, 3_600_000);
+  assert.equal(firstViolation(secretPolicies, { certificate: f.crt, secret: { ...temporary, metadata: { name: 'a-tls' }, data: { ...data, 'tls.crt': b64(real) } } }), undefined);
+});
+
+test('composeSecret: a temporary certificate drops the issuer annotations and ca.crt of an earlier issuance', async () => {
+  const f = await fixture();
+  const chain = await createTemporaryCertificate({ template: { dnsNames: ['a.example.test'] }, keyPem: f.keyPem, notBefore: now, durationMs: 3_600_000 });
+  const earlier: Secret = {
+    apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
+    metadata: { name: 'a-tls', namespace: 'default', annotations: { [ANN.issuerName]: 'ca', [ANN.issuerKind]: 'Issuer', [ANN.issuerGroup]: 'cert-manager.io', 'team': 'x' } },
+    data: { 'tls.key': b64(f.otherKey), 'tls.crt': b64('x'), 'ca.crt': b64('y'), 'other': b64('kept') },
+  };
+  const data = await buildSecretData(f.crt, { keyPem: f.keyPem, chainPem: chain, passwords: {} });
+  const out = composeSecret(f.crt, earlier, data, certificateAnnotations(f.crt, chain, undefined));
+  for (const k of [ANN.issuerName, ANN.issuerKind, ANN.issuerGroup]) assert.equal(out.metadata.annotations?.[k], undefined, k);
+  assert.equal(out.metadata.annotations?.team, 'x');
+  assert.equal(out.metadata.annotations?.[ANN.certificateName], 'a');
+  assert.deepEqual(Object.keys(out.data!).sort(), ['other', 'tls.crt', 'tls.key']);
 });

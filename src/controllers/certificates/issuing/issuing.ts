@@ -1,11 +1,12 @@
 // Issuing: when the request for the next revision has an outcome, either writes the Secret and
 // bumps status.revision, or records the failure (lastFailureTime, issuanceAttempts) for backoff.
+// While the request is pending, a Certificate that asks for it gets a temporary certificate.
 import { getCondition, isTrue, rfc3339, setCondition, removeCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
 import { keyMatchesSpec, publicKeyFingerprint } from '../../../pki/keys.ts';
 import { failedAttemptsOf, isDeleting, type CertificateObj, type CertificateRequestObj, type CertificateStatusLike, type Secret } from '../objects.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from '../parsed.ts';
-import { requestMismatches } from '../policies.ts';
+import { firstViolation, requestMismatches, temporaryCertificatePolicies } from '../policies.ts';
 import { isFromEarlierAttempt, nextRevision, revisionOf } from '../requestmanager/requestmanager.ts';
 import { keySpecOf } from '../template.ts';
 import type { EventSpec } from '../../decision.ts';
@@ -14,12 +15,18 @@ export interface IssuingInput {
   certificate: CertificateObj;
   nextKeySecret?: Secret;
   requests: CertificateRequestObj[];
+  /** the target Secret (spec.secretName), when it exists */
+  secret?: Secret;
 }
+
+export const TEMPORARY_CERTIFICATE_ANNOTATION = 'cert-manager.io/issue-temporary-certificate';
 
 export type IssuingDecision =
   | { kind: 'wait' }
   | { kind: 'fail'; status: CertificateStatusLike; event: EventSpec }
-  | { kind: 'issue'; request: CertificateRequestObj; keyPem: string; revision: number };
+  | { kind: 'issue'; request: CertificateRequestObj; keyPem: string; revision: number }
+  /** write a temporary certificate for the next key into the target Secret; status stays as it is */
+  | { kind: 'temporary'; keyPem: string };
 
 const WAIT: IssuingDecision = { kind: 'wait' };
 
@@ -48,7 +55,12 @@ export function decideIssuing(input: IssuingInput, now: Date): IssuingDecision {
   const ready = getCondition(conds, 'Ready');
   if (!ready) return WAIT;
   if (ready.reason === 'Failed') return fail(crt, ready, now);
-  if (ready.reason !== 'Issued') return WAIT;
+  if (ready.reason !== 'Issued') {
+    // Only a Secret without a usable pair gets one: a renewal keeps serving the old certificate.
+    const wantsTemporary = crt.metadata.annotations?.[TEMPORARY_CERTIFICATE_ANNOTATION] === 'true';
+    if (wantsTemporary && firstViolation(temporaryCertificatePolicies, { certificate: crt, secret: input.secret })) return { kind: 'temporary', keyPem };
+    return WAIT;
+  }
 
   const chainPem = decodeBase64(cr.status?.certificate);
   const leaf = parseCertMemo(chainPem);

@@ -16,7 +16,8 @@ export interface IssuedMaterial {
   keyPem: string;
   chainPem: string;
   caPem?: string;
-  issuerRef: { name: string; kind?: string; group?: string };
+  /** absent for a temporary certificate */
+  issuerRef?: { name: string; kind?: string; group?: string };
   /** keystore passwords, resolved by the caller from passwordSecretRef or the literal */
   passwords: { pkcs12?: string; jks?: string };
 }
@@ -50,7 +51,8 @@ export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): P
   return data;
 }
 
-export function certificateAnnotations(crt: CertificateObj, chainPem: string, issuerRef: IssuedMaterial['issuerRef']): Record<string, string> {
+/** Without issuerRef (a temporary certificate) the issuer annotations are left out, and composeSecret drops old ones. */
+export function certificateAnnotations(crt: CertificateObj, chainPem: string, issuerRef: IssuedMaterial['issuerRef'] | undefined): Record<string, string> {
   const leaf = parseCertCached(chainPem).template;
   const a: Record<string, string> = {
     [ANN.commonName]: leaf.commonName ?? '',
@@ -69,9 +71,11 @@ export function certificateAnnotations(crt: CertificateObj, chainPem: string, is
   for (const [k, v] of lists) if (v?.length) a[k] = csv(v);
   if (s.serialNumber) a['cert-manager.io/subject-serialnumber'] = s.serialNumber;
   a[ANN.certificateName] = crt.metadata.name!;
-  a[ANN.issuerName] = issuerRef.name;
-  a[ANN.issuerKind] = issuerRef.kind ?? '';
-  a[ANN.issuerGroup] = issuerRef.group ?? '';
+  if (issuerRef) {
+    a[ANN.issuerName] = issuerRef.name;
+    a[ANN.issuerKind] = issuerRef.kind ?? '';
+    a[ANN.issuerGroup] = issuerRef.group ?? '';
+  }
   return a;
 }
 
@@ -90,6 +94,8 @@ export function composeSecret(crt: CertificateObj, existing: Secret | undefined,
     if (where === 'a:') delete anns[key];
   }
   Object.assign(labels, tpl.labels ?? {}, { [LABEL.fao]: 'true' });
+  // As cert-manager's server-side apply: issuer annotations not applied this time are removed.
+  for (const k of [ANN.issuerName, ANN.issuerKind, ANN.issuerGroup]) if (!(k in annotations)) delete anns[k];
   Object.assign(anns, tpl.annotations ?? {}, annotations);
   const templateKeys = [...Object.keys(tpl.labels ?? {}).map((k) => `l:${k}`), ...Object.keys(tpl.annotations ?? {}).map((k) => `a:${k}`)];
   if (templateKeys.length) anns[TEMPLATE_KEYS_ANNOTATION] = templateKeys.join(',');
