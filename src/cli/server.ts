@@ -6,6 +6,7 @@ import { parseDuration } from '../api/duration.ts';
 import { NamespaceType } from '../api/resources.ts';
 import type { ControllerOptions } from '../controllers/manager.ts';
 import { isConflict, type Store } from '../store/store.ts';
+import { EncryptionConfigError, readEncryptionConfiguration, type EncryptionConfiguration } from '../store/sqlite/encryption.ts';
 import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
@@ -33,6 +34,7 @@ interface ServerFlags extends ControllerFlags {
   listen: string;
   apply: string[];
   controllers: boolean;
+  encryptionProviderConfig?: string;
 }
 
 /** HOST:PORT, [v6]:PORT or :PORT into its parts. */
@@ -75,6 +77,16 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   };
 }
 
+function encryptionFlag(path: string | undefined): EncryptionConfiguration | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readEncryptionConfiguration(resolve(path));
+  } catch (e) {
+    const why = e instanceof EncryptionConfigError ? e.message : (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message;
+    throw new CliError(`--encryption-provider-config ${path}: ${why}`);
+  }
+}
+
 async function ensureDefaultNamespace(store: Store) {
   try {
     if (!(await store.get(NamespaceType, undefined, 'default'))) {
@@ -107,6 +119,7 @@ export function registerServerCommand(program: Command) {
     .option('--data-dir <dir>', 'state, PKI, token and kubeconfig', './.certsmith')
     .option('--listen <host:port>', 'API server address', '127.0.0.1:6443')
     .option('--apply <path>', 'manifests (file or folder) applied at start; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--encryption-provider-config <file>', "kube-apiserver's EncryptionConfiguration: encrypt Secrets at rest in the state database")
     .option('--no-controllers', 'serve the API only; controllers run elsewhere, e.g. "certsmith controller --kubeconfig DIR/kubeconfig"')
     .option('--secrets-dir <dir>', 'mirror issued Secrets to files under this folder')
     .option('--keep-files', 'keep mirrored files when their Certificate is deleted')
@@ -115,6 +128,7 @@ export function registerServerCommand(program: Command) {
     .action(async (flags: ServerFlags) => {
       const { host, port } = parseListen(flags.listen);
       const options = controllerOptionsFrom(flags);
+      const encryption = encryptionFlag(flags.encryptionProviderConfig);
       const dataDir = resolve(flags.dataDir);
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       chmodSync(dataDir, 0o700);
@@ -132,7 +146,10 @@ export function registerServerCommand(program: Command) {
       ]);
       const logger = createLogger({ name: 'certsmith' });
 
-      const raw = await openSqliteStore({ path: join(dataDir, 'state.db') });
+      if (encryption) {
+        logger.info({ resources: encryption.resources.map((r) => ({ resources: r.resources, providers: r.providers.map((p) => p.type) })) }, 'encryption at rest');
+      }
+      const raw = await openSqliteStore({ path: join(dataDir, 'state.db'), encryption });
       const store = withAdmission(raw);
       const stopped: Array<() => Promise<void>> = [() => store.close()];
       const shutdown = async () => {
