@@ -23,6 +23,8 @@ export interface SignOptions {
   selfSignKeyPem?: string;
   /** a CA-issued certificate is clipped to its issuer's notAfter unless this is false */
   clipToIssuer?: boolean;
+  /** the issuer signs this one certificate only (a throwaway CA): not worth a slot in the issuer cache */
+  oneOffIssuer?: boolean;
 }
 
 const COPIED_FROM_REQUEST = new Set<string>([EXTENSION_OID.subjectAltName, EXTENSION_OID.nameConstraints]);
@@ -98,7 +100,7 @@ export async function signCertificate(o: SignOptions): Promise<string> {
   let signer: Signer;
   let selfSigned = false;
   if (o.issuer) {
-    signer = loadIssuer(o.issuer.certPem, o.issuer.keyPem);
+    signer = o.oneOffIssuer ? decodeIssuer(o.issuer.certPem, o.issuer.keyPem) : loadIssuer(o.issuer.certPem, o.issuer.keyPem);
   } else {
     if (!o.selfSignKeyPem) throw new Error('self-signing needs selfSignKeyPem');
     const key = parsePrivateKey(o.selfSignKeyPem);

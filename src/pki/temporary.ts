@@ -34,6 +34,6 @@ export async function createTemporaryCertificate(o: TemporaryCertificateOptions)
   return signCertificate({
     csrPem: await createCSR(template, o.keyPem),
     notBefore: o.notBefore, durationMs: o.durationMs, isCA: template.isCA ?? false, usages: template.usages,
-    issuer: { certPem: caCertPem, keyPem: caKeyPem },
+    issuer: { certPem: caCertPem, keyPem: caKeyPem }, oneOffIssuer: true,
   });
 }
