@@ -41,7 +41,7 @@ test('certsmith server --encryption-provider-config: examples issued, keys serve
   try {
     const certs = await waitFor('every example Certificate Ready', async () => {
       const r = await server.cli(['get', 'certificates', '-A', '-o', 'json']);
-      const items = (JSON.parse(r.stdout) as { items: { metadata: { name: string; namespace: string }; spec: { secretName: string } }[] }).items;
+      const items = (JSON.parse(r.stdout) as { items: { metadata: { name: string; namespace: string }; spec: { secretName: string }; status?: { conditions?: { type: string; status: string }[] } }[] }).items;
       return items.length >= 3 && items.every(isReady) ? items : undefined;
     }, 90_000, 500);
 
@@ -61,7 +61,7 @@ test('certsmith server --encryption-provider-config: examples issued, keys serve
     // and after the shutdown checkpoint folded the WAL into the database
     assertAbsent(stateFiles(server.dataDir), needles);
     // other resources stay plain: the Certificates are there as JSON
-    assert.ok(stateFiles(server.dataDir).get('state.db')!.includes(`"secretName":"${certs[0].spec.secretName}"`));
+    assert.ok(stateFiles(server.dataDir).get('state.db')!.includes(Buffer.from(`"secretName":"${certs[0].spec.secretName}"`)));
   } finally {
     server.kill();
     server.cleanup();
