@@ -99,6 +99,11 @@ export class SqliteStore implements Store {
   private compactedRev: number;
   /** changes of the running transaction; published only after it commits */
   private txChanges: ChangeRecord[] = [];
+  /**
+   * Namespaces seen existing and not terminating, so a create need not parse the Namespace
+   * object each time; any write to a Namespace, and any rollback, forgets them.
+   */
+  private readonly activeNamespaces = new Set<string>();
   private batch: WriteBatch | undefined;
   private readonly inTx: <R>(fn: () => R) => R;
   private compactScheduled = false;
@@ -453,6 +458,7 @@ export class SqliteStore implements Store {
     } catch (err) {
       this.rev = startRev;
       this.txChanges = [];
+      this.activeNamespaces.clear();
       throw err;
     }
   }
@@ -474,6 +480,7 @@ export class SqliteStore implements Store {
       this.st.commit.run();
     } catch (err) {
       if (this.db.inTransaction) this.st.rollback.run();
+      this.activeNamespaces.clear();
       this.rev = batch.startRev;
       for (const w of batch.waiters) w.reject(err as Error);
       return;
@@ -489,6 +496,7 @@ export class SqliteStore implements Store {
     obj.metadata.resourceVersion = String(rev);
     const value = JSON.stringify(obj);
     const { grp, plural, ns, name } = key;
+    if (grp === NamespaceType.group && plural === NamespaceType.plural) this.activeNamespaces.delete(name);
     this.st.insertLog.run(rev, grp, plural, ns, name, changeTypeCode[type], prev, this.values.toStorage(key, value));
     // parsing the previous object only to diff owner references is the common case's waste
     const oldOwners = prevValue === undefined || !prevValue.includes('"ownerReferences"') ? [] : ownerUids((JSON.parse(prevValue) as KubeObject).metadata);
@@ -629,12 +637,14 @@ export class SqliteStore implements Store {
    * so listing namespaces shows every namespace in use. A terminating one refuses new objects.
    */
   private ensureNamespace(ns: string) {
+    if (this.activeNamespaces.has(ns)) return;
     const cur = this.current(NamespaceType.group, NamespaceType.plural, '', ns);
     if (cur) {
       const n = JSON.parse(cur.value) as KubeObject;
       if (n.metadata.deletionTimestamp) {
         throw new StoreError('Forbidden', `unable to create new content in namespace ${ns} because it is being terminated`);
       }
+      this.activeNamespaces.add(ns);
       return;
     }
     const obj: KubeObject = {
@@ -644,6 +654,7 @@ export class SqliteStore implements Store {
     };
     const prev = this.st.lastRev.get(NamespaceType.group, NamespaceType.plural, '', ns)?.id ?? null;
     this.appendChange(keyOf(NamespaceType, '', ns), 'ADDED', obj, prev, undefined);
+    this.activeNamespaces.add(ns);
   }
 
   private maybeScheduleCompaction() {

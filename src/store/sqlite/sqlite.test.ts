@@ -177,3 +177,22 @@ test('sqlite: writes of one turn share a commit, are acknowledged only after it,
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('sqlite: a terminating namespace refuses new content, also after creates in it were accepted', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  try {
+    await store.create(Certificate, cert('ending', 'first'));
+    await store.create(Certificate, cert('ending', 'second'));
+    const ns = (await store.get<KubeObject>(NamespaceType, undefined, 'ending'))!;
+    await store.update(NamespaceType, { ...ns, metadata: { ...ns.metadata, finalizers: ['example.test/hold'] } });
+    await store.delete(NamespaceType, undefined, 'ending');
+    await assert.rejects(store.create(Certificate, cert('ending', 'third')), (e: Error & { code?: number }) => e.code === 403 && /being terminated/.test(e.message));
+    // a namespace created implicitly after a failed write in the same turn still appears
+    const [bad, good] = await Promise.allSettled([store.create(Certificate, cert('ending', 'x')), store.create(Certificate, cert('fresh', 'y'))]);
+    assert.equal(bad.status, 'rejected');
+    assert.equal(good.status, 'fulfilled');
+    assert.ok(await store.get(NamespaceType, undefined, 'fresh'));
+  } finally {
+    await store.close();
+  }
+});
