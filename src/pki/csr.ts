@@ -1,13 +1,13 @@
 // PKCS#10 (RFC 2986) requests, encoded and decoded with the DER codec in der.ts.
 import crypto from 'node:crypto';
 import {
-  bitString, contents, decodeOctetAlignedBitString, decodeOID, decodeSmallInteger, integer, oid, readSingle, sequence,
+  bitString, contents, decodeOID, decodeSmallInteger, integer, oid, sequence,
   setOf, TAG, tlv,
 } from './der.ts';
 import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
 import { decodePEMBlocks, encodePEM } from './pem.ts';
 import { publicKeyFromSPKI, spkiDER } from './spki.ts';
-import { signatureAlgorithmFor, signTBS, verifyTBS } from './signature.ts';
+import { decodeSigned, signatureAlgorithmFor, signTBS, verifyTBS } from './signature.ts';
 import type { CertificateTemplate } from './template.ts';
 import {
   basicConstraintsExtension, decodeExtensions, decodeName, encodeExtensions, fieldsFromExtensions, keyUsageExtensions,
@@ -78,11 +78,7 @@ interface DecodedCSR {
 }
 
 function decodeCSR(der: Buffer): DecodedCSR {
-  const csr = contents(readSingle(der, TAG.SEQUENCE, 'CertificationRequest'), 'CertificationRequest');
-  const infoEl = csr.expect(TAG.SEQUENCE, 'certificationRequestInfo');
-  const algorithm = contents(csr.expect(TAG.SEQUENCE, 'signatureAlgorithm'), 'signatureAlgorithm');
-  const signature = decodeOctetAlignedBitString(csr.expect(TAG.BIT_STRING, 'signature'));
-  csr.end();
+  const { tbs: infoEl, signatureAlgorithm, signature } = decodeSigned(der, 'CertificationRequest', 'certificationRequestInfo');
   const info = contents(infoEl, 'certificationRequestInfo');
   const version = decodeSmallInteger(info.expect(TAG.INTEGER, 'version'));
   if (version !== 0) throw new Error(`unsupported version ${version}`);
@@ -103,8 +99,7 @@ function decodeCSR(der: Buffer): DecodedCSR {
     }
   }
   return {
-    info: infoEl.der, subject, spki, extensions,
-    signatureAlgorithm: decodeOID(algorithm.expect(TAG.OID, 'signature algorithm')), signature,
+    info: infoEl.der, subject, spki, extensions, signatureAlgorithm, signature,
   };
 }
 

@@ -1,13 +1,13 @@
 // X.509 certificates (RFC 5280), decoded with the DER codec in der.ts.
 import crypto from 'node:crypto';
 import {
-  contents, decodeIntegerBytes, decodeOctetAlignedBitString, decodeOID, decodeSmallInteger, decodeTime, readSingle, TAG,
+  contents, decodeIntegerBytes, decodeSmallInteger, decodeTime, TAG,
   type DERReader,
 } from './der.ts';
 import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
 import { certificateBlocks } from './pem.ts';
 import { publicKeyFromSPKI } from './spki.ts';
-import { signatureAlgorithmName, verifyTBS } from './signature.ts';
+import { decodeSigned, signatureAlgorithmName, verifyTBS } from './signature.ts';
 import type { CertificateTemplate } from './template.ts';
 import { decodeExtensions, decodeName, fieldsFromExtensions, formatName, subjectFieldsFromName, type Extension } from './x509-fields.ts';
 
@@ -57,11 +57,7 @@ function readTime(r: DERReader, name: string): Date {
 
 /** Throws a DERError (or Error) naming the first part that is not as RFC 5280 describes it. */
 export function decodeCertificate(der: Buffer): DecodedCertificate {
-  const cert = contents(readSingle(der, TAG.SEQUENCE, 'Certificate'), 'Certificate');
-  const tbsEl = cert.expect(TAG.SEQUENCE, 'tbsCertificate');
-  const algorithm = contents(cert.expect(TAG.SEQUENCE, 'signatureAlgorithm'), 'signatureAlgorithm');
-  const signature = decodeOctetAlignedBitString(cert.expect(TAG.BIT_STRING, 'signatureValue'));
-  cert.end();
+  const { tbs: tbsEl, signatureAlgorithm, signature } = decodeSigned(der, 'Certificate', 'tbsCertificate');
   const tbs = contents(tbsEl, 'tbsCertificate');
   // version is [0] EXPLICIT INTEGER DEFAULT v1(0).
   const versionEl = tbs.optional(0xa0);
@@ -92,8 +88,7 @@ export function decodeCertificate(der: Buffer): DecodedCertificate {
     wrapper.end();
   }
   return {
-    tbs: tbsEl.der, version, serialNumber, issuer, subject, notBefore, notAfter, spki, extensions,
-    signatureAlgorithm: decodeOID(algorithm.expect(TAG.OID, 'signature algorithm')), signature,
+    tbs: tbsEl.der, version, serialNumber, issuer, subject, notBefore, notAfter, spki, extensions, signatureAlgorithm, signature,
   };
 }
 

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { NULL, oid, sequence } from './der.ts';
+import { contents, decodeOctetAlignedBitString, decodeOID, NULL, oid, readSingle, sequence, TAG, type DERElement } from './der.ts';
 import { describeKey } from './keys.ts';
 
 interface SignatureScheme { oid: string; hash: string | null; name: string; rsa: boolean }
@@ -65,4 +65,14 @@ export function verifyTBS(publicKey: crypto.KeyObject, algorithmOid: string, tbs
   } catch {
     return false;
   }
+}
+
+/** A signed structure (certificate, CSR): the to-be-signed element, the algorithm OID and the signature. */
+export function decodeSigned(der: Buffer, name: string, tbsName: string): { tbs: DERElement; signatureAlgorithm: string; signature: Buffer } {
+  const outer = contents(readSingle(der, TAG.SEQUENCE, name), name);
+  const tbs = outer.expect(TAG.SEQUENCE, tbsName);
+  const algorithm = contents(outer.expect(TAG.SEQUENCE, 'signatureAlgorithm'), 'signatureAlgorithm');
+  const signature = decodeOctetAlignedBitString(outer.expect(TAG.BIT_STRING, 'signature'));
+  outer.end();
+  return { tbs, signatureAlgorithm: decodeOID(algorithm.expect(TAG.OID, 'signature algorithm')), signature };
 }
