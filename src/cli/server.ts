@@ -27,6 +27,11 @@ export interface ControllerFlags {
   metricsListen: string;
   healthListen: string;
   clusterResourceNamespace: string;
+  ingressShim: boolean;
+  defaultIssuerName?: string;
+  defaultIssuerKind: string;
+  defaultIssuerGroup: string;
+  autoCertificateAnnotations: string;
 }
 
 interface ServerFlags extends ControllerFlags {
@@ -74,6 +79,11 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     metricsListen: f.metricsListen,
     healthListen: f.healthListen,
     clusterResourceNamespace: f.clusterResourceNamespace,
+    ingressShim: f.ingressShim,
+    defaultIssuerName: f.defaultIssuerName,
+    defaultIssuerKind: f.defaultIssuerKind,
+    defaultIssuerGroup: f.defaultIssuerGroup,
+    autoCertificateAnnotations: list(f.autoCertificateAnnotations),
   };
 }
 
@@ -109,7 +119,12 @@ export function addControllerFlags(cmd: Command): Command {
     .option('--dns01-recursive-nameservers <list>', 'comma-separated host:port resolvers for DNS-01 self-checks')
     .option('--dns01-recursive-nameservers-only', 'use only these resolvers for DNS-01 checks')
     .option('--metrics-listen <host:port>', 'Prometheus metrics address', '127.0.0.1:9402')
-    .option('--health-listen <host:port>', 'health probe address', '127.0.0.1:9403');
+    .option('--health-listen <host:port>', 'health probe address', '127.0.0.1:9403')
+    .option('--no-ingress-shim', 'do not create Certificates for Ingresses annotated cert-manager.io/issuer or cluster-issuer')
+    .option('--default-issuer-name <name>', 'issuer of the Certificates for Ingresses that carry an auto-certificate annotation')
+    .option('--default-issuer-kind <kind>', 'kind of the default issuer', 'Issuer')
+    .option('--default-issuer-group <group>', 'API group of the default issuer', 'cert-manager.io')
+    .option('--auto-certificate-annotations <list>', 'comma-separated Ingress annotations that, set to "true", ask for Certificates from the default issuer', 'kubernetes.io/tls-acme');
 }
 
 export function registerServerCommand(program: Command) {

@@ -20,6 +20,7 @@ import { requestController } from './requests/controller.ts';
 import { issuerController } from './issuers/controller.ts';
 import { filesController } from './files/controller.ts';
 import { acmeControllers } from './acme/controllers.ts';
+import { ingressShimController } from './ingress-shim/controller.ts';
 
 export interface ControllerOptions {
   /** leave CertificateRequests for a person or another approver */
@@ -50,6 +51,14 @@ export interface ControllerOptions {
   /** host:port of the operational servers; port 0 picks a free port; '' turns them off */
   metricsListen?: string;
   healthListen?: string;
+  /** false turns off ingress-shim (Certificates from annotated Ingresses); on by default, as upstream */
+  ingressShim?: boolean;
+  /** issuer for Ingresses that ask with an auto-certificate annotation (cert-manager's --default-issuer-name/kind/group) */
+  defaultIssuerName?: string;
+  defaultIssuerKind?: string;
+  defaultIssuerGroup?: string;
+  /** cert-manager's --auto-certificate-annotations; default kubernetes.io/tls-acme */
+  autoCertificateAnnotations?: string[];
 }
 
 export interface RunningControllers {
@@ -81,6 +90,7 @@ export async function startControllers(o: {
     readinessController(ctx), revisionManagerController(ctx), requestController(ctx),
     issuerController(ctx, false), issuerController(ctx, true), ...acmeControllers(ctx),
     ...(o.options.secretsDir ? [filesController(ctx)] : []),
+    ...(o.options.ingressShim !== false ? [ingressShimController(ctx)] : []),
   ];
   const manager = new ControllerManager({ informers, logger });
   for (const spec of specs) manager.add(toController(ctx, spec));
