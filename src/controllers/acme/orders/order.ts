@@ -8,6 +8,7 @@ import { ownerRefTo } from '../../certificates/objects.ts';
 import type { EventSpec } from '../../decision.ts';
 import { computeName } from '../names.ts';
 import { selectSolver } from './solver-selection.ts';
+import { withHTTP01Overrides } from './http01-overrides.ts';
 
 export const FAILURE_STATES = ['invalid', 'expired', 'errored'];
 export const FINAL_STATES = ['valid', ...FAILURE_STATES];
@@ -62,7 +63,7 @@ export function requiredChallenges(input: OrderInput): { challenges: ChallengeDr
       type: picked.challenge.type === 'http-01' ? 'HTTP-01' as const : 'DNS-01' as const,
       token: picked.challenge.token,
       key: '' as const,
-      solver: picked.solver,
+      solver: withHTTP01Overrides(picked.solver, order.metadata.annotations),
       issuerRef: order.spec.issuerRef,
     };
     // As cert-manager: the name hashes the spec before the key is known.
