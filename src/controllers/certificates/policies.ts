@@ -1,5 +1,6 @@
 // The ordered policy chains of the trigger and readiness controllers: each policy looks at the
 // gathered objects and names the first reason a Certificate needs (re-)issuing, as cert-manager does.
+import { isTrue } from '../../api/conditions.ts';
 import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from './parsed.ts';
 import { issuerRefKey, keySpecOf, templateOf, durationMsOf } from './template.ts';
@@ -130,4 +131,18 @@ export function firstViolation(chain: Policy[], input: CertificateInput): Violat
 export function secretCertificate(secret: Secret | undefined) {
   const pem = decodeBase64(secret?.data?.['tls.crt']);
   return pem ? parseCertMemo(pem).value : undefined;
+}
+
+/**
+ * The issuing controller has written the Secret from the next revision's request and its status
+ * write (revision, readiness fields) is still to come: the status describes the certificate
+ * that was in the Secret before. Readiness leaves such a Certificate alone (a write now would
+ * only race issuing's), and the files controller waits before running the deploy hook. If
+ * issuing never finishes, Issuing stays True and the trigger and backoff deal with it.
+ */
+export function issuanceCompleting(input: CertificateInput): boolean {
+  if (!isTrue(input.certificate.status?.conditions, 'Issuing') || !input.nextCR?.status?.certificate) return false;
+  const leaf = secretCertificate(input.secret);
+  const issued = parseCertMemo(decodeBase64(input.nextCR.status.certificate)).value;
+  return !!leaf && !!issued && leaf.der.equals(issued.der);
 }

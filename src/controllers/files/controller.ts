@@ -2,11 +2,11 @@
 // DIR/<namespace>/<secretName>/ and runs the --deploy-hook when new files go live. Keys are
 // "namespace/secretName": one lineage per Secret, whichever Certificate it belongs to.
 import { SecretType } from '../../api/resources.ts';
-import { isTrue } from '../../api/conditions.ts';
-import { parseCertificate } from '../../pki/parse.ts';
 import type { ControllerContext, ControllerSpec, ReconcileResult } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
-import { BY_SECRET, certificateCaches, type CertificateCaches } from '../certificates/gather.ts';
+import { BY_SECRET, certificateCaches, ownedRequests, requestForRevision, type CertificateCaches } from '../certificates/gather.ts';
+import { issuanceCompleting, secretCertificate } from '../certificates/policies.ts';
+import { nextRevision } from '../certificates/requestmanager/requestmanager.ts';
 import { ANN, type CertificateObj, type Secret } from '../certificates/objects.ts';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
 import { isSafeLineageName, listLineages, livePath, publishLineage, removeLineage, type LineageRef } from './lineage.ts';
@@ -92,8 +92,8 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
 
   async function deployIfDue(crt: CertificateObj, key: string, ref: LineageRef, secret: Secret, hash: string): Promise<ReconcileResult | void> {
     if (ledger.get(key)?.hash === hash) return;
-    const leaf = leafOf(secret);
-    if (!statusDescribes(crt, leaf?.notAfter)) return; // the Certificate's update wakes us again
+    // the status still describes the previous certificate; its update wakes us again
+    if (issuanceCompleting({ certificate: crt, secret, nextCR: requestForRevision(ownedRequests(c, crt), nextRevision(crt)) })) return;
     const revision = crt.status?.revision;
     if (!hook) {
       await ledger.set(key, { hash, revision, at: ctx.clock.now().toISOString() });
@@ -109,7 +109,7 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
       outputLimit: 512,
       env: hookEnvironment({
         certificateName: crt.metadata.name!, namespace: ref.namespace, secretName: ref.name, revision,
-        liveDir: livePath(ref), hasCA: !!secret.data?.['ca.crt'], dnsNames: leaf?.dnsNames ?? [],
+        liveDir: livePath(ref), hasCA: !!secret.data?.['ca.crt'], dnsNames: secretCertificate(secret)?.template.dnsNames ?? [],
       }),
     });
     const status = out.timedOut ? 'timed out' : out.exitCode !== null ? `exited with status ${out.exitCode}` : `was killed by ${out.signal ?? 'a signal'}`;
@@ -149,22 +149,9 @@ function claimant(c: CertificateCaches, namespace: string, name: string, secret:
   return named.find((crt) => crt.metadata.name === annotated);
 }
 
-function leafOf(secret: Secret): { notAfter: Date; dnsNames: string[] } | undefined {
-  try {
-    const leaf = parseCertificate(Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64').toString('utf8'));
-    return { notAfter: leaf.notAfter, dnsNames: leaf.template.dnsNames ?? [] };
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Whether status.revision is the revision of these files. The issuing controller writes the
  * Secret first and the status after; until then the status still describes the previous
  * certificate, and the hook would be told the wrong revision.
  */
-function statusDescribes(crt: CertificateObj, notAfter: Date | undefined): boolean {
-  if (!isTrue(crt.status?.conditions, 'Issuing')) return true;
-  // Issuing again (e.g. a manual renewal) after these files were recorded in the status
-  return notAfter !== undefined && crt.status?.notAfter !== undefined && Date.parse(crt.status.notAfter) === Math.floor(notAfter.getTime() / 1000) * 1000;
-}

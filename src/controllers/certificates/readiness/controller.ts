@@ -3,7 +3,8 @@ import { BY_SECRET, certificateCaches, gatherCertificate, watchCertificateGraph 
 import { isSecretOwner } from '../trigger/controller.ts';
 import { ANN } from '../objects.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
-import { decideReadiness, issuanceCompleting, readinessChanged, withReadiness } from './readiness.ts';
+import { decideReadiness, readinessChanged, withReadiness } from './readiness.ts';
+import { issuanceCompleting } from '../policies.ts';
 
 const MANAGER = 'certificates-readiness';
 

@@ -4,7 +4,7 @@ import { generatePrivateKey } from '../../../pki/keys.ts';
 import { createCSR } from '../../../pki/csr.ts';
 import { signCertificate } from '../../../pki/sign.ts';
 import type { CertificateObj, CertificateRequestObj, Secret } from '../objects.ts';
-import { issuanceCompleting } from './readiness.ts';
+import { issuanceCompleting } from '../policies.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 

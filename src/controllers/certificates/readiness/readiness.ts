@@ -1,10 +1,9 @@
 // Readiness: keeps Ready, notBefore/notAfter/renewalTime and the renewal status of a
 // Certificate in line with its Secret. The issuing controller computes the same status at the
 // moment it writes a Secret, so a fresh issuance costs one status write, not two.
-import { isTrue, removeCondition, rfc3339, setCondition } from '../../../api/conditions.ts';
+import { removeCondition, rfc3339, setCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
 import type { CertificateObj, CertificateStatusLike } from '../objects.ts';
-import { decodeBase64, parseCertMemo } from '../parsed.ts';
 import { firstViolation, secretCertificate, secretPolicies, type CertificateInput } from '../policies.ts';
 import { renewalFor } from '../renewal-decision.ts';
 import type { RenewalDecision } from '../renewal/renewal-time.ts';
@@ -65,19 +64,6 @@ export function decideReadiness(input: CertificateInput, now: Date): ReadinessDe
     fields.renewal = { policy, ...(hasWindows ? { windows: { valid: renewal?.kind !== 'invalid', ...(renewal?.kind === 'invalid' ? { message: renewal.message } : {}) } } : {}) };
   }
   return { fields, renewal };
-}
-
-/**
- * The issuing controller has written the Secret from the next revision's request and its status
- * write, which carries the readiness fields too, is still to come: a readiness write now would
- * only race it (one 409 per issuance). If issuing never finishes, Issuing stays True and the
- * trigger and backoff deal with it, as with any issuance in flight.
- */
-export function issuanceCompleting(input: CertificateInput): boolean {
-  if (!isTrue(input.certificate.status?.conditions, 'Issuing') || !input.nextCR?.status?.certificate) return false;
-  const leaf = secretCertificate(input.secret);
-  const issued = parseCertMemo(decodeBase64(input.nextCR.status.certificate)).value;
-  return !!leaf && !!issued && leaf.der.equals(issued.der);
 }
 
 /** Whether writing these fields would change the stored status. */
