@@ -5,17 +5,19 @@ import net from 'node:net';
 import { formatDuration, parseDuration } from '../../api/duration.ts';
 import { keyUsages } from '../../api/schema.ts';
 import type { CertificateSpecLike } from '../certificates/template.ts';
+// the Secret annotations of the same names: the shim reads on an Ingress what issuing writes on a Secret
+import { ANN } from '../certificates/objects.ts';
 
 export const INGRESS_ANN = {
   issuer: 'cert-manager.io/issuer',
   clusterIssuer: 'cert-manager.io/cluster-issuer',
-  issuerKind: 'cert-manager.io/issuer-kind',
-  issuerGroup: 'cert-manager.io/issuer-group',
-  commonName: 'cert-manager.io/common-name',
-  altNames: 'cert-manager.io/alt-names',
-  ipSANs: 'cert-manager.io/ip-sans',
-  uriSANs: 'cert-manager.io/uri-sans',
-  emailSANs: 'cert-manager.io/email-sans',
+  issuerKind: ANN.issuerKind,
+  issuerGroup: ANN.issuerGroup,
+  commonName: ANN.commonName,
+  altNames: ANN.altNames,
+  ipSANs: ANN.ipSANs,
+  uriSANs: ANN.uriSANs,
+  emailSANs: ANN.emailSANs,
   duration: 'cert-manager.io/duration',
   renewBefore: 'cert-manager.io/renew-before',
   renewBeforePercentage: 'cert-manager.io/renew-before-percentage',
