@@ -10,7 +10,11 @@ import { openAPIV3Index, openAPIV3Document, componentName } from './openapi.ts';
 
 test('index lists every served group-version with a hashed URL that resolves to its document', () => {
   const idx = openAPIV3Index();
-  assert.deepEqual(Object.keys(idx.paths).sort(), ['api/v1', 'apis/acme.cert-manager.io/v1', 'apis/cert-manager.io/v1', 'apis/coordination.k8s.io/v1', 'apis/networking.k8s.io/v1']);
+  assert.deepEqual(Object.keys(idx.paths).sort(), [
+    'api/v1', 'apis/acme.cert-manager.io/v1', 'apis/admissionregistration.k8s.io/v1', 'apis/apiextensions.k8s.io/v1',
+    'apis/apiregistration.k8s.io/v1', 'apis/cert-manager.io/v1', 'apis/coordination.k8s.io/v1', 'apis/gateway.networking.k8s.io/v1',
+    'apis/networking.k8s.io/v1',
+  ]);
   assert.match(idx.paths['apis/cert-manager.io/v1'].serverRelativeURL, /^\/openapi\/v3\/apis\/cert-manager\.io\/v1\?hash=[0-9A-F]+$/);
   assert.equal(openAPIV3Document('example.com', 'v1'), undefined);
 });

@@ -32,10 +32,20 @@ export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true
 export const PodType = rt('', 'v1', 'Pod', 'pods', true, true, ['po']);
 export const ServiceType = rt('', 'v1', 'Service', 'services', true, true, ['svc']);
 export const IngressType = rt('networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, true, ['ing']);
+// Gateway API: the gateway-shim's source and the HTTP-01 solver's route.
+export const GatewayType = rt('gateway.networking.k8s.io', 'v1', 'Gateway', 'gateways', true, true, ['gtw']);
+export const HTTPRouteType = rt('gateway.networking.k8s.io', 'v1', 'HTTPRoute', 'httproutes', true, true);
+// What the CA injector writes CA bundles into.
+export const ValidatingWebhookConfigurationType = rt('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false, false);
+export const MutatingWebhookConfigurationType = rt('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false, false);
+export const APIServiceType = rt('apiregistration.k8s.io', 'v1', 'APIService', 'apiservices', false, true);
+export const CustomResourceDefinitionType = rt('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, true, ['crd', 'crds']);
 
 export const resourceTypes: ResourceType[] = [
   Certificate, CertificateRequest, Issuer, ClusterIssuer, Order, Challenge,
   SecretType, EventType, NamespaceType, LeaseType, PodType, ServiceType, IngressType,
+  GatewayType, HTTPRouteType,
+  ValidatingWebhookConfigurationType, MutatingWebhookConfigurationType, APIServiceType, CustomResourceDefinitionType,
 ];
 
 export function apiVersionOf(t: ResourceType): string {
