@@ -21,6 +21,7 @@ import { issuerController } from './issuers/controller.ts';
 import { filesController } from './files/controller.ts';
 import { acmeControllers } from './acme/controllers.ts';
 import { ingressShimController } from './ingress-shim/controller.ts';
+import { caInjectorControllers } from './cainjector/controller.ts';
 
 export interface ControllerOptions {
   /** leave CertificateRequests for a person or another approver */
@@ -59,6 +60,10 @@ export interface ControllerOptions {
   defaultIssuerGroup?: string;
   /** cert-manager's --auto-certificate-annotations; default kubernetes.io/tls-acme */
   autoCertificateAnnotations?: string[];
+  /** false turns off the CA injector (caBundle of annotated webhook configurations, APIServices, CRDs); on by default */
+  caInjector?: boolean;
+  /** PEM of the API server's CA, injected where cert-manager.io/inject-apiserver-ca is "true" */
+  apiServerCABundle?: string;
 }
 
 export interface RunningControllers {
@@ -91,6 +96,7 @@ export async function startControllers(o: {
     issuerController(ctx, false), issuerController(ctx, true), ...acmeControllers(ctx),
     ...(o.options.secretsDir ? [filesController(ctx)] : []),
     ...(o.options.ingressShim !== false ? [ingressShimController(ctx)] : []),
+    ...(o.options.caInjector !== false ? caInjectorControllers(ctx) : []),
   ];
   const manager = new ControllerManager({ informers, logger });
   for (const spec of specs) manager.add(toController(ctx, spec));
