@@ -32,6 +32,7 @@ export interface ControllerFlags {
   defaultIssuerKind: string;
   defaultIssuerGroup: string;
   autoCertificateAnnotations: string;
+  caInjector: boolean;
 }
 
 interface ServerFlags extends ControllerFlags {
@@ -84,6 +85,7 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     defaultIssuerKind: f.defaultIssuerKind,
     defaultIssuerGroup: f.defaultIssuerGroup,
     autoCertificateAnnotations: list(f.autoCertificateAnnotations),
+    caInjector: f.caInjector,
   };
 }
 
@@ -124,7 +126,8 @@ export function addControllerFlags(cmd: Command): Command {
     .option('--default-issuer-name <name>', 'issuer of the Certificates for Ingresses that carry an auto-certificate annotation')
     .option('--default-issuer-kind <kind>', 'kind of the default issuer', 'Issuer')
     .option('--default-issuer-group <group>', 'API group of the default issuer', 'cert-manager.io')
-    .option('--auto-certificate-annotations <list>', 'comma-separated Ingress annotations that, set to "true", ask for Certificates from the default issuer', 'kubernetes.io/tls-acme');
+    .option('--auto-certificate-annotations <list>', 'comma-separated Ingress annotations that, set to "true", ask for Certificates from the default issuer', 'kubernetes.io/tls-acme')
+    .option('--no-ca-injector', 'do not fill the caBundle of objects annotated cert-manager.io/inject-ca-from, inject-ca-from-secret or inject-apiserver-ca');
 }
 
 export function registerServerCommand(program: Command) {
@@ -189,7 +192,7 @@ export function registerServerCommand(program: Command) {
         writeKubeconfig(kubeconfig, { server, caPem: tls.caPem, token });
 
         if (flags.controllers) {
-          const controllers = await startControllers({ store, clock: realClock, options });
+          const controllers = await startControllers({ store, clock: realClock, options: { ...options, apiServerCABundle: tls.caPem } });
           stopped.push(() => controllers.stop());
         }
         process.stdout.write(`certsmith server listening on ${server} (kubeconfig: ${kubeconfig})\n`);
