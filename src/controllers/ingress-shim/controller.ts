@@ -1,32 +1,41 @@
-// ingress-shim's shell: reads the Ingress and its namespace's Certificates from the caches,
-// performs decideIngressShim's writes, and tells the Ingress's events what it did.
-import { Certificate, IngressType } from '../../api/resources.ts';
+// The certificate-shims' shell, shared by ingress-shim and gateway-shim: reads the owner and its
+// namespace's Certificates from the caches, performs the shim decision's writes, and tells the
+// owner's events what it did.
+import { Certificate, GatewayType, IngressType, type ResourceType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { isNotFound } from '../../store/store.ts';
 import { controllerOwnerKey, keyFor, splitKey } from '../../runtime/controller.ts';
 import { record, type ControllerContext, type ControllerSpec } from '../context.ts';
 import type { CertificateObj } from '../certificates/objects.ts';
-import { decideIngressShim, SHIM_REASON, type IngressObj, type IngressShimOptions } from './shim.ts';
+import { decideIngressShim, SHIM_REASON, type IngressObj, type IngressShimOptions, type ShimDecision } from './shim.ts';
+import { decideGatewayShim, type GatewayObj } from './gateway.ts';
 
-const FIELD_MANAGER = 'cert-manager-ingress-shim';
-
-export function ingressShimController(ctx: ControllerContext): ControllerSpec {
-  const ingresses = ctx.informers.informerFor<IngressObj>(IngressType);
-  const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);
-  const options: IngressShimOptions = {
+function shimOptions(ctx: ControllerContext): IngressShimOptions {
+  return {
     defaultIssuerName: ctx.options.defaultIssuerName,
     defaultIssuerKind: ctx.options.defaultIssuerKind,
     defaultIssuerGroup: ctx.options.defaultIssuerGroup,
     autoCertificateAnnotations: ctx.options.autoCertificateAnnotations,
   };
+}
+
+function shimController<O extends KubeObject>(ctx: ControllerContext, shim: {
+  name: string;
+  fieldManager: string;
+  ownerType: ResourceType;
+  decide: (owner: O, certificates: CertificateObj[], options: IngressShimOptions) => ShimDecision;
+}): ControllerSpec {
+  const owners = ctx.informers.informerFor<O>(shim.ownerType);
+  const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);
+  const options = shimOptions(ctx);
   return {
-    name: 'ingress-shim',
+    name: shim.name,
     watch(enqueue) {
-      ingresses.onAdd((i) => enqueue(keyFor(i)));
-      ingresses.onUpdate((_, i) => enqueue(keyFor(i)));
-      // A Certificate it controls changed or went away: put it back as the Ingress says.
+      owners.onAdd((o) => enqueue(keyFor(o)));
+      owners.onUpdate((_, o) => enqueue(keyFor(o)));
+      // A Certificate it controls changed or went away: put it back as the owner says.
       const byOwner = (c: KubeObject) => {
-        const key = controllerOwnerKey(c, IngressType);
+        const key = controllerOwnerKey(c, shim.ownerType);
         if (key) enqueue(key);
       };
       certificates.onAdd(byOwner);
@@ -35,17 +44,17 @@ export function ingressShimController(ctx: ControllerContext): ControllerSpec {
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);
-      const ingress = ingresses.get(namespace, name);
-      if (!ingress) return;
-      const decision = decideIngressShim(ingress, certificates.list(namespace), options);
-      record(ctx, ingress, decision.events);
+      const owner = owners.get(namespace, name);
+      if (!owner) return;
+      const decision = shim.decide(owner, certificates.list(namespace), options);
+      record(ctx, owner, decision.events);
       for (const action of decision.actions) {
         if (action.kind === 'create') {
-          await ctx.store.create(Certificate, action.certificate, { fieldManager: FIELD_MANAGER });
-          ctx.recorder.event(ingress, 'Normal', SHIM_REASON.create, `Successfully created Certificate "${action.certificate.metadata.name}"`);
+          await ctx.store.create(Certificate, action.certificate, { fieldManager: shim.fieldManager });
+          ctx.recorder.event(owner, 'Normal', SHIM_REASON.create, `Successfully created Certificate "${action.certificate.metadata.name}"`);
         } else if (action.kind === 'update') {
-          await ctx.store.update(Certificate, action.certificate, { fieldManager: FIELD_MANAGER });
-          ctx.recorder.event(ingress, 'Normal', SHIM_REASON.update, `Successfully updated Certificate "${action.certificate.metadata.name}"`);
+          await ctx.store.update(Certificate, action.certificate, { fieldManager: shim.fieldManager });
+          ctx.recorder.event(owner, 'Normal', SHIM_REASON.update, `Successfully updated Certificate "${action.certificate.metadata.name}"`);
         } else {
           try {
             await ctx.store.delete(Certificate, namespace, action.name);
@@ -53,9 +62,18 @@ export function ingressShimController(ctx: ControllerContext): ControllerSpec {
             if (!isNotFound(e)) throw e;
             continue;
           }
-          ctx.recorder.event(ingress, 'Normal', SHIM_REASON.delete, `Successfully deleted unrequired Certificate "${action.name}"`);
+          ctx.recorder.event(owner, 'Normal', SHIM_REASON.delete, `Successfully deleted unrequired Certificate "${action.name}"`);
         }
       }
     },
   };
+}
+
+export function ingressShimController(ctx: ControllerContext): ControllerSpec {
+  return shimController<IngressObj>(ctx, { name: 'ingress-shim', fieldManager: 'cert-manager-ingress-shim', ownerType: IngressType, decide: decideIngressShim });
+}
+
+/** Certificates for annotated Gateways; runs only with enableGatewayAPI, as upstream's --enable-gateway-api. */
+export function gatewayShimController(ctx: ControllerContext): ControllerSpec {
+  return shimController<GatewayObj>(ctx, { name: 'gateway-shim', fieldManager: 'cert-manager-gateway-shim', ownerType: GatewayType, decide: decideGatewayShim });
 }

@@ -1,6 +1,8 @@
-// ingress-shim's decision, as cert-manager's certificate-shim makes it: an annotated Ingress gets
-// one Certificate per spec.tls[] entry (named after its secretName), kept in line with the
-// Ingress while the Ingress controls it, and deleted when its tls entry goes away.
+// The certificate-shim's decision, as cert-manager makes it for Ingresses and Gateways: an
+// annotated owner gets one Certificate per secret its TLS configuration names (a tls entry of an
+// Ingress, a certificateRef of a Gateway listener), kept in line with the owner while the owner
+// controls it, and deleted when no entry names its secret any more. The sources differ only in
+// how they read their TLS entries; everything else is decided here once.
 import net from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../api/meta.ts';
@@ -26,6 +28,25 @@ export interface IngressShimOptions {
   defaultIssuerGroup?: string;
   /** annotations that, set to a true value, ask for Certificates from the default issuer; default ['kubernetes.io/tls-acme'] */
   autoCertificateAnnotations?: string[];
+}
+
+/** One Certificate's worth of TLS configuration: the secret it fills and the hosts it covers. */
+export interface ShimEntry { secretName: string; hosts: string[] }
+
+/** What a source (Ingress, Gateway) reads from its owner object for the shared decision. */
+export interface ShimSource {
+  /** the ownerReference's apiVersion and kind, also how Events and messages name the owner */
+  apiVersion: string;
+  kind: string;
+  entries: ShimEntry[];
+  /** entries skipped for bad configuration; the others proceed */
+  skipped: EventSpec[];
+  /** configuration errors that stop all writes (Ingress: one secretName in two tls entries) */
+  fatal: EventSpec[];
+  /** secrets the owner still names, skipped entries included: their Certificates are not deleted */
+  referencedSecrets: Set<string>;
+  /** whether --auto-certificate-annotations select this owner (upstream: Ingresses only) */
+  autoCertificateAnnotations: boolean;
 }
 
 export type ShimAction =
@@ -57,17 +78,18 @@ const SHIM_FIELDS = [
 
 const isTrue = (v: string | undefined) => v !== undefined && ['1', 't', 'true'].includes(v.trim().toLowerCase());
 
-const warning = (message: string): EventSpec => ({ type: 'Warning', reason: SHIM_REASON.badConfig, message });
+export const warning = (message: string): EventSpec => ({ type: 'Warning', reason: SHIM_REASON.badConfig, message });
 
-export function hasShimAnnotation(ingress: IngressObj, options: IngressShimOptions): boolean {
-  const ann = ingress.metadata.annotations ?? {};
+export function hasShimAnnotation(owner: KubeObject, options: IngressShimOptions, autoCertificateAnnotations = true): boolean {
+  const ann = owner.metadata.annotations ?? {};
   if (INGRESS_ANN.issuer in ann || INGRESS_ANN.clusterIssuer in ann) return true;
+  if (!autoCertificateAnnotations) return false;
   return (options.autoCertificateAnnotations ?? [INGRESS_ANN.tlsACME]).some((k) => isTrue(ann[k]));
 }
 
-/** The issuer a Certificate of this Ingress names, or the reasons the annotations do not say. */
-export function issuerFor(ingress: IngressObj, options: IngressShimOptions): { name: string; kind: string; group: string } | { errors: string[] } {
-  const ann = ingress.metadata.annotations ?? {};
+/** The issuer a Certificate of this owner names, or the reasons the annotations do not say. */
+export function issuerFor(owner: KubeObject, options: IngressShimOptions): { name: string; kind: string; group: string } | { errors: string[] } {
+  const ann = owner.metadata.annotations ?? {};
   let name = options.defaultIssuerName ?? '';
   let kind = options.defaultIssuerKind || 'Issuer';
   let group = options.defaultIssuerGroup || 'cert-manager.io';
@@ -85,12 +107,12 @@ export function issuerFor(ingress: IngressObj, options: IngressShimOptions): { n
   return errors.length ? { errors } : { name, kind, group };
 }
 
-/** ACME HTTP-01 hints for the Certificate, from the Ingress's acme.cert-manager.io annotations. */
-function issuerSpecificAnnotations(ingress: IngressObj): Record<string, string> {
-  const ann = ingress.metadata.annotations ?? {};
+/** ACME HTTP-01 hints for the Certificate, from the owner's acme.cert-manager.io annotations (upstream reads them on Gateways too). */
+function issuerSpecificAnnotations(owner: KubeObject): Record<string, string> {
+  const ann = owner.metadata.annotations ?? {};
   const out: Record<string, string> = {};
   if (ann[INGRESS_ANN.editInPlace] === 'true') {
-    out[CERTIFICATE_ANN.overrideIngressName] = ingress.metadata.name!;
+    out[CERTIFICATE_ANN.overrideIngressName] = owner.metadata.name!;
     // as upstream: a temporary certificate keeps ingress-gce serving while the challenge runs
     out[CERTIFICATE_ANN.issueTemporaryCertificate] = 'true';
   }
@@ -119,9 +141,9 @@ function canonicalIP(ip: string): string {
   }
 }
 
-function controlledBy(crt: KubeObject, ingress: IngressObj): boolean {
+function controlledBy(crt: KubeObject, owner: KubeObject): boolean {
   const ref = crt.metadata.ownerReferences?.find((r) => r.controller);
-  return !!ref && ref.uid === ingress.metadata.uid;
+  return !!ref && ref.uid === owner.metadata.uid;
 }
 
 function shimSpec(spec: CertificateSpecLike): Record<string, unknown> {
@@ -130,7 +152,7 @@ function shimSpec(spec: CertificateSpecLike): Record<string, unknown> {
   return out;
 }
 
-function buildCertificate(ingress: IngressObj, tls: Required<IngressTLS>, issuerRef: { name: string; kind: string; group: string }, fromAnnotations: Partial<CertificateSpecLike>): CertificateObj {
+function buildCertificate(owner: KubeObject, source: ShimSource, tls: ShimEntry, issuerRef: { name: string; kind: string; group: string }, fromAnnotations: Partial<CertificateSpecLike>): CertificateObj {
   const hostIPs = tls.hosts.filter((h) => net.isIP(h));
   const hostNames = tls.hosts.filter((h) => !net.isIP(h));
   const dnsNames = uniq([...hostNames, ...(fromAnnotations.dnsNames ?? [])]);
@@ -144,19 +166,19 @@ function buildCertificate(ingress: IngressObj, tls: Required<IngressTLS>, issuer
   };
   if (dnsNames.length) spec.dnsNames = dnsNames; else delete spec.dnsNames;
   if (ipAddresses.length) spec.ipAddresses = ipAddresses; else delete spec.ipAddresses;
-  const labels = { ...(ingress.metadata.labels ?? {}) };
+  const labels = { ...(owner.metadata.labels ?? {}) };
   delete labels[APPLYSET_LABEL];
-  const annotations = issuerSpecificAnnotations(ingress);
+  const annotations = issuerSpecificAnnotations(owner);
   return {
     apiVersion: 'cert-manager.io/v1',
     kind: 'Certificate',
     metadata: {
       name: tls.secretName,
-      namespace: ingress.metadata.namespace,
+      namespace: owner.metadata.namespace,
       ...(Object.keys(labels).length ? { labels } : {}),
       ...(Object.keys(annotations).length ? { annotations } : {}),
       ownerReferences: [{
-        apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: ingress.metadata.name!, uid: ingress.metadata.uid!,
+        apiVersion: source.apiVersion, kind: source.kind, name: owner.metadata.name!, uid: owner.metadata.uid!,
         controller: true, blockOwnerDeletion: true,
       }],
     },
@@ -175,48 +197,58 @@ function validationMessage(crt: CertificateObj): string | undefined {
   }).join('; ');
 }
 
-/**
- * What to write for one Ingress, given the Certificates of its namespace (from the cache).
- * A bad annotation or a duplicate secretName stops everything (a Warning, no writes), as
- * upstream does: nothing partial is created from a configuration the user has to fix anyway.
- */
-export function decideIngressShim(ingress: IngressObj, certificates: CertificateObj[], options: IngressShimOptions = {}): ShimDecision {
-  const none: ShimDecision = { actions: [], events: [] };
-  if (!hasShimAnnotation(ingress, options)) return none;
-  // deleting (foreground cascade included): the Certificates go with it
-  if (ingress.metadata.deletionTimestamp || ingress.metadata.finalizers?.includes('foregroundDeletion')) return none;
+/** Ingress tls entries as shim entries; an entry without hosts or secretName is skipped with a Warning. */
+export function ingressSource(ingress: IngressObj): ShimSource {
+  const tlsEntries = ingress.spec?.tls ?? [];
+  const duplicates = uniq(tlsEntries.map((t) => t.secretName ?? '').filter((n, i, all) => n && all.indexOf(n) !== i));
+  const source: ShimSource = {
+    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', entries: [], skipped: [],
+    fatal: duplicates.map((n) => warning(`spec.tls: secret name "${n}" must only appear in a single TLS entry; no Certificates were created or updated`)),
+    referencedSecrets: new Set(tlsEntries.map((t) => t.secretName).filter((n): n is string => !!n)),
+    autoCertificateAnnotations: true,
+  };
+  for (const [i, tls] of tlsEntries.entries()) {
+    const missing = [...(!tls.hosts?.length ? [`spec.tls[${i}].hosts: Required value`] : []), ...(!tls.secretName ? [`spec.tls[${i}].secretName: Required value`] : [])];
+    if (missing.length) source.skipped.push(warning(`Skipped a TLS block: ${missing.join(', ')}`));
+    else source.entries.push({ hosts: tls.hosts!, secretName: tls.secretName! });
+  }
+  return source;
+}
 
-  const issuer = issuerFor(ingress, options);
+/** What to write for one Ingress, given the Certificates of its namespace (from the cache). */
+export function decideIngressShim(ingress: IngressObj, certificates: CertificateObj[], options: IngressShimOptions = {}): ShimDecision {
+  return decideShim(ingress, ingressSource, certificates, options);
+}
+
+/**
+ * What to write for one annotated owner, given its source's reading of it and the Certificates of
+ * its namespace (from the cache). A bad annotation or a fatal source error stops everything (a
+ * Warning, no writes), as upstream does: nothing partial is created from a configuration the user
+ * has to fix anyway.
+ */
+export function decideShim<O extends KubeObject>(owner: O, read: (owner: O) => ShimSource, certificates: CertificateObj[], options: IngressShimOptions = {}): ShimDecision {
+  const none: ShimDecision = { actions: [], events: [] };
+  const source = read(owner);
+  if (!hasShimAnnotation(owner, options, source.autoCertificateAnnotations)) return none;
+  // deleting (foreground cascade included): the Certificates go with it
+  if (owner.metadata.deletionTimestamp || owner.metadata.finalizers?.includes('foregroundDeletion')) return none;
+
+  const issuer = issuerFor(owner, options);
   if ('errors' in issuer) {
     return { actions: [], events: [warning(`Could not determine issuer for ingress due to bad annotations: ${issuer.errors.join(', ')}`)] };
   }
-  const tlsEntries = ingress.spec?.tls ?? [];
-  const duplicates = uniq(tlsEntries.map((t) => t.secretName ?? '').filter((n, i, all) => n && all.indexOf(n) !== i));
-  if (duplicates.length) {
-    return {
-      actions: [],
-      events: duplicates.map((n) => warning(`spec.tls: secret name "${n}" must only appear in a single TLS entry; no Certificates were created or updated`)),
-    };
-  }
+  if (source.fatal.length) return { actions: [], events: source.fatal };
   let fromAnnotations: Partial<CertificateSpecLike>;
   try {
-    fromAnnotations = specFromAnnotations(ingress.metadata.annotations ?? {});
+    fromAnnotations = specFromAnnotations(owner.metadata.annotations ?? {});
   } catch (e) {
     if (!(e instanceof BadAnnotationError)) throw e;
     return { actions: [], events: [warning(`${e.message}; no Certificates were created or updated`)] };
   }
 
   const byName = new Map(certificates.map((c) => [c.metadata.name!, c]));
-  const out: ShimDecision = { actions: [], events: [] };
-  const built: CertificateObj[] = [];
-  for (const [i, tls] of tlsEntries.entries()) {
-    const missing = [...(!tls.hosts?.length ? [`spec.tls[${i}].hosts: Required value`] : []), ...(!tls.secretName ? [`spec.tls[${i}].secretName: Required value`] : [])];
-    if (missing.length) {
-      out.events.push(warning(`Skipped a TLS block: ${missing.join(', ')}`));
-      continue;
-    }
-    built.push(buildCertificate(ingress, { hosts: tls.hosts!, secretName: tls.secretName! }, issuer, fromAnnotations));
-  }
+  const out: ShimDecision = { actions: [], events: [...source.skipped] };
+  const built = source.entries.map((entry) => buildCertificate(owner, source, entry, issuer, fromAnnotations));
   for (const crt of built) {
     const invalid = validationMessage(crt);
     if (invalid) return { actions: [], events: [...out.events, warning(`Certificate "${crt.metadata.name}" would be invalid: ${invalid}; no Certificates were created or updated`)] };
@@ -229,18 +261,17 @@ export function decideIngressShim(ingress: IngressObj, certificates: Certificate
       out.actions.push({ kind: 'create', certificate: crt });
       continue;
     }
-    if (!controlledBy(existing, ingress)) {
-      out.events.push(warning(`Certificate "${name}" already exists and is not controlled by this Ingress; it is left alone`));
+    if (!controlledBy(existing, owner)) {
+      out.events.push(warning(`Certificate "${name}" already exists and is not controlled by this ${source.kind}; it is left alone`));
       continue;
     }
     const updated = withShimFields(existing, crt);
     if (updated) out.actions.push({ kind: 'update', certificate: updated });
   }
 
-  // upstream's rule: a Certificate this Ingress controls whose secretName no tls entry names any more
-  const used = new Set(tlsEntries.map((t) => t.secretName).filter(Boolean));
+  // upstream's rule: a Certificate this owner controls whose secretName it no longer names
   for (const crt of certificates) {
-    if (controlledBy(crt, ingress) && !used.has(crt.spec?.secretName)) out.actions.push({ kind: 'delete', name: crt.metadata.name! });
+    if (controlledBy(crt, owner) && !source.referencedSecrets.has(crt.spec?.secretName)) out.actions.push({ kind: 'delete', name: crt.metadata.name! });
   }
   return out;
 }
