@@ -118,7 +118,7 @@ export function registerControllerCommand(program: Command) {
         starting = (async () => {
           controllers = await startControllers({
             store, clock: realClock, logger, metrics, namespace: flags.namespace,
-            options: { ...options, metricsListen: '', healthListen: '' },
+            options: { ...options, metricsListen: '', healthListen: '', apiServerCABundle: conn.caPem },
           });
         })();
         return starting;

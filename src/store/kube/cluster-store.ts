@@ -33,6 +33,8 @@ export interface ClusterConnection {
   namespace?: string;
   /** where the configuration came from, for messages */
   source: string;
+  /** PEM of the CA the configuration trusts for the API server (in-cluster: the service account's ca.crt) */
+  caPem?: string;
 }
 
 export class ClusterConfigError extends Error {}
@@ -108,9 +110,10 @@ export async function openClusterStore(o: ClusterStoreOptions): Promise<ClusterC
     }).finally(() => (pending = undefined));
     return pending;
   };
+  const caPem = pem(first.tls.ca);
   const store = new HttpStore({
     server: cluster.server.replace(/\/+$/, ''),
-    caPem: pem(first.tls.ca),
+    caPem,
     certPem: pem(first.tls.cert),
     keyPem: pem(first.tls.key),
     insecure: cluster.skipTLSVerify || undefined,
@@ -122,5 +125,5 @@ export async function openClusterStore(o: ClusterStoreOptions): Promise<ClusterC
     authHeaders,
   });
   const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace?.trim() || undefined;
-  return { store, server: cluster.server, namespace, source };
+  return { store, server: cluster.server, namespace, source, caPem };
 }
