@@ -32,6 +32,8 @@ export interface ControllerFlags {
   defaultIssuerKind: string;
   defaultIssuerGroup: string;
   autoCertificateAnnotations: string;
+  /** undefined unless given: each command picks its own default */
+  enableGatewayApi?: boolean;
   caInjector: boolean;
 }
 
@@ -85,6 +87,7 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     defaultIssuerKind: f.defaultIssuerKind,
     defaultIssuerGroup: f.defaultIssuerGroup,
     autoCertificateAnnotations: list(f.autoCertificateAnnotations),
+    enableGatewayAPI: f.enableGatewayApi,
     caInjector: f.caInjector,
   };
 }
@@ -122,6 +125,8 @@ export function addControllerFlags(cmd: Command): Command {
     .option('--dns01-recursive-nameservers-only', 'use only these resolvers for DNS-01 checks')
     .option('--metrics-listen <host:port>', 'Prometheus metrics address', '127.0.0.1:9402')
     .option('--health-listen <host:port>', 'health probe address', '127.0.0.1:9403')
+    .option('--enable-gateway-api', 'create Certificates for Gateways annotated cert-manager.io/issuer or cluster-issuer, and solve HTTP-01 with gatewayHTTPRoute (needs the Gateway API types; off by default on controller, on by default on server)')
+    .option('--no-enable-gateway-api', 'turn the Gateway API support off (server)')
     .option('--no-ingress-shim', 'do not create Certificates for Ingresses annotated cert-manager.io/issuer or cluster-issuer')
     .option('--default-issuer-name <name>', 'issuer of the Certificates for Ingresses that carry an auto-certificate annotation')
     .option('--default-issuer-kind <kind>', 'kind of the default issuer', 'Issuer')
@@ -145,7 +150,8 @@ export function registerServerCommand(program: Command) {
     .option('--deploy-hook <cmd>', 'command run after each issuance or renewal'))
     .action(async (flags: ServerFlags) => {
       const { host, port } = parseListen(flags.listen);
-      const options = controllerOptionsFrom(flags);
+      // the embedded server always serves the Gateway API types, so its shim is on unless turned off
+      const options = { ...controllerOptionsFrom(flags), enableGatewayAPI: flags.enableGatewayApi ?? true };
       const encryption = encryptionFlag(flags.encryptionProviderConfig);
       const dataDir = resolve(flags.dataDir);
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });

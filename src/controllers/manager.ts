@@ -20,7 +20,7 @@ import { requestController } from './requests/controller.ts';
 import { issuerController } from './issuers/controller.ts';
 import { filesController } from './files/controller.ts';
 import { acmeControllers } from './acme/controllers.ts';
-import { ingressShimController } from './ingress-shim/controller.ts';
+import { gatewayShimController, ingressShimController } from './ingress-shim/controller.ts';
 import { caInjectorControllers } from './cainjector/controller.ts';
 
 export interface ControllerOptions {
@@ -60,6 +60,11 @@ export interface ControllerOptions {
   defaultIssuerGroup?: string;
   /** cert-manager's --auto-certificate-annotations; default kubernetes.io/tls-acme */
   autoCertificateAnnotations?: string[];
+  /**
+   * cert-manager's --enable-gateway-api: gateway-shim (Certificates from annotated Gateways) and the
+   * HTTP-01 gatewayHTTPRoute solver's HTTPRoutes; off unless set, as the Gateway API CRDs may be missing
+   */
+  enableGatewayAPI?: boolean;
   /** false turns off the CA injector (caBundle of annotated webhook configurations, APIServices, CRDs); on by default */
   caInjector?: boolean;
   /** PEM of the API server's CA, injected where cert-manager.io/inject-apiserver-ca is "true" */
@@ -96,6 +101,7 @@ export async function startControllers(o: {
     issuerController(ctx, false), issuerController(ctx, true), ...acmeControllers(ctx),
     ...(o.options.secretsDir ? [filesController(ctx)] : []),
     ...(o.options.ingressShim !== false ? [ingressShimController(ctx)] : []),
+    ...(o.options.enableGatewayAPI ? [gatewayShimController(ctx)] : []),
     ...(o.options.caInjector !== false ? caInjectorControllers(ctx) : []),
   ];
   const manager = new ControllerManager({ informers, logger });
