@@ -1,6 +1,9 @@
 // The objects cert-manager's HTTP-01 solver creates for a Challenge in a cluster: a Pod running
 // the acmesolver, a Service selecting it, and an Ingress routing the token path to the Service
-// (or a path rule added to an Ingress the user names). Pure builders; solver.ts writes them.
+// (or a path rule added to an Ingress the user names), or for a gatewayHTTPRoute solver a Gateway
+// API HTTPRoute instead of the Ingress. Pure builders; solver.ts writes them.
+import net from 'node:net';
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, OwnerReference } from '../../../../api/meta.ts';
 import type { Challenge, PodTemplate } from '../../../../api/types.ts';
 
@@ -261,4 +264,68 @@ export function withoutChallengePath(ing: Ingress, c: Challenge): Ingress | unde
     return paths.length ? [{ ...r, http: { ...r.http, paths } }] : [];
   });
   return next;
+}
+
+export interface HTTPRouteBackendRef { group?: string; kind?: string; name: string; namespace?: string; port?: number; weight?: number }
+
+export interface HTTPRouteRule {
+  matches?: { path?: { type?: string; value?: string } }[];
+  backendRefs?: HTTPRouteBackendRef[];
+}
+
+export interface HTTPRoute extends KubeObject {
+  spec: { parentRefs?: Record<string, unknown>[]; hostnames?: string[]; rules?: HTTPRouteRule[]; [field: string]: unknown };
+}
+
+function gatewayHTTPRouteConfig(c: Challenge) {
+  const route = c.spec.solver.http01?.gatewayHTTPRoute;
+  if (!route) throw new Error(`Challenge ${c.metadata.namespace}/${c.metadata.name} has no http01.gatewayHTTPRoute solver`);
+  return route;
+}
+
+function httpRouteSpec(c: Challenge, serviceName: string): HTTPRoute['spec'] {
+  return {
+    parentRefs: structuredClone(gatewayHTTPRouteConfig(c).parentRefs ?? []),
+    // Gateway API hostnames cannot be IP addresses: an IP challenge's route matches any host
+    ...(net.isIP(c.spec.dnsName) ? {} : { hostnames: [c.spec.dnsName] }),
+    rules: [{
+      matches: [{ path: { type: 'Exact', value: challengePath(c.spec.token) } }],
+      backendRefs: [{ group: '', kind: 'Service', name: serviceName, namespace: c.metadata.namespace, port: SOLVER_PORT, weight: 1 }],
+    }],
+  };
+}
+
+/** The HTTPRoute of a gatewayHTTPRoute solver: attached to its parentRefs, the token's exact path to serviceName. */
+export function solverHTTPRoute(c: Challenge, serviceName: string): HTTPRoute {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute',
+    metadata: {
+      generateName: SOLVER_NAME_PREFIX,
+      namespace: c.metadata.namespace,
+      labels: withSolverLabels(c, gatewayHTTPRouteConfig(c).labels),
+      ownerReferences: [challengeOwner(c)],
+    },
+    spec: httpRouteSpec(c, serviceName),
+  };
+}
+
+/**
+ * want within have: objects by their keys (have may carry more, e.g. fields a cluster's Gateway
+ * API server defaults: parentRefs' group and kind, a rule's timeouts), arrays element by element.
+ */
+function contains(have: unknown, want: unknown): boolean {
+  if (Array.isArray(want)) return Array.isArray(have) && have.length === want.length && want.every((w, i) => contains(have[i], w));
+  if (want && typeof want === 'object') {
+    return !!have && typeof have === 'object' && !Array.isArray(have) &&
+      Object.entries(want).every(([k, v]) => contains((have as Record<string, unknown>)[k], v));
+  }
+  return isDeepStrictEqual(have, want);
+}
+
+/**
+ * true when the route carries the spec and labels solverHTTPRoute would give it: as upstream, a
+ * route that no longer fits (other parentRefs or labels, a new Service name) is replaced.
+ */
+export function httpRouteFits(route: HTTPRoute, c: Challenge, serviceName: string): boolean {
+  return contains(route.spec, httpRouteSpec(c, serviceName)) && contains(route.metadata.labels ?? {}, withSolverLabels(c, gatewayHTTPRouteConfig(c).labels));
 }

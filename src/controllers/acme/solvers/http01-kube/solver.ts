@@ -1,7 +1,8 @@
 // Kubernetes-mode HTTP-01: makes sure the challenge's solver Pod, Service and Ingress exist (or
-// its path rule in the user's Ingress), self-checks through the cluster's ingress on port 80, and
-// removes what it made. Idempotent: objects are found again by their labels and owner.
-import { IngressType, PodType, ServiceType, type ResourceType } from '../../../../api/resources.ts';
+// its path rule in the user's Ingress, or for gatewayHTTPRoute an HTTPRoute on the solver's
+// parentRefs), self-checks through the cluster's ingress on port 80, and removes what it made.
+// Idempotent: objects are found again by their labels and owner.
+import { HTTPRouteType, IngressType, PodType, ServiceType, type ResourceType } from '../../../../api/resources.ts';
 import type { KubeObject } from '../../../../api/meta.ts';
 import type { Challenge } from '../../../../api/types.ts';
 import { isNotFound, type Store } from '../../../../store/store.ts';
@@ -9,8 +10,8 @@ import type { ControllerOptions } from '../../../manager.ts';
 import type { ChallengeSolver } from '../../challenges/solvers.ts';
 import { selfCheckHTTP01 } from '../http01.ts';
 import {
-  isControlledBy, routesChallenge, solverIngress, solverLabelSelector, solverPod, solverService, withChallengePath, withoutChallengePath,
-  type Ingress, type Pod, type Service,
+  httpRouteFits, isControlledBy, routesChallenge, solverHTTPRoute, solverIngress, solverLabelSelector, solverPod, solverService,
+  withChallengePath, withoutChallengePath, type HTTPRoute, type Ingress, type Pod, type Service,
 } from './resources.ts';
 
 export interface KubeSolverDeps {
@@ -58,12 +59,16 @@ async function removePathFromNamedIngress(store: Store, c: Challenge, name: stri
 export function kubernetesHTTP01Solver(deps: KubeSolverDeps, c: Challenge): ChallengeSolver {
   const { store, options } = deps;
   const ingressCfg = c.spec.solver.http01?.ingress;
+  const routeCfg = c.spec.solver.http01?.gatewayHTTPRoute;
   async function present(): Promise<void> {
-    if (!ingressCfg) throw new Error('certsmith solves HTTP-01 in Kubernetes mode through an Ingress only: gatewayHTTPRoute is not supported');
+    if (!ingressCfg && !routeCfg) throw new Error('the http01 solver names neither ingress nor gatewayHTTPRoute');
+    // as upstream: without the flag the HTTPRoute type may not exist in the cluster
+    if (!ingressCfg && !options.enableGatewayAPI) throw new Error('the gatewayHTTPRoute solver needs the Gateway API: start certsmith with --enable-gateway-api');
     await ensureOne<Pod>(store, PodType, c, () => solverPod(c, { image: options.acmeHTTP01SolverImage }));
     const svc = await ensureOne<Service>(store, ServiceType, c, () => solverService(c));
     const serviceName = svc.metadata.name!;
-    if (ingressCfg.name) await addPathToNamedIngress(store, c, ingressCfg.name, serviceName);
+    if (!ingressCfg) await ensureOne<HTTPRoute>(store, HTTPRouteType, c, () => solverHTTPRoute(c, serviceName), (r) => httpRouteFits(r, c, serviceName));
+    else if (ingressCfg.name) await addPathToNamedIngress(store, c, ingressCfg.name, serviceName);
     else await ensureOne<Ingress>(store, IngressType, c, () => solverIngress(c, serviceName), (ing) => routesChallenge(ing, c, serviceName));
   }
   return {
@@ -83,6 +88,8 @@ export function kubernetesHTTP01Solver(deps: KubeSolverDeps, c: Challenge): Chal
       await attempt((async () => deleteAll(store, PodType, await owned(store, PodType, c)))());
       await attempt((async () => deleteAll(store, ServiceType, await owned(store, ServiceType, c)))());
       await attempt((async () => deleteAll(store, IngressType, await owned(store, IngressType, c)))());
+      // only where routes were made: a cluster without the Gateway API answers 404 to the list
+      if (routeCfg && options.enableGatewayAPI) await attempt((async () => deleteAll(store, HTTPRouteType, await owned(store, HTTPRouteType, c)))());
       if (ingressCfg?.name) await attempt(removePathFromNamedIngress(store, c, ingressCfg.name));
       if (errors.length) throw new Error(errors.join('; '));
     },
