@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isReady, run, startServer, waitFor, type CommandResult, type RunningServer } from './harness.ts';
+import { startController } from './controller-harness.ts';
 
 const kubectlBin = process.env.KUBECTL ?? 'kubectl';
 
@@ -260,5 +261,33 @@ test('--no-ca-injector: annotated objects are left alone while the other control
   } finally {
     await off.stop();
     off.cleanup();
+  }
+});
+
+test('certsmith controller (cluster mode) injects through the API: inject-ca-from, and inject-apiserver-ca from its kubeconfig\'s CA', async () => {
+  const api = await startServer({ args: ['--no-controllers'] });
+  const controller = startController({ kubeconfig: api.kubeconfig });
+  try {
+    const apiKubectl = (args: string[], input?: string) => run(kubectlBin, ['--kubeconfig', api.kubeconfig, ...args], { input, timeoutMs: 30_000 });
+    const applied = await apiKubectl(['apply', ...validateFlags, '-f', '-'], `${ca}\n---\n${webhookConfiguration.replace('cert-manager.io/inject-ca-from: webhooks/webhook-ca', 'cert-manager.io/inject-apiserver-ca: "true"')}\n---\n${webhookConfiguration.replace('name: widgets\n', 'name: widgets-ca\n')}`);
+    assert.equal(applied.code, 0, applied.stderr);
+    const getObj = async (args: string[]) => {
+      const r = await apiKubectl([...args, '-o', 'json']);
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout) as Obj;
+    };
+    const serverCA = JSON.parse((await apiKubectl(['config', 'view', '--raw', '-o', 'json'])).stdout).clusters[0].cluster['certificate-authority-data'] as string;
+    await waitFor('the API server CA injected by certsmith controller', async () =>
+      (await getObj(['get', 'validatingwebhookconfiguration', 'widgets'])).webhooks!.every((h) => h.clientConfig.caBundle === serverCA), 60_000);
+    await waitFor('the Certificate\'s CA injected by certsmith controller', async () => {
+      const secret = await apiKubectl(['get', 'secret', 'webhook-ca-tls', '-n', 'webhooks', '-o', 'json']);
+      if (secret.code !== 0) return undefined;
+      const want = (JSON.parse(secret.stdout) as Obj).data?.['ca.crt'];
+      return want && (await getObj(['get', 'validatingwebhookconfiguration', 'widgets-ca'])).webhooks!.every((h) => h.clientConfig.caBundle === want);
+    }, 60_000);
+  } finally {
+    assert.equal(await controller.stop(), 0, controller.output());
+    await api.stop();
+    api.cleanup();
   }
 });
