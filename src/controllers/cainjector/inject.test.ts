@@ -88,7 +88,7 @@ test('inject-ca-from: nothing while the Certificate, its Secret or the Secret\'s
 });
 
 test('inject-ca-from: a Secret that does not name the Certificate in cert-manager.io/certificate-name is refused with a Warning', () => {
-  for (const annotations of [{}, { 'cert-manager.io/certificate-name': 'someone-else' }]) {
+  for (const annotations of [{}, { 'cert-manager.io/certificate-name': 'someone-else' }] as Array<Record<string, string>>) {
     const d = decide(webhookConfig(fromCert), { certificate, secret: secret('webhook-ca-tls', annotations) });
     assert.equal(d.update, undefined);
     assert.equal(d.events.length, 1);
@@ -103,7 +103,7 @@ test('inject-ca-from-secret: ca.crt of a Secret that allows direct injection; wi
   assert.equal((d.update!.spec as { caBundle: string }).caBundle, b64(CA_PEM));
   assert.equal((d.update!.spec as { group: string }).group, 'metrics.example.com');
 
-  for (const annotations of [{}, { 'cert-manager.io/allow-direct-injection': 'false' }]) {
+  for (const annotations of [{}, { 'cert-manager.io/allow-direct-injection': 'false' }] as Array<Record<string, string>>) {
     const refused = decide(apiService(fromSecret), { secret: secret('bundle', annotations) }, injectableFor(APIServiceType));
     assert.equal(refused.update, undefined);
     assert.equal(refused.events[0]?.type, 'Warning');
