@@ -20,7 +20,7 @@ import { requestController } from './requests/controller.ts';
 import { issuerController } from './issuers/controller.ts';
 import { filesController } from './files/controller.ts';
 import { acmeControllers } from './acme/controllers.ts';
-import { gatewayShimController, ingressShimController } from './ingress-shim/controller.ts';
+import { gatewayShimController, ingressShimController } from './certificate-shim/controller.ts';
 import { caInjectorControllers } from './cainjector/controller.ts';
 
 export interface ControllerOptions {

@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import { realClock } from '../../src/runtime/clock.ts';
 import { Certificate as CertificateType, GatewayType, HTTPRouteType, IngressType, PodType, ServiceType, type ResourceType } from '../../src/api/resources.ts';
 import { SOLVER_LABEL, challengePath, type HTTPRoute } from '../../src/controllers/acme/solvers/http01-kube/resources.ts';
-import type { GatewayObj } from '../../src/controllers/ingress-shim/gateway.ts';
+import type { GatewayObj } from '../../src/controllers/certificate-shim/gateway.ts';
 import { startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { makeTempDir, removeTempDir } from '../rig/processes.ts';
 import { verifyChain } from '../rig/csr.ts';
