@@ -148,7 +148,10 @@ test('tables for kubectl get, discovery and the wrong method', async () => {
   assert.deepEqual(s.body.rows[0].cells.slice(0, 3), ['s', 'kubernetes.io/tls', 2]);
 
   const groups = await raw('/apis', { token });
-  assert.deepEqual(groups.body.groups.map((g: any) => g.name).sort(), ['acme.cert-manager.io', 'cert-manager.io', 'coordination.k8s.io', 'networking.k8s.io']);
+  assert.deepEqual(groups.body.groups.map((g: any) => g.name).sort(), [
+    'acme.cert-manager.io', 'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apiregistration.k8s.io', 'cert-manager.io',
+    'coordination.k8s.io', 'gateway.networking.k8s.io', 'networking.k8s.io',
+  ]);
   const res = await raw('/apis/cert-manager.io/v1', { token });
   const certs = res.body.resources.find((r: any) => r.name === 'certificates');
   assert.deepEqual(certs.shortNames, ['cert', 'certs']);
