@@ -3,64 +3,15 @@
 // reads from the Secret, follows a renewal, and is refused from a Secret that does not allow it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isReady, run, startServer, waitFor, type CommandResult, type RunningServer } from './harness.ts';
+import { isReady, run, startServer, waitFor } from './harness.ts';
 import { startController } from './controller-harness.ts';
+import { caIssuerManifest, kubectlSession, startKubectlSession, type KubeJSON, type ServerKubectlSession } from './kubectl-session.ts';
 
-const kubectlBin = process.env.KUBECTL ?? 'kubectl';
+let s: ServerKubectlSession;
 
-interface Obj {
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
-  spec?: Record<string, any>;
-  status?: Record<string, any>;
-  data?: Record<string, string>;
-  webhooks?: Array<{ name: string; clientConfig: { caBundle?: string } }>;
-  involvedObject?: { kind: string; name: string };
-  reason?: string;
-  type?: string;
-  message?: string;
-}
-
-let server: RunningServer;
-let work: string;
-let validateFlags: string[] = [];
-
-const kubectl = (args: string[], input?: string): Promise<CommandResult> =>
-  run(kubectlBin, ['--kubeconfig', server.kubeconfig, ...args], { input, timeoutMs: 30_000 });
-
-async function getJSON<T = Obj>(args: string[]): Promise<T> {
-  const r = await kubectl([...args, '-o', 'json']);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout) as T;
-}
-
-async function apply(yaml: string): Promise<void> {
-  const r = await kubectl(['apply', ...validateFlags, '-f', '-'], yaml);
-  assert.equal(r.code, 0, r.stderr);
-}
-
-const ca = `
-apiVersion: v1
-kind: Namespace
-metadata: { name: webhooks }
----
-apiVersion: cert-manager.io/v1
-kind: ClusterIssuer
-metadata: { name: selfsigned }
-spec: { selfSigned: {} }
----
-apiVersion: cert-manager.io/v1
-kind: Certificate
-metadata: { name: webhook-ca, namespace: webhooks }
-spec:
-  secretName: webhook-ca-tls
-  commonName: cainjector test CA
-  isCA: true
-  privateKey: { algorithm: ECDSA, rotationPolicy: Always }
-  issuerRef: { name: selfsigned, kind: ClusterIssuer }
-`;
+const ca = caIssuerManifest({ namespace: 'webhooks', certificate: 'webhook-ca', secretName: 'webhook-ca-tls', commonName: 'cainjector test CA', rotationPolicy: 'Always' });
 
 const webhookConfiguration = `
 apiVersion: admissionregistration.k8s.io/v1
@@ -95,12 +46,12 @@ spec:
 
 /** The Secret's ca.crt PEM, and openssl's fingerprint of the certificate in a base64 caBundle. */
 async function caOfSecret(name: string): Promise<string> {
-  const s = await getJSON(['get', 'secret', name, '-n', 'webhooks']);
-  return s.data!['ca.crt'];
+  const secret = await s.getJSON(['get', 'secret', name, '-n', 'webhooks']);
+  return secret.data!['ca.crt'];
 }
 
 async function fingerprint(caBundleB64: string, label: string): Promise<string> {
-  const file = join(work, `${label}.pem`);
+  const file = join(s.work, `${label}.pem`);
   writeFileSync(file, Buffer.from(caBundleB64, 'base64'));
   const r = await run('openssl', ['x509', '-in', file, '-noout', '-fingerprint', '-sha256', '-subject', '-ext', 'basicConstraints']);
   assert.equal(r.code, 0, `openssl parses the ${label} caBundle as a certificate: ${r.stderr}`);
@@ -108,29 +59,20 @@ async function fingerprint(caBundleB64: string, label: string): Promise<string> 
 }
 
 before(async () => {
-  const version = await run(kubectlBin, ['version', '--client', '-o', 'json']);
-  assert.equal(version.code, 0, `${kubectlBin} version: ${version.stderr}`);
-  if (parseInt(JSON.parse(version.stdout).clientVersion.minor, 10) < 27) validateFlags = ['--validate=false'];
-  work = mkdtempSync(join(tmpdir(), 'certsmith-cainjector-'));
-  server = await startServer();
-  await apply(ca);
-  await waitFor('Certificate webhook-ca Ready', async () => isReady(await getJSON(['get', 'certificate', 'webhook-ca', '-n', 'webhooks'])), 60_000);
+  s = await startKubectlSession({ workPrefix: 'certsmith-cainjector-' });
+  await s.apply(ca);
+  await waitFor('Certificate webhook-ca Ready', async () => isReady(await s.getJSON(['get', 'certificate', 'webhook-ca', '-n', 'webhooks'])), 60_000);
 });
 
 after(async () => {
-  if (server) {
-    const code = await server.stop();
-    server.cleanup();
-    assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
-  }
-  if (work) rmSync(work, { recursive: true, force: true });
+  if (s) await s.close();
 });
 
 test('inject-ca-from: every webhook\'s caBundle is the CA Certificate\'s ca.crt, and follows its renewal', async () => {
-  await apply(webhookConfiguration);
+  await s.apply(webhookConfiguration);
   const first = await caOfSecret('webhook-ca-tls');
   const injected = await waitFor('caBundle of both webhooks', async () => {
-    const w = await getJSON(['get', 'validatingwebhookconfiguration', 'widgets']);
+    const w = await s.getJSON(['get', 'validatingwebhookconfiguration', 'widgets']);
     return w.webhooks!.every((h) => h.clientConfig.caBundle) ? w : undefined;
   });
   assert.deepEqual(injected.webhooks!.map((h) => h.clientConfig.caBundle), [first, first]);
@@ -138,14 +80,14 @@ test('inject-ca-from: every webhook\'s caBundle is the CA Certificate\'s ca.crt,
   assert.match(before, /subject=CN\s*=\s*cainjector test CA/);
   assert.match(before, /CA:TRUE/);
 
-  const renew = await server.cli(['renew', 'webhook-ca', '-n', 'webhooks']);
+  const renew = await s.server.cli(['renew', 'webhook-ca', '-n', 'webhooks']);
   assert.equal(renew.code, 0, renew.stderr);
   const second = await waitFor('a new CA in the Secret', async () => {
     const now = await caOfSecret('webhook-ca-tls');
     return now !== first ? now : undefined;
   }, 60_000);
   const renewed = await waitFor('the caBundle follows the renewed CA', async () => {
-    const w = await getJSON(['get', 'validatingwebhookconfiguration', 'widgets']);
+    const w = await s.getJSON(['get', 'validatingwebhookconfiguration', 'widgets']);
     return w.webhooks!.every((h) => h.clientConfig.caBundle === second) ? w : undefined;
   });
   const after = await fingerprint(renewed.webhooks![1].clientConfig.caBundle!, 'renewed');
@@ -166,40 +108,40 @@ stringData:
   ca.crt: |
 ${pem.trim().split('\n').map((l) => `    ${l}`).join('\n')}
 `).join('\n---\n');
-  await apply(secrets);
-  await apply(`${apiService('allowed', 'allowed')}\n---\n${apiService('refused', 'not-allowed')}`);
+  await s.apply(secrets);
+  await s.apply(`${apiService('allowed', 'allowed')}\n---\n${apiService('refused', 'not-allowed')}`);
 
   const allowed = await waitFor('APIService v1.allowed.example.com injected', async () => {
-    const a = await getJSON(['get', 'apiservice', 'v1.allowed.example.com']);
+    const a = await s.getJSON(['get', 'apiservice', 'v1.allowed.example.com']);
     return a.spec!.caBundle ? a : undefined;
   });
   assert.equal(Buffer.from(allowed.spec!.caBundle, 'base64').toString(), pem);
   await fingerprint(allowed.spec!.caBundle, 'direct');
 
   const warning = await waitFor('a Warning on APIService v1.refused.example.com', async () => {
-    const events = await getJSON<{ items: Obj[] }>(['get', 'events', '-A']);
+    const events = await s.getJSON<{ items: KubeJSON[] }>(['get', 'events', '-A']);
     return events.items.find((e) => e.involvedObject?.kind === 'APIService' && e.involvedObject.name === 'v1.refused.example.com');
   });
   assert.equal(warning.type, 'Warning');
   assert.equal(warning.reason, 'CAInjectionRefused');
   assert.match(warning.message!, /allow-direct-injection/);
-  const refused = await getJSON(['get', 'apiservice', 'v1.refused.example.com']);
+  const refused = await s.getJSON(['get', 'apiservice', 'v1.refused.example.com']);
   assert.equal(refused.spec!.caBundle, undefined);
 
   // allowing it later is enough: the Secret's change brings the APIService back
-  const annotated = await kubectl(['annotate', 'secret', 'not-allowed', '-n', 'webhooks', 'cert-manager.io/allow-direct-injection=true']);
+  const annotated = await s.kubectl(['annotate', 'secret', 'not-allowed', '-n', 'webhooks', 'cert-manager.io/allow-direct-injection=true']);
   assert.equal(annotated.code, 0, annotated.stderr);
   await waitFor('APIService v1.refused.example.com injected once allowed', async () => {
-    const a = await getJSON(['get', 'apiservice', 'v1.refused.example.com']);
+    const a = await s.getJSON(['get', 'apiservice', 'v1.refused.example.com']);
     return a.spec!.caBundle === allowed.spec!.caBundle ? a : undefined;
   });
 });
 
 test('inject-apiserver-ca: the embedded server\'s CA (the kubeconfig\'s); a CRD converted by a webhook gets the Certificate\'s CA', async () => {
-  const kubeconfig = await getJSON<{ clusters: Array<{ cluster: Record<string, string> }> }>(['config', 'view', '--raw']);
+  const kubeconfig = await s.getJSON<{ clusters: Array<{ cluster: Record<string, string> }> }>(['config', 'view', '--raw']);
   const serverCA = kubeconfig.clusters[0].cluster['certificate-authority-data'];
   assert.ok(serverCA);
-  await apply(`
+  await s.apply(`
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
 metadata:
@@ -230,14 +172,14 @@ spec:
       clientConfig: { service: { name: widgets, namespace: webhooks, path: /convert } }
 `);
   const mutating = await waitFor('the API server CA in the mutating webhook', async () => {
-    const m = await getJSON(['get', 'mutatingwebhookconfiguration', 'defaults']);
+    const m = await s.getJSON(['get', 'mutatingwebhookconfiguration', 'defaults']);
     return m.webhooks![0].clientConfig.caBundle ? m : undefined;
   });
   assert.equal(mutating.webhooks![0].clientConfig.caBundle, serverCA);
   await fingerprint(serverCA, 'apiserver');
 
   const crd = await waitFor('the CA in the CRD\'s conversion webhook', async () => {
-    const c = await getJSON(['get', 'crd', 'widgets.example.com']);
+    const c = await s.getJSON(['get', 'crd', 'widgets.example.com']);
     return c.spec!.conversion.webhook.clientConfig.caBundle ? c : undefined;
   });
   assert.equal(crd.spec!.conversion.webhook.clientConfig.caBundle, await caOfSecret('webhook-ca-tls'));
@@ -247,17 +189,16 @@ spec:
 test('--no-ca-injector: annotated objects are left alone while the other controllers run', async () => {
   const off = await startServer({ args: ['--no-ca-injector'] });
   try {
-    const offKubectl = (args: string[], input?: string) => run(kubectlBin, ['--kubeconfig', off.kubeconfig, ...args], { input, timeoutMs: 30_000 });
-    const applied = await offKubectl(['apply', ...validateFlags, '-f', '-'], `${ca}\n---\n${webhookConfiguration}`);
-    assert.equal(applied.code, 0, applied.stderr);
+    const offSession = await kubectlSession(off);
+    await offSession.apply(`${ca}\n---\n${webhookConfiguration}`);
     // the CA Certificate issued is many reconciles after the webhook configuration was stored; an injector would have acted by then
     await waitFor('Certificate webhook-ca Ready without the injector', async () => {
-      const r = await offKubectl(['get', 'certificate', 'webhook-ca', '-n', 'webhooks', '-o', 'json']);
-      return r.code === 0 && isReady(JSON.parse(r.stdout) as Obj);
+      const r = await offSession.kubectl(['get', 'certificate', 'webhook-ca', '-n', 'webhooks', '-o', 'json']);
+      return r.code === 0 && isReady(JSON.parse(r.stdout) as KubeJSON);
     }, 60_000);
-    const r = await offKubectl(['get', 'validatingwebhookconfiguration', 'widgets', '-o', 'json']);
+    const r = await offSession.kubectl(['get', 'validatingwebhookconfiguration', 'widgets', '-o', 'json']);
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual((JSON.parse(r.stdout) as Obj).webhooks!.map((h) => h.clientConfig.caBundle), [undefined, undefined]);
+    assert.deepEqual((JSON.parse(r.stdout) as KubeJSON).webhooks!.map((h) => h.clientConfig.caBundle), [undefined, undefined]);
   } finally {
     await off.stop();
     off.cleanup();
@@ -268,22 +209,16 @@ test('certsmith controller (cluster mode) injects through the API: inject-ca-fro
   const api = await startServer({ args: ['--no-controllers'] });
   const controller = startController({ kubeconfig: api.kubeconfig });
   try {
-    const apiKubectl = (args: string[], input?: string) => run(kubectlBin, ['--kubeconfig', api.kubeconfig, ...args], { input, timeoutMs: 30_000 });
-    const applied = await apiKubectl(['apply', ...validateFlags, '-f', '-'], `${ca}\n---\n${webhookConfiguration.replace('cert-manager.io/inject-ca-from: webhooks/webhook-ca', 'cert-manager.io/inject-apiserver-ca: "true"')}\n---\n${webhookConfiguration.replace('name: widgets\n', 'name: widgets-ca\n')}`);
-    assert.equal(applied.code, 0, applied.stderr);
-    const getObj = async (args: string[]) => {
-      const r = await apiKubectl([...args, '-o', 'json']);
-      assert.equal(r.code, 0, r.stderr);
-      return JSON.parse(r.stdout) as Obj;
-    };
-    const serverCA = JSON.parse((await apiKubectl(['config', 'view', '--raw', '-o', 'json'])).stdout).clusters[0].cluster['certificate-authority-data'] as string;
+    const apiSession = await kubectlSession(api);
+    await apiSession.apply(`${ca}\n---\n${webhookConfiguration.replace('cert-manager.io/inject-ca-from: webhooks/webhook-ca', 'cert-manager.io/inject-apiserver-ca: "true"')}\n---\n${webhookConfiguration.replace('name: widgets\n', 'name: widgets-ca\n')}`);
+    const serverCA = JSON.parse((await apiSession.kubectl(['config', 'view', '--raw', '-o', 'json'])).stdout).clusters[0].cluster['certificate-authority-data'] as string;
     await waitFor('the API server CA injected by certsmith controller', async () =>
-      (await getObj(['get', 'validatingwebhookconfiguration', 'widgets'])).webhooks!.every((h) => h.clientConfig.caBundle === serverCA), 60_000);
+      (await apiSession.getJSON(['get', 'validatingwebhookconfiguration', 'widgets'])).webhooks!.every((h) => h.clientConfig.caBundle === serverCA), 60_000);
     await waitFor('the Certificate\'s CA injected by certsmith controller', async () => {
-      const secret = await apiKubectl(['get', 'secret', 'webhook-ca-tls', '-n', 'webhooks', '-o', 'json']);
+      const secret = await apiSession.kubectl(['get', 'secret', 'webhook-ca-tls', '-n', 'webhooks', '-o', 'json']);
       if (secret.code !== 0) return undefined;
-      const want = (JSON.parse(secret.stdout) as Obj).data?.['ca.crt'];
-      return want && (await getObj(['get', 'validatingwebhookconfiguration', 'widgets-ca'])).webhooks!.every((h) => h.clientConfig.caBundle === want);
+      const want = (JSON.parse(secret.stdout) as KubeJSON).data?.['ca.crt'];
+      return want && (await apiSession.getJSON(['get', 'validatingwebhookconfiguration', 'widgets-ca'])).webhooks!.every((h) => h.clientConfig.caBundle === want);
     }, 60_000);
   } finally {
     assert.equal(await controller.stop(), 0, controller.output());

@@ -4,32 +4,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import https from 'node:https';
 import YAML from 'yaml';
-import { startServer, run, type RunningServer, type CommandResult, waitFor, isReady } from './harness.ts';
+import { waitFor, isReady } from './harness.ts';
+import { kubectlBin, kubectlSession, startKubectlSession, type KubeJSON, type ServerKubectlSession } from './kubectl-session.ts';
 
-const kubectlBin = process.env.KUBECTL ?? 'kubectl';
-
-interface Obj {
-  metadata: { name: string; namespace?: string; uid: string; resourceVersion: string; ownerReferences?: Array<{ uid: string; kind: string; name: string }> };
-  spec?: Record<string, any>;
-  status?: Record<string, any>;
-}
-
-let server: RunningServer;
-/** older kubectl (Debian's v1.20) validates only against /openapi/v2 in protobuf, which the server does not serve */
-let validateFlags: string[] = [];
-
-const kubectl = (args: string[], opts: { input?: string; kubeconfig?: string } = {}): Promise<CommandResult> =>
-  run(kubectlBin, ['--kubeconfig', opts.kubeconfig ?? server.kubeconfig, ...args], { input: opts.input, timeoutMs: 30_000 });
-
-async function kubectlJSON<T = { items: Obj[] }>(args: string[]): Promise<T> {
-  const r = await kubectl([...args, '-o', 'json']);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout) as T;
-}
+let s: ServerKubectlSession;
 
 const leafManifest = (name: string) => `apiVersion: cert-manager.io/v1
 kind: Certificate
@@ -38,29 +20,21 @@ spec: { secretName: ${name}-tls, dnsNames: [${name}.example.test], issuerRef: { 
 `;
 
 before(async () => {
-  const version = await run(kubectlBin, ['version', '--client', '-o', 'json']);
-  assert.equal(version.code, 0, `${kubectlBin} version: ${version.stderr}`);
-  const minor = parseInt(JSON.parse(version.stdout).clientVersion.minor, 10);
-  if (minor < 27) validateFlags = ['--validate=false'];
-
-  server = await startServer({ args: ['--apply', 'examples/'] });
+  s = await startKubectlSession({ workPrefix: 'certsmith-kubectl-', serverArgs: ['--apply', 'examples/'] });
   await waitFor('the example Certificates Ready', async () => {
-    const r = await kubectl(['get', 'certificates', '-A', '-o', 'json']);
+    const r = await s.kubectl(['get', 'certificates', '-A', '-o', 'json']);
     if (r.code !== 0) return undefined;
-    const items = (JSON.parse(r.stdout) as { items: Obj[] }).items;
+    const items = (JSON.parse(r.stdout) as { items: KubeJSON[] }).items;
     return items.length >= 5 && items.every(isReady) ? true : undefined;
   });
 });
 
 after(async () => {
-  if (!server) return;
-  const code = await server.stop();
-  rmSync(server.dataDir, { recursive: true, force: true });
-  assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
+  if (s) await s.close();
 });
 
 test('kubectl apply -f examples/ on the objects the server loaded at start, then again: nothing is created twice', async () => {
-  const first = await kubectl(['apply', ...validateFlags, '-f', 'examples/']);
+  const first = await s.kubectl(['apply', ...s.validateFlags, '-f', 'examples/']);
   assert.equal(first.code, 0, first.stderr);
   // loaded by --apply without kubectl's annotation, so the first kubectl apply may record it
   for (const name of ['clusterissuer.cert-manager.io/selfsigned', 'issuer.cert-manager.io/example-ca', 'certificate.cert-manager.io/web-rsa']) {
@@ -68,20 +42,20 @@ test('kubectl apply -f examples/ on the objects the server loaded at start, then
   }
   assert.doesNotMatch(first.stdout, / created$/m);
 
-  const second = await kubectl(['apply', ...validateFlags, '-f', 'examples/']);
+  const second = await s.kubectl(['apply', ...s.validateFlags, '-f', 'examples/']);
   assert.equal(second.code, 0, second.stderr);
   // a Secret's stringData is never stored, so kubectl always sees it as a change, as on a real cluster
   assert.match(second.stdout, /^secret\/keystore-password (unchanged|configured)$/m);
   for (const line of second.stdout.trim().split('\n').filter((l) => !l.startsWith('secret/'))) {
     assert.match(line, / unchanged$/, second.stdout);
   }
-  const certs = await kubectlJSON(['get', 'certificates', '-A']);
+  const certs = await s.getJSON<{ items: KubeJSON[] }>(['get', 'certificates', '-A']);
   assert.equal(certs.items.length, 5);
   for (const c of certs.items) assert.equal(c.status?.revision, 1, `${c.metadata.name} was issued once`);
 });
 
 test('kubectl get certificates -A prints cert-manager\'s columns', async () => {
-  const r = await kubectl(['get', 'certificates', '-A']);
+  const r = await s.kubectl(['get', 'certificates', '-A']);
   assert.equal(r.code, 0, r.stderr);
   const [header, ...rows] = r.stdout.trim().split('\n');
   assert.deepEqual(header.split(/\s+/), ['NAMESPACE', 'NAME', 'READY', 'SECRET', 'AGE']);
@@ -91,7 +65,7 @@ test('kubectl get certificates -A prints cert-manager\'s columns', async () => {
 });
 
 test('kubectl get certificate -o yaml gives the object with its Ready condition', async () => {
-  const r = await kubectl(['get', 'certificate', 'web-rsa', '-n', 'default', '-o', 'yaml']);
+  const r = await s.kubectl(['get', 'certificate', 'web-rsa', '-n', 'default', '-o', 'yaml']);
   assert.equal(r.code, 0, r.stderr);
   const obj = YAML.parse(r.stdout);
   assert.equal(obj.apiVersion, 'cert-manager.io/v1');
@@ -104,7 +78,7 @@ test('kubectl get certificate -o yaml gives the object with its Ready condition'
 });
 
 test('kubectl describe certificate shows spec, status and the Certificate\'s Events', async () => {
-  const r = await kubectl(['describe', 'certificate', 'web-rsa', '-n', 'default']);
+  const r = await s.kubectl(['describe', 'certificate', 'web-rsa', '-n', 'default']);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^Name:\s+web-rsa$/m);
   assert.match(r.stdout, /^Spec:$/m);
@@ -120,7 +94,7 @@ test('kubectl describe certificate shows spec, status and the Certificate\'s Eve
 });
 
 test('kubectl get secrets shows TYPE and DATA', async () => {
-  const r = await kubectl(['get', 'secrets', '-n', 'default']);
+  const r = await s.kubectl(['get', 'secrets', '-n', 'default']);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.split('\n')[0].split(/\s+/), ['NAME', 'TYPE', 'DATA', 'AGE']);
   assert.match(r.stdout, /^web-rsa-tls\s+kubernetes\.io\/tls\s+3\s+\d+s$/m);
@@ -130,19 +104,19 @@ test('kubectl get secrets shows TYPE and DATA', async () => {
 });
 
 test('kubectl get certificaterequests,orders,challenges -A lists several kinds at once', async () => {
-  const r = await kubectl(['get', 'certificaterequests,orders,challenges', '-A']);
+  const r = await s.kubectl(['get', 'certificaterequests,orders,challenges', '-A']);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout.split('\n')[0], /^NAMESPACE\s+NAME\s+APPROVED\s+DENIED\s+READY\s+ISSUER\s+REQUESTER\s+AGE$/);
   for (const name of ['example-ca-1', 'web-rsa-1', 'api-ecdsa-1', 'mesh-ed25519-1', 'java-app-1']) {
     assert.match(r.stdout, new RegExp(`^default\\s+certificaterequest\\.cert-manager\\.io/${name}\\s+True\\s+True\\s`, 'm'));
   }
-  const short = await kubectl(['get', 'cr', '-n', 'default', '-o', 'name']);
+  const short = await s.kubectl(['get', 'cr', '-n', 'default', '-o', 'name']);
   assert.equal(short.code, 0, short.stderr);
   assert.equal(short.stdout.trim().split('\n').length, 5);
 });
 
 test('kubectl api-resources lists the cert-manager kinds with their short names', async () => {
-  const r = await kubectl(['api-resources']);
+  const r = await s.kubectl(['api-resources']);
   assert.equal(r.code, 0, r.stderr);
   const row = (plural: string) => r.stdout.split('\n').find((l) => l.split(/\s+/)[0] === plural)?.trim().split(/\s+/);
   assert.deepEqual(row('certificates'), ['certificates', 'cert,certs', 'cert-manager.io/v1', 'true', 'Certificate']);
@@ -155,7 +129,7 @@ test('kubectl api-resources lists the cert-manager kinds with their short names'
 });
 
 test('kubectl get --watch prints a line for a Certificate applied and one modified while it runs', async () => {
-  const child = spawn(kubectlBin, ['--kubeconfig', server.kubeconfig, 'get', 'certificates', '-A', '--watch'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(kubectlBin, ['--kubeconfig', s.server.kubeconfig, 'get', 'certificates', '-A', '--watch'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
@@ -164,12 +138,12 @@ test('kubectl get --watch prints a line for a Certificate applied and one modifi
   try {
     // the initial list comes first; only then is the watch open
     await waitFor(`the initial list from kubectl --watch (stderr: ${err})`, async () => (/^default\s+web-rsa\s/m.test(out) ? true : undefined), 15_000);
-    const applied = await kubectl(['apply', ...validateFlags, '-f', '-'], { input: leafManifest('watched') });
+    const applied = await s.kubectl(['apply', ...s.validateFlags, '-f', '-'], leafManifest('watched'));
     assert.equal(applied.code, 0, applied.stderr);
     await waitFor('a watch line for the new Certificate', async () => (/^default\s+watched\s+True\s+watched-tls\s/m.test(out) ? true : undefined), 15_000);
 
     const before = out.split('\n').length;
-    const labelled = await kubectl(['label', 'certificate', 'api-ecdsa', '-n', 'default', 'tier=frontend']);
+    const labelled = await s.kubectl(['label', 'certificate', 'api-ecdsa', '-n', 'default', 'tier=frontend']);
     assert.equal(labelled.code, 0, labelled.stderr);
     await waitFor('a watch line for the modified Certificate', async () =>
       out.split('\n').slice(before - 1).some((l) => /^default\s+api-ecdsa\s+True\s/.test(l)) ? true : undefined, 10_000);
@@ -180,33 +154,33 @@ test('kubectl get --watch prints a line for a Certificate applied and one modifi
 });
 
 test('kubectl delete certificate removes what it owns by cascade', async () => {
-  const cert = await kubectlJSON<Obj>(['get', 'certificate', 'mesh-ed25519', '-n', 'default']);
+  const cert = await s.getJSON(['get', 'certificate', 'mesh-ed25519', '-n', 'default']);
   const owned = async () => {
-    const secrets = (await kubectlJSON(['get', 'secrets', '-n', 'default'])).items.map((o) => ({ kind: 'secret', o }));
-    const requests = (await kubectlJSON(['get', 'certificaterequests', '-n', 'default'])).items.map((o) => ({ kind: 'certificaterequest', o }));
+    const secrets = (await s.getJSON<{ items: KubeJSON[] }>(['get', 'secrets', '-n', 'default'])).items.map((o) => ({ kind: 'secret', o }));
+    const requests = (await s.getJSON<{ items: KubeJSON[] }>(['get', 'certificaterequests', '-n', 'default'])).items.map((o) => ({ kind: 'certificaterequest', o }));
     return [...secrets, ...requests].filter(({ o }) => o.metadata.ownerReferences?.some((r) => r.uid === cert.metadata.uid));
   };
   const ownedBefore = await owned();
   assert.ok(ownedBefore.some((x) => x.kind === 'certificaterequest' && x.o.metadata.name === 'mesh-ed25519-1'), 'the CertificateRequest is owned by its Certificate');
 
-  const r = await kubectl(['delete', 'certificate', 'mesh-ed25519', '-n', 'default']);
+  const r = await s.kubectl(['delete', 'certificate', 'mesh-ed25519', '-n', 'default']);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /certificate\.cert-manager\.io "mesh-ed25519" deleted/);
-  const gone = await kubectl(['get', 'certificate', 'mesh-ed25519', '-n', 'default']);
+  const gone = await s.kubectl(['get', 'certificate', 'mesh-ed25519', '-n', 'default']);
   assert.notEqual(gone.code, 0);
   assert.match(gone.stderr, /NotFound|not found/);
   await waitFor('the owned objects gone by cascade', async () => ((await owned()).length === 0 ? true : undefined), 10_000);
   // as cert-manager by default: the issued Secret carries no owner reference and outlives its Certificate
-  const secret = await kubectl(['get', 'secret', 'mesh-ed25519-tls', '-n', 'default', '-o', 'name']);
+  const secret = await s.kubectl(['get', 'secret', 'mesh-ed25519-tls', '-n', 'default', '-o', 'name']);
   if (!ownedBefore.some((x) => x.o.metadata.name === 'mesh-ed25519-tls')) assert.equal(secret.stdout.trim(), 'secret/mesh-ed25519-tls');
 });
 
 function rawRequest(method: string, path: string, token: string | undefined, body?: string): Promise<{ status: number; body: any }> {
-  const kc = YAML.parse(readFileSync(server.kubeconfig, 'utf8'));
+  const kc = YAML.parse(readFileSync(s.server.kubeconfig, 'utf8'));
   const ca = Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64').toString();
   const headers: Record<string, string> = { 'Content-Type': 'application/json', ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }) };
   return new Promise((resolve, reject) => {
-    const req = https.request(new URL(path, server.url), { method, ca, headers }, (res) => {
+    const req = https.request(new URL(path, s.server.url), { method, ca, headers }, (res) => {
       let text = '';
       res.on('data', (d) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode!, body: text.startsWith('{') ? JSON.parse(text) : text }));
@@ -217,19 +191,20 @@ function rawRequest(method: string, path: string, token: string | undefined, bod
 }
 
 test('no token or a wrong one: 401 Unauthorized for kubectl and raw requests, and nothing changes', async () => {
-  const before = await kubectlJSON(['get', 'certificates', '-A']);
-  const kc = YAML.parse(readFileSync(server.kubeconfig, 'utf8'));
+  const before = await s.getJSON<{ items: KubeJSON[] }>(['get', 'certificates', '-A']);
+  const kc = YAML.parse(readFileSync(s.server.kubeconfig, 'utf8'));
   kc.users[0].user.token = 'not-the-token';
-  const bad = join(server.dataDir, 'wrong-token-kubeconfig');
+  const bad = join(s.server.dataDir, 'wrong-token-kubeconfig');
   writeFileSync(bad, YAML.stringify(kc), { mode: 0o600 });
 
-  const get = await kubectl(['get', 'certificates', '-A'], { kubeconfig: bad });
+  const intruder = await kubectlSession({ kubeconfig: bad });
+  const get = await intruder.kubectl(['get', 'certificates', '-A']);
   assert.notEqual(get.code, 0);
   assert.match(get.stderr, /Unauthorized/);
-  const del = await kubectl(['delete', 'certificate', 'web-rsa', '-n', 'default'], { kubeconfig: bad });
+  const del = await intruder.kubectl(['delete', 'certificate', 'web-rsa', '-n', 'default']);
   assert.notEqual(del.code, 0);
   assert.match(del.stderr, /Unauthorized/);
-  const apply = await kubectl(['apply', '--validate=false', '-f', '-'], { kubeconfig: bad, input: leafManifest('intruder') });
+  const apply = await intruder.kubectl(['apply', '--validate=false', '-f', '-'], leafManifest('intruder'));
   assert.notEqual(apply.code, 0);
   assert.match(apply.stderr, /Unauthorized/);
 
@@ -243,7 +218,7 @@ test('no token or a wrong one: 401 Unauthorized for kubectl and raw requests, an
     assert.equal(remove.status, 401);
   }
 
-  const afterwards = await kubectlJSON(['get', 'certificates', '-A']);
-  const summary = (l: { items: Obj[] }) => l.items.map((c) => `${c.metadata.name}@${c.metadata.resourceVersion}`).sort();
+  const afterwards = await s.getJSON<{ items: KubeJSON[] }>(['get', 'certificates', '-A']);
+  const summary = (l: { items: KubeJSON[] }) => l.items.map((c) => `${c.metadata.name}@${c.metadata.resourceVersion}`).sort();
   assert.deepEqual(summary(afterwards), summary(before));
 });
