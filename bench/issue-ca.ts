@@ -1,6 +1,6 @@
 // Bench: apply → all Ready for 1,000 ECDSA and 1,000 RSA-2048 CA-issued Certificates on the
 // embedded store, with peak RSS and store writes per issuance; RSA total time is compared
-// with generating the same number of RSA keys in the same run.
+// with generating the same number of RSA keys in the same run (before and after it).
 // Run: npx tsx bench/issue-ca.ts [count] [ecdsa]
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -106,13 +106,21 @@ async function run(label: string, privateKey: Record<string, unknown>) {
 }
 
 const ecdsa = await run('ecdsa-p256', { algorithm: 'ECDSA', size: 256 });
-if (only !== 'ecdsa') {
-  const rsa = await run('rsa-2048', { algorithm: 'RSA', size: 2048 });
+// RSA key generation time drifts with the machine's load; it is measured right before and right
+// after the issuance run and the ratio uses their mean.
+async function keygenAlone(): Promise<number> {
   const t0 = performance.now();
   await Promise.all(Array.from({ length: count }, () => gen('rsa', { modulusLength: 2048 })));
-  const keygen = performance.now() - t0;
-  console.log(`rsa-2048 key generation alone: ${count} keys in ${(keygen / 1000).toFixed(2)} s`);
-  console.log(`ratio rsa issuance / rsa keygen: ${(rsa / keygen).toFixed(2)} (goal ≤ 1.3)`);
+  return performance.now() - t0;
+}
+
+if (only !== 'ecdsa') {
+  const before = await keygenAlone();
+  const rsa = await run('rsa-2048', { algorithm: 'RSA', size: 2048 });
+  const after = await keygenAlone();
+  const keygen = (before + after) / 2;
+  console.log(`rsa-2048 key generation alone: ${count} keys in ${(before / 1000).toFixed(2)} s before the issuance run, ${(after / 1000).toFixed(2)} s after`);
+  console.log(`ratio rsa issuance / rsa keygen: ${(rsa / keygen).toFixed(2)} (goal ≤ 1.3; against the faster of the two: ${(rsa / Math.min(before, after)).toFixed(2)})`);
 }
 clearInterval(rssTimer);
 console.log(`ecdsa goal: ${count} Ready in ≤ 5 s: ${ecdsa <= 5000 ? 'met' : 'not met'} (${(ecdsa / 1000).toFixed(2)} s); cert-manager's own report: 500 in 417 s`);
