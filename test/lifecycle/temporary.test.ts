@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startLifecycle, certificate, caIssuer, condition, selfSignedClusterIssuer, type Lifecycle } from './harness.ts';
 import { certificateMatchesKey, parseCertificate } from '../../src/pki/parse.ts';
-import { EventType } from '../../src/api/resources.ts';
+import { CertificateRequest, EventType } from '../../src/api/resources.ts';
 import type { Secret } from '../../src/api/meta.ts';
 
 const ISSUER_ANNOTATIONS = ['cert-manager.io/issuer-name', 'cert-manager.io/issuer-kind', 'cert-manager.io/issuer-group'];
@@ -115,6 +115,46 @@ test('a request left unapproved has no outcome yet: as upstream, no temporary ce
     });
     await lc.settle();
     assert.equal(await lc.secret('web-tls'), undefined);
+  } finally {
+    await lc.stop();
+  }
+});
+
+test('a failed request keeps the temporary certificate until the backoff ends, then a new attempt replaces it', async () => {
+  const lc = await startLifecycle();
+  try {
+    await pendingIssuer(lc);
+    await lc.apply({
+      ...certificate('web', { dnsNames: ['web.example.test'] }),
+      metadata: { name: 'web', namespace: 'default', annotations: { 'cert-manager.io/issue-temporary-certificate': 'true' } },
+    });
+    await lc.settle();
+    const temp = await lc.secret('web-tls');
+    assert.equal(parseCertificate(text(temp, 'tls.crt')).issuer, 'CN=cert-manager.local');
+
+    // the issuer gives up on the request, as a signer does with Ready=False/Failed
+    const [cr] = await lc.requests();
+    const now = lc.clock.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await lc.store.updateStatus(CertificateRequest, { ...cr, status: { ...cr.status, failureTime: now, conditions: [{ type: 'Ready', status: 'False', reason: 'Failed', message: 'signer gave up', lastTransitionTime: now }] } });
+    await lc.settle();
+    let crt = await lc.certificate('web');
+    assert.equal(crt.status?.issuanceAttempts, 1, JSON.stringify(crt.status));
+    assert.equal(condition(crt, 'Issuing')?.status, 'False');
+    assert.equal(condition(crt, 'Ready')?.reason, 'IncorrectIssuer');
+
+    // the issuer becomes ready meanwhile, but nothing is issued before the backoff's hour
+    await makeIssuerReady(lc);
+    await lc.advance(50 * 60_000);
+    assert.equal(parseCertificate(text(await lc.secret('web-tls'), 'tls.crt')).issuer, 'CN=cert-manager.local');
+    assert.equal((await lc.certificate('web')).status?.revision, undefined);
+
+    await lc.advance(10 * 60_000);
+    crt = await lc.certificate('web');
+    assert.equal(condition(crt, 'Ready')?.status, 'True', JSON.stringify(crt.status));
+    assert.equal(crt.status?.revision, 1);
+    assert.equal(crt.status?.issuanceAttempts, undefined);
+    assert.equal(parseCertificate(text(await lc.secret('web-tls'), 'tls.crt')).issuer, 'CN=test root');
+    assert.deepEqual(lc.mismatchedSecretVersions, []);
   } finally {
     await lc.stop();
   }
