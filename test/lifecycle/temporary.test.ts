@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { startLifecycle, certificate, caIssuer, condition, selfSignedClusterIssuer, type Lifecycle } from './harness.ts';
 import { certificateMatchesKey, parseCertificate } from '../../src/pki/parse.ts';
 import { CertificateRequest, EventType } from '../../src/api/resources.ts';
+import { rfc3339 } from '../../src/api/conditions.ts';
 import type { Secret } from '../../src/api/meta.ts';
 
 const ISSUER_ANNOTATIONS = ['cert-manager.io/issuer-name', 'cert-manager.io/issuer-kind', 'cert-manager.io/issuer-group'];
@@ -28,6 +29,10 @@ async function makeIssuerReady(lc: Lifecycle) {
   await lc.advance(5 * 60_000);
 }
 
+function withTemporaryCertificate<T extends { metadata: { annotations?: Record<string, string> } }>(crt: T): T {
+  return { ...crt, metadata: { ...crt.metadata, annotations: { ...crt.metadata.annotations, 'cert-manager.io/issue-temporary-certificate': 'true' } } };
+}
+
 async function eventsFor(lc: Lifecycle, name: string) {
   const all = (await lc.store.list<{ involvedObject?: { name?: string }; reason?: string; message?: string } & Secret>(EventType, { namespace: 'default' })).items;
   return all.filter((e) => e.involvedObject?.name === name).map((e) => `${e.reason}: ${e.message}`);
@@ -37,10 +42,7 @@ test('a pending request with the annotation gets a temporary certificate, then t
   const lc = await startLifecycle();
   try {
     await pendingIssuer(lc);
-    await lc.apply({
-      ...certificate('web', { dnsNames: ['web.example.test', 'www.example.test'], privateKey: { algorithm: 'ECDSA', encoding: 'PKCS8' } }),
-      metadata: { name: 'web', namespace: 'default', annotations: { 'cert-manager.io/issue-temporary-certificate': 'true' } },
-    });
+    await lc.apply(withTemporaryCertificate(certificate('web', { dnsNames: ['web.example.test', 'www.example.test'], privateKey: { algorithm: 'ECDSA', encoding: 'PKCS8' } })));
     await lc.settle();
 
     const [cr] = await lc.requests();
@@ -109,10 +111,7 @@ test('a request left unapproved has no outcome yet: as upstream, no temporary ce
   const lc = await startLifecycle({ options: { noAutoApprove: true } });
   try {
     await pendingIssuer(lc);
-    await lc.apply({
-      ...certificate('web', { dnsNames: ['web.example.test'] }),
-      metadata: { name: 'web', namespace: 'default', annotations: { 'cert-manager.io/issue-temporary-certificate': 'true' } },
-    });
+    await lc.apply(withTemporaryCertificate(certificate('web', { dnsNames: ['web.example.test'] })));
     await lc.settle();
     assert.equal(await lc.secret('web-tls'), undefined);
   } finally {
@@ -124,17 +123,14 @@ test('a failed request keeps the temporary certificate until the backoff ends, t
   const lc = await startLifecycle();
   try {
     await pendingIssuer(lc);
-    await lc.apply({
-      ...certificate('web', { dnsNames: ['web.example.test'] }),
-      metadata: { name: 'web', namespace: 'default', annotations: { 'cert-manager.io/issue-temporary-certificate': 'true' } },
-    });
+    await lc.apply(withTemporaryCertificate(certificate('web', { dnsNames: ['web.example.test'] })));
     await lc.settle();
     const temp = await lc.secret('web-tls');
     assert.equal(parseCertificate(text(temp, 'tls.crt')).issuer, 'CN=cert-manager.local');
 
     // the issuer gives up on the request, as a signer does with Ready=False/Failed
     const [cr] = await lc.requests();
-    const now = lc.clock.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = rfc3339(lc.clock.now());
     await lc.store.updateStatus(CertificateRequest, { ...cr, status: { ...cr.status, failureTime: now, conditions: [{ type: 'Ready', status: 'False', reason: 'Failed', message: 'signer gave up', lastTransitionTime: now }] } });
     await lc.settle();
     let crt = await lc.certificate('web');
