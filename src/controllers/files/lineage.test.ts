@@ -112,15 +112,20 @@ test('files owner: numbers, names from passwd/group, primary group', withRoot(as
   assert.throws(() => parseFileOwner('a:b:c', files), /expected USER/);
 }));
 
-test('with an owner, files and folders are chowned (certsmith runs as root on a host)', withRoot(async (root) => {
+test('with an owner, only files are handed over: folders stay ours, group = the owner\'s, 0750 (certsmith runs as root on a host)', withRoot(async (root) => {
   const ref = { root, namespace: 'default', name: 'owned' };
   const owner = { uid: 4242, gid: 4343, text: '4242:4343' };
   const files = lineageFiles(secretData('1'))!;
   await publishLineage(ref, files, lineageHash(files, owner.text), { owner });
-  for (const p of [root, join(root, 'default'), join(root, 'default', 'owned', 'tls.key')]) {
-    const st = statSync(p);
-    assert.deepEqual([st.uid, st.gid], [4242, 4343], p);
+  const me = process.getuid!();
+  for (const d of [root, join(root, 'default'), join(root, 'default', '.owned.versions'), join(root, 'default', 'owned')]) {
+    const st = statSync(d);
+    assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [me, 4343, 0o750], d);
+  }
+  for (const f of ['tls.key', 'tls.crt', 'fullchain.pem']) {
+    const st = statSync(join(root, 'default', 'owned', f));
+    assert.deepEqual([st.uid, st.gid], [4242, 4343], f);
   }
   const link = lstatSync(join(root, 'default', 'owned'));
-  assert.deepEqual([link.uid, link.gid], [4242, 4343]);
+  assert.equal(link.uid, me, 'the live link stays ours');
 }));

@@ -8,14 +8,21 @@
 // a rename() of a fresh symlink over the old one, which readers see as one atomic step. A
 // version is never changed once published, so a reader that resolved the link keeps reading
 // one consistent set; the previous versions stay for readers still holding an old path.
+//
+// Ownership: every directory belongs to the account certsmith runs as, group = the files
+// owner's group, mode 0750 (0700 without a files owner); only the files are handed to the
+// files owner. So that account can read what it serves but rename nothing, and no path below
+// DIR is ever followed through a symlink (see safe-dir.ts for how, and for the limits).
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, rename, rm, stat, symlink, lchown, chown, chmod } from 'node:fs/promises';
+import { lstat, mkdir, open, readlink, rename, symlink, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, join } from 'node:path';
 import type { LineageFile } from './lineage-files.ts';
 import type { FileOwner } from './owner.ts';
+import { SafeDir, UnsafePathError, serviceUid, withDirs, type DirAttrs } from './safe-dir.ts';
 
-const DIR_MODE = 0o700;
+export { UnsafePathError };
+
 const VERSION = /^(\d+)-([0-9a-f]+)$/;
 /** characters of the content hash kept in a version's name */
 const HASH_CHARS = 16;
@@ -36,56 +43,54 @@ export function livePath(ref: LineageRef): string {
   return join(ref.root, ref.namespace, ref.name);
 }
 
-function versionsDir(ref: LineageRef): string {
-  return join(ref.root, ref.namespace, `.${ref.name}.versions`);
+function versionsName(name: string): string {
+  return `.${name}.versions`;
 }
 
 function check(ref: LineageRef): void {
   if (!isSafeLineageName(ref.namespace, ref.name)) throw new Error(`refusing to mirror ${ref.namespace}/${ref.name}: not a Kubernetes name`);
 }
 
-async function exists(path: string): Promise<boolean> {
+/** What every directory below DIR is brought to: ours, readable by the files owner's group only. */
+export function dirAttrs(owner: FileOwner | undefined): DirAttrs {
+  return owner ? { uid: serviceUid(), gid: owner.gid, mode: 0o750 } : { uid: serviceUid(), mode: 0o700 };
+}
+
+/**
+ * DIR itself, created like the directories below it when missing. An existing one keeps its
+ * owner and mode (--secrets-dir may point at a shared folder), except one an earlier certsmith
+ * handed to the files owner: writable by that account, it would let the account rename the
+ * namespace directories.
+ */
+async function openRoot(root: string, owner: FileOwner | undefined, create: boolean): Promise<SafeDir | undefined> {
+  const existing = await SafeDir.openRoot(root);
+  if (!existing && !create) return undefined;
+  const attrs = dirAttrs(owner);
+  if (existing) {
+    if (owner && owner.uid !== attrs.uid && (await existing.owner()).uid === owner.uid) await existing.adopt(attrs);
+    return existing;
+  }
+  await mkdir(root, { recursive: true, mode: attrs.mode });
+  const made = await SafeDir.openRoot(root);
+  if (!made) throw new Error(`${root} vanished right after it was created`);
+  await made.adopt(attrs);
+  return made;
+}
+
+async function lstatOrUndefined(path: string) {
   try {
-    await lstat(path);
-    return true;
+    return await lstat(path);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
 }
 
-async function fsyncPath(path: string): Promise<void> {
-  const h = await open(path, constants.O_RDONLY);
-  try {
-    await h.sync();
-  } finally {
-    await h.close();
-  }
-}
-
-/** mkdir with our mode and owner; an existing directory is brought to them too */
-async function ensureDir(path: string, owner: FileOwner | undefined): Promise<void> {
-  await mkdir(path, { mode: DIR_MODE }).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
-  await chmod(path, DIR_MODE);
-  if (owner) await chown(path, owner.uid, owner.gid);
-}
-
-/**
- * The root is the user's: created (0700, owned by the files owner) when missing, but an
- * existing one keeps its mode, since --secrets-dir may point at a shared folder.
- */
-async function ensureRoot(root: string, owner: FileOwner | undefined): Promise<void> {
-  if (await exists(root)) return;
-  await mkdir(root, { recursive: true, mode: DIR_MODE });
-  await chmod(root, DIR_MODE);
-  if (owner) await chown(root, owner.uid, owner.gid);
-}
-
-/** The hash part of the version the live symlink points at, when it points at one of ours that exists. */
-export async function currentVersion(ref: LineageRef): Promise<{ version: string; hash: string } | undefined> {
+/** The live version in an opened namespace directory, when the live symlink points at one of ours that exists. */
+async function liveVersionIn(ns: SafeDir, name: string): Promise<{ version: string; hash: string } | undefined> {
   let target: string;
   try {
-    target = await readlink(livePath(ref));
+    target = await readlink(ns.entry(name));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'EINVAL') return undefined;
@@ -93,32 +98,32 @@ export async function currentVersion(ref: LineageRef): Promise<{ version: string
   }
   const version = basename(target);
   const m = VERSION.exec(version);
-  if (!m || target !== join(`.${ref.name}.versions`, version)) return undefined;
-  try {
-    await stat(join(versionsDir(ref), version));
-  } catch {
-    return undefined;
-  }
-  return { version, hash: m[2] };
+  if (!m || target !== join(versionsName(name), version)) return undefined;
+  const st = await lstatOrUndefined(ns.entry(join(versionsName(name), version)));
+  return st?.isDirectory() ? { version, hash: m[2] } : undefined;
 }
 
-async function versionsOf(ref: LineageRef): Promise<{ name: string; seq: number }[]> {
-  let names: string[];
-  try {
-    names = await readdir(versionsDir(ref));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
-  return names.flatMap((name) => {
+/** The hash part of the version the live symlink points at, when it points at one of ours that exists. */
+export async function currentVersion(ref: LineageRef): Promise<{ version: string; hash: string } | undefined> {
+  check(ref);
+  return withDirs(async (keep) => {
+    const root = await SafeDir.openRoot(ref.root);
+    if (!root) return undefined;
+    const ns = await keep(root).child(ref.namespace);
+    return ns ? liveVersionIn(keep(ns), ref.name) : undefined;
+  });
+}
+
+async function versionsOf(dir: SafeDir): Promise<{ name: string; seq: number }[]> {
+  return (await dir.list()).flatMap((name) => {
     const m = VERSION.exec(name);
     return m ? [{ name, seq: Number(m[1]) }] : [];
   }).sort((a, b) => b.seq - a.seq);
 }
 
-async function writeFileSynced(path: string, f: LineageFile, owner: FileOwner | undefined): Promise<void> {
-  // 'wx' with the final mode: a key is never readable by others, not even for a moment
-  const h = await open(path, 'wx', f.mode);
+async function writeFileSynced(dir: SafeDir, f: LineageFile, owner: FileOwner | undefined): Promise<void> {
+  // created exclusively with the final mode, never through a symlink: a key is never readable by others, not even for a moment
+  const h = await open(dir.entry(f.name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, f.mode);
   try {
     await h.chmod(f.mode);
     if (owner) await h.chown(owner.uid, owner.gid);
@@ -137,97 +142,108 @@ export interface PublishResult {
 /**
  * Makes `files` the live version, unless the live version already has this hash. Callers
  * must not publish the same lineage concurrently (the work queue gives one worker per key).
+ * The directories are brought to their owner and mode every time, so a layout left by an
+ * earlier certsmith (directories owned by the files owner) is taken back.
  */
 export async function publishLineage(ref: LineageRef, files: LineageFile[], hash: string, o: { owner?: FileOwner; keep?: number } = {}): Promise<PublishResult> {
   check(ref);
   const short = hash.slice(0, HASH_CHARS);
-  const current = await currentVersion(ref);
-  if (current?.hash === short) return { changed: false, version: current.version };
+  const attrs = dirAttrs(o.owner);
+  return withDirs(async (keep) => {
+    const root = keep((await openRoot(ref.root, o.owner, true))!);
+    const ns = keep((await root.child(ref.namespace, { create: attrs }))!);
+    const versions = keep((await ns.child(versionsName(ref.name), { create: attrs }))!);
+    const current = await liveVersionIn(ns, ref.name);
+    if (current?.hash === short) return { changed: false, version: current.version };
 
-  const nsDir = join(ref.root, ref.namespace);
-  const vDir = versionsDir(ref);
-  const live = livePath(ref);
-  await ensureRoot(ref.root, o.owner);
-  await ensureDir(nsDir, o.owner);
-  await ensureDir(vDir, o.owner);
-  const liveStat = await lstat(live).catch(() => undefined);
-  if (liveStat && !liveStat.isSymbolicLink()) throw new Error(`${live} exists and is not a symlink certsmith made; not replacing it`);
+    const liveStat = await lstatOrUndefined(ns.entry(ref.name));
+    if (liveStat && !liveStat.isSymbolicLink()) throw new Error(`${livePath(ref)} exists and is not a symlink certsmith made; not replacing it`);
 
-  const versions = await versionsOf(ref);
-  const version = `${(versions[0]?.seq ?? 0) + 1}-${short}`;
-  const tmp = join(vDir, `.tmp-${randomBytes(6).toString('hex')}`);
-  await ensureDir(tmp, o.owner);
-  try {
-    for (const f of files) await writeFileSynced(join(tmp, f.name), f, o.owner);
-    await fsyncPath(tmp);
-    await rename(tmp, join(vDir, version));
-  } catch (e) {
-    await rm(tmp, { recursive: true, force: true });
-    throw e;
-  }
-  await fsyncPath(vDir);
+    const existing = await versionsOf(versions);
+    const version = `${(existing[0]?.seq ?? 0) + 1}-${short}`;
+    const tmpName = `.tmp-${randomBytes(6).toString('hex')}`;
+    const tmp = (await versions.child(tmpName, { create: attrs }))!;
+    try {
+      for (const f of files) await writeFileSynced(tmp, f, o.owner);
+      await tmp.sync();
+      await tmp.close();
+      await rename(versions.entry(tmpName), versions.entry(version));
+    } catch (e) {
+      await tmp.close().catch(() => {});
+      await versions.remove(tmpName).catch(() => {});
+      throw e;
+    }
+    await versions.sync();
 
-  const tmpLink = join(nsDir, `.${ref.name}.link-${randomBytes(6).toString('hex')}`);
-  await symlink(join(`.${ref.name}.versions`, version), tmpLink);
-  try {
-    if (o.owner) await lchown(tmpLink, o.owner.uid, o.owner.gid);
-    await rename(tmpLink, live);
-  } catch (e) {
-    await rm(tmpLink, { force: true });
-    throw e;
-  }
-  await fsyncPath(nsDir);
-  await prune(ref, version, o.keep ?? 3);
-  return { changed: true, version };
+    // the link stays certsmith's: the files owner reads through it and has no reason to own it
+    const tmpLink = `.${ref.name}.link-${randomBytes(6).toString('hex')}`;
+    await symlink(join(versionsName(ref.name), version), ns.entry(tmpLink));
+    try {
+      await rename(ns.entry(tmpLink), ns.entry(ref.name));
+    } catch (e) {
+      await unlink(ns.entry(tmpLink)).catch(() => {});
+      throw e;
+    }
+    await ns.sync();
+    await prune(versions, version, o.keep ?? 3);
+    return { changed: true, version };
+  });
 }
 
 /** Keeps the newest `keep` versions (the live one always) and removes leftovers of interrupted writes. */
-async function prune(ref: LineageRef, live: string, keep: number): Promise<void> {
-  const vDir = versionsDir(ref);
-  const versions = await versionsOf(ref);
-  const kept = new Set(versions.slice(0, Math.max(1, keep)).map((v) => v.name).concat(live));
-  for (const v of versions) if (!kept.has(v.name)) await rm(join(vDir, v.name), { recursive: true, force: true });
-  for (const name of await readdir(vDir)) if (name.startsWith('.tmp-')) await rm(join(vDir, name), { recursive: true, force: true });
+async function prune(versions: SafeDir, live: string, keep: number): Promise<void> {
+  const all = await versionsOf(versions);
+  const kept = new Set(all.slice(0, Math.max(1, keep)).map((v) => v.name).concat(live));
+  for (const v of all) if (!kept.has(v.name)) await versions.remove(v.name);
+  for (const name of await versions.list()) if (name.startsWith('.tmp-')) await versions.remove(name);
 }
 
 /**
  * Removes the live symlink and every version; false when there was nothing of ours. A real
- * directory at the live path was not made by certsmith and is left alone.
+ * directory at the live path was not made by certsmith and is left alone; a namespace
+ * directory replaced by a symlink is refused (UnsafePathError), never followed.
  */
 export async function removeLineage(ref: LineageRef): Promise<boolean> {
   check(ref);
-  const live = livePath(ref);
-  const st = await lstat(live).catch(() => undefined);
-  const hadVersions = await exists(versionsDir(ref));
-  if (st && !st.isSymbolicLink()) return false;
-  if (!st && !hadVersions) return false;
-  if (st) await rm(live, { force: true });
-  await rm(versionsDir(ref), { recursive: true, force: true });
-  await fsyncPath(join(ref.root, ref.namespace)).catch(() => {});
-  return true;
+  return withDirs(async (keep) => {
+    const root = await SafeDir.openRoot(ref.root);
+    if (!root) return false;
+    const ns = await keep(root).child(ref.namespace);
+    if (!ns) return false;
+    keep(ns);
+    const st = await lstatOrUndefined(ns.entry(ref.name));
+    const hadVersions = !!(await lstatOrUndefined(ns.entry(versionsName(ref.name))));
+    if (st && !st.isSymbolicLink()) return false;
+    if (!st && !hadVersions) return false;
+    if (st) await unlink(ns.entry(ref.name)).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'ENOENT') throw e; });
+    await ns.remove(versionsName(ref.name));
+    await ns.sync().catch(() => {});
+    return true;
+  });
 }
 
-/** Every lineage on disk, so that files of Certificates deleted while certsmith was down are found. */
+/**
+ * Every lineage on disk, so that files of Certificates deleted while certsmith was down are
+ * found. A namespace entry that is a symlink is skipped: its lineages are not ours to find.
+ */
 export async function listLineages(root: string): Promise<{ namespace: string; name: string }[]> {
   const out: { namespace: string; name: string }[] = [];
-  let namespaces: string[];
-  try {
-    namespaces = await readdir(root);
-  } catch {
-    return out;
-  }
-  for (const namespace of namespaces) {
-    if (!SAFE_NAME.test(namespace)) continue;
-    let entries: string[];
-    try {
-      entries = await readdir(join(root, namespace));
-    } catch {
-      continue;
+  await withDirs(async (keep) => {
+    const dir = await SafeDir.openRoot(root).catch(() => undefined);
+    if (!dir) return;
+    for (const namespace of await keep(dir).list()) {
+      if (!SAFE_NAME.test(namespace)) continue;
+      const ns = await dir.child(namespace).catch(() => undefined);
+      if (!ns) continue;
+      try {
+        for (const e of await ns.list()) {
+          const m = /^\.(.+)\.versions$/.exec(e);
+          if (m && isSafeLineageName(namespace, m[1])) out.push({ namespace, name: m[1] });
+        }
+      } finally {
+        await ns.close();
+      }
     }
-    for (const e of entries) {
-      const m = /^\.(.+)\.versions$/.exec(e);
-      if (m && isSafeLineageName(namespace, m[1])) out.push({ namespace, name: m[1] });
-    }
-  }
+  });
   return out;
 }
