@@ -11,6 +11,7 @@ import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
 import { untilSignal } from './signals.ts';
+import { checkDataDir, DataDirError } from '../server/data-dir.ts';
 
 export interface ControllerFlags {
   autoApprove: boolean;
@@ -155,6 +156,13 @@ export function registerServerCommand(program: Command) {
       const encryption = encryptionFlag(flags.encryptionProviderConfig);
       const dataDir = resolve(flags.dataDir);
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      // before anything is read from it: the token there makes an API admin
+      try {
+        checkDataDir(dataDir);
+      } catch (e) {
+        if (e instanceof DataDirError) throw new CliError(`--data-dir: ${e.message}`);
+        throw e;
+      }
       chmodSync(dataDir, 0o700);
       let manifests;
       try {

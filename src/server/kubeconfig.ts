@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync, existsSync, chmodSync, mkdirSync } from 'n
 import { dirname, resolve, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import YAML from 'yaml';
+import { checkTokenFile } from './data-dir.ts';
 
 export interface ClientConfig {
   server: string;
@@ -32,15 +33,21 @@ export function writeKubeconfig(path: string, cfg: { server: string; caPem: stri
   chmodSync(path, 0o600);
 }
 
-/** The bearer token of a data dir: random once, then reused so that kubeconfigs handed out stay valid. */
+/**
+ * The bearer token of a data dir: random once, then reused so that kubeconfigs handed out stay
+ * valid. An existing token is used only when it is the service user's and private (see
+ * checkTokenFile): anyone who could plant one would be API admin.
+ */
 export function ensureAccessToken(dataDir: string): string {
   const path = join(dataDir, 'token');
+  checkTokenFile(path);
   if (existsSync(path)) {
     const t = readFileSync(path, 'utf8').trim();
     if (t) return t;
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString('base64url');
+  // an empty token file (checked above) is replaced; 'w' does not follow a symlink, none is there
   writeFileSync(path, token + '\n', { mode: 0o600 });
   chmodSync(path, 0o600);
   return token;

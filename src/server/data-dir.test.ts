@@ -1,0 +1,71 @@
+// The data dir and its token are refused at start unless they are the service user's alone
+// (issue 12, finding 1: any existing token file was accepted, whatever its owner or mode).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkDataDir } from './data-dir.ts';
+import { ensureAccessToken } from './kubeconfig.ts';
+
+const isRoot = process.getuid?.() === 0;
+const NOBODY = 65534;
+
+function withDir(fn: (dir: string) => void) {
+  return () => {
+    const base = mkdtempSync(join(tmpdir(), 'certsmith-datadir-'));
+    try {
+      const dir = join(base, 'data');
+      mkdirSync(dir, { mode: 0o700 });
+      fn(dir);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  };
+}
+
+test('a private data dir with a private token is accepted, and the token reused', withDir((dir) => {
+  checkDataDir(dir);
+  const t = ensureAccessToken(dir);
+  checkDataDir(dir);
+  assert.equal(ensureAccessToken(dir), t);
+  // readable by the group is no risk to the token (its own mode is 0600); writable would be
+  chmodSync(dir, 0o750);
+  checkDataDir(dir);
+}));
+
+test('a data dir writable by group or others is refused, naming the path and the rule', withDir((dir) => {
+  for (const mode of [0o770, 0o707, 0o777]) {
+    chmodSync(dir, mode);
+    assert.throws(() => checkDataDir(dir), (e: Error) => e.message.includes(dir) && /must not be writable by group or others/.test(e.message), mode.toString(8));
+  }
+}));
+
+test('a token readable or writable by anyone but its owner is refused, not used', withDir((dir) => {
+  const token = join(dir, 'token');
+  writeFileSync(token, 'planted\n', { mode: 0o644 });
+  chmodSync(token, 0o644);
+  assert.throws(() => checkDataDir(dir), /API token .*token has mode 0644: it must be readable and writable by its owner only/);
+  assert.throws(() => ensureAccessToken(dir), /has mode 0644/);
+  chmodSync(token, 0o600);
+  assert.equal(ensureAccessToken(dir), 'planted');
+}));
+
+test('a token that is a symlink is refused', withDir((dir) => {
+  writeFileSync(join(dir, 'elsewhere'), 'planted\n', { mode: 0o600 });
+  symlinkSync(join(dir, 'elsewhere'), join(dir, 'token'));
+  assert.throws(() => ensureAccessToken(dir), /is a symlink/);
+  assert.throws(() => checkDataDir(dir), /is a symlink/);
+}));
+
+test('a data dir or token owned by another account is refused', { skip: isRoot ? false : 'needs root to chown to another account' }, withDir((dir) => {
+  const token = join(dir, 'token');
+  writeFileSync(token, 'planted\n', { mode: 0o600 });
+  chownSync(token, NOBODY, NOBODY);
+  assert.throws(() => checkDataDir(dir), /API token .* is owned by uid 65534, but certsmith runs as uid 0: the token must belong to the service user/);
+  assert.throws(() => ensureAccessToken(dir), /owned by uid 65534/);
+  assert.equal(readFileSync(token, 'utf8'), 'planted\n');
+  rmSync(token);
+  chownSync(dir, NOBODY, NOBODY);
+  assert.throws(() => checkDataDir(dir), (e: Error) => e.message.includes(dir) && /owned by uid 65534, but certsmith runs as uid 0: the data dir must belong to the service user/.test(e.message));
+}));

@@ -1,0 +1,58 @@
+// The data dir holds what makes an API admin: the bearer token (full access to every
+// private key the API stores), the serving key and the state database. Whoever can write
+// the folder or replace the token owns the server, so both are checked before anything is
+// read from them, and refused, not repaired: a folder that was open may already have been
+// tampered with, and silently fixing its mode would hide that.
+import { lstatSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+export class DataDirError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataDirError';
+  }
+}
+
+function me(): number {
+  return process.getuid?.() ?? 0;
+}
+
+const octal = (mode: number) => `0${(mode & 0o7777).toString(8)}`;
+
+/**
+ * The data dir must belong to the account certsmith runs as and be writable by it alone.
+ * Its own path may be a symlink (the administrator's choice), so it is followed here.
+ */
+export function checkDataDir(dir: string): void {
+  const st = statSync(dir);
+  if (!st.isDirectory()) throw new DataDirError(`data dir ${dir} is not a directory`);
+  if (st.uid !== me()) {
+    throw new DataDirError(`data dir ${dir} is owned by uid ${st.uid}, but certsmith runs as uid ${me()}: the data dir must belong to the service user (chown it, or run certsmith as its owner)`);
+  }
+  if (st.mode & 0o022) {
+    throw new DataDirError(`data dir ${dir} has mode ${octal(st.mode)}: it must not be writable by group or others (chmod 700 ${dir}), since whoever can write it can replace the API token`);
+  }
+  checkTokenFile(join(dir, 'token'));
+}
+
+/**
+ * An existing token file must be a regular file (not a symlink) owned by the service user,
+ * readable and writable by it alone. A missing one is fine: certsmith makes it.
+ */
+export function checkTokenFile(path: string): void {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  if (st.isSymbolicLink()) throw new DataDirError(`API token ${path} is a symlink: it must be a regular file in the data dir (remove it and certsmith makes a new one)`);
+  if (!st.isFile()) throw new DataDirError(`API token ${path} is not a regular file`);
+  if (st.uid !== me()) {
+    throw new DataDirError(`API token ${path} is owned by uid ${st.uid}, but certsmith runs as uid ${me()}: the token must belong to the service user (remove it and certsmith makes a new one)`);
+  }
+  if (st.mode & 0o077) {
+    throw new DataDirError(`API token ${path} has mode ${octal(st.mode)}: it must be readable and writable by its owner only (chmod 600 ${path}, or remove it and certsmith makes a new one)`);
+  }
+}
