@@ -76,3 +76,19 @@ export function isRetryable(err: unknown): boolean {
 export function statusChanged(a: IssuerStatus | undefined, b: IssuerStatus): boolean {
   return JSON.stringify(a ?? {}) !== JSON.stringify(b);
 }
+
+export const ACCOUNT_GONE_REASONS = ['AccountDoesNotExist', 'AccountDeactivated'];
+
+/**
+ * The Issuer status after an Order or Challenge was told that its account is gone: Ready=False
+ * with the reason and the account URL cleared, which makes this controller register again (same
+ * key; a new one for a deactivated account). Undefined when there is nothing to change: the
+ * issuer has already moved to another account (a request that was in flight with the old one
+ * must not undo a fresh registration), or already says so.
+ */
+export function accountGoneStatus(issuer: AcmeIssuerObj, failedAccountUrl: string | undefined, problem: { reason: string; message: string }, now: Date): IssuerStatus | undefined {
+  const uri = issuer.status?.acme?.uri;
+  if (!uri || (failedAccountUrl && uri !== failedAccountUrl)) return undefined;
+  const message = `The ACME server no longer accepts account ${uri}; registering again: ${problem.message}`;
+  return notReadyStatus(issuer, problem.reason, message, now, { clearUri: true });
+}

@@ -9,9 +9,11 @@ import { decodeBase64, parseKeyMemo } from '../../certificates/parsed.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { acmeAction, accountKeyHash } from './registry.ts';
 import {
-  canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, REASON, registeredStatus, statusChanged, type AcmeIssuerObj,
+  accountGoneStatus, canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, REASON, registeredStatus, statusChanged, type AcmeIssuerObj,
 } from './account.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
+import { getCondition } from '../../../api/conditions.ts';
+import { isConflict } from '../../../store/store.ts';
 
 type IssuerObj = AcmeIssuerObj & KubeObject;
 
@@ -32,6 +34,14 @@ async function accountKey(ctx: ControllerContext, issuer: IssuerObj): Promise<Ac
   const field = ref.key || 'tls.key';
   const namespace = issuerResourceNamespace(ctx, issuer);
   const secret = await ctx.store.get<Secret>(SecretType, namespace, ref.name);
+  // A deactivated account can never be used again, and RFC 8555 ties an account to its key: only a
+  // new key gets a new account. Done only where certsmith may generate keys at all.
+  if (secret && getCondition(issuer.status?.conditions, 'Ready')?.reason === 'AccountDeactivated' && !acme.disableAccountKeyGeneration) {
+    const pem = generateAccountKey();
+    await ctx.store.update<Secret>(SecretType, { ...secret, data: { ...(secret.data ?? {}), [field]: Buffer.from(pem).toString('base64') } }, { fieldManager: 'issuers-acme' });
+    ctx.recorder.event(issuer, 'Normal', 'AccountKeyReplaced', `Generated a new ACME account key in secret "${namespace}/${ref.name}": the account of the old key was deactivated`);
+    return { pem, generated: true };
+  }
   if (!secret) {
     if (acme.disableAccountKeyGeneration) {
       throw new IssuerSetupError(REASON.verifyFailed, `Failed to verify ACME account: secret "${namespace}/${ref.name}" not found and account key generation is disabled`, true);
@@ -87,6 +97,28 @@ export async function clientForIssuer(ctx: ControllerContext, rt: AcmeRuntime, i
   return rt.registry.clientFor(uid, {
     server: acme.server, accountKeyPem: pem, accountUrl: knownAccountUrl(issuer), caPem: caPemOf(issuer), skipTLSVerify: acme.skipTLSVerify,
   });
+}
+
+/**
+ * Called by the Order and Challenge controllers when the ACME server says the account is gone:
+ * the Issuer becomes Ready=False with the reason, and its own controller registers again.
+ */
+export async function reportAccountGone(ctx: ControllerContext, issuer: IssuerObj, failedAccountUrl: string | undefined, problem: { reason: string; message: string }): Promise<void> {
+  const type = issuer.kind === 'ClusterIssuer' ? ClusterIssuer : Issuer;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const fresh = await ctx.store.get<IssuerObj>(type, issuer.metadata.namespace, issuer.metadata.name!);
+    if (!fresh) return;
+    const status = accountGoneStatus(fresh, failedAccountUrl, problem, ctx.clock.now());
+    if (!status) return;
+    try {
+      await ctx.store.updateStatus(type, { ...fresh, status } as KubeObject, { fieldManager: issuer.kind === 'ClusterIssuer' ? 'clusterissuers-acme' : 'issuers-acme' });
+    } catch (e) {
+      if (isConflict(e)) continue;
+      throw e;
+    }
+    ctx.recorder.event(fresh, 'Warning', problem.reason, status.conditions!.find((c) => c.type === 'Ready')!.message ?? problem.message);
+    return;
+  }
 }
 
 export function acmeIssuerController(ctx: ControllerContext, rt: AcmeRuntime, cluster: boolean): ControllerSpec {

@@ -5,19 +5,22 @@
 import { Challenge, Order } from '../../../api/resources.ts';
 import type { Challenge as ChallengeObj, ChallengeStatus, Order as OrderObj, ACMEState } from '../../../api/types.ts';
 import { rfc3339 } from '../../../api/conditions.ts';
-import { AcmeError, type AcmeAuthorization } from '../../../acme/client.ts';
+import { AcmeError, type AcmeAuthorization, type AcmeClient } from '../../../acme/client.ts';
 import { isConflict, isNotFound } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../requests/controller.ts';
-import { clientForIssuer } from '../account/controller.ts';
+import { clientForIssuer, reportAccountGone } from '../account/controller.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { decideChallenge, FINALIZER, LEGACY_FINALIZERS } from './challenge.ts';
 import { scheduleChallenges } from './scheduler.ts';
 import { WrittenVersions } from '../written-versions.ts';
-import { solverFor } from './solvers.ts';
+import { solverFor, usesEmbeddedResponder } from './solvers.ts';
+import {
+  accountGoneProblem, ANN_FAILURE_CAUSE, challengeAtCA, isUnreachable, shouldReadAfterAcceptError, solverWasUnavailable, type FailureCause,
+} from '../recovery.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 
 const MANAGER = 'challenges';
@@ -77,8 +80,12 @@ interface Progress {
   checks: number;
   polls: number;
   acceptedAt?: number;
+  /** this process sent the accepting POST, so its responder was up while the CA validated */
+  acceptedHere?: boolean;
   wakeAt: number;
 }
+
+type StepResult = { next: ChallengeObj } | { done: { requeueAfterMs?: number } | undefined };
 
 export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
   const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
@@ -105,8 +112,50 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     return clientForIssuer(ctx, rt, issuer as never);
   }
 
+  /** Marks the Challenge failed for a cause that is not the user's (annotation first: the Order reads both together). */
+  async function failForCause(c: ChallengeObj, cause: FailureCause, patch: Partial<ChallengeStatus>): Promise<ChallengeObj> {
+    let cur = c;
+    if (c.metadata.annotations?.[ANN_FAILURE_CAUSE] !== cause) {
+      cur = written.noteWrite(await ctx.store.update<ChallengeObj>(Challenge, {
+        ...c, metadata: { ...c.metadata, annotations: { ...(c.metadata.annotations ?? {}), [ANN_FAILURE_CAUSE]: cause } },
+      }, { fieldManager: MANAGER })) as ChallengeObj;
+    }
+    return setStatus(cur, patch);
+  }
+
+  /** The account is gone at the CA: tell the Issuer (which registers again) and give this Challenge up. */
+  async function accountGone(c: ChallengeObj, acme: AcmeClient, e: unknown): Promise<StepResult | undefined> {
+    const problem = accountGoneProblem(e);
+    if (!problem) return undefined;
+    const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
+    if (issuer) await reportAccountGone(ctx, issuer as never, acme.accountUrl, problem);
+    const reason = `The ACME account is gone at the server (${problem.reason}); the Order is retried under a new registration: ${problem.message}`;
+    ctx.recorder.event(c, 'Warning', problem.reason, reason);
+    return { next: await failForCause(c, 'account-gone', { state: 'errored', reason }) };
+  }
+
+  /** An embedded HTTP-01 token lost with an earlier process is served again before the CA is asked to look or is polled. */
+  async function restoreSolver(c: ChallengeObj): Promise<void> {
+    if (!usesEmbeddedResponder(ctx, c) || !c.status?.presented) return;
+    await solverFor(ctx, rt, c).restore?.();
+  }
+
+  /** The Challenge status for a failed authorization, with the cause when it was certsmith's own absence. */
+  async function authorizationFailed(c: ChallengeObj, authz: AcmeAuthorization, state: ACMEState): Promise<StepResult> {
+    const p = progressOf(c);
+    const reason = `Error accepting authorization: ${authorizationProblem(authz)}`;
+    const problem = authz.challenges.find((x) => x.url === c.spec.url)?.error ?? authz.challenges.find((x) => x.error)?.error;
+    if (solverWasUnavailable({ type: c.spec.type, embeddedResponder: usesEmbeddedResponder(ctx, c), acceptedByEarlierProcess: !p.acceptedHere, problem })) {
+      const why = `${reason} (the challenge was accepted before certsmith restarted, so its HTTP-01 responder was not serving the token while the ACME server validated; the Order is retried and this does not count as a failed issuance)`;
+      ctx.recorder.event(c, 'Warning', 'SolverUnavailable', why);
+      return { next: await failForCause(c, 'solver-unavailable', { state, reason: why }) };
+    }
+    ctx.recorder.event(c, 'Warning', 'Failed', reason);
+    return { next: await setStatus(c, { state, reason }) };
+  }
+
   /** Runs one step; returns the object to continue with, or a result that ends the pass. */
-  async function step(c: ChallengeObj): Promise<{ next: ChallengeObj } | { done: { requeueAfterMs?: number } | undefined }> {
+  async function step(c: ChallengeObj): Promise<StepResult> {
     const now = ctx.clock.now();
     const decision = decideChallenge(c, now);
     const p = progressOf(c);
@@ -149,6 +198,8 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
           if (!ch) throw new Error(`authorization ${c.spec.authorizationURL} has no challenge ${c.spec.url}`);
           return { next: await setStatus(c, { state: stateOf(ch.status), ...(ch.error ? { reason: ch.error.detail ?? ch.error.type } : {}) }) };
         } catch (e) {
+          const gone = await accountGone(c, acme, e);
+          if (gone) return gone;
           const state = acmeFailure(e);
           if (!state) throw e;
           return { next: await setStatus(c, { state, reason: `Failed to retrieve authorization: ${(e as Error).message}` }) };
@@ -186,24 +237,21 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
       case 'poll': {
         if (p.wakeAt > now.getTime()) return { done: { requeueAfterMs: p.wakeAt - now.getTime() } };
         p.acceptedAt ??= now.getTime();
+        // After a restart the CA may not have looked yet: the token must be there when it does.
+        await restoreSolver(c);
         const acme = await client(c);
         let authz: AcmeAuthorization;
         try {
           authz = await acmeAction('wait_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
         } catch (e) {
+          const gone = await accountGone(c, acme, e);
+          if (gone) return gone;
           const state = acmeFailure(e);
           if (!state) throw e;
           return { next: await setStatus(c, { state, reason: `Error accepting authorization: ${(e as Error).message}` }) };
         }
-        if (authz.status === 'valid') {
-          ctx.recorder.event(c, 'Normal', 'DomainVerified', `Domain "${c.spec.dnsName}" verified with "${c.spec.type}" validation`);
-          return { next: await setStatus(c, { state: 'valid', reason: 'Successfully authorized domain' }) };
-        }
-        if (authz.status !== 'pending') {
-          const reason = `Error accepting authorization: ${authorizationProblem(authz)}`;
-          ctx.recorder.event(c, 'Warning', 'Failed', reason);
-          return { next: await setStatus(c, { state: stateOf(authz.status), reason }) };
-        }
+        if (authz.status === 'valid') return verified(c);
+        if (authz.status !== 'pending') return authorizationFailed(c, authz, stateOf(authz.status));
         if (now.getTime() - p.acceptedAt > POLL_TIMEOUT_MS) {
           return { next: await setStatus(c, { state: 'errored', reason: `Error accepting authorization: still pending ${POLL_TIMEOUT_MS / 1000}s after the challenge was accepted` }) };
         }
@@ -214,21 +262,54 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     }
   }
 
-  async function accept(c: ChallengeObj): Promise<{ next: ChallengeObj } | { done: { requeueAfterMs?: number } | undefined }> {
+  async function verified(c: ChallengeObj): Promise<StepResult> {
+    ctx.recorder.event(c, 'Normal', 'DomainVerified', `Domain "${c.spec.dnsName}" verified with "${c.spec.type}" validation`);
+    return { next: await setStatus(c, { state: 'valid', reason: 'Successfully authorized domain' }) };
+  }
+
+  /** Polls from now on; acceptedHere says whether this process's own POST started the validation. */
+  async function startPolling(c: ChallengeObj, acceptedHere: boolean, reason: string): Promise<StepResult> {
+    const p = progressOf(c);
+    p.acceptedAt = ctx.clock.now().getTime();
+    p.acceptedHere = acceptedHere;
+    p.polls = 0;
+    p.wakeAt = p.acceptedAt + POLL_FIRST_MS;
+    await setStatus(c, { state: 'processing', reason });
+    return { done: { requeueAfterMs: POLL_FIRST_MS } };
+  }
+
+  async function accept(c: ChallengeObj): Promise<StepResult> {
+    // 'wait' (no self-check) reaches here without check() having served the token in this process.
+    await restoreSolver(c);
     const acme = await client(c);
     try {
       await acmeAction('accept_challenge', () => acme.respondChallenge(c.spec.url));
     } catch (e) {
+      const gone = await accountGone(c, acme, e);
+      if (gone) return gone;
+      if (shouldReadAfterAcceptError(e)) {
+        // The CA refused to accept it again: read what it says before believing in a failure.
+        let authz: AcmeAuthorization | undefined;
+        try {
+          authz = await acmeAction('get_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
+        } catch (readError) {
+          const goneOnRead = await accountGone(c, acme, readError);
+          if (goneOnRead) return goneOnRead;
+          if (!acmeFailure(readError)) throw readError;
+        }
+        const at = authz && challengeAtCA(authz, c.spec.url);
+        if (at?.kind === 'valid') return verified(c);
+        if (at?.kind === 'processing') {
+          ctx.recorder.event(c, 'Normal', 'AlreadyAccepted', `The ACME server had already accepted this challenge (an earlier answer was lost): ${(e as Error).message}`);
+          return startPolling(c, false, 'Waiting for the ACME server to validate the challenge (accepted earlier)');
+        }
+        if (at?.kind === 'failed') return authorizationFailed(c, authz!, at.state);
+      }
       const state = acmeFailure(e);
       if (!state) throw e;
       return { next: await setStatus(c, { state, reason: `Error accepting challenge: ${(e as Error).message}` }) };
     }
-    const p = progressOf(c);
-    p.acceptedAt = ctx.clock.now().getTime();
-    p.polls = 0;
-    p.wakeAt = p.acceptedAt + POLL_FIRST_MS;
-    await setStatus(c, { state: 'processing', reason: 'Waiting for the ACME server to validate the challenge' });
-    return { done: { requeueAfterMs: POLL_FIRST_MS } };
+    return startPolling(c, true, 'Waiting for the ACME server to validate the challenge');
   }
 
   return {
@@ -247,7 +328,16 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
       if (c && written.isStale(c)) return undefined;
       // Each step writes and hands back the fresh object; a handful of steps covers a whole pass.
       for (let i = 0; c && i < 10; i++) {
-        const r = await step(c);
+        let r: StepResult;
+        try {
+          r = await step(c);
+        } catch (e) {
+          // Otherwise only the log would say so (issue 20); the retry backoff bounds how often.
+          if (isUnreachable(e)) {
+            ctx.recorder.event(c, 'Warning', 'ACMEServerUnreachable', `Could not reach the ACME server; retrying with backoff: ${(e as Error).message}`);
+          }
+          throw e;
+        }
         if ('done' in r) return r.done;
         c = r.next;
       }

@@ -21,6 +21,12 @@ export interface CheckResult {
 
 export interface ChallengeSolver {
   present(): Promise<void>;
+  /**
+   * Serves again what a restart lost, without side effects elsewhere: the embedded HTTP-01
+   * responder keeps tokens in memory, so a Challenge presented or accepted by an earlier process
+   * must be given back to it before the CA looks. Absent for solvers whose state outlives us.
+   */
+  restore?(): Promise<void>;
   check(): Promise<CheckResult>;
   cleanUp(): Promise<void>;
 }
@@ -36,6 +42,9 @@ export function withDefaultPort(server: string): string {
 function http01Solver(ctx: ControllerContext, rt: AcmeRuntime, c: Challenge): ChallengeSolver {
   return {
     async present() {
+      (await rt.http01()).present(c.spec.token, c.spec.key);
+    },
+    async restore() {
       (await rt.http01()).present(c.spec.token, c.spec.key);
     },
     async check() {
@@ -85,6 +94,11 @@ function rfc2136Solver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
       await removeTXT(await change());
     },
   };
+}
+
+/** Whether the Challenge is served by the in-process HTTP-01 responder, which dies with the process. */
+export function usesEmbeddedResponder(ctx: ControllerContext, c: Challenge): boolean {
+  return c.spec.type === 'HTTP-01' && ctx.options.http01Mode !== 'kubernetes';
 }
 
 export function solverFor(ctx: ControllerContext, rt: AcmeRuntime, c: Challenge): ChallengeSolver {

@@ -2,7 +2,7 @@
 // issuer's ACME client, and writes the Order status once per pass.
 import { Challenge, ClusterIssuer, Issuer, Order } from '../../../api/resources.ts';
 import type { KubeObject } from '../../../api/meta.ts';
-import type { ACMEIssuer, Challenge as ChallengeObj, Order as OrderObj, OrderStatus, ACMEState } from '../../../api/types.ts';
+import type { ACMEIssuer, IssuerStatus, Challenge as ChallengeObj, Order as OrderObj, OrderStatus, ACMEState } from '../../../api/types.ts';
 import { AcmeError, type AcmeClient, type AcmeOrder } from '../../../acme/client.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
@@ -12,7 +12,9 @@ import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../requests/controller.ts';
 import { decodeBase64 } from '../../certificates/parsed.ts';
 import { parseDuration } from '../../../api/duration.ts';
-import { clientForIssuer } from '../account/controller.ts';
+import { clientForIssuer, reportAccountGone } from '../account/controller.ts';
+import { isTrue, rfc3339 } from '../../../api/conditions.ts';
+import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, isUnreachable, type FailureCause } from '../recovery.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { WrittenVersions } from '../written-versions.ts';
@@ -20,6 +22,28 @@ import { decideOrder, failedStatus, orderIdentifiers } from './order.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 
 const MANAGER = 'orders';
+/**
+ * newOrder calls in flight at once. After a restart every Order without a URL wants one; a
+ * burst of them, cut by a second kill, orphans the whole burst at the CA (issue 20).
+ */
+export const MAX_CONCURRENT_NEW_ORDERS = 4;
+
+/** A counting semaphore: at most `max` holders; the rest wait in arrival order. */
+export function semaphore(max: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (fn) => {
+    if (active >= max) await new Promise<void>((r) => waiting.push(r));
+    else active++;
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
 
 /** ACME says deactivated/revoked; the Order API has no such states, and both are final failures. */
 function stateOf(s: string): ACMEState {
@@ -37,10 +61,23 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
   const issuerInformers = [Issuer, ClusterIssuer].map((t) => ({ kind: t.kind, informer: ctx.informers.informerFor(t) }));
 
   const written = new WrittenVersions();
+  const newOrderSlot = semaphore(MAX_CONCURRENT_NEW_ORDERS);
 
-  async function writeStatus(order: OrderObj, status: OrderStatus): Promise<void> {
-    if (JSON.stringify(status) === JSON.stringify(order.status ?? {})) return;
-    written.noteWrite(await ctx.store.updateStatus(Order, { ...order, status }, { fieldManager: MANAGER }));
+  async function writeStatus(order: OrderObj, status: OrderStatus): Promise<OrderObj> {
+    if (JSON.stringify(status) === JSON.stringify(order.status ?? {})) return order;
+    return written.noteWrite(await ctx.store.updateStatus(Order, { ...order, status }, { fieldManager: MANAGER })) as OrderObj;
+  }
+
+  async function annotate(order: OrderObj, annotations: Record<string, string>): Promise<OrderObj> {
+    return written.noteWrite(await ctx.store.update(Order, {
+      ...order, metadata: { ...order.metadata, annotations: { ...(order.metadata.annotations ?? {}), ...annotations } },
+    }, { fieldManager: MANAGER })) as OrderObj;
+  }
+
+  /** Fails the Order; with a cause, the request controller retries it without counting an issuance attempt. */
+  async function fail(order: OrderObj, status: OrderStatus, cause?: FailureCause): Promise<void> {
+    const cur = cause && order.metadata.annotations?.[ANN_FAILURE_CAUSE] !== cause ? await annotate(order, { [ANN_FAILURE_CAUSE]: cause }) : order;
+    await writeStatus(cur, status);
   }
 
   async function authorizations(client: AcmeClient, urls: string[]): Promise<NonNullable<OrderStatus['authorizations']>> {
@@ -91,17 +128,18 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       const { namespace, name } = splitKey(key);
       const order = orders.get(namespace, name);
       if (!order || order.metadata.deletionTimestamp || written.isStale(order)) return;
-      const issuer = lookupIssuer(ctx, namespace, order.spec.issuerRef) as (KubeObject & { spec?: { acme?: ACMEIssuer } }) | undefined;
+      const issuer = lookupIssuer(ctx, namespace, order.spec.issuerRef) as (KubeObject & { spec?: { acme?: ACMEIssuer }; status?: IssuerStatus }) | undefined;
       const owned = challenges.list(namespace).filter((c) => controllerOwnerKey(c, Order) === key);
-      const step = decideOrder({ order, solvers: issuer?.spec?.acme?.solvers ?? [], challenges: owned }, ctx.clock.now());
-      if (step.kind === 'none') return;
+      const issuerState = issuer?.spec?.acme ? { ready: isTrue(issuer.status?.conditions, 'Ready'), accountUrl: issuer.status?.acme?.uri || undefined } : undefined;
+      const step = decideOrder({ order, solvers: issuer?.spec?.acme?.solvers ?? [], challenges: owned, issuer: issuerState }, ctx.clock.now());
+      if (step.kind === 'none' || step.kind === 'wait-issuer') return;
       if (step.kind === 'no-solver') {
         // Waits for an issuer change, which re-queues the Order.
         record(ctx, order, [step.event]);
         return;
       }
       if (step.kind === 'fail') {
-        await writeStatus(order, step.status);
+        await fail(order, step.status, step.cause);
         record(ctx, order, [step.event]);
         return;
       }
@@ -116,21 +154,28 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       try {
         switch (step.kind) {
           case 'create': {
-            const created = await acmeAction('authorize_order', () => client.createOrder({
-              identifiers: orderIdentifiers(order),
-              ...(order.spec.duration ? { notAfter: new Date(now().getTime() + parseDuration(order.spec.duration)) } : {}),
-              ...(order.spec.profile ? { profile: order.spec.profile } : {}),
-            }));
-            const status: OrderStatus = { ...(order.status ?? {}), url: created.url, finalizeURL: created.finalize, state: stateOf(created.status) };
-            try {
-              status.authorizations = await authorizations(client, created.authorizations);
-            } catch (e) {
-              // The ACME order exists now: record it so that it is never created twice.
-              status.authorizations = created.authorizations.map((url) => ({ url }));
-              await writeStatus(order, status);
-              throw e;
-            }
-            await writeStatus(order, status);
+            await newOrderSlot(async () => {
+              if (step.lost) {
+                // Pebble 2.4 lists no account orders to find it by, and a real CA's list may lag:
+                // one order at the CA stays unused (it expires on its own); say so instead of guessing.
+                ctx.recorder.event(order, 'Warning', 'OrderLost', `An ACME order was requested at ${order.metadata.annotations?.[ANN_CREATING]} but its answer was never recorded (certsmith stopped or the answer was lost); creating another one, the first stays unused at the ACME server until it expires`);
+              }
+              // Write-ahead: the mark is stored before newOrder is sent, so a restart knows an order may exist.
+              const marked = await annotate(order, { [ANN_CREATING]: rfc3339(now()), ...(client.accountUrl || issuerState?.accountUrl ? { [ANN_ACCOUNT]: (client.accountUrl || issuerState?.accountUrl)! } : {}) });
+              const created = await acmeAction('authorize_order', () => client.createOrder({
+                identifiers: orderIdentifiers(order),
+                ...(order.spec.duration ? { notAfter: new Date(now().getTime() + parseDuration(order.spec.duration)) } : {}),
+                ...(order.spec.profile ? { profile: order.spec.profile } : {}),
+              }));
+              // The URL first, before anything else can happen to this order (fetching authorizations, a kill).
+              const status: OrderStatus = {
+                ...(order.status ?? {}), url: created.url, finalizeURL: created.finalize, state: stateOf(created.status),
+                authorizations: created.authorizations.map((url) => ({ url })),
+              };
+              const recorded = await writeStatus(marked, status);
+              const authz = await authorizations(client, created.authorizations);
+              await writeStatus(recorded, { ...status, authorizations: authz });
+            });
             return;
           }
           case 'fetch-authorizations': {
@@ -177,6 +222,19 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
             return;
         }
       } catch (e) {
+        const gone = accountGoneProblem(e);
+        if (gone) {
+          await reportAccountGone(ctx, issuer as never, client.accountUrl, gone);
+          // The cache may not have our own writes of this pass yet.
+          const fresh = (await ctx.store.get<OrderObj>(Order, namespace, name)) ?? order;
+          const reason = `The ACME account is gone at the server (${gone.reason}); a new Order follows once the issuer has registered again: ${(e as Error).message}`;
+          await fail(fresh, failedStatus(fresh, 'errored', reason, now()), 'account-gone');
+          ctx.recorder.event(order, 'Warning', gone.reason, reason);
+          return;
+        }
+        if (isUnreachable(e)) {
+          ctx.recorder.event(order, 'Warning', 'ACMEServerUnreachable', `Could not reach the ACME server; retrying with backoff: ${(e as Error).message}`);
+        }
         if (!isTerminal(e)) throw e;
         const what = { create: 'Failed to create Order', 'fetch-authorizations': 'Failed to fetch authorization', finalize: 'Failed to finalize Order', download: 'Failed to retrieve Order resource' }[step.kind as string] ?? 'ACME error';
         const status = failedStatus(order, 'errored', `${what}: ${e.message}`, now());

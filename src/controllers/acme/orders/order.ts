@@ -9,6 +9,7 @@ import type { EventSpec } from '../../decision.ts';
 import { computeName } from '../names.ts';
 import { selectSolver } from './solver-selection.ts';
 import { withHTTP01Overrides } from './http01-overrides.ts';
+import { ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, isFailureCause, type FailureCause } from '../recovery.ts';
 
 export const FAILURE_STATES = ['invalid', 'expired', 'errored'];
 export const FINAL_STATES = ['valid', ...FAILURE_STATES];
@@ -18,20 +19,25 @@ export type ChallengeDraft = Challenge & { spec: Omit<ChallengeSpec, 'key'> & { 
 
 export type OrderStep =
   | { kind: 'none' }
-  | { kind: 'create' }
+  /** lost: an earlier process sent newOrder and died before it recorded the answer (write-ahead mark without URL) */
+  | { kind: 'create'; lost: boolean }
+  /** the issuer is registering (again): nothing is sent to the ACME server meanwhile; an issuer update wakes the Order */
+  | { kind: 'wait-issuer' }
   | { kind: 'fetch-authorizations' }
   | { kind: 'delete-challenges'; names: string[] }
   | { kind: 'create-challenges'; challenges: ChallengeDraft[] }
   | { kind: 'no-solver'; event: EventSpec }
   | { kind: 'finalize' }
   | { kind: 'download' }
-  | { kind: 'fail'; status: OrderStatus; event: EventSpec };
+  | { kind: 'fail'; status: OrderStatus; event: EventSpec; cause?: FailureCause };
 
 export interface OrderInput {
   order: Order;
   solvers: ACMESolver[];
   /** Challenges the Order controls */
   challenges: Challenge[];
+  /** the issuer's readiness and current account URL (status.acme.uri); absent: not checked */
+  issuer?: { ready: boolean; accountUrl?: string };
 }
 
 /** Identifiers of the ACME order: dnsNames ∪ ipAddresses ∪ commonName, sorted, without repeats. */
@@ -90,8 +96,17 @@ export function decideOrder(input: OrderInput, now: Date): OrderStep {
   const st = order.status ?? {};
   const state = st.state ?? '';
   if (FAILURE_STATES.includes(state)) return { kind: 'none' };
-  if (!st.url) return { kind: 'create' };
-  if (state === 'valid' && st.certificate) {
+  const done = state === 'valid' && !!st.certificate;
+  const createdUnder = order.metadata.annotations?.[ANN_ACCOUNT];
+  if (!done && input.issuer?.ready && input.issuer.accountUrl && createdUnder && st.url && createdUnder !== input.issuer.accountUrl) {
+    // RFC 8555 binds an order to its account: under the account the issuer has now, this one
+    // can be neither read nor finished. Not the user's failure: the request retries with a new Order.
+    const reason = `The ACME account this order was created under (${createdUnder}) is no longer the issuer's account (${input.issuer.accountUrl}): the ACME server forgot or deactivated it`;
+    return { kind: 'fail', status: failedStatus(order, 'errored', reason, now), event: { type: 'Warning', reason: 'AccountChanged', message: `Order failed: ${reason}` }, cause: 'account-gone' };
+  }
+  if (!done && input.issuer && !input.issuer.ready) return { kind: 'wait-issuer' };
+  if (!st.url) return { kind: 'create', lost: !!order.metadata.annotations?.[ANN_CREATING] };
+  if (done) {
     // Kept for debugging only when the Order failed; a valid Order needs its Challenges no more.
     return input.challenges.length ? { kind: 'delete-challenges', names: input.challenges.map((c) => c.metadata.name!) } : { kind: 'none' };
   }
@@ -114,7 +129,11 @@ export function decideOrder(input: OrderInput, now: Date): OrderStep {
   if (failed.length) {
     // An invalid authorization makes the ACME order invalid (RFC 8555 §7.1.6); no need to ask the server.
     const reason = failed.map((c) => `${c.spec.type} challenge for "${c.spec.wildcard ? '*.' : ''}${c.spec.dnsName}" is ${c.status?.state}: ${c.status?.reason ?? ''}`).join('; ');
-    return { kind: 'fail', status: failedStatus(order, 'invalid', reason, now), event: { type: 'Warning', reason: 'Failed', message: `Order failed: ${reason}` } };
+    // Only when every failed Challenge failed for a cause that is not the user's is the Order's failure not theirs either.
+    const causes = new Set(failed.map((c) => c.metadata.annotations?.[ANN_FAILURE_CAUSE]));
+    const [only] = causes;
+    const cause = causes.size === 1 && isFailureCause(only) ? only : undefined;
+    return { kind: 'fail', status: failedStatus(order, 'invalid', reason, now), event: { type: 'Warning', reason: 'Failed', message: `Order failed: ${reason}` }, ...(cause ? { cause } : {}) };
   }
   // All authorizations valid means the order is ready (RFC 8555 §7.1.6): finalize without asking first.
   if (mine.every((c) => c.status?.state === 'valid')) return { kind: 'finalize' };

@@ -10,6 +10,7 @@ import type { EventSpec } from '../../decision.ts';
 import { failed, issued, pending, type CRStatus } from '../../requests/signing.ts';
 import { splitPEM } from '../../../pki/pem.ts';
 import { computeName } from '../names.ts';
+import { ANN_FAILURE_CAUSE, ANN_RETRY, isFailureCause, RETRY_BOUNDS, type FailureCause } from '../recovery.ts';
 
 export const ORDER_FAILURE_STATES = ['invalid', 'expired', 'errored'];
 
@@ -43,7 +44,7 @@ function controlledBy(order: Order, cr: CertificateRequestObj): boolean {
 }
 
 /** The Order this request should have: spec from the CSR, name from the request and that spec. */
-export function expectedOrder(cr: CertificateRequestObj, issuer: OrderRequestInput['issuer']): { order?: Order; error?: { reason: string; message: string } } {
+export function expectedOrder(cr: CertificateRequestObj, issuer: OrderRequestInput['issuer'], retry = 0): { order?: Order; error?: { reason: string; message: string } } {
   const csr = requestCSR(cr);
   if (!csr.value) return { error: { reason: 'RequestParsingError', message: `Failed to decode CSR in spec.request: ${csr.error}` } };
   const t = csr.value.template;
@@ -71,7 +72,8 @@ export function expectedOrder(cr: CertificateRequestObj, issuer: OrderRequestInp
   };
   // cert-manager hashes only the name and the spec, so a retry request (same name, same spec)
   // maps to the failed Order of the attempt before; the request's uid makes each request's Order its own.
-  const name = computeName(cr.metadata.name!, { uid: cr.metadata.uid, spec });
+  // A retry (an Order that failed for a cause not the user's) gets a name of its own; the first keeps cert-manager's.
+  const name = computeName(cr.metadata.name!, retry ? { uid: cr.metadata.uid, spec, retry } : { uid: cr.metadata.uid, spec });
   return {
     order: {
       apiVersion: 'acme.cert-manager.io/v1',
@@ -80,12 +82,36 @@ export function expectedOrder(cr: CertificateRequestObj, issuer: OrderRequestInp
         name,
         namespace: cr.metadata.namespace,
         labels: { ...(cr.metadata.labels ?? {}) },
-        annotations: { ...(cr.metadata.annotations ?? {}) },
+        annotations: { ...(cr.metadata.annotations ?? {}), ...(retry ? { [ANN_RETRY]: String(retry) } : {}) },
         ownerReferences: [ownerRefTo(cr)],
       },
       spec: { request: cr.spec.request, ...spec },
     },
   };
+}
+
+/** Which retry of its request an Order is; 0 for the first. */
+export function retryOf(order: Order): number {
+  const n = Number(order.metadata.annotations?.[ANN_RETRY] ?? 0);
+  return Number.isInteger(n) && n > 0 ? n : 0;
+}
+
+const CAUSE_TEXT: Record<FailureCause, string> = {
+  'solver-unavailable': 'certsmith was restarting while the ACME server validated its HTTP-01 challenge, so the token was not served',
+  'account-gone': 'the ACME server no longer knows the account the order belonged to',
+};
+
+/**
+ * Whether the request's latest Order failed for a cause that is not the user's and may be retried
+ * with a new Order instead of failing the request (which would count an issuance attempt and start
+ * seed 000's backoff). Bounded per cause and request: RETRY_BOUNDS.
+ */
+export function retryableFailure(latest: Order, mine: Order[]): { cause: FailureCause; count: number } | undefined {
+  if (!ORDER_FAILURE_STATES.includes(latest.status?.state ?? '')) return undefined;
+  const cause = latest.metadata.annotations?.[ANN_FAILURE_CAUSE];
+  if (!isFailureCause(cause)) return undefined;
+  const count = mine.filter((o) => o.metadata.annotations?.[ANN_FAILURE_CAUSE] === cause && ORDER_FAILURE_STATES.includes(o.status?.state ?? '')).length;
+  return count <= RETRY_BOUNDS[cause] ? { cause, count } : undefined;
 }
 
 function sameCertificate(order: Order, cr: CertificateRequestObj): boolean {
@@ -104,9 +130,21 @@ export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRe
     const f = failed(status, expected.error!.reason, expected.error!.message, now);
     return { ...out, status: f.status, events: [f.event] };
   }
-  const name = expected.order.metadata.name!;
-  const order = input.orders.find((o) => o.metadata.name === name);
   const ns = cr.metadata.namespace;
+  const mine = input.orders.filter((o) => controlledBy(o, cr));
+  const latest = mine.reduce<Order | undefined>((a, o) => (!a || retryOf(o) > retryOf(a) ? o : a), undefined);
+  const retry = latest && retryableFailure(latest, mine);
+  if (latest && retry) {
+    const next = expectedOrder(cr, input.issuer, retryOf(latest) + 1).order!;
+    const why = `Order ${ns}/${latest.metadata.name} failed because ${CAUSE_TEXT[retry.cause]}`;
+    const p = pending(status, 'OrderCreated', `${why}; created Order resource ${ns}/${next.metadata.name} (retry ${retry.count} of ${RETRY_BOUNDS[retry.cause]}, not counted as a failed issuance attempt)`, now);
+    return {
+      ...out, createOrder: next, status: p.status,
+      events: [{ type: 'Warning', reason: 'OrderRetried', message: `${why}: retrying with a new Order ${ns}/${next.metadata.name} (${retry.count} of ${RETRY_BOUNDS[retry.cause]}); this does not count as a failed issuance attempt` }, ...p.events],
+    };
+  }
+  const name = latest?.metadata.name ?? expected.order.metadata.name!;
+  const order = latest ?? input.orders.find((o) => o.metadata.name === name);
 
   if (!order) {
     // Earlier attempts' Orders (and their Challenges) were kept for debugging until now.
