@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +56,96 @@ test('the ledger survives a restart and is written 0600', async () => {
     assert.equal(b.get('default/a')?.hash, 'h1');
     assert.equal(statSync(join(dir, '.hooks.json')).mode & 0o777, 0o600);
     assert.ok(JSON.parse(readFileSync(join(dir, '.hooks.json'), 'utf8'))['default/a']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** gone, or a zombie nobody reaped yet (in a container, pid 1 may never reap) */
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+async function until(what: string, fn: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function pidIn(file: string): number | undefined {
+  try {
+    const n = Number(readFileSync(file, 'utf8').trim());
+    return n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+test('stopping kills the hook\'s whole process group, also what ignores SIGTERM', { timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-hook-'));
+  try {
+    const pidFile = join(dir, 'child.pid');
+    const stop = new AbortController();
+    const running = runDeployHook(`sh -c 'trap "" TERM; sleep 300' & echo $! > ${pidFile}; wait`, { env: {}, signal: stop.signal, killGraceMs: 500 });
+    await until('the hook\'s child', () => pidIn(pidFile) !== undefined);
+    const child = pidIn(pidFile)!;
+    const started = Date.now();
+    stop.abort();
+    const out = await running;
+    assert.equal(out.interrupted, true);
+    assert.equal(out.ok, false);
+    assert.ok(Date.now() - started < 5_000, 'stop does not wait for the hook');
+    await until('the hook\'s child to be gone', () => isGone(child), 3_000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a hook outlives no SIGKILL of certsmith: its watchdog kills the group', { timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-hook-'));
+  try {
+    const pidFile = join(dir, 'child.pid');
+    // a certsmith stand-in that runs one hook and is then SIGKILLed
+    const script = `import('${join(import.meta.dirname, 'deploy-hook.ts')}').then((m) => m.runDeployHook(${JSON.stringify(`sleep 300 & echo $! > ${pidFile}; wait`)}, { env: {} }));`;
+    const certsmith = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: 'ignore' });
+    await until('the hook\'s child', () => pidIn(pidFile) !== undefined, 20_000);
+    const child = pidIn(pidFile)!;
+    assert.equal(isGone(child), false);
+    certsmith.kill('SIGKILL');
+    await until('the orphaned hook\'s child to be gone', () => isGone(child), 5_000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a hook whose environment cannot be passed (a NUL in a dnsName) fails with a reason instead of throwing', async () => {
+  const env = hookEnvironment({ certificateName: 'x', namespace: 'n', secretName: 's', liveDir: '/d', hasCA: false, dnsNames: ['a.example', 'b\0.example'] });
+  const out = await runDeployHook('echo ran', { env });
+  assert.equal(out.ok, false);
+  assert.match(out.output, /not run: \$RENEWED_DOMAINS contains a NUL character/);
+});
+
+test('a hook that ends by itself leaves what it started running, as it always did', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-hook-'));
+  try {
+    const pidFile = join(dir, 'child.pid');
+    const out = await runDeployHook(`sleep 30 >/dev/null 2>&1 & echo $! > ${pidFile}`, { env: {} });
+    assert.equal(out.ok, true);
+    const child = pidIn(pidFile)!;
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(isGone(child), false, 'a daemon the hook started is not killed');
+    process.kill(child, 'SIGKILL');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

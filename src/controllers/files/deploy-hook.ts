@@ -2,6 +2,7 @@
 // and paths in the environment (certsmith's own names and certbot's RENEWED_LINEAGE and
 // RENEWED_DOMAINS, so existing certbot deploy hooks work unchanged).
 import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { join } from 'node:path';
 
 export interface HookSubject {
@@ -39,6 +40,8 @@ export interface HookOutcome {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   timedOut: boolean;
+  /** stopped because certsmith is shutting down (RunHookOptions.signal) */
+  interrupted: boolean;
   durationMs: number;
   /** stdout and stderr interleaved, the last `outputLimit` bytes, private keys redacted */
   output: string;
@@ -57,18 +60,55 @@ export interface RunHookOptions {
   /** wall-clock limit; the hook's process group is killed after it */
   timeoutMs?: number;
   outputLimit?: number;
+  /** aborted when certsmith stops: the hook's process group is killed (SIGTERM, SIGKILL after the grace) */
+  signal?: AbortSignal;
+  /** between SIGTERM and SIGKILL, on timeout and on abort */
+  killGraceMs?: number;
 }
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 5 * 60_000;
 
+/**
+ * The hook's process group must not outlive certsmith, even when certsmith is SIGKILLed and
+ * gets no chance to kill it (Node has no prctl(PR_SET_PDEATHSIG)). So the group gets a
+ * watchdog: a background shell in the same group blocked reading fd 3, a pipe whose other end
+ * only certsmith holds. When the hook exits, certsmith writes "done" and the watchdog leaves
+ * quietly; when certsmith dies, the kernel closes its end, the read sees end-of-file and the
+ * watchdog kills its whole process group, the hook and what the hook started. The hook itself
+ * runs with fd 3 closed, so nothing it starts can hold the pipe open, and the watchdog ignores
+ * the SIGTERM a timeout or stop sends the group (the SIGKILL that follows ends it). Out of
+ * reach, as for timeouts: processes that leave the group (setsid, daemons), and a hook that
+ * SIGKILLs the watchdog.
+ */
+const WATCHDOG = '( trap "" TERM HUP INT; IFS= read -r word <&3; [ "$word" = done ] || kill -s KILL 0 ) </dev/null >/dev/null 2>&1 &\nexec 3<&-\nexec /bin/sh -c "$1"';
+
+/** The variable whose value cannot be passed to a process (a NUL ends a C string), if any. */
+function unpassable(env: Record<string, string>): string | undefined {
+  return Object.keys(env).find((k) => env[k].includes('\0'));
+}
+
 export function runDeployHook(command: string, o: RunHookOptions): Promise<HookOutcome> {
   const started = Date.now();
   const limit = o.outputLimit ?? 4096;
+  const notRun = (output: string): HookOutcome => ({ ok: false, exitCode: null, signal: null, timedOut: false, interrupted: false, durationMs: 0, output });
+  const bad = unpassable(o.env);
+  // spawn would throw; the hook never ran, and the user needs to hear why
+  if (bad) return Promise.resolve(notRun(`not run: $${bad} contains a NUL character, which cannot be passed to a process`));
+  if (o.signal?.aborted) return Promise.resolve({ ...notRun('not run: certsmith is stopping'), interrupted: true });
   return new Promise((resolve) => {
-    // its own process group, so a timeout also stops what the hook started
-    const child = spawn('/bin/sh', ['-c', command], {
-      cwd: o.cwd, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-    });
+    let child;
+    try {
+      // its own process group, so a timeout or a stop also ends what the hook started
+      child = spawn('/bin/sh', ['-c', WATCHDOG, 'certsmith-deploy-hook', command], {
+        cwd: o.cwd, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true,
+      });
+    } catch (e) {
+      resolve(notRun(`not run: ${(e as Error).message}`));
+      return;
+    }
+    const lifeline = child.stdio[3] as Writable;
+    // the watchdog may be gone already (killed with its group): nothing to tell it then
+    lifeline.on('error', () => {});
     let output = Buffer.alloc(0);
     const collect = (d: Buffer) => {
       output = Buffer.concat([output, d]);
@@ -78,29 +118,51 @@ export function runDeployHook(command: string, o: RunHookOptions): Promise<HookO
     child.stdout!.on('data', collect);
     child.stderr!.on('data', collect);
     let timedOut = false;
+    let interrupted = false;
     let killTimer: NodeJS.Timeout | undefined;
+    const pid = child.pid;
+    const kill = () => {
+      signalGroup(pid, 'SIGTERM');
+      killTimer ??= setTimeout(() => signalGroup(pid, 'SIGKILL'), o.killGraceMs ?? 5000);
+      killTimer.unref();
+    };
     const timer = setTimeout(() => {
       timedOut = true;
-      signalGroup(child.pid, 'SIGTERM');
-      killTimer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 5000);
-      killTimer.unref();
+      kill();
     }, o.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS);
+    const onAbort = () => {
+      interrupted = true;
+      kill();
+    };
+    o.signal?.addEventListener('abort', onAbort, { once: true });
     let done = false;
     const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
+      o.signal?.removeEventListener('abort', onAbort);
       let text = redactKeyMaterial(output.toString('utf8'));
       if (spawnError) text = `${text}${spawnError.message}`;
       if (text.length > limit) text = `…${text.slice(text.length - limit)}`;
-      resolve({ ok: !spawnError && !timedOut && exitCode === 0, exitCode, signal, timedOut, durationMs: Date.now() - started, output: text.trim() });
+      resolve({
+        ok: !spawnError && !timedOut && !interrupted && exitCode === 0, exitCode, signal, timedOut, interrupted,
+        durationMs: Date.now() - started, output: text.trim(),
+      });
     };
     child.on('error', (e) => finish(null, null, e));
     // 'close' waits for the pipes; a hook that leaves a daemon holding them open must not
     // hang us, so after 'exit' the output gets a moment and then we move on.
     child.on('close', (code, signal) => finish(code, signal));
     child.on('exit', (code, signal) => {
+      if (!timedOut && !interrupted) {
+        // the hook ended by itself: what it left running stays, as it always did
+        lifeline.end('done\n');
+      } else {
+        // stopped by us: nothing of the group survives it, whatever ignored the SIGTERM
+        if (killTimer) clearTimeout(killTimer);
+        signalGroup(pid, 'SIGKILL');
+        lifeline.destroy();
+      }
       setTimeout(() => finish(code, signal), 200).unref();
     });
   });
