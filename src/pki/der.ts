@@ -371,8 +371,29 @@ export function octetString(bytes: Uint8Array): Buffer {
   return tlv(TAG.OCTET_STRING, bytes);
 }
 
+// A lone UTF-16 surrogate has no UTF-8 encoding: Buffer.from would write U+FFFD in its place,
+// and the request would then never match the spec it was built from (issue 12, finding 2).
+const loneSurrogate = /\p{Cs}/u;
+
+/** Whether s is well-formed Unicode (String.prototype.isWellFormed, which ES2022's lib lacks). */
+export function isWellFormedString(s: string): boolean {
+  return !loneSurrogate.test(s);
+}
+
+/** Refuses (instead of replacing) what UTF-8 cannot carry. */
 export function utf8String(s: string): Buffer {
+  if (!isWellFormedString(s)) throw new Error(`${JSON.stringify(s)} cannot be encoded as a UTF8String: not well-formed Unicode (lone UTF-16 surrogate)`);
   return tlv(TAG.UTF8_STRING, Buffer.from(s, 'utf8'));
+}
+
+/** IA5String is 7-bit ASCII (X.680); refused otherwise, as Go's x509 does, never re-encoded. */
+export function ia5Bytes(s: string): Buffer {
+  // eslint-disable-next-line no-control-regex
+  if (!/^[\x00-\x7f]*$/.test(s)) {
+    const why = isWellFormedString(s) ? 'only ASCII characters are allowed' : 'not well-formed Unicode (lone UTF-16 surrogate)';
+    throw new Error(`${JSON.stringify(s)} cannot be encoded as an IA5String: ${why}`);
+  }
+  return Buffer.from(s, 'latin1');
 }
 
 export function printableString(s: string): Buffer {

@@ -6,7 +6,7 @@ import { Name as X509Name } from '@peculiar/x509';
 import {
   boolean, contents, DERError, DERReader, decodeBoolean, decodeNamedBits, decodeOctetAlignedBitString, decodeOID,
   decodeSmallInteger, decodeString, explicit, implicit, integer, namedBits, octetString, oid, printableString,
-  readSingle, sequence, setOf, TAG, tlv, utf8String, type DERElement,
+  readSingle, sequence, setOf, TAG, tlv, utf8String, ia5Bytes, isWellFormedString, type DERElement,
 } from './der.ts';
 import type { CertificateTemplate, NameConstraintItems, NameConstraints, OtherName, X509Subject } from './template.ts';
 import { decodeUsages, encodeUsages } from './usages.ts';
@@ -116,6 +116,8 @@ export function parseLiteralSubject(literal: string): Buffer {
   const hit = literalSubjectDER.get(literal);
   if (hit) return hit;
   let der: Buffer;
+  // The DN parser would encode a lone surrogate as U+FFFD, like Buffer.from (see utf8String).
+  if (!isWellFormedString(literal)) throw new Error('invalid literalSubject: not well-formed Unicode (lone UTF-16 surrogate)');
   try {
     const parsed = decodeName(Buffer.from(new X509Name(literal, LITERAL_SUBJECT_EXTRA_KEYS).toArrayBuffer()));
     der = encodeName(parsed.reverse());
@@ -249,7 +251,7 @@ export function canonicalIP(ip: string): string {
 
 const GN = { otherName: 0, rfc822Name: 1, dNSName: 2, uniformResourceIdentifier: 6, iPAddress: 7 } as const;
 
-const ia5 = (n: number, s: string) => implicit(n, Buffer.from(s, 'utf8'));
+const ia5 = (n: number, s: string) => implicit(n, ia5Bytes(s));
 
 function otherNameDER(o: OtherName): Buffer {
   return tlv(0xa0 | GN.otherName, oid(o.oid), explicit(0, utf8String(o.utf8Value)));
