@@ -37,6 +37,11 @@ export interface ControllerSpec {
   reconcile(key: string): Promise<ReconcileResult | void>;
   /** releases what the controller holds beyond its queue (listeners, connections), after the workers stopped */
   stop?(): Promise<void>;
+  /**
+   * Called when stopping begins, before the manager waits for reconciles in flight: ends work
+   * that would otherwise hold the stop up for minutes (running deploy hooks).
+   */
+  interrupt?(): void;
 }
 
 export function record(ctx: ControllerContext, obj: KubeObject, events: EventSpec[]): void {

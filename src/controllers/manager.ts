@@ -18,7 +18,7 @@ import { readinessController } from './certificates/readiness/controller.ts';
 import { revisionManagerController } from './certificates/revisionmanager/controller.ts';
 import { requestController } from './requests/controller.ts';
 import { issuerController } from './issuers/controller.ts';
-import { filesController } from './files/controller.ts';
+import { filesControllers } from './files/controller.ts';
 import { acmeControllers } from './acme/controllers.ts';
 import { gatewayShimController, ingressShimController } from './certificate-shim/controller.ts';
 import { caInjectorControllers } from './cainjector/controller.ts';
@@ -99,7 +99,7 @@ export async function startControllers(o: {
     triggerController(ctx), keyManagerController(ctx), requestManagerController(ctx), issuingController(ctx),
     readinessController(ctx), revisionManagerController(ctx), requestController(ctx),
     issuerController(ctx, false), issuerController(ctx, true), ...acmeControllers(ctx),
-    ...(o.options.secretsDir ? [filesController(ctx)] : []),
+    ...(o.options.secretsDir ? filesControllers(ctx) : []),
     ...(o.options.ingressShim !== false ? [ingressShimController(ctx)] : []),
     ...(o.options.enableGatewayAPI ? [gatewayShimController(ctx)] : []),
     ...(o.options.caInjector !== false ? caInjectorControllers(ctx) : []),
@@ -121,6 +121,7 @@ export async function startControllers(o: {
     manager, metrics, servers, context: ctx,
     async stop() {
       await servers?.close();
+      for (const s of specs) s.interrupt?.();
       await manager.stop();
       await Promise.all(specs.map((s) => s.stop?.()));
     },

@@ -53,6 +53,8 @@ export const ANN = {
   emailSANs: 'cert-manager.io/email-sans',
   /** which failed attempt a request was made for: a request from an older attempt is never reused */
   issuanceAttempt: 'certsmith.io/issuance-attempt',
+  /** "false": never mirror this Certificate's Secret to --secrets-dir; "true": mirror it even though it is a CA */
+  mirrorFiles: 'certsmith.io/mirror-files',
 } as const;
 
 export const LABEL = {

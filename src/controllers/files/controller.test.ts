@@ -68,8 +68,8 @@ test('issued files verify with openssl, renewal replaces them and runs the hook 
     const live = join(dir, 'default', 'web-tls');
     assertServable(lc, live);
     assert.match(readlinkSync(live), /^\.web-tls\.versions\/1-[0-9a-f]{16}$/);
-    // the CA's own Secret is mirrored too: it belongs to the "root" Certificate
-    assert.ok(existsSync(join(dir, 'default', 'ca-keypair', 'tls.crt')));
+    // the CA's own Secret is not: its key would sign for anything (see the mirror-files tests)
+    assert.equal(existsSync(join(dir, 'default', 'ca-keypair')), false);
 
     for (const d of [dir, join(dir, 'default'), join(dir, 'default', '.web-tls.versions'), live]) assert.equal(statSync(d).mode & 0o777, 0o700, d);
     for (const f of ['tls.key', 'privkey.pem', 'tls-combined.pem']) assert.equal(statSync(join(live, f)).mode & 0o777, 0o600, f);
@@ -105,13 +105,12 @@ test('issued files verify with openssl, renewal replaces them and runs the hook 
     assert.equal(second.RENEWED_DOMAINS, 'web.example.test www.example.test');
     assert.deepEqual(second.CERTSMITH_KEY_PATH && readFileSync(second.CERTSMITH_KEY_PATH), readFileSync(join(live, 'privkey.pem')));
     const runs = () => readFileSync(join(hooks, 'runs'), 'utf8').trim().split('\n');
-    // the CA's Secret is a lineage of its own ("root"), hooked once when it was issued
-    assert.deepEqual(runs().sort(), ['root 1', 'web 1', 'web 2']);
-    assert.deepEqual(readdirSync(hooks).filter((f) => f.endsWith('.env')).sort(), ['hook-root-1.env', 'hook-web-1.env', 'hook-web-2.env']);
+    assert.deepEqual(runs().sort(), ['web 1', 'web 2']);
+    assert.deepEqual(readdirSync(hooks).filter((f) => f.endsWith('.env')).sort(), ['hook-web-1.env', 'hook-web-2.env']);
     assert.equal((await events(lc, 'web', 'DeployHookSucceeded')).length, 2);
 
     await restart(lc, options);
-    assert.deepEqual(runs().sort(), ['root 1', 'web 1', 'web 2'], 'nothing new after a restart: the hook does not run again');
+    assert.deepEqual(runs().sort(), ['web 1', 'web 2'], 'nothing new after a restart: the hook does not run again');
     assert.deepEqual(lc.mismatchedSecretVersions, []);
   } finally {
     await lc.stop();

@@ -9,14 +9,17 @@ import { issuanceCompleting, secretCertificate } from '../certificates/policies.
 import { nextRevision } from '../certificates/requestmanager/requestmanager.ts';
 import { ANN, type CertificateObj, type Secret } from '../certificates/objects.ts';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
-import { isSafeLineageName, listLineages, livePath, publishLineage, removeLineage, type LineageRef } from './lineage.ts';
+import { isSafeLineageName, listLineages, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
 import { parseFileOwner, type FileOwner } from './owner.ts';
 import { HookLedger } from './hook-ledger.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
 import { formatDuration } from '../../api/duration.ts';
 
 const NAME = 'files';
+const HOOKS = 'files-deploy-hook';
 const TLS = 'kubernetes.io/tls';
+/** deploy hooks running at once; they wait for each other, never for the files */
+const HOOK_WORKERS = 2;
 
 export interface FilesControllerOptions {
   hookTimeoutMs?: number;
@@ -25,6 +28,8 @@ export interface FilesControllerOptions {
   hookRetryMaxMs?: number;
   /** versions kept per lineage, the live one included */
   keepVersions?: number;
+  /** SIGTERM to SIGKILL for a hook's process group when it times out or certsmith stops */
+  hookKillGraceMs?: number;
 }
 
 interface HookFailure {
@@ -33,7 +38,49 @@ interface HookFailure {
   nextAttemptAt: number;
 }
 
-export function filesController(ctx: ControllerContext, o: FilesControllerOptions = {}): ControllerSpec {
+/** A deploy hook the files controller asks for: the files with this hash are live. */
+interface HookJob {
+  hash: string;
+  certificate: CertificateObj;
+  revision?: number;
+  env: Record<string, string>;
+}
+
+/**
+ * Whether a Certificate's Secret is mirrored: unless its certsmith.io/mirror-files annotation
+ * says "false". A CA's key signs for everything its issuer issues, so a CA is mirrored only
+ * when the annotation says "true": the web server's account must not get it by default.
+ */
+export function mirrorsFiles(crt: CertificateObj): boolean {
+  const v = crt.metadata.annotations?.[ANN.mirrorFiles]?.toLowerCase();
+  if (v === 'false') return false;
+  if (v === 'true') return true;
+  return !crt.spec.isCA;
+}
+
+/**
+ * What went wrong under the secrets dir, for an Event a person can act on: the path as they
+ * know it (not the /proc/self/fd one the call used) and the errno. fs errors carry paths and
+ * codes only, never file contents, so no key can end up here.
+ */
+function describeFilesError(e: unknown, ref: LineageRef): string {
+  if (e instanceof UnsafePathError) return e.message;
+  const err = e as NodeJS.ErrnoException;
+  if (!err?.code) return err instanceof Error ? err.message : String(err);
+  const hint = err.code === 'ENAMETOOLONG'
+    ? ' (the Secret name is too long for a file name here: with the ".versions" suffix it must fit in the file system\'s 255 bytes, so at most 245 characters)'
+    : err.code === 'EACCES' || err.code === 'EPERM' ? ' (permission denied: check the owner and mode of --secrets-dir and --files-owner)'
+      : err.code === 'ENOSPC' ? ' (no space left on the device)' : '';
+  return `${err.code} on ${err.syscall ?? 'a file operation'} for ${livePath(ref)}${hint}`;
+}
+
+/**
+ * The files controller and its deploy-hook runner. Hooks run in a controller of their own,
+ * with HOOK_WORKERS workers and the hook timeout, so slow hooks hold back other hooks at
+ * most, never another Certificate's files; stopping certsmith kills the running hooks'
+ * process groups instead of waiting for them.
+ */
+export function filesControllers(ctx: ControllerContext, o: FilesControllerOptions = {}): ControllerSpec[] {
   const root = ctx.options.secretsDir;
   if (!root) throw new Error('files controller needs options.secretsDir');
   const owner: FileOwner | undefined = ctx.options.filesOwner ? parseFileOwner(ctx.options.filesOwner) : undefined;
@@ -42,11 +89,16 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
   const c = certificateCaches(ctx);
   const ledger = HookLedger.in(root);
   const failures = new Map<string, HookFailure>();
+  const pending = new Map<string, HookJob>();
+  const stopping = new AbortController();
+  let enqueueHook: (key: string) => void = () => {};
 
-  return {
+  const files: ControllerSpec = {
     name: NAME,
-    // hooks run per lineage; a slow reload for one must not hold the others back
+    // publishing is quick now that hooks run elsewhere; a few workers keep one slow disk write from holding the rest
     workers: 4,
+    // failures under the secrets dir mostly need a person (permissions, names): no need to hammer
+    retry: { baseDelayMs: 5000, maxDelayMs: 5 * 60_000 },
     watch(enqueue) {
       // metadata-only cached Secrets carry no type: those are looked at too
       const bySecret = (s: Secret) => {
@@ -63,7 +115,8 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
       c.certificates.onDelete(byCertificate);
       // lineages whose Certificate went away while certsmith was not running
       for (const k of ledger.keys()) enqueue(k);
-      void listLineages(root).then((found) => { for (const l of found) enqueue(`${l.namespace}/${l.name}`); });
+      listLineages(root).then((found) => { for (const l of found) enqueue(`${l.namespace}/${l.name}`); })
+        .catch((e: Error) => log.warn({ dir: root, err: e.message }, 'cannot list the files under the secrets dir'));
     },
     reconcile: async (key) => {
       const { namespace, name } = splitKey(key);
@@ -71,9 +124,13 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
       const ref: LineageRef = { root, namespace, name };
       let secret = c.secrets.get(namespace, name);
       const crt = claimant(c, namespace, name, secret);
-      if (!crt) {
-        if (!ctx.options.keepFiles && (await removeLineage(ref))) log.info({ lineage: key }, 'removed files of a deleted Certificate');
+      if (!crt || !mirrorsFiles(crt)) {
+        pending.delete(key);
         failures.delete(key);
+        if (!ctx.options.keepFiles) {
+          const removed = await guarded(crt, ref, 'FilesRemoveFailed', 'Files under --secrets-dir not removed', () => removeLineage(ref));
+          if (removed) log.info({ lineage: key }, crt ? 'removed files of a Certificate that is not mirrored' : 'removed files of a deleted Certificate');
+        }
         await ledger.delete(key);
         return;
       }
@@ -81,17 +138,49 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
       if (secret && !secret.data) secret = await ctx.store.get<Secret>(SecretType, namespace, name);
       // a Certificate waiting for (re-)issuance keeps serving the files it has
       if (!secret || secret.type !== TLS) return;
-      const files = lineageFiles(secret.data);
-      if (!files) return;
-      const hash = lineageHash(files, owner?.text);
-      const published = await publishLineage(ref, files, hash, { owner, keep: o.keepVersions });
+      const lf = lineageFiles(secret.data);
+      if (!lf) return;
+      const hash = lineageHash(lf, owner?.text);
+      const published = await guarded(crt, ref, 'FilesPublishFailed', 'Files under --secrets-dir not written', () => publishLineage(ref, lf, hash, { owner, keep: o.keepVersions }));
       if (published.changed) log.info({ lineage: key, version: published.version }, 'files updated');
-      return deployIfDue(crt, key, ref, secret, hash);
+      await deployWhenDue(crt, key, ref, secret, hash);
     },
   };
 
-  async function deployIfDue(crt: CertificateObj, key: string, ref: LineageRef, secret: Secret, hash: string): Promise<ReconcileResult | void> {
-    if (ledger.get(key)?.hash === hash) return;
+  const hooks: ControllerSpec = {
+    name: HOOKS,
+    workers: HOOK_WORKERS,
+    watch(enqueue) {
+      enqueueHook = enqueue;
+    },
+    reconcile: runHook,
+    interrupt() {
+      stopping.abort();
+    },
+  };
+  return hook ? [files, hooks] : [files];
+
+  /**
+   * Runs fn; a failure becomes a Warning Event on the Certificate and a log line (the
+   * Certificate may well stay Ready, its Secret is fine, but the files are not), then is
+   * thrown on so that the key is retried with backoff.
+   */
+  async function guarded<T>(crt: CertificateObj | undefined, ref: LineageRef, reason: string, what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      const why = describeFilesError(e, ref);
+      log.warn({ lineage: `${ref.namespace}/${ref.name}`, err: why }, what);
+      if (crt) ctx.recorder.event(crt, 'Warning', reason, `${what}: ${why}`);
+      throw new Error(`${what}: ${why}`);
+    }
+  }
+
+  async function deployWhenDue(crt: CertificateObj, key: string, ref: LineageRef, secret: Secret, hash: string): Promise<void> {
+    if (ledger.get(key)?.hash === hash) {
+      pending.delete(key);
+      return;
+    }
     // the status still describes the previous certificate; its update wakes us again
     if (issuanceCompleting({ certificate: crt, secret, nextCR: requestForRevision(ownedRequests(c, crt), nextRevision(crt)) })) return;
     const revision = crt.status?.revision;
@@ -99,24 +188,47 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
       await ledger.set(key, { hash, revision, at: ctx.clock.now().toISOString() });
       return;
     }
-    const now = ctx.clock.now().getTime();
-    const failed = failures.get(key);
-    if (failed?.hash === hash && failed.nextAttemptAt > now) return { requeueAfterMs: failed.nextAttemptAt - now };
-
-    const out = await runDeployHook(hook, {
-      cwd: root,
-      timeoutMs: o.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-      outputLimit: 512,
+    pending.set(key, {
+      hash, certificate: crt, revision,
       env: hookEnvironment({
         certificateName: crt.metadata.name!, namespace: ref.namespace, secretName: ref.name, revision,
         liveDir: livePath(ref), hasCA: !!secret.data?.['ca.crt'], dnsNames: secretCertificate(secret)?.template.dnsNames ?? [],
       }),
     });
-    const status = out.timedOut ? 'timed out' : out.exitCode !== null ? `exited with status ${out.exitCode}` : `was killed by ${out.signal ?? 'a signal'}`;
+    enqueueHook(key);
+  }
+
+  async function runHook(key: string): Promise<ReconcileResult | void> {
+    const job = pending.get(key);
+    if (!job || !hook || stopping.signal.aborted) return;
+    if (ledger.get(key)?.hash === job.hash) {
+      pending.delete(key);
+      return;
+    }
+    const now = ctx.clock.now().getTime();
+    const failed = failures.get(key);
+    if (failed?.hash === job.hash && failed.nextAttemptAt > now) return { requeueAfterMs: failed.nextAttemptAt - now };
+
+    const { certificate: crt, revision, hash } = job;
+    const out = await runDeployHook(hook, {
+      cwd: root, env: job.env, outputLimit: 512, signal: stopping.signal,
+      timeoutMs: o.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, killGraceMs: o.hookKillGraceMs,
+    });
+    // killed because certsmith stops: not a failure of the hook; the ledger does not have it, so it runs again at the next start
+    if (out.interrupted) {
+      log.info({ lineage: key, revision }, 'deploy hook stopped with certsmith; it runs again at the next start');
+      return;
+    }
+    // the files changed or the Certificate went while the hook ran: what is pending now decides
+    const current = pending.get(key) === job;
+    const status = out.timedOut ? 'timed out' : out.exitCode !== null ? `exited with status ${out.exitCode}` : out.signal ? `was killed by ${out.signal}` : 'did not run';
     const tail = out.output ? `: ${out.output}` : '';
     if (out.ok) {
       failures.delete(key);
-      await ledger.set(key, { hash, revision, at: ctx.clock.now().toISOString() });
+      if (current) {
+        pending.delete(key);
+        await ledger.set(key, { hash, revision, at: ctx.clock.now().toISOString() });
+      }
       log.info({ lineage: key, revision, durationMs: out.durationMs }, 'deploy hook succeeded');
       ctx.recorder.event(crt, 'Normal', 'DeployHookSucceeded', `Deploy hook for revision ${revision ?? '?'} ${status}${tail}`);
       return;
@@ -128,7 +240,7 @@ export function filesController(ctx: ControllerContext, o: FilesControllerOption
     log.warn({ lineage: key, revision, exitCode: out.exitCode, timedOut: out.timedOut, attempt: n, retryInMs: delay }, 'deploy hook failed');
     ctx.recorder.event(crt, 'Warning', 'DeployHookFailed',
       `Deploy hook for revision ${revision ?? '?'} ${status} (attempt ${n}, retrying in ${formatDuration(delay)})${tail}`);
-    return { requeueAfterMs: delay };
+    return current ? { requeueAfterMs: delay } : undefined;
   }
 }
 
@@ -149,9 +261,3 @@ function claimant(c: CertificateCaches, namespace: string, name: string, secret:
   return named.find((crt) => crt.metadata.name === annotated);
 }
 
-
-/**
- * Whether status.revision is the revision of these files. The issuing controller writes the
- * Secret first and the status after; until then the status still describes the previous
- * certificate, and the hook would be told the wrong revision.
- */
