@@ -6,6 +6,7 @@ import type { ResourceType } from '../api/resources.ts';
 import { validate, invalidObjectMessage, fieldErrorText } from '../api/validation.ts';
 import { applyDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
+import { checkObject } from '../store/object-checks.ts';
 import {
   StoreError, isConflict, isNotFound,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
@@ -23,6 +24,9 @@ const clone = <T>(o: T): T => structuredClone(o);
 /** Defaults then validates `obj` as it would be stored; throws a 422 StoreError listing every problem. */
 export function admit<T extends KubeObject>(type: ResourceType, obj: T, old?: T): T {
   if (!isAdmitted(type)) return obj;
+  // what no kind may hold (non-string annotations, lone surrogates, deep nesting) is refused
+  // before defaulting and validation ever see it
+  checkObject(type, obj);
   const defaulted = applyDefaults(type, clone(obj));
   const errors = validate(type, defaulted, old);
   if (errors.length) {
@@ -98,6 +102,7 @@ export function withAdmission(inner: Store): Store {
     watch: <T extends KubeObject>(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, onError: (err: Error) => void) =>
       inner.watch<T>(type, opts, onEvent, onError),
     close: () => inner.close(),
+    storageProblem: () => inner.storageProblem?.(),
 
     async create<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
       const admitted = admit(type, obj);

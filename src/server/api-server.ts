@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../api/resources.ts';
 import { openAPIV3Index, openAPIV3Document } from '../api/openapi.ts';
-import { StoreError, type Store, type PatchType, type DeleteOptions, type WatchEvent, type Watch } from '../store/store.ts';
+import { StoreError, WatchTooSlowError, tooLargeResourceVersion, type Store, type PatchType, type DeleteOptions, type WatchEvent, type Watch } from '../store/store.ts';
+import { checkValueShape, maxNestingDepth, nestingError, textNestsDeeperThan } from '../store/object-checks.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from './discovery.ts';
 import { tableFor } from './table.ts';
 
@@ -35,6 +36,20 @@ export interface RunningApiServer {
 }
 
 const maxBodyBytes = 3 * 1024 * 1024; // kube-apiserver's request size limit
+/**
+ * A watch never stays open longer than this, whatever timeoutSeconds asks: kube-apiserver's
+ * default is 30-60 minutes, and setTimeout fires at once past 2^31 ms (which made clients
+ * reconnect in a tight loop).
+ */
+const maxWatchTimeoutSeconds = 3600;
+/**
+ * Serialized events a watch holds for a client that stopped reading, when the store cannot
+ * pause (the SQLite store pauses, so this is a backstop): past it the watch is closed.
+ */
+const maxWatchBufferBytes = 8 * 1024 * 1024;
+/** how long a closed watch's client gets to take what was already written before its connection is cut */
+const watchLingerMs = 10_000;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 class HttpError extends Error {
   constructor(readonly code: number, readonly reason: string, message: string) {
@@ -95,18 +110,52 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > maxBodyBytes) throw new HttpError(413, 'RequestEntityTooLarge', 'the request body is too large');
+    if (size > maxBodyBytes) throw new HttpError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${maxBodyBytes}`);
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  try {
+    // bytes that are not UTF-8 would otherwise become U+FFFD silently, and be stored so
+    return utf8.decode(Buffer.concat(chunks));
+  } catch {
+    throw new HttpError(400, 'BadRequest', 'the request body is not valid UTF-8');
+  }
 }
 
+/**
+ * A JSON body, refused before parsing when it nests past the limit (our copies and patches
+ * recurse), and after when a string or key in it is not well-formed Unicode.
+ */
 function parseJSON(text: string, what = 'request body'): any {
+  if (textNestsDeeperThan(text)) throw nestingError(maxNestingDepth);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw new HttpError(400, 'BadRequest', `the ${what} is not valid JSON: ${(e as Error).message}`);
   }
+  checkValueShape(value);
+  return value;
+}
+
+/** A query parameter that kube decodes as an integer: absent, or digits (with a sign when allowed). */
+function intParam(q: URLSearchParams, name: string, opts: { signed?: boolean } = {}): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (!(opts.signed ? /^-?[0-9]{1,18}$/ : /^[0-9]{1,18}$/).test(v)) {
+    throw new HttpError(400, 'BadRequest', `invalid value for query parameter ${name}: ${JSON.stringify(v)} is not ${opts.signed ? 'an integer' : 'a non-negative integer'}`);
+  }
+  return Number(v);
+}
+
+/** dryRun as kube validates it: every value must be "All". */
+function dryRunOf(values: unknown[], kind: string): boolean {
+  for (const v of values) {
+    if (v !== 'All') {
+      throw new StoreError('Invalid', `${kind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`,
+        [{ field: 'dryRun', message: `Unsupported value: ${JSON.stringify(v)}: supported values: "All"`, reason: 'FieldValueNotSupported' }]);
+    }
+  }
+  return values.length > 0;
 }
 
 function patchTypeOf(contentType: string | undefined): PatchType | undefined {
@@ -156,15 +205,22 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     const method = req.method ?? 'GET';
 
     if (path === '/healthz' || path === '/readyz' || path === '/livez') {
-      res.writeHead(200, { 'Content-Type': 'text/plain' });
-      res.end('ok');
+      // not ready while writes fail for lack of space: a load balancer or supervisor sees it
+      const problem = path === '/readyz' ? store.storageProblem?.() : undefined;
+      res.writeHead(problem ? 503 : 200, { 'Content-Type': 'text/plain' });
+      res.end(problem ? `[-]storage failed: ${problem}\nreadyz check failed\n` : 'ok');
       return;
     }
     if (!authorized(req)) {
       sendJSON(res, 401, statusBody(401, 'Unauthorized', 'Unauthorized'));
       return;
     }
-    const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    let segs: string[];
+    try {
+      segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    } catch {
+      return sendJSON(res, 400, statusBody(400, 'BadRequest', `the request path ${JSON.stringify(url.pathname)} has malformed percent-encoding`));
+    }
     const readOnly = method === 'GET' || method === 'HEAD';
 
     if (path === '/version' && readOnly) return sendJSON(res, 200, serverVersion);
@@ -218,7 +274,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   async function serveResource(route: ResourceRoute, method: string, url: URL, req: http.IncomingMessage, res: http.ServerResponse) {
     const { type, namespace, name, subresource } = route;
     const q = url.searchParams;
-    const dryRun = q.getAll('dryRun').includes('All');
+    const dryRun = dryRunOf(q.getAll('dryRun'), method === 'DELETE' ? 'DeleteOptions' : method === 'POST' ? 'CreateOptions' : method === 'PATCH' ? 'PatchOptions' : 'UpdateOptions');
     const fieldManager = q.get('fieldManager') ?? undefined;
     const table = wantsTable(req);
     const asTable = (objs: KubeObject[], meta: { resourceVersion?: string; continue?: string } = {}) =>
@@ -228,10 +284,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       switch (method) {
         case 'GET': {
           if (truthy(q.get('watch'))) return serveWatch(route, q, res, table);
+          const wantedRV = requestedRevision(q);
           const list = await store.list(type, {
             namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined,
-            limit: q.get('limit') ? Number(q.get('limit')) : undefined, continue: q.get('continue') ?? undefined,
+            limit: intParam(q, 'limit'), continue: q.get('continue') ?? undefined,
           });
+          if (wantedRV !== undefined && wantedRV > Number(list.resourceVersion)) throw tooLargeResourceVersion(wantedRV, list.resourceVersion);
           const meta = { resourceVersion: list.resourceVersion, ...(list.continue ? { continue: list.continue } : {}) };
           if (table) return sendJSON(res, 200, asTable(list.items, meta));
           return sendJSON(res, 200, { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta, items: list.items });
@@ -243,8 +301,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
           return sendJSON(res, 201, created);
         }
         case 'DELETE': {
-          const list = await store.list(type, { namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined });
           const deleteOpts = deleteOptionsFrom(await readBody(req), q);
+          const list = await store.list(type, { namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined });
           const items: KubeObject[] = [];
           for (const o of list.items) {
             const gone = await store.delete(type, o.metadata.namespace, o.metadata.name!, { ...deleteOpts, ...(dryRun ? { dryRun } : {}) } as DeleteOptions);
@@ -284,12 +342,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         const text = await readBody(req);
         let patch: unknown;
         if (patchType === 'apply') {
+          // flow collections nest like JSON; block nesting deep enough to hurt needs more text than the body limit allows
+          if (textNestsDeeperThan(text)) throw nestingError(maxNestingDepth);
           try {
             patch = YAML.parse(text);
           } catch (e) {
+            if (e instanceof RangeError) throw nestingError(maxNestingDepth);
             throw new HttpError(400, 'BadRequest', `the apply body is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
           }
           if (!patch || typeof patch !== 'object') throw new HttpError(400, 'BadRequest', 'the apply body must be an object');
+          checkValueShape(patch);
         } else patch = parseJSON(text, 'patch');
         const out = await store.patch(type, namespace, name, patchType, patch, {
           dryRun, fieldManager, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
@@ -311,41 +373,87 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     }
   }
 
-  function serveWatch(route: ResourceRoute, q: URLSearchParams, res: http.ServerResponse, table: boolean) {
+  async function serveWatch(route: ResourceRoute, q: URLSearchParams, res: http.ServerResponse, table: boolean) {
     const { type, namespace } = route;
+    const timeoutSeconds = Math.min(intParam(q, 'timeoutSeconds') || (opts.defaultWatchTimeoutSeconds ?? 1800), Math.max(maxWatchTimeoutSeconds, opts.defaultWatchTimeoutSeconds ?? 0));
+    const wantedRV = requestedRevision(q);
+    const labelSelector = q.get('labelSelector') ?? undefined;
+    const fieldSelector = q.get('fieldSelector') ?? undefined;
+    if (wantedRV !== undefined) {
+      // answered before the stream starts, as kube-apiserver does: a client must not wait on a revision that may never come
+      const current = (await store.list(type, { namespace, limit: 1 })).resourceVersion;
+      if (wantedRV > Number(current)) throw tooLargeResourceVersion(wantedRV, current);
+    }
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     let done = false;
     // assigned after store.watch returns; the callbacks may run before that
     const current: { watch?: Watch } = {};
-    const timeoutSeconds = q.get('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : (opts.defaultWatchTimeoutSeconds ?? 1800);
+    /** the socket's buffer is full: the store's watcher is paused until 'drain' */
+    let waiting = false;
+    /** events a store that cannot pause delivered meanwhile */
+    const overflow: string[] = [];
+    let overflowBytes = 0;
     const finish = () => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       openWatches.delete(finish);
       current.watch?.stop();
+      overflow.length = 0;
       res.end();
+      // a client that never reads would hold what was written (and its socket) forever
+      if (!res.writableFinished) {
+        const linger = setTimeout(() => res.destroy(), watchLingerMs);
+        linger.unref();
+        res.once('finish', () => clearTimeout(linger));
+        res.once('close', () => clearTimeout(linger));
+      }
     };
-    const timer = setTimeout(finish, Math.max(0, timeoutSeconds) * 1000);
+    const timer = setTimeout(finish, timeoutSeconds * 1000);
     openWatches.add(finish);
     res.on('close', finish);
-    const write = (line: unknown) => {
-      if (!done) res.write(JSON.stringify(line) + '\n');
+    res.on('drain', () => {
+      if (done) return;
+      while (overflow.length) {
+        const text = overflow.shift()!;
+        overflowBytes -= text.length;
+        if (!res.write(text)) return;
+      }
+      waiting = false;
+      current.watch?.resume?.();
+    });
+    /** false: stop sending until 'drain' (the store pauses this watcher) */
+    const write = (line: unknown): boolean => {
+      if (done) return false;
+      const text = JSON.stringify(line) + '\n';
+      if (waiting) {
+        overflow.push(text);
+        overflowBytes += text.length;
+        // kube-apiserver closes a watcher that cannot keep up; the client re-lists
+        if (overflowBytes > maxWatchBufferBytes) finish();
+        return false;
+      }
+      if (res.write(text)) return true;
+      waiting = true;
+      return false;
     };
     const rv = q.get('resourceVersion');
     const watch = store.watch(type, {
-      namespace,
-      labelSelector: q.get('labelSelector') ?? undefined,
-      fieldSelector: q.get('fieldSelector') ?? undefined,
+      namespace, labelSelector, fieldSelector,
       // kube-apiserver starts a watch without a resourceVersion with the current state
       resourceVersion: rv ? rv : '0',
       allowBookmarks: truthy(q.get('allowWatchBookmarks')),
+      backpressure: true,
     }, (e: WatchEvent) => {
       const object = table && e.type !== 'BOOKMARK' ? tableFor(type, [e.object], { now: now() }) : e.object;
-      write({ type: e.type, object });
+      return write({ type: e.type, object });
     }, (err) => {
-      const status = errorStatus(err, route) ?? statusBody(500, 'InternalError', 'the watch failed');
-      write({ type: 'ERROR', object: status });
+      // a watcher closed for being too slow just ends, as kube-apiserver ends it: the client re-lists
+      if (!(err instanceof WatchTooSlowError)) {
+        const status = errorStatus(err, route) ?? statusBody(500, 'InternalError', 'the watch failed');
+        waiting = false;
+        write({ type: 'ERROR', object: status });
+      }
       finish();
     });
     current.watch = watch;
@@ -415,14 +523,71 @@ function objectFromBody(type: ResourceType, body: any, namespace: string | undef
   return body as KubeObject;
 }
 
-function deleteOptionsFrom(text: string, q: URLSearchParams): DeleteOptions {
-  const body = text.trim() ? parseJSON(text, 'DeleteOptions') : {};
-  const policy = body.propagationPolicy ?? q.get('propagationPolicy') ?? undefined;
+/** Go's name for a JSON value's type, for decode errors worded as kube-apiserver's. */
+function goType(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (v === null) return 'null';
+  return typeof v === 'boolean' ? 'bool' : typeof v === 'object' ? 'object' : typeof v;
+}
+
+function decodeFailure(v: unknown, field: string, goTypeName: string): HttpError {
+  return new HttpError(400, 'BadRequest', `json: cannot unmarshal ${goType(v)} into Go ${field ? `struct field DeleteOptions.${field}` : 'value'} of type ${goTypeName}`);
+}
+
+/**
+ * DeleteOptions from the body and the query, decoded and validated as kube-apiserver does
+ * before anything is deleted: a malformed precondition must never read as "no precondition".
+ */
+function deleteOptionsFrom(text: string, q: URLSearchParams): DeleteOptions & { dryRun?: boolean } {
+  const body: unknown = text.trim() ? parseJSON(text, 'DeleteOptions') : {};
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw decodeFailure(body, '', 'v1.DeleteOptions');
+  const b = body as Record<string, unknown>;
+  const optional = (field: string, ok: (v: unknown) => boolean, goTypeName: string, v: unknown = b[field]) => {
+    if (v !== undefined && v !== null && !ok(v)) throw decodeFailure(v, field, goTypeName);
+  };
+  const isString = (v: unknown) => typeof v === 'string';
+  optional('kind', isString, 'string');
+  optional('apiVersion', isString, 'string');
+  optional('gracePeriodSeconds', (v) => Number.isSafeInteger(v), 'int64');
+  optional('orphanDependents', (v) => typeof v === 'boolean', 'bool');
+  optional('propagationPolicy', isString, 'v1.DeletionPropagation');
+  optional('dryRun', (v) => Array.isArray(v), '[]string');
+  optional('preconditions', (v) => typeof v === 'object' && !Array.isArray(v), 'v1.Preconditions');
+  const pre = (b.preconditions ?? undefined) as Record<string, unknown> | undefined;
+  if (pre) {
+    optional('preconditions.uid', isString, 'types.UID', pre.uid);
+    optional('preconditions.resourceVersion', isString, 'string', pre.resourceVersion);
+  }
+  const dryRunValues = (b.dryRun ?? []) as unknown[];
+  for (const v of dryRunValues) if (typeof v !== 'string') throw decodeFailure(v, 'dryRun', 'string');
+  intParam(q, 'gracePeriodSeconds', { signed: true });
+  const orphan = q.get('orphanDependents');
+  if (orphan !== null && !['true', 'false', '1', '0'].includes(orphan)) throw new HttpError(400, 'BadRequest', `invalid value for query parameter orphanDependents: ${JSON.stringify(orphan)}`);
+  const dryRun = dryRunOf(dryRunValues, 'DeleteOptions');
+  const policy = (b.propagationPolicy ?? q.get('propagationPolicy') ?? undefined) as string | undefined;
   if (policy && !['Background', 'Foreground', 'Orphan'].includes(policy)) {
     throw new StoreError('Invalid', `DeleteOptions is invalid: propagationPolicy: Unsupported value: "${policy}"`, [{ field: 'propagationPolicy', message: `Unsupported value: "${policy}"`, reason: 'FieldValueNotSupported' }]);
   }
+  const orphanDependents = typeof b.orphanDependents === 'boolean' ? b.orphanDependents : orphan === null ? undefined : truthy(orphan);
+  if (orphanDependents !== undefined && policy) {
+    throw new StoreError('Invalid', 'DeleteOptions is invalid: propagationPolicy: Invalid value: "' + policy + '": orphanDependents and deletionPropagation cannot be both set',
+      [{ field: 'propagationPolicy', message: 'orphanDependents and deletionPropagation cannot be both set', reason: 'FieldValueInvalid' }]);
+  }
+  const preconditions = pre && (pre.uid || pre.resourceVersion)
+    ? { ...(pre.uid ? { uid: pre.uid as string } : {}), ...(pre.resourceVersion ? { resourceVersion: pre.resourceVersion as string } : {}) }
+    : undefined;
+  const effectivePolicy = policy ?? (orphanDependents === true ? 'Orphan' : undefined);
   return {
-    ...(policy ? { propagationPolicy: policy } : {}),
-    ...(body.preconditions ? { preconditions: body.preconditions } : {}),
+    ...(effectivePolicy ? { propagationPolicy: effectivePolicy as DeleteOptions['propagationPolicy'] } : {}),
+    ...(preconditions ? { preconditions } : {}),
+    ...(dryRun ? { dryRun } : {}),
   };
+}
+
+/** A list's or watch's resourceVersion, when it names one ("" and "0" mean "any"). */
+function requestedRevision(q: URLSearchParams): number | undefined {
+  const rv = q.get('resourceVersion');
+  if (rv === null || rv === '' || rv === '0') return undefined;
+  if (!/^[0-9]{1,18}$/.test(rv)) throw new HttpError(400, 'BadRequest', `invalid resourceVersion ${JSON.stringify(rv)}: a resource version is an integer`);
+  return Number(rv);
 }

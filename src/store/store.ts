@@ -34,10 +34,29 @@ export interface WatchOptions {
   /** Events strictly after this revision; omit for "from now". '0' or '' means send the current state as ADDED first. */
   resourceVersion?: string;
   allowBookmarks?: boolean;
+  /**
+   * When true, onEvent returning false pauses delivery until Watch.resume() (where the backend
+   * supports it). Opt-in, so a handler that happens to return false is never paused.
+   */
+  backpressure?: boolean;
 }
 
 export interface Watch {
   stop(): void;
+  /**
+   * Resumes delivery after onEvent returned false. Backends that support it pause a watcher
+   * whose handler returns false (its consumer cannot take more yet) and close it, with a
+   * WatchTooSlowError, if its backlog of live events then outgrows their bound.
+   */
+  resume?(): void;
+}
+
+/** The watch was closed because its consumer fell too far behind; the caller re-lists. */
+export class WatchTooSlowError extends Error {
+  constructor(message = 'the watcher fell too far behind and was closed; re-list and watch again') {
+    super(message);
+    this.name = 'WatchTooSlowError';
+  }
 }
 
 export interface WriteOptions {
@@ -66,7 +85,7 @@ export interface Store {
    * Streams changes. onError receives a StoreError with code 410 when resourceVersion is
    * older than the backend keeps; the watch is then over and the caller relists.
    */
-  watch<T extends KubeObject = KubeObject>(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, onError: (err: Error) => void): Watch;
+  watch<T extends KubeObject = KubeObject>(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => unknown, onError: (err: Error) => void): Watch;
   create<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T>;
   /** Replaces metadata and spec (and everything else for kinds without a status subresource). 409 when resourceVersion is stale. */
   update<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T>;
@@ -76,9 +95,12 @@ export interface Store {
   /** Marks for deletion (when finalizers remain) or removes; cascades to dependents by owner uid. Returns the object as last seen. */
   delete<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<T | undefined>;
   close(): Promise<void>;
+  /** Why writes cannot succeed right now (a full disk), for /readyz; undefined when they can. */
+  storageProblem?(): string | undefined;
 }
 
-export type StoreErrorReason = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Gone' | 'Invalid' | 'BadRequest' | 'Forbidden' | 'Unauthorized' | 'MethodNotAllowed' | 'InternalError';
+export type StoreErrorReason = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Gone' | 'Invalid' | 'BadRequest' | 'Forbidden' | 'Unauthorized' | 'MethodNotAllowed' | 'InternalError'
+  | 'RequestEntityTooLarge' | 'Timeout' | 'InsufficientStorage';
 
 export interface StatusCause {
   field: string;
@@ -89,12 +111,13 @@ export interface StatusCause {
 const codes: Record<StoreErrorReason, number> = {
   NotFound: 404, AlreadyExists: 409, Conflict: 409, Gone: 410, Invalid: 422, BadRequest: 400,
   Forbidden: 403, Unauthorized: 401, MethodNotAllowed: 405, InternalError: 500,
+  RequestEntityTooLarge: 413, Timeout: 504, InsufficientStorage: 507,
 };
 
 /** An error shaped like a Kubernetes metav1.Status failure. */
 export class StoreError extends Error {
   readonly code: number;
-  constructor(readonly reason: StoreErrorReason, message: string, readonly causes: StatusCause[] = []) {
+  constructor(readonly reason: StoreErrorReason, message: string, readonly causes: StatusCause[] = [], readonly retryAfterSeconds?: number) {
     super(message);
     this.code = codes[reason];
     this.name = 'StoreError';
@@ -104,9 +127,17 @@ export class StoreError extends Error {
     return {
       kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message,
       reason: this.reason, code: this.code,
-      ...(kind || name || this.causes.length ? { details: { name, kind, causes: this.causes.length ? this.causes : undefined } } : {}),
+      ...(kind || name || this.causes.length || this.retryAfterSeconds !== undefined
+        ? { details: { name, kind, causes: this.causes.length ? this.causes : undefined, ...(this.retryAfterSeconds !== undefined ? { retryAfterSeconds: this.retryAfterSeconds } : {}) } }
+        : {}),
     };
   }
+}
+
+/** kube-apiserver's storage.NewTooLargeResourceVersionError: 504 Timeout, retry in a second. */
+export function tooLargeResourceVersion(requested: number | string, current: number | string): StoreError {
+  return new StoreError('Timeout', `Too large resource version: ${requested}, current: ${current}`,
+    [{ field: '', message: 'Too large resource version', reason: 'ResourceVersionTooLarge' }], 1);
 }
 
 export const isNotFound = (e: unknown) => e instanceof StoreError && e.reason === 'NotFound';

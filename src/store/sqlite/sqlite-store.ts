@@ -11,7 +11,7 @@ import { realClock, type Clock } from '../../runtime/clock.ts';
 import { applyJSONPatch, applyMergePatch, jsonEqual } from '../patch.ts';
 import { matchesFields, matchesLabels, parseFieldSelectorFor, parseLabelSelector } from '../selectors.ts';
 import {
-  StoreError, type DeleteOptions, type ListOptions, type ListResult, type PatchOptions, type PatchType, type Store,
+  StoreError, tooLargeResourceVersion, type DeleteOptions, type ListOptions, type ListResult, type PatchOptions, type PatchType, type Store,
   type Watch, type WatchEvent, type WatchOptions, type WriteOptions,
 } from '../store.ts';
 import {
@@ -20,7 +20,8 @@ import {
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
 import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type KeyRow, type Statements } from './schema.ts';
-import { WatchHub, type ChangeRecord } from './watch-hub.ts';
+import { WatchHub, type ChangeRecord, type InitialPages } from './watch-hub.ts';
+import { checkObject, checkObjectSize } from '../object-checks.ts';
 
 export interface SqliteStoreOptions {
   /** a file path, or ':memory:' */
@@ -43,6 +44,10 @@ interface LiveRow { rev: number; uid: string; value: string; stale: boolean }
 interface WriteBatch { startRev: number; changes: ChangeRecord[]; waiters: { resolve: () => void; reject: (err: Error) => void }[] }
 
 const defaultCompactKeep = 10_000;
+/** what the readiness probe writes to learn whether the database can grow again */
+const storageProbeBytes = 64 * 1024;
+/** how much object JSON one page of a watch's initial state reads */
+const initialPageBytes = 64 * 1024;
 const compactCheckIntervalMs = 60_000;
 
 function keyOf(type: ResourceType, ns: string, name: string): Key {
@@ -109,6 +114,8 @@ export class SqliteStore implements Store {
   private compactScheduled = false;
   private cancelCompactTimer: () => void = () => {};
   private closed = false;
+  /** set while writes fail for lack of space (see storageError) */
+  private storageFault: string | undefined;
 
   constructor(o: SqliteStoreOptions) {
     this.clock = o.clock ?? realClock;
@@ -223,7 +230,43 @@ export class SqliteStore implements Store {
     return result;
   }
 
-  watch<T extends KubeObject = KubeObject>(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, onError: (err: Error) => void): Watch {
+  /**
+   * A watch's initial state, read a page at a time as the watcher consumes it, from the
+   * snapshot at `rev`: a slow watcher of a large collection holds one page, not the collection.
+   * While nothing has been written since, the live table is that snapshot and cheaper to read.
+   */
+  private initialPages(type: ResourceType, spec: { namespace: string; labels: ReturnType<typeof parseLabelSelector>; fields: ReturnType<typeof parseFieldSelectorFor> }, rev: number): InitialPages {
+    let after = { ns: '', name: '' };
+    let done = false;
+    return () => {
+      if (done || this.closed) return undefined;
+      if (rev < this.compactedRev) throw new StoreError('Gone', `too old resource version: ${rev} (${this.compactedRev}): the watcher read its initial state too slowly; re-list and watch again`);
+      this.commitBatch();
+      const { group: grp, plural } = type;
+      const ns = spec.namespace;
+      const rows = this.rev === rev
+        ? (ns ? this.st.listNamespace.iterate(grp, plural, ns, after.ns, after.name) : this.st.listAll.iterate(grp, plural, after.ns, after.name))
+        : (ns ? this.st.snapshotNamespace.iterate(grp, plural, ns, after.ns, after.name, rev, rev) : this.st.snapshotAll.iterate(grp, plural, after.ns, after.name, rev, rev));
+      const page: WatchEvent[] = [];
+      let bytes = 0;
+      let full = false;
+      for (const row of rows) {
+        const json = this.jsonOf(grp, plural, row.ns, row.name, row.value);
+        after = { ns: row.ns, name: row.name };
+        bytes += json.length;
+        const obj = JSON.parse(json) as KubeObject;
+        if (matchesLabels(spec.labels, obj.metadata.labels) && matchesFields(spec.fields, obj)) page.push({ type: 'ADDED', object: obj });
+        if (bytes >= initialPageBytes) {
+          full = true;
+          break;
+        }
+      }
+      if (!full) done = true;
+      return page;
+    };
+  }
+
+  watch<T extends KubeObject = KubeObject>(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => unknown, onError: (err: Error) => void): Watch {
     const fail = (err: Error): Watch => {
       setImmediate(() => onError(err));
       return { stop() {} };
@@ -236,25 +279,22 @@ export class SqliteStore implements Store {
         namespace: type.namespaced ? opts.namespace ?? '' : '',
         labels: parseLabelSelector(opts.labelSelector),
         fields: parseFieldSelectorFor(type, opts.fieldSelector),
+        backpressure: opts.backpressure === true,
       };
       const initial: WatchEvent[] = [];
       const rvOpt = opts.resourceVersion;
-      let cursor = this.rev;
+      const cursor = this.rev;
+      let more: InitialPages | undefined;
       if (rvOpt === '0' || rvOpt === '') {
-        const rows = spec.namespace
-          ? this.st.listNamespace.iterate(type.group, type.plural, spec.namespace, '', '')
-          : this.st.listAll.iterate(type.group, type.plural, '', '');
-        for (const row of rows) {
-          const obj = JSON.parse(this.jsonOf(type.group, type.plural, row.ns, row.name, row.value)) as KubeObject;
-          if (matchesLabels(spec.labels, obj.metadata.labels) && matchesFields(spec.fields, obj)) initial.push({ type: 'ADDED', object: obj });
-        }
+        more = this.initialPages(type, spec, cursor);
       } else if (rvOpt !== undefined) {
         const from = parseRevision(rvOpt, 'watch resourceVersion');
         if (from < this.compactedRev) {
           return fail(new StoreError('Gone', `too old resource version: ${from} (${this.compactedRev})`));
         }
-        // a watch from a revision not yet reached starts there, as etcd's does
-        cursor = Math.max(cursor, from);
+        // kube-apiserver's answer to a revision it has not reached: waiting would hang the
+        // client silently, and starting there would skip every change until then
+        if (from > this.rev) return fail(tooLargeResourceVersion(from, this.rev));
         for (const r of this.st.logAfter.iterate(from, type.group, type.plural)) {
           const e = WatchHub.eventFor(spec, {
             rev: r.id, grp: r.grp, plural: r.plural, ns: r.ns, type: changeTypeName[r.type],
@@ -267,7 +307,7 @@ export class SqliteStore implements Store {
       if (opts.allowBookmarks && rvOpt !== undefined) {
         initial.push({ type: 'BOOKMARK', object: { apiVersion: apiVersionOf(type), kind: type.kind, metadata: { resourceVersion: String(cursor) } } });
       }
-      return this.hub.add(spec, cursor, initial, onEvent as (e: WatchEvent) => void, onError);
+      return this.hub.add(spec, cursor, initial, onEvent as (e: WatchEvent) => unknown, onError, more);
     } catch (err) {
       return fail(err as Error);
     }
@@ -277,6 +317,7 @@ export class SqliteStore implements Store {
     this.assertOpen();
     const o = structuredClone(obj);
     checkKind(type, o);
+    checkObject(type, o);
     const meta = o.metadata;
     const ns = checkNamespace(type, meta.namespace);
     const generate = !meta.name && !!meta.generateName;
@@ -298,6 +339,7 @@ export class SqliteStore implements Store {
     normalizeSecret(type, o);
     if (opts.dryRun) {
       if (this.st.getCurrent.get(type.group, type.plural, ns, meta.name!)) throw this.alreadyExists(type, meta.name!);
+      checkObjectSize(type.kind, meta.name, JSON.stringify(o));
       return o;
     }
     return this.write(() => {
@@ -308,7 +350,7 @@ export class SqliteStore implements Store {
       }
       if (type.namespaced) this.ensureNamespace(ns);
       const prev = this.st.lastRev.get(type.group, type.plural, ns, meta.name!)?.id ?? null;
-      this.appendChange(keyOf(type, ns, meta.name!), 'ADDED', o, prev, undefined);
+      this.appendChange(keyOf(type, ns, meta.name!), 'ADDED', o, prev, undefined, true);
       return o;
     });
   }
@@ -434,7 +476,15 @@ export class SqliteStore implements Store {
    */
   private write<R>(fn: () => R): Promise<R> {
     const batch = this.batch ?? this.openBatch();
-    const r = this.applyWrite(fn);
+    let r: R;
+    try {
+      r = this.applyWrite(fn);
+    } catch (err) {
+      // SQLite rolls the whole transaction back on some errors (SQLITE_FULL among them): every
+      // write of this batch is lost, so each must fail, and the next write start a new batch
+      if (!this.db.inTransaction && this.batch === batch) this.abandonBatch(batch, err as Error);
+      throw this.storageError(err);
+    }
     for (const c of this.txChanges) batch.changes.push(c);
     this.txChanges = [];
     return new Promise<R>((resolve, reject) => batch.waiters.push({ resolve: () => resolve(r), reject }));
@@ -443,7 +493,13 @@ export class SqliteStore implements Store {
   /** A write acknowledged by its return: for the store's own housekeeping. */
   private writeNow<R>(fn: () => R): R {
     this.commitBatch();
-    const r = this.applyWrite(fn);
+    let r: R;
+    try {
+      r = this.applyWrite(fn);
+    } catch (err) {
+      throw this.storageError(err);
+    }
+    this.storageFault = undefined;
     this.hub.publish(this.txChanges);
     this.txChanges = [];
     this.maybeScheduleCompaction();
@@ -480,21 +536,64 @@ export class SqliteStore implements Store {
       this.st.commit.run();
     } catch (err) {
       if (this.db.inTransaction) this.st.rollback.run();
-      this.activeNamespaces.clear();
-      this.rev = batch.startRev;
-      for (const w of batch.waiters) w.reject(err as Error);
+      this.abandonBatch(batch, err as Error);
       return;
     }
+    this.storageFault = undefined;
     this.hub.publish(batch.changes);
     for (const w of batch.waiters) w.resolve();
     this.maybeScheduleCompaction();
   }
 
+  /** A batch whose transaction is gone: its writes are undone and each of them fails. */
+  private abandonBatch(batch: WriteBatch, err: Error): void {
+    if (this.batch === batch) this.batch = undefined;
+    this.activeNamespaces.clear();
+    this.rev = batch.startRev;
+    this.txChanges = [];
+    const failure = this.storageError(err);
+    for (const w of batch.waiters) w.reject(failure as Error);
+  }
+
+  /**
+   * A full disk as kube names it (507 Insufficient Storage), remembered for /readyz until a
+   * write succeeds again; other errors pass through.
+   */
+  private storageError(err: unknown): unknown {
+    const code = (err as { code?: unknown })?.code;
+    if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
+      this.storageFault = `the state database cannot grow: the disk is full (${code})`;
+      return new StoreError('InsufficientStorage', `Insufficient Storage: ${this.storageFault}; writes fail until space is freed`);
+    }
+    return err;
+  }
+
+  /**
+   * Why writes fail, or undefined. While they fail, each call checks whether the database can
+   * grow again (a transaction that needs new pages), so readiness recovers without a client write.
+   */
+  storageProblem(): string | undefined {
+    if (!this.storageFault || this.closed || this.batch) return this.storageFault;
+    try {
+      this.inTx(() => {
+        this.st.setMeta.run('storage-probe', 'x'.repeat(storageProbeBytes));
+        this.st.setMeta.run('storage-probe', '');
+      });
+      this.storageFault = undefined;
+    } catch (err) {
+      this.storageError(err);
+    }
+    return this.storageFault;
+  }
+
   /** Appends one change: a log row, the current pointer, the owner index. Stamps resourceVersion. */
-  private appendChange(key: Key, type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, prev: number | null, prevValue: string | undefined): number {
+  private appendChange(key: Key, type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, prev: number | null, prevValue: string | undefined, sizeLimited = false): number {
     const rev = ++this.rev;
     obj.metadata.resourceVersion = String(rev);
     const value = JSON.stringify(obj);
+    // writes a client asked for are limited as etcd limits them; the server's own bookkeeping
+    // (deletion marks, garbage collection) must still work on an object stored before the limit
+    if (sizeLimited) checkObjectSize(obj.kind, key.name, value);
     const { grp, plural, ns, name } = key;
     if (grp === NamespaceType.group && plural === NamespaceType.plural) this.activeNamespaces.delete(name);
     this.st.insertLog.run(rev, grp, plural, ns, name, changeTypeCode[type], prev, this.values.toStorage(key, value));
@@ -529,6 +628,7 @@ export class SqliteStore implements Store {
         [{ field: 'metadata.uid', message: 'field is immutable', reason: 'FieldValueInvalid' }]);
     }
     checkLabels(type, o);
+    checkObject(type, o);
     if (old.metadata.deletionTimestamp && (meta.finalizers ?? []).some((f) => !(old.metadata.finalizers ?? []).includes(f))) {
       throw new StoreError('Invalid', `${type.kind} "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted`,
         [{ field: 'metadata.finalizers', message: 'no new finalizers can be added if the object is being deleted', reason: 'FieldValueForbidden' }]);
@@ -551,13 +651,16 @@ export class SqliteStore implements Store {
     if (!jsonEqual(withoutMetadata(o), withoutMetadata(old))) meta.generation = (old.metadata.generation ?? 0) + 1;
     // a stale value is rewritten even when unchanged: rewriting is how keys are rotated
     if (jsonEqual(o, old) && !cur.stale) return old as T;
-    if (opts.dryRun) return o;
+    if (opts.dryRun) {
+      checkObjectSize(type.kind, name, JSON.stringify(o));
+      return o;
+    }
     const key = keyOf(type, ns, name);
     if (meta.deletionTimestamp && !(meta.finalizers?.length)) {
       this.removeObject(key, o, cur.rev, 'Background', cur.value);
       return o;
     }
-    this.appendChange(key, 'MODIFIED', o, cur.rev, cur.value);
+    this.appendChange(key, 'MODIFIED', o, cur.rev, cur.value, true);
     return o;
   }
 
@@ -575,8 +678,12 @@ export class SqliteStore implements Store {
     if (o.status === undefined) delete next.status;
     else (next as KubeObject).status = o.status;
     if (jsonEqual(next, old)) return old;
-    if (opts.dryRun) return next;
-    this.appendChange(keyOf(type, ns, name), 'MODIFIED', next, cur.rev, cur.value);
+    checkObject(type, next);
+    if (opts.dryRun) {
+      checkObjectSize(type.kind, name, JSON.stringify(next));
+      return next;
+    }
+    this.appendChange(keyOf(type, ns, name), 'MODIFIED', next, cur.rev, cur.value, true);
     return next;
   }
 

@@ -7,7 +7,7 @@ import type { KubeObject } from '../../api/meta.ts';
 import { Certificate, EventType, NamespaceType, SecretType } from '../../api/resources.ts';
 import { FakeClock } from '../../runtime/clock.ts';
 import { runStoreConformance } from '../conformance.ts';
-import { isGone } from '../store.ts';
+import { isGone, type StoreError } from '../store.ts';
 import Database from 'better-sqlite3';
 import { openSqliteStore } from './index.ts';
 
@@ -116,12 +116,20 @@ test('sqlite: compaction keeps the log bounded and expires old Events', async ()
   }
 });
 
-test('sqlite: a watch from a future revision starts there', async () => {
+test('sqlite: a watch from a future revision fails as kube-apiserver does: 504 "Too large resource version"', async () => {
   const store = openSqliteStore({ path: ':memory:' });
   try {
+    const future = store.currentRevision() + 1;
+    const err = await new Promise<StoreError>((resolve) => {
+      store.watch(Certificate, { resourceVersion: String(future) }, () => assert.fail('no event expected'), (e) => resolve(e as StoreError));
+    });
+    assert.equal(err.code, 504);
+    assert.equal(err.reason, 'Timeout');
+    assert.equal(err.message, `Too large resource version: ${future}, current: ${future - 1}`);
+    assert.equal(err.causes[0].reason, 'ResourceVersionTooLarge');
+    // the current revision itself is fine
     const seen: string[] = [];
-    store.watch(Certificate, { resourceVersion: String(store.currentRevision() + 1) }, (e) => seen.push(`${e.type} ${e.object.metadata.name}`), assert.fail);
-    await store.create(Certificate, cert('default', 'skipped'));
+    store.watch(Certificate, { resourceVersion: String(store.currentRevision()) }, (e) => seen.push(`${e.type} ${e.object.metadata.name}`), assert.fail);
     await store.create(Certificate, cert('default', 'seen'));
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(seen, ['ADDED seen']);

@@ -1,8 +1,15 @@
 // Fans committed changes out to watchers. Delivery is always asynchronous (setImmediate) so a
 // handler never runs inside the call stack of the write that caused it, and in revision order
 // per watcher: a watcher's backlog (replayed from the log) is queued before any live change.
+//
+// Backpressure: a handler that returns false pauses its watcher until resume(). A paused
+// watcher's live changes queue as the shared commit records (one copy of each however many
+// watchers lag), its initial state is read page by page only as it is consumed, and a watcher
+// whose backlog outgrows the bounds below is closed with WatchTooSlowError, as kube-apiserver
+// closes a watcher that cannot keep up (the client re-lists). So no consumer, however slow,
+// makes the server hold more than the bounds for it.
 import type { KubeObject } from '../../api/meta.ts';
-import type { Watch, WatchEvent, WatchEventType } from '../store.ts';
+import { WatchTooSlowError, type Watch, type WatchEvent, type WatchEventType } from '../store.ts';
 import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from '../selectors.ts';
 
 /** One committed row of the log, as JSON text so every watcher parses its own copy. */
@@ -24,14 +31,30 @@ export interface WatcherSpec {
   namespace: string;
   labels: LabelSelector;
   fields: FieldSelector;
+  /** onEvent returning false pauses this watcher (WatchOptions.backpressure) */
+  backpressure?: boolean;
 }
+
+/** The next page of a watcher's initial state, or undefined once it is all delivered; may throw (410 Gone). */
+export type InitialPages = () => WatchEvent[] | undefined;
+
+/** Live changes a paused watcher may fall behind by before it is closed. */
+export const maxBacklogEvents = 1000;
+/** Bytes of object JSON (shared with other watchers) a paused watcher may fall behind by. */
+export const maxBacklogBytes = 32 * 1024 * 1024;
 
 interface Watcher extends WatcherSpec {
   cursor: number;
+  /** initial state and log replay, delivered before any live change */
   queue: WatchEvent[];
-  onEvent: (e: WatchEvent) => void;
+  more: InitialPages | undefined;
+  /** live changes not yet turned into events (filtered and parsed at delivery) */
+  live: ChangeRecord[];
+  liveBytes: number;
+  onEvent: (e: WatchEvent) => unknown;
   onError: (err: Error) => void;
   stopped: boolean;
+  paused: boolean;
 }
 
 function parse(v: string): KubeObject {
@@ -62,23 +85,34 @@ export class WatchHub {
    * Registers a watcher that has already seen everything up to `cursor`; `initial` (current
    * state or a log replay) is delivered first.
    */
-  add(spec: WatcherSpec, cursor: number, initial: WatchEvent[], onEvent: (e: WatchEvent) => void, onError: (err: Error) => void): Watch {
-    const w: Watcher = { ...spec, cursor, queue: [...initial], onEvent, onError, stopped: false };
+  add(spec: WatcherSpec, cursor: number, initial: WatchEvent[], onEvent: (e: WatchEvent) => unknown, onError: (err: Error) => void, more?: InitialPages): Watch {
+    const w: Watcher = { ...spec, cursor, queue: [...initial], more, live: [], liveBytes: 0, onEvent, onError, stopped: false, paused: false };
     const key = WatchHub.typeKey(spec.grp, spec.plural);
     let set = this.byType.get(key);
     if (!set) this.byType.set(key, (set = new Set()));
     set.add(w);
-    if (w.queue.length) this.schedule();
+    if (w.queue.length || w.more) this.schedule();
     return {
-      stop: () => {
-        if (w.stopped) return;
-        w.stopped = true;
-        w.queue = [];
-        const s = this.byType.get(key);
-        s?.delete(w);
-        if (s && s.size === 0) this.byType.delete(key);
+      stop: () => this.remove(w),
+      resume: () => {
+        if (w.stopped || !w.paused) return;
+        w.paused = false;
+        // never inside the caller's stack (a 'drain' handler): the same rule as every delivery
+        setImmediate(() => this.drain(w));
       },
     };
+  }
+
+  private remove(w: Watcher) {
+    if (w.stopped) return;
+    w.stopped = true;
+    w.queue = [];
+    w.live = [];
+    w.more = undefined;
+    const key = WatchHub.typeKey(w.grp, w.plural);
+    const s = this.byType.get(key);
+    s?.delete(w);
+    if (s && s.size === 0) this.byType.delete(key);
   }
 
   /** Turns a change into what a watcher with this spec sees, or nothing. */
@@ -110,6 +144,8 @@ export class WatchHub {
       for (const w of set) {
         w.stopped = true;
         w.queue = [];
+        w.live = [];
+        w.more = undefined;
         if (err) setImmediate(() => w.onError(err));
       }
     }
@@ -133,20 +169,56 @@ export class WatchHub {
       for (const w of set) {
         if (r.rev <= w.cursor) continue;
         w.cursor = r.rev;
-        const e = WatchHub.eventFor(w, r);
-        if (e) w.queue.push(e);
+        if (w.namespace && r.ns !== w.namespace) continue;
+        w.live.push(r);
+        w.liveBytes += r.value.length + (r.prevValue?.length ?? 0);
       }
     }
     for (const set of [...this.byType.values()]) {
-      for (const w of [...set]) this.drain(w);
+      for (const w of [...set]) {
+        if (w.paused && (w.live.length > maxBacklogEvents || w.liveBytes > maxBacklogBytes)) {
+          this.remove(w);
+          const err = new WatchTooSlowError(`the watcher fell ${w.live.length} changes behind (limits: ${maxBacklogEvents} changes, ${maxBacklogBytes} bytes) and was closed; re-list and watch again`);
+          setImmediate(() => w.onError(err));
+          continue;
+        }
+        this.drain(w);
+      }
+    }
+  }
+
+  /** The next event for w, or undefined when it has none ready. */
+  private nextEvent(w: Watcher): WatchEvent | undefined {
+    for (;;) {
+      if (w.queue.length) return w.queue.shift();
+      if (w.more) {
+        const page = w.more();
+        if (page === undefined) w.more = undefined;
+        else w.queue = page;
+        continue;
+      }
+      const r = w.live.shift();
+      if (!r) return undefined;
+      w.liveBytes -= r.value.length + (r.prevValue?.length ?? 0);
+      const e = WatchHub.eventFor(w, r);
+      if (e) return e;
     }
   }
 
   private drain(w: Watcher) {
-    while (!w.stopped && w.queue.length) {
-      const e = w.queue.shift()!;
+    while (!w.stopped && !w.paused) {
+      let e: WatchEvent | undefined;
       try {
-        w.onEvent(e);
+        e = this.nextEvent(w);
+      } catch (err) {
+        // the initial state could not be read (compacted away under a slow reader): the watch is over
+        this.remove(w);
+        w.onError(err as Error);
+        return;
+      }
+      if (!e) return;
+      try {
+        if (w.onEvent(e) === false && w.backpressure) w.paused = true;
       } catch (err) {
         // a failing handler must not starve the other watchers or lose later events
         process.emitWarning(`watch handler threw: ${(err as Error)?.message ?? String(err)}`);
