@@ -29,7 +29,7 @@ export interface Lifecycle {
  * clock: ACME talks to a real Pebble in real time, so those tests pass realClock; the default
  * FakeClock lets the other tests make hours pass instantly (advance() needs it).
  */
-export async function startLifecycle(o: { start?: string; options?: ControllerOptions; clock?: Clock } = {}): Promise<Lifecycle> {
+export async function startLifecycle(o: { start?: string; options?: ControllerOptions; clock?: Clock; storeView?: (store: Store) => Store } = {}): Promise<Lifecycle> {
   const clock = (o.clock ?? new FakeClock(o.start ?? '2026-01-01T00:00:00Z')) as FakeClock;
   const store = openSqliteStore({ path: ':memory:', clock });
   const mismatchedSecretVersions: string[] = [];
@@ -40,7 +40,8 @@ export async function startLifecycle(o: { start?: string; options?: ControllerOp
     const ok = certificateMatchesKey(Buffer.from(d['tls.crt'], 'base64').toString(), Buffer.from(d['tls.key'], 'base64').toString());
     if (!ok) mismatchedSecretVersions.push(`${e.object.metadata.namespace}/${e.object.metadata.name}@${e.object.metadata.resourceVersion}`);
   }, () => {});
-  const running = await startControllers({ store, clock, logger: silentLogger, options: { metricsListen: '', healthListen: '', ...o.options } });
+  // storeView: what the controllers see, e.g. a backend that stores what the embedded one refuses
+  const running = await startControllers({ store: o.storeView ? o.storeView(store) : store, clock, logger: silentLogger, options: { metricsListen: '', healthListen: '', ...o.options } });
   const lc: Lifecycle = {
     clock, store, running, mismatchedSecretVersions,
     // reads lc.running each time: a test may restart the controllers

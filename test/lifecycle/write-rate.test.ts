@@ -6,6 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startLifecycle, withCA, certificate, condition, type Lifecycle } from './harness.ts';
 import { Certificate } from '../../src/api/resources.ts';
+import type { Store } from '../../src/store/store.ts';
+import { createCSR } from '../../src/pki/csr.ts';
+import { generatePrivateKey } from '../../src/pki/keys.ts';
 
 const S = 1000;
 const MIN = 60 * S;
@@ -43,12 +46,53 @@ async function advanceWithin(lc: Lifecycle, ms: number, from: number, limit: num
   await settleWithin(lc, from, limit, what);
 }
 
+// The embedded store now refuses lone surrogates itself, but a Kubernetes cluster with only the
+// CRDs installed has no webhook, and the class fix must hold for any object the controllers get.
+// This view stands for such a backend: it keeps each lone surrogate as a marker in SQLite and
+// hands the controllers the string with the surrogate, in reads, lists, watches and write results.
+const MARKER = /<<lone:([0-9a-f]{4})>>/g;
+function mapStrings(v: unknown, f: (s: string) => string): unknown {
+  if (typeof v === 'string') return f(v);
+  if (Array.isArray(v)) return v.map((x) => mapStrings(x, f));
+  if (v && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [f(k), mapStrings(x, f)]));
+  }
+  return v;
+}
+const toStored = <T>(v: T): T => mapStrings(v, (s) => s.replace(/\p{Cs}/gu, (c) => `<<lone:${c.charCodeAt(0).toString(16)}>>`)) as T;
+const toSeen = <T>(v: T): T => mapStrings(v, (s) => s.replace(MARKER, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))) as T;
+
+function surrogatePreservingStore(store: Store): Store {
+  return storeView(store, toStored, toSeen);
+}
+
+/** The store as the controllers see it: arguments mapped by `in`, results and watch events by `out`. */
+function storeView(store: Store, into: <T>(v: T) => T, out: <T>(v: T) => T): Store {
+  const toStored = into;
+  const toSeen = out;
+  return new Proxy(store, {
+    get(target, prop) {
+      const f = Reflect.get(target, prop) as unknown;
+      if (typeof f !== 'function') return f;
+      if (prop === 'watch') {
+        return (type: unknown, opts: unknown, onEvent: (e: { object: unknown }) => void, onError: unknown) =>
+          f.call(target, type, opts, (e: { object: unknown }) => onEvent({ ...e, object: toSeen(e.object) }), onError);
+      }
+      return (...args: unknown[]) => {
+        const out = f.apply(target, args.map((a) => (typeof a === 'function' ? a : toStored(a))));
+        return out instanceof Promise ? out.then(toSeen) : out;
+      };
+    },
+  });
+}
+
 // Bounds stated for the README and the issue: one Certificate may cause at most 40 writes in its
 // first simulated minute (its own issuance attempt, key, request, status and Events: about 15 in
-// practice) and at most 20 in each following ten minutes. On 6d0b77e the same object caused
+// practice) and at most 40 in each following ten minutes (replacements back off to one per 5
+// minutes; each costs about 9 writes: delete, create, approval, signing, Events). On 6d0b77e the same object caused
 // ~1,150 writes per real second without the clock moving at all.
 const FIRST_MINUTE_LIMIT = 40;
-const LATER_TEN_MINUTES_LIMIT = 20;
+const LATER_TEN_MINUTES_LIMIT = 40;
 
 for (const [field, spec] of [
   ['commonName', { commonName: 'bad\ud800name', dnsNames: ['ok.example.test'] }],
@@ -56,27 +100,57 @@ for (const [field, spec] of [
   ['subject.organizations', { dnsNames: ['ok.example.test'], subject: { organizations: ['Acme\ud800'] } }],
   ['subject.serialNumber', { dnsNames: ['ok.example.test'], subject: { serialNumber: '\udc00' } }],
 ] as const) {
-  test(`a lone surrogate in ${field}, stored without admission, keeps the write rate bounded`, async () => {
-    const lc = await startLifecycle();
+  test(`a lone surrogate in ${field}, stored without admission, keeps the write rate bounded`, async (t) => {
+    const lc = await startLifecycle({ storeView: surrogatePreservingStore });
     try {
       await withCA(lc);
       const before = await revision(lc);
-      // store.create is the path a cluster takes when only the CRDs are installed: no webhook.
-      await lc.store.create(Certificate, certificate('loop', spec));
+      // Straight into storage, as on a cluster where only the CRDs are installed: no webhook.
+      await lc.store.create(Certificate, toStored(certificate('loop', spec)));
       await advanceWithin(lc, MIN, before, FIRST_MINUTE_LIMIT, 'first simulated minute');
       const afterMinute = await revision(lc);
       await advanceWithin(lc, 10 * MIN, afterMinute, LATER_TEN_MINUTES_LIMIT, 'next ten simulated minutes');
+      t.diagnostic(`writes: ${afterMinute - before} in the first simulated minute, ${(await revision(lc)) - afterMinute} in the next ten`);
       // It is a failed issuance the user can see, not a silent loop.
       const crt = await lc.certificate('loop');
       assert.equal(condition(crt, 'Ready')?.status, 'False');
       assert.ok((crt.status?.issuanceAttempts ?? 0) >= 1, `a failure is recorded: ${JSON.stringify(crt.status)}`);
       assert.equal(condition(crt, 'Issuing')?.status, 'False');
-      assert.match(condition(crt, 'Issuing')?.message ?? '', /not well-formed Unicode|lone surrogate/);
+      const issuing = crt.status?.conditions?.find((c) => c.type === 'Issuing');
+      assert.match(issuing?.message ?? '', /not well-formed Unicode/);
     } finally {
       await lc.stop();
     }
   });
 }
+
+test('a request that can never match its Certificate is replaced with backoff, not in a loop', async (t) => {
+  // Stands for any cause of a permanent mismatch (an encoding quirk, a bug, another writer): the
+  // controllers are shown a CSR for another name and key whenever they read the Certificate's requests.
+  const otherKey = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const foreign = Buffer.from(await createCSR({ commonName: 'someone-else.example.test' }, otherKey)).toString('base64');
+  const swap = <T>(v: T): T => {
+    const o = v as { kind?: string; metadata?: { name?: string }; spec?: { request?: string }; items?: unknown[] };
+    if (o && Array.isArray(o.items)) return { ...o, items: o.items.map(swap) } as T;
+    if (o?.kind === 'CertificateRequest' && o.metadata?.name?.startsWith('never-') && o.spec) return { ...o, spec: { ...o.spec, request: foreign } } as T;
+    return v;
+  };
+  const lc = await startLifecycle({ storeView: (store) => storeView(store, (v) => v, swap) });
+  try {
+    await withCA(lc);
+    const before = await revision(lc);
+    await lc.apply(certificate('never', { dnsNames: ['never.example.test'] }));
+    await advanceWithin(lc, MIN, before, FIRST_MINUTE_LIMIT, 'first simulated minute');
+    const afterMinute = await revision(lc);
+    await advanceWithin(lc, 10 * MIN, afterMinute, LATER_TEN_MINUTES_LIMIT, 'next ten simulated minutes');
+    const afterEleven = await revision(lc);
+    t.diagnostic(`writes: ${afterMinute - before} in the first simulated minute, ${afterEleven - afterMinute} in the next ten`);
+    // steady state: at most one replacement per 5 minutes
+    await advanceWithin(lc, 10 * MIN, afterEleven, LATER_TEN_MINUTES_LIMIT, 'minutes 11 to 21');
+  } finally {
+    await lc.stop();
+  }
+});
 
 test('duration 1h with renewBefore 59m59s re-issues at most once per minimum interval, not every second', async () => {
   const lc = await startLifecycle();

@@ -76,8 +76,15 @@ export function decideIssuing(input: IssuingInput, now: Date): IssuingDecision {
 }
 
 function fail(crt: CertificateObj, cond: Condition, now: Date): IssuingDecision {
-  const message = `The certificate request has failed to complete and will be retried: ${cond.message ?? ''}`;
-  const reason = cond.reason || 'Failed';
+  return { kind: 'fail', ...failedIssuance(crt, cond.reason || 'Failed', `The certificate request has failed to complete and will be retried: ${cond.message ?? ''}`, now) };
+}
+
+/**
+ * Ends the current issuance as failed: Issuing=False, lastFailureTime and the attempt counter
+ * that the trigger's backoff reads. Also used by the request manager when no request can be
+ * built, so that failure is retried with the same backoff instead of on every reconcile.
+ */
+export function failedIssuance(crt: CertificateObj, reason: string, message: string, now: Date): { status: CertificateStatusLike; event: EventSpec } {
   const status: CertificateStatusLike = {
     ...(crt.status ?? {}),
     lastFailureTime: rfc3339(now),
@@ -85,7 +92,7 @@ function fail(crt: CertificateObj, cond: Condition, now: Date): IssuingDecision 
     conditions: setCondition(crt.status?.conditions, { type: 'Issuing', status: 'False', reason, message, observedGeneration: crt.metadata.generation }, now),
   };
   delete status.failedIssuanceAttempts;
-  return { kind: 'fail', status, event: { type: 'Warning', reason, message } };
+  return { status, event: { type: 'Warning', reason, message } };
 }
 
 /** Status after a successful issuance, before readiness fields are merged in. */

@@ -1,13 +1,14 @@
 import { CertificateRequest } from '../../../api/resources.ts';
 import { isNotFound } from '../../../store/store.ts';
 import { createCSR } from '../../../pki/csr.ts';
-import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { record, type ControllerContext, type ControllerSpec } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, watchCertificateGraph } from '../gather.ts';
 import { ANN, ownerRefTo, type CertificateObj, type CertificateRequestObj } from '../objects.ts';
 import { decodeBase64, encodeBase64 } from '../parsed.ts';
-import { withCertificate } from '../shell.ts';
+import { withCertificate, writeCertificateStatus } from '../shell.ts';
+import { failedIssuance } from '../issuing/issuing.ts';
 import { templateOf } from '../template.ts';
-import { decideRequestManager } from './requestmanager.ts';
+import { decideRequestManager, gateReplacements, type ReplacementHistory } from './requestmanager.ts';
 
 const MANAGER = 'certificates-request-manager';
 /** Annotations of the Certificate that are not copied to its requests (cert-manager's defaults). */
@@ -15,14 +16,23 @@ const NOT_COPIED = ['kubectl.kubernetes.io/', 'fluxcd.io/', 'argocd.argoproj.io/
 
 export function requestManagerController(ctx: ControllerContext): ControllerSpec {
   const c = certificateCaches(ctx);
+  // Replacement backoff per Certificate uid (see gateReplacements); forgotten with the Certificate.
+  const replacements = new Map<string, ReplacementHistory>();
+  c.certificates.onDelete((crt) => { if (crt.metadata.uid) replacements.delete(crt.metadata.uid); });
   return {
     name: MANAGER,
     workers: 4,
     watch: (enqueue) => watchCertificateGraph(c, enqueue),
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       const keySecret = nextKeySecrets(c, crt).find((s) => s.metadata.name === crt.status?.nextPrivateKeySecretName);
-      const actions = decideRequestManager({ certificate: crt, nextKeySecret: keySecret, requests: ownedRequests(c, crt) });
-      for (const a of actions) {
+      const uid = crt.metadata.uid ?? key;
+      const gated = gateReplacements(decideRequestManager({ certificate: crt, nextKeySecret: keySecret, requests: ownedRequests(c, crt) }), replacements.get(uid), ctx.clock.now());
+      if (gated.history) replacements.set(uid, gated.history);
+      else replacements.delete(uid);
+      if (gated.requeueAfterMs !== undefined) {
+        ctx.logger.debug({ certificate: key, waitMs: gated.requeueAfterMs }, 'replacing a mismatched CertificateRequest again later (replacement backoff)');
+      }
+      for (const a of gated.actions) {
         if (a.kind === 'delete') {
           ctx.logger.debug({ certificate: key, request: a.name, why: a.why }, 'deleting CertificateRequest');
           await ctx.store.delete(CertificateRequest, crt.metadata.namespace, a.name).catch((e) => { if (!isNotFound(e)) throw e; });
@@ -32,13 +42,19 @@ export function requestManagerController(ctx: ControllerContext): ControllerSpec
           try {
             csr = await createCSR(templateOf(crt.spec), keyPem);
           } catch (e) {
-            ctx.recorder.event(crt, 'Warning', 'RequestFailed', `Failed to generate CSR: ${(e as Error).message} - will not retry`);
-            return;
+            // A spec no CSR can express (e.g. a lone surrogate that reached the store without
+            // admission) is a failed issuance: recorded, with Events, and retried after the
+            // trigger's backoff, never on every reconcile.
+            const failed = failedIssuance(crt, 'RequestFailed', `Failed to generate CSR: ${(e as Error).message}`, ctx.clock.now());
+            await writeCertificateStatus(ctx, crt, failed.status, MANAGER);
+            record(ctx, crt, [failed.event]);
+            return undefined;
           }
           const cr = await ctx.store.create(CertificateRequest, requestFor(crt, a, csr), { fieldManager: MANAGER });
           ctx.recorder.event(crt, 'Normal', 'Requested', `Created new CertificateRequest resource "${cr.metadata.name}"`);
         }
       }
+      return gated.requeueAfterMs !== undefined ? { requeueAfterMs: gated.requeueAfterMs } : undefined;
     }),
   };
 }

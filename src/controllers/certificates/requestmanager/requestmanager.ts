@@ -15,8 +15,11 @@ export interface RequestManagerInput {
   requests: CertificateRequestObj[];
 }
 
+/** Why a request is deleted; only `mismatch` replacements can repeat without a new failure. */
+export type DeleteCause = 'invalid-revision' | 'mismatch' | 'earlier-attempt';
+
 export type RequestAction =
-  | { kind: 'delete'; name: string; why: string }
+  | { kind: 'delete'; name: string; why: string; cause: DeleteCause }
   | { kind: 'create'; name: string; revision: number; attempt: number; keySecretName: string };
 
 export function nextRevision(crt: CertificateObj): number {
@@ -69,13 +72,13 @@ export function decideRequestManager(input: RequestManagerInput): RequestAction[
     const r = revisionOf(cr);
     const name = cr.metadata.name!;
     if (r === undefined) {
-      actions.push({ kind: 'delete', name, why: 'revision annotation missing or invalid' });
+      actions.push({ kind: 'delete', name, why: 'revision annotation missing or invalid', cause: 'invalid-revision' });
     } else if (r !== rev) {
       continue; // other revisions are the revision manager's
     } else if (requestMismatches(crt, cr)?.length !== 0 || requestCSR(cr).value?.publicKeyFingerprint !== fingerprint) {
-      actions.push({ kind: 'delete', name, why: 'request does not match the spec or the next private key' });
+      actions.push({ kind: 'delete', name, why: 'request does not match the spec or the next private key', cause: 'mismatch' });
     } else if (isFromEarlierAttempt(crt, cr)) {
-      actions.push({ kind: 'delete', name, why: 'request failed in an earlier attempt' });
+      actions.push({ kind: 'delete', name, why: 'request failed in an earlier attempt', cause: 'earlier-attempt' });
     } else {
       keep.push(cr);
     }
@@ -84,4 +87,54 @@ export function decideRequestManager(input: RequestManagerInput): RequestAction[
     actions.push({ kind: 'create', name: requestName(crt.metadata.name!, rev), revision: rev, attempt: failedAttemptsOf(crt.status), keySecretName: keyName });
   }
   return actions;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replacement backoff (issue 12, finding 2). A request that does not match its Certificate is
+// deleted and made again; if the new one cannot match either (a spec that encodes differently
+// from what it says, a bug, an object that reached the store without admission), that cycle
+// would repeat as fast as the store can write (~1,150 writes/s was measured). So replacements
+// of one Certificate are spaced exponentially: the first is immediate (a user edited the spec),
+// the next waits initialMs, then twice that, up to maxMs. A request that matches, or nothing
+// left to do, ends the sequence. The history is in memory: a restart allows one immediate
+// replacement again, which keeps the rate bounded all the same.
+
+export interface ReplacementHistory {
+  /** replacements in the current sequence */
+  count: number;
+  /** when the last one was made, ms since the epoch */
+  lastAt: number;
+}
+
+export interface ReplacementBackoff {
+  initialMs: number;
+  maxMs: number;
+}
+
+export const defaultReplacementBackoff: ReplacementBackoff = Object.freeze({ initialMs: 5_000, maxMs: 5 * 60_000 });
+
+export interface GatedActions {
+  actions: RequestAction[];
+  /** look again then: a replacement is held back until this much time has passed */
+  requeueAfterMs?: number;
+  /** the history to keep for the Certificate; undefined forgets it */
+  history?: ReplacementHistory;
+}
+
+/** The wait before replacement number count+1, after `count` replacements in a row. */
+export function replacementDelay(count: number, cfg: ReplacementBackoff = defaultReplacementBackoff): number {
+  if (count < 1) return 0;
+  return Math.min(cfg.initialMs * 2 ** Math.min(count - 1, 40), cfg.maxMs);
+}
+
+/** Applies the replacement backoff to the request manager's actions. Pure: the caller keeps the history. */
+export function gateReplacements(actions: RequestAction[], history: ReplacementHistory | undefined, now: Date, cfg: ReplacementBackoff = defaultReplacementBackoff): GatedActions {
+  const replacing = actions.some((a) => a.kind === 'delete' && a.cause === 'mismatch');
+  if (!replacing) return { actions, history: actions.length === 0 ? undefined : history };
+  if (history) {
+    const left = history.lastAt + replacementDelay(history.count, cfg) - now.getTime();
+    // Everything waits, the create too: it would collide with the request not yet deleted.
+    if (left > 0) return { actions: [], requeueAfterMs: left, history };
+  }
+  return { actions, history: { count: (history?.count ?? 0) + 1, lastAt: now.getTime() } };
 }
