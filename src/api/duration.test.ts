@@ -22,3 +22,10 @@ test('formats like Go', () => {
   assert.equal(formatDuration(5 * 60_000), '5m0s');
   assert.equal(formatDuration(90_500), '1m30.5s');
 });
+
+test('refuses durations beyond Go\'s int64 nanoseconds (about 292 years), as upstream does', () => {
+  assert.equal(parseDuration('2562047h'), 2562047 * 3_600_000);
+  for (const bad of ['99999999999999h', '2562048h', '9999999999999999999999999s', '-99999999999999h']) {
+    assert.throws(() => parseDuration(bad), /out of range \(the longest duration is 2562047h47m16.854775807s/, bad);
+  }
+});

@@ -4,6 +4,15 @@ const units: Record<string, number> = {
   ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000,
 };
 
+/**
+ * Go's time.Duration is int64 nanoseconds: ParseDuration refuses anything longer than
+ * 2562047h47m16.854775807s (about 292 years), so upstream never accepts more. The bound also
+ * keeps every notAfter this can produce inside X.509's 9999-12-31 and JavaScript's Date range,
+ * which a value like 99999999999999h left far behind, failing only at signing (issue 12, finding 11).
+ */
+export const MAX_DURATION_MS = Number(2n ** 63n - 1n) / 1e6; // as close as a double gets to 2^63-1 ns
+const MAX_DURATION_TEXT = '2562047h47m16.854775807s';
+
 /** Parses a Go duration into milliseconds; throws with the rule broken. */
 export function parseDuration(text: string): number {
   const s = String(text).trim();
@@ -23,6 +32,7 @@ export function parseDuration(text: string): number {
     if (!m) throw new Error(`invalid duration "${text}": expected a number and a unit (ns, us, ms, s, m, h), e.g. "2160h" or "1h30m"`);
     total += parseFloat(m[1]) * units[m[2]];
   }
+  if (!(total <= MAX_DURATION_MS)) throw new Error(`invalid duration "${text}": out of range (the longest duration is ${MAX_DURATION_TEXT}, about 292 years)`);
   return sign * total;
 }
 

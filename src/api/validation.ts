@@ -8,6 +8,7 @@ import { Kind, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import { CronExpressionParser } from 'cron-parser';
 import { CertificationRequest } from 'pkijs';
+import { parseCSR } from '../pki/csr.ts';
 import { parseDuration, formatDuration } from './duration.ts';
 import type { KubeObject } from './meta.ts';
 import type { ResourceType } from './resources.ts';
@@ -55,6 +56,9 @@ class Errors {
 export function validate(type: ResourceType, obj: KubeObject, old?: KubeObject): FieldError[] {
   const schemaErrors = structuralErrors(type, obj);
   const rules = new Errors();
+  // Every string of a cert-manager object, keys included: a lone surrogate cannot be put in a
+  // certificate, and a request built from one never matches its spec (issue 12, finding 2).
+  if (type.group.endsWith('cert-manager.io')) validateWellFormed(obj, '', rules);
   validateMetadata(type, obj, rules);
   const spec = isObj(obj.spec) ? obj.spec : undefined;
   const oldSpec = old && isObj(old.spec) ? old.spec : undefined;
@@ -219,6 +223,46 @@ function extraTopLevelFields(type: ResourceType): Record<string, true> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// well-formed Unicode
+
+// With the u flag a surrogate pair is one code point, so \p{Cs} only matches a lone surrogate.
+const loneSurrogateRe = /\p{Cs}/u;
+
+/** Whether s is well-formed Unicode (String.prototype.isWellFormed, which ES2022's lib lacks). */
+export function isWellFormed(s: string): boolean {
+  return !loneSurrogateRe.test(s);
+}
+
+function wellFormedError(s: string): string {
+  const c = loneSurrogateRe.exec(s)![0].charCodeAt(0).toString(16).toUpperCase();
+  return `must be well-formed Unicode: contains a lone UTF-16 surrogate (U+${c}), which no certificate can encode`;
+}
+
+/** A map key as it may appear in a field path: lone surrogates spelled as \uXXXX, so the message stays well-formed. */
+function pathKey(k: string): string {
+  return k.replace(/\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+}
+
+function validateWellFormed(v: unknown, path: string, errs: Errors): void {
+  // Iterative: an object deep enough to overflow the stack must not crash admission.
+  const stack: [unknown, string][] = [[v, path]];
+  while (stack.length > 0) {
+    const [value, p] = stack.pop()!;
+    if (isStr(value)) {
+      if (!isWellFormed(value)) errs.invalid(p, value, wellFormedError(value));
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], index(p, i)]);
+    } else if (isObj(value)) {
+      for (const [k, x] of Object.entries(value).reverse()) {
+        const kp = /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? child(p, k) : mapKey(p, pathKey(k));
+        if (!isWellFormed(k)) errs.invalid(kp, pathKey(k), `key ${wellFormedError(k)}`);
+        stack.push([x, kp]);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // names, labels, annotations
 
 const dns1123LabelRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -351,14 +395,88 @@ export function parseLiteralSubject(dn: string): RDNAttribute[] {
   return attrs;
 }
 
-const emailShapeRe = /^[^\s@<>"(),:;[\]\\]+@[^\s@<>"(),:;[\]\\]+$/;
+// RFC 5322 dot-atom on both sides of the @: what Go's mail.ParseAddress accepts for a bare
+// address (quoted local parts aside), in the ASCII an rfc822Name (IA5String) can carry.
+const atom = "[A-Za-z0-9!#$%&'*+\\-/=?^_`{|}~]+";
+const emailRe = new RegExp(`^${atom}(\\.${atom})*@${atom}(\\.${atom})*$`);
+// eslint-disable-next-line no-control-regex
+const controlRe = /[\x00-\x1f\x7f]/;
+// eslint-disable-next-line no-control-regex
+const nonASCIIRe = /[^\x00-\x7f]/;
+
+/** Why e is not a bare email address a certificate can carry, or undefined. */
+export function emailError(e: string): string | undefined {
+  if (emailRe.test(e)) return undefined;
+  if (/[<>]/.test(e) || /\s/.test(e.trim())) return 'invalid email address: make sure the supplied value only contains the email address itself';
+  if (controlRe.test(e)) return 'invalid email address: must not contain control characters';
+  if (nonASCIIRe.test(e)) return 'invalid email address: must be ASCII (an rfc822Name SAN is an IA5String)';
+  if (!e.includes('@')) return 'invalid email address: mail: missing @ in addr-spec';
+  return 'invalid email address: mail: the local part and the domain must be dot-atoms (letters, digits and !#$%&\'*+-/=?^_`{|}~, separated by single dots)';
+}
 
 function validateEmails(v: unknown, path: string, errs: Errors): void {
   strings(v).forEach((e, i) => {
-    if (emailShapeRe.test(e)) return;
-    if (/[<>]/.test(e) || /\s/.test(e.trim())) {
-      errs.invalid(index(path, i), e, 'invalid email address: make sure the supplied value only contains the email address itself');
-    } else errs.invalid(index(path, i), e, 'invalid email address: mail: missing @ in addr-spec');
+    if (!isWellFormed(e)) return; // reported once, by validateWellFormed
+    const err = emailError(e);
+    if (err) errs.invalid(index(path, i), e, err);
+  });
+}
+
+const wildcardMsg = "a wildcard '*' is only allowed as the whole leftmost label, as in '*.example.com'";
+
+/**
+ * Why d cannot be a dNSName SAN, or undefined: a lowercase RFC 1123 subdomain (as Kubernetes
+ * checks Ingress hosts), optionally with a `*.` wildcard as its leftmost label. Upstream's
+ * webhook does not check dnsNames at all; without this, a newline or `$()` was signed into
+ * certificates and handed to deploy hooks in RENEWED_DOMAINS (issue 12, finding 7).
+ */
+export function dnsNameError(d: string): string | undefined {
+  if (d === '') return 'must not be empty';
+  const base = d.startsWith('*.') ? d.slice(2) : d;
+  if (base.includes('*')) return wildcardMsg;
+  if (d.length > 253) return 'must be no more than 253 characters';
+  if (!dns1123SubdomainRe.test(base)) return dns1123SubdomainMsg;
+  if (base.split('.').some((l) => l.length > 63)) return 'each label must be no more than 63 characters';
+  return undefined;
+}
+
+function validateDNSNames(v: unknown, path: string, errs: Errors): void {
+  strings(v).forEach((d, i) => {
+    if (!isWellFormed(d)) return;
+    const e = dnsNameError(d);
+    if (e) errs.invalid(index(path, i), d, e);
+  });
+}
+
+/** Why ip is not an address Go's net.ParseIP accepts (no zone, no surrounding space), or undefined. */
+export function ipAddressError(ip: string): string | undefined {
+  return isIP(ip) === 0 || ip.includes('%') ? 'invalid IP address' : undefined;
+}
+
+/**
+ * Why u cannot be a uniformResourceIdentifier SAN, or undefined. URL parsing alone is not enough:
+ * WHATWG parsers drop tabs and newlines and trim control characters, so "https://a\nb" parses;
+ * Go's url.Parse refuses control characters, and an IA5String carries ASCII only.
+ */
+export function uriError(u: string): string | undefined {
+  if (controlRe.test(u) || /\s/.test(u)) return 'invalid URI: must not contain whitespace or control characters';
+  if (nonASCIIRe.test(u)) return 'invalid URI: must be ASCII (percent-encode other characters)';
+  return URL.canParse(u) ? undefined : 'invalid URI';
+}
+
+function validateIPs(v: unknown, path: string, errs: Errors): void {
+  strings(v).forEach((ip, i) => {
+    if (!isWellFormed(ip)) return;
+    const e = ipAddressError(ip);
+    if (e) errs.invalid(index(path, i), ip, e);
+  });
+}
+
+function validateURIs(v: unknown, path: string, errs: Errors): void {
+  strings(v).forEach((u, i) => {
+    if (!isWellFormed(u)) return;
+    const e = uriError(u);
+    if (e) errs.invalid(index(path, i), u, e);
   });
 }
 
@@ -420,10 +538,11 @@ function validateCertificateSpec(spec: Obj, p: string, errs: Errors): void {
   if (commonName.length > 64) {
     errs.invalid(child(p, isStr(spec.literalSubject) && spec.literalSubject ? 'literalSubject' : 'commonName'), commonName, 'must be no more than 64 characters');
   }
-  // 6. IPs, 7. emails
-  strings(spec.ipAddresses).forEach((ip, i) => { if (isIP(ip) === 0) errs.invalid(index(child(p, 'ipAddresses'), i), ip, 'invalid IP address'); });
+  // 6. IPs, 7. emails; then dnsNames and URIs, which upstream does not check (issue 12, finding 7)
+  validateIPs(spec.ipAddresses, child(p, 'ipAddresses'), errs);
   validateEmails(spec.emailAddresses, child(p, 'emailAddresses'), errs);
-  strings(spec.uris).forEach((u, i) => { if (!URL.canParse(u)) errs.invalid(index(child(p, 'uris'), i), u, 'invalid URI'); });
+  validateDNSNames(spec.dnsNames, child(p, 'dnsNames'), errs);
+  validateURIs(spec.uris, child(p, 'uris'), errs);
   // 8. otherNames
   if (Array.isArray(spec.otherNames)) {
     spec.otherNames.forEach((on, i) => {
@@ -636,6 +755,32 @@ function decodeCSR(request: string): string | undefined {
   }
 }
 
+/**
+ * The issuer signs the names the CSR carries, so they are held to the Certificate's rules
+ * (issue 12, finding 7): the first bad name, as `encoded CSR error: dnsNames[1]: Invalid value: ...`.
+ */
+function csrNamesError(request: string): string | undefined {
+  let t;
+  try {
+    t = parseCSR(Buffer.from(request, 'base64').toString('latin1')).template;
+  } catch (err) {
+    return `encoded CSR error: ${(err as Error).message}`;
+  }
+  const checks: [string, string[] | undefined, (v: string) => string | undefined][] = [
+    ['dnsNames', t.dnsNames, dnsNameError],
+    ['ipAddresses', t.ipAddresses, ipAddressError],
+    ['emailAddresses', t.emailAddresses, emailError],
+    ['uris', t.uris, uriError],
+  ];
+  for (const [field, values, check] of checks) {
+    for (const [i, v] of (values ?? []).entries()) {
+      const e = check(v);
+      if (e) return `encoded CSR error: ${field}[${i}]: Invalid value: ${JSON.stringify(v)}: ${e}`;
+    }
+  }
+  return undefined;
+}
+
 function conditionsOf(o: KubeObject | undefined): Obj[] {
   const st = o && isObj(o.status) ? o.status : undefined;
   return st && Array.isArray(st.conditions) ? st.conditions.filter(isObj) : [];
@@ -646,7 +791,7 @@ function validateCertificateRequest(obj: KubeObject, old: KubeObject | undefined
   if (spec) {
     validateIssuerRef(spec.issuerRef, 'spec.issuerRef', errs);
     if (!old && isStr(spec.request) && spec.request !== '') {
-      const e = decodeCSR(spec.request);
+      const e = decodeCSR(spec.request) ?? csrNamesError(spec.request);
       if (e) errs.invalid('spec.request', '<csr>', e);
     }
     tryDuration(spec.duration, 'spec.duration', errs);

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { createCSR, parseCSR } from './csr.ts';
 import { generatePrivateKey } from './keys.ts';
 import type { CertificateTemplate } from './template.ts';
+import { signCertificate } from './sign.ts';
+import { parseCertificate } from './parse.ts';
 
 test('createCSR refuses strings that UTF8String or IA5String cannot encode, naming the value', async () => {
   const key = await generatePrivateKey({ algorithm: 'ECDSA' });
@@ -30,4 +32,16 @@ test('well-formed non-ASCII subjects (surrogate pairs included) still round-trip
   assert.equal(csr.template.commonName, 'café 😀');
   assert.deepEqual(csr.template.subject?.organizations, ['Ünïcode']);
   assert.deepEqual(csr.template.dnsNames, ['a.example.test']);
+});
+
+test('a notAfter past 9999-12-31T23:59:59Z is refused with the reason, not encoded malformed', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const csrPem = await createCSR({ commonName: 'far' }, key);
+  const notBefore = new Date('2026-01-01T00:00:00Z');
+  const toEnd = Date.UTC(9999, 11, 31, 23, 59, 59) - notBefore.getTime();
+  const cert = await signCertificate({ csrPem, notBefore, durationMs: toEnd, selfSignKeyPem: key });
+  assert.equal(parseCertificate(cert).notAfter.toISOString(), '9999-12-31T23:59:59.000Z');
+  for (const durationMs of [toEnd + 1000, 99999999999999 * 3_600_000]) {
+    await assert.rejects(signCertificate({ csrPem, notBefore, durationMs, selfSignKeyPem: key }), /notAfter would be after 9999-12-31T23:59:59Z/);
+  }
 });

@@ -48,6 +48,8 @@ function randomSerial(): Buffer {
   return b;
 }
 
+const LAST_ENCODABLE_TIME = Date.UTC(9999, 11, 31, 23, 59, 59);
+
 function floorToSecond(ms: number): Date {
   return new Date(Math.floor(ms / 1000) * 1000);
 }
@@ -117,6 +119,9 @@ export async function signCertificate(o: SignOptions): Promise<string> {
   const notBefore = floorToSecond(o.notBefore.getTime());
   let notAfter = floorToSecond(notBefore.getTime() + o.durationMs);
   if (signer.notAfter && o.clipToIssuer !== false && notAfter > signer.notAfter) notAfter = signer.notAfter;
+  // GeneralizedTime has four year digits; past them (or past Date's range) name the cause
+  // instead of writing a malformed time.
+  if (!(notAfter.getTime() <= LAST_ENCODABLE_TIME)) throw new Error('certificate duration too long: notAfter would be after 9999-12-31T23:59:59Z, the last time X.509 can encode');
 
   const isCA = o.isCA ?? csr.template.isCA ?? false;
   // Without explicit usages, keep what the request asked for, else the cert-manager defaults.
