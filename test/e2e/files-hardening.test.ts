@@ -3,10 +3,10 @@
 // the server, even with a SIGKILL.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { certsmithBin, run } from './harness.ts';
+import { certsmithBin, run, startServer, waitFor } from './harness.ts';
 
 function serverArgs(dataDir: string): string[] {
   return [certsmithBin, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--health-listen', '127.0.0.1:0'];
@@ -34,3 +34,60 @@ test('certsmith server refuses a data dir writable by others, and a token readab
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+const manifests = `
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata: { name: selfsigned }
+spec: { selfSigned: {} }
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: web, namespace: default }
+spec:
+  secretName: web-tls
+  dnsNames: [web.example.test]
+  privateKey: { algorithm: ECDSA, size: 256 }
+  issuerRef: { name: selfsigned, kind: ClusterIssuer, group: cert-manager.io }
+`;
+
+/** gone, or a zombie nobody reaped yet (in a container, pid 1 may never reap) */
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+  test(`a ${signal} to certsmith server ends a running deploy hook and what it started`, { timeout: 120_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'certsmith-e2e-hook-'));
+    const pidFile = join(root, 'child.pid');
+    writeFileSync(join(root, 'manifests.yaml'), manifests);
+    const hook = `sleep 300 & echo $! > ${pidFile}; wait`;
+    const server = await startServer({ args: ['--secrets-dir', join(root, 'live'), '--deploy-hook', hook, '--apply', join(root, 'manifests.yaml')] });
+    try {
+      const child = await waitFor('the hook\'s child', () => {
+        const n = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0;
+        return n > 0 ? n : undefined;
+      });
+      const started = Date.now();
+      if (signal === 'SIGKILL') server.kill();
+      else await server.stop();
+      await waitFor('the hook\'s child to be gone', () => isGone(child), 15_000);
+      // before, SIGTERM waited for the hook (its 5 minute timeout) and SIGKILL left it running
+      assert.ok(Date.now() - started < 15_000);
+    } finally {
+      server.kill();
+      await server.stop();
+      server.cleanup();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+}

@@ -188,6 +188,13 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       await ledger.set(key, { hash, revision, at: ctx.clock.now().toISOString() });
       return;
     }
+    const queued = pending.get(key);
+    if (queued?.hash === hash) {
+      // the same files: the hook queued (or running) for them is the one; only the object the Events go to is fresher
+      queued.certificate = crt;
+      enqueueHook(key);
+      return;
+    }
     pending.set(key, {
       hash, certificate: crt, revision,
       env: hookEnvironment({
@@ -220,7 +227,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       return;
     }
     // the files changed or the Certificate went while the hook ran: what is pending now decides
-    const current = pending.get(key) === job;
+    const current = pending.get(key)?.hash === hash;
     const status = out.timedOut ? 'timed out' : out.exitCode !== null ? `exited with status ${out.exitCode}` : out.signal ? `was killed by ${out.signal}` : 'did not run';
     const tail = out.output ? `: ${out.output}` : '';
     if (out.ok) {

@@ -168,7 +168,7 @@ test('failures under the secrets dir are Warning Events on the Certificate, whic
     await lc.apply(certificate('long', { secretName: long, dnsNames: ['long.example.test'], privateKey: ecdsa }));
     // a namespace folder that is a symlink is refused, not followed
     mkdirSync(join(root, 'elsewhere'));
-    mkdirSync(dir, { mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     symlinkSync(join(root, 'elsewhere'), join(dir, 'other'));
     await lc.apply(certificate('moved', { dnsNames: ['moved.example.test'], privateKey: ecdsa, issuerRef: { name: 'selfsigned', kind: 'ClusterIssuer', group: 'cert-manager.io' } }, 'other'));
     await lc.settle();
