@@ -12,6 +12,8 @@ export interface PebbleOptions {
   nonceReject?: number;
   /** PEBBLE_VA_NOSLEEP; default true so that validation takes milliseconds. */
   vaNoSleep?: boolean;
+  /** PEBBLE_VA_SLEEPTIME: the longest random sleep (s) before each validation when vaNoSleep is false (Pebble's default 5). */
+  vaSleepTime?: number;
   /** PEBBLE_AUTHZREUSE; pinned to 0 (Pebble's default is 50) so request counts are deterministic. */
   authzReuse?: number;
   /** key id → HMAC key (base64url); when given, newAccount requires external account binding. */
@@ -76,6 +78,7 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
     PEBBLE_AUTHZREUSE: String(opts.authzReuse ?? 0),
   };
   if (opts.vaNoSleep ?? true) env.PEBBLE_VA_NOSLEEP = '1';
+  else if (opts.vaSleepTime !== undefined) env.PEBBLE_VA_SLEEPTIME = String(opts.vaSleepTime);
   if (opts.alternateRoots) env.PEBBLE_ALTERNATE_ROOTS = String(opts.alternateRoots);
   if (opts.chainLength) env.PEBBLE_CHAIN_LENGTH = String(opts.chainLength);
   const logPath = path.join(dir, 'pebble.log');

@@ -19,7 +19,7 @@ import { scheduleChallenges } from './scheduler.ts';
 import { WrittenVersions } from '../written-versions.ts';
 import { solverFor, usesEmbeddedResponder } from './solvers.ts';
 import {
-  accountGoneProblem, ANN_FAILURE_CAUSE, challengeAtCA, isUnreachable, shouldReadAfterAcceptError, solverWasUnavailable, type FailureCause,
+  accountGoneProblem, ANN_ACCOUNT, ANN_FAILURE_CAUSE, challengeAtCA, isUnreachable, shouldReadAfterAcceptError, solverWasUnavailable, type FailureCause,
 } from '../recovery.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 
@@ -121,6 +121,17 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
       }, { fieldManager: MANAGER })) as ChallengeObj;
     }
     return setStatus(cur, patch);
+  }
+
+  /**
+   * The issuer registered a new account since this Challenge's order was created (the client is
+   * the truth here, not the issuer cache): the challenge belongs to the old account and can only fail.
+   */
+  async function accountMoved(c: ChallengeObj, acme: AcmeClient): Promise<StepResult | undefined> {
+    const createdUnder = c.metadata.annotations?.[ANN_ACCOUNT];
+    if (!createdUnder || !acme.accountUrl || createdUnder === acme.accountUrl) return undefined;
+    const reason = `The ACME account this challenge belongs to (${createdUnder}) was replaced by ${acme.accountUrl}; the Order is retried under the new account`;
+    return { next: await failForCause(c, 'account-gone', { state: 'errored', reason }) };
   }
 
   /** The account is gone at the CA: tell the Issuer (which registers again) and give this Challenge up. */
@@ -240,6 +251,8 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
         // After a restart the CA may not have looked yet: the token must be there when it does.
         await restoreSolver(c);
         const acme = await client(c);
+        const moved = await accountMoved(c, acme);
+        if (moved) return moved;
         let authz: AcmeAuthorization;
         try {
           authz = await acmeAction('wait_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
@@ -282,6 +295,8 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     // 'wait' (no self-check) reaches here without check() having served the token in this process.
     await restoreSolver(c);
     const acme = await client(c);
+    const moved = await accountMoved(c, acme);
+    if (moved) return moved;
     try {
       await acmeAction('accept_challenge', () => acme.respondChallenge(c.spec.url));
     } catch (e) {

@@ -151,6 +151,14 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       const acme = issuer.spec.acme;
       const client = await clientForIssuer(ctx, rt, issuer as never);
       const now = () => ctx.clock.now();
+      const createdUnder = order.metadata.annotations?.[ANN_ACCOUNT];
+      if (step.kind !== 'create' && createdUnder && client.accountUrl && createdUnder !== client.accountUrl) {
+        // The issuer cache may lag behind a fresh registration; the client already holds the new account.
+        const reason = `The ACME account this order was created under (${createdUnder}) was replaced by ${client.accountUrl}: the ACME server forgot or deactivated it`;
+        await fail(order, failedStatus(order, 'errored', reason, now()), 'account-gone');
+        ctx.recorder.event(order, 'Warning', 'AccountChanged', `Order failed: ${reason}`);
+        return;
+      }
       try {
         switch (step.kind) {
           case 'create': {

@@ -77,7 +77,11 @@ export function requiredChallenges(input: OrderInput): { challenges: ChallengeDr
     out.push({
       apiVersion: 'acme.cert-manager.io/v1',
       kind: 'Challenge',
-      metadata: { name, namespace: order.metadata.namespace, labels: { ...(order.metadata.labels ?? {}) }, ownerReferences: [ownerRefTo(order)] },
+      metadata: {
+        name, namespace: order.metadata.namespace, labels: { ...(order.metadata.labels ?? {}) }, ownerReferences: [ownerRefTo(order)],
+        // the account the challenge belongs to: under another one it can only fail (see recovery.ts)
+        ...(order.metadata.annotations?.[ANN_ACCOUNT] ? { annotations: { [ANN_ACCOUNT]: order.metadata.annotations[ANN_ACCOUNT] } } : {}),
+      },
       spec,
     });
   }

@@ -1,0 +1,127 @@
+// The real `certsmith server` against Pebble behind the fault proxy, for tests that SIGKILL it
+// (issue 20): start and restart on one data dir, a ClusterIssuer plus Certificates, and the
+// figures the issue asks for (newOrders per certificate, orders left invalid at the CA).
+import assert from 'node:assert/strict';
+import { AcmeClient } from '../../src/acme/client.ts';
+import { startServer, type RunningServer } from '../e2e/harness.ts';
+import type { ChallTestSrv } from '../rig/index.ts';
+import { newOrdersPerName, type FaultProxy } from '../rig/fault-proxy.ts';
+
+export interface Target {
+  cts: ChallTestSrv;
+  /** where Pebble's VA sends HTTP-01: certsmith's embedded responder */
+  httpPort: number;
+}
+
+interface Obj {
+  metadata: { name: string; namespace?: string };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; issuanceAttempts?: number; failedIssuanceAttempts?: number; lastFailureTime?: string; acme?: { uri?: string } };
+  data?: Record<string, string>;
+  reason?: string;
+  message?: string;
+  involvedObject?: { kind?: string; name?: string };
+}
+
+export function startCertsmith(t: Target, dataDir: string): Promise<RunningServer> {
+  return startServer({
+    dataDir,
+    args: ['--acme-http01-listen', `127.0.0.1:${t.httpPort}`, '--acme-http01-solver-nameservers', t.cts.dnsServer],
+  });
+}
+
+/** SIGKILL, wait for the exit, start again on the same data dir. */
+export async function killAndRestart(t: Target, s: RunningServer): Promise<RunningServer> {
+  s.kill();
+  await s.stop();
+  return startCertsmith(t, s.dataDir);
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+export function manifest(issuer: string, proxy: FaultProxy, certs: { name: string; dnsName: string }[]): string {
+  const docs = [
+    `apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: ${issuer} }\nspec:\n  acme:\n    server: ${proxy.directoryUrl}\n    caBundle: ${b64(proxy.caPem)}\n    privateKeySecretRef: { name: ${issuer}-account }\n    solvers: [ { http01: { ingress: {} } } ]`,
+  ];
+  for (const c of certs) {
+    docs.push(`apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${c.name}, namespace: default }\nspec: { secretName: ${c.name}-tls, dnsNames: [${c.dnsName}], privateKey: { algorithm: ECDSA }, issuerRef: { name: ${issuer}, kind: ClusterIssuer } }`);
+  }
+  return docs.join('\n---\n');
+}
+
+export async function apply(s: RunningServer, yaml: string): Promise<void> {
+  const r = await s.cli(['apply', '-f', '-'], { input: yaml });
+  assert.equal(r.code, 0, r.stderr);
+}
+
+async function getJson<T>(s: RunningServer, args: string[]): Promise<T> {
+  const r = await s.cli(['get', ...args, '-o', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as T;
+}
+
+export const isReady = (o: Obj) => !!o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+export async function certificates(s: RunningServer, names: string[]): Promise<Obj[]> {
+  const all = (await getJson<{ items: Obj[] }>(s, ['certificates', '-n', 'default'])).items;
+  return all.filter((c) => names.includes(c.metadata.name));
+}
+
+/** Waits (real time, polling) until every named Certificate is Ready; fails with the ones that are not. */
+export async function waitAllReady(s: RunningServer, names: string[], timeoutMs: number): Promise<Obj[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const certs = await certificates(s, names);
+    if (certs.length === names.length && certs.every(isReady)) return certs;
+    if (Date.now() > deadline) {
+      const notReady = certs.filter((c) => !isReady(c)).map((c) => ({ name: c.metadata.name, status: c.status }));
+      assert.fail(`not Ready after ${timeoutMs} ms: ${JSON.stringify(notReady, null, 1).slice(0, 4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/** No certificate counted a failed issuance attempt or started a backoff (seed 000). */
+export function assertNoAttemptCounted(certs: Obj[]): void {
+  for (const c of certs) {
+    assert.equal(c.status?.issuanceAttempts ?? c.status?.failedIssuanceAttempts ?? 0, 0, `${c.metadata.name}: issuance attempt counted`);
+    assert.equal(c.status?.lastFailureTime, undefined, `${c.metadata.name}: in backoff`);
+  }
+}
+
+export async function events(s: RunningServer): Promise<Obj[]> {
+  return (await getJson<{ items: Obj[] }>(s, ['events', '-A'])).items;
+}
+
+/**
+ * The state at the CA of every order the proxy saw created, asked with the issuer's own account
+ * (orders of an account the CA has forgotten count as "gone").
+ */
+export async function ordersAtCA(s: RunningServer, proxy: FaultProxy, issuer: string, dnsNames: string[]): Promise<Record<string, number>> {
+  const secret = await getJson<Obj>(s, ['secret', `${issuer}-account`, '-n', 'cert-manager']);
+  const iss = await getJson<Obj>(s, ['clusterissuer', issuer]);
+  const client = new AcmeClient({
+    directoryUrl: proxy.directoryUrl, caPem: proxy.caPem, accountKeyPem: Buffer.from(secret.data!['tls.key'], 'base64').toString(),
+    accountUrl: iss.status?.acme?.uri, maxBadNonceRetries: 20,
+  });
+  const out: Record<string, number> = {};
+  try {
+    for (const o of proxy.newOrders) {
+      if (!o.location || !o.identifiers.some((i) => dnsNames.includes(i))) continue;
+      const status = await client.getOrder(o.location).then((x) => x.status as string, () => 'gone');
+      out[status] = (out[status] ?? 0) + 1;
+    }
+  } finally {
+    client.close();
+  }
+  return out;
+}
+
+/** Prints the issue's figures and returns them. */
+export async function report(label: string, s: RunningServer, proxy: FaultProxy, issuer: string, dnsNames: string[]): Promise<{ mean: number; perName: Record<string, number>; atCA: Record<string, number> }> {
+  const { perName, mean } = newOrdersPerName(proxy, dnsNames);
+  const atCA = await ordersAtCA(s, proxy, issuer, dnsNames);
+  const hist: Record<number, number> = {};
+  for (const n of Object.values(perName)) hist[n] = (hist[n] ?? 0) + 1;
+  console.log(`[${label}] certificates=${dnsNames.length} newOrders/certificate=${mean.toFixed(2)} (histogram ${JSON.stringify(hist)}) orders at the CA by state=${JSON.stringify(atCA)} invalid=${atCA.invalid ?? 0}`);
+  return { mean, perName, atCA };
+}

@@ -1,0 +1,153 @@
+// Issue 20 end to end: the real `certsmith server`, SIGKILLed at the worst moments of an ACME
+// issuance, and a Pebble that forgets everything, behind the fault proxy. Every certificate must
+// end Ready with no issuance attempt counted and no backoff; each case prints newOrders per
+// certificate and the orders left at the CA by state.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import { startFaultProxy, type FaultProxy } from '../rig/fault-proxy.ts';
+import type { RunningServer } from '../e2e/harness.ts';
+import { apply, assertNoAttemptCounted, events, killAndRestart, manifest, report, startCertsmith, waitAllReady, type Target } from './restart-rig.ts';
+
+const uniq = () => crypto.randomBytes(3).toString('hex');
+const ACCEPT = { method: 'POST', path: /\/chalZ\//, withPayload: true };
+const NEW_ORDER = { method: 'POST', path: /\/order-plz$/ };
+
+describe('ACME issuance across certsmith SIGKILLs and CA faults', () => {
+  let cts: ChallTestSrv;
+  let fast: Pebble;
+  let slow: Pebble;
+  let fastProxy: FaultProxy;
+  let slowProxy: FaultProxy;
+  let target: Target;
+  const dirs: string[] = [];
+  const servers: RunningServer[] = [];
+  const extraPebbles: Pebble[] = [];
+
+  before(async () => {
+    cts = await startChallTestSrv();
+    const httpPort = await freePort();
+    target = { cts, httpPort };
+    [fast, slow] = await Promise.all([
+      startPebble({ dnsServer: cts.dnsServer, httpPort }),
+      // Validation after a random 0-4 s sleep: time for a SIGKILL between accept and validation.
+      startPebble({ dnsServer: cts.dnsServer, httpPort, vaNoSleep: false, vaSleepTime: 5 }),
+    ]);
+    [fastProxy, slowProxy] = await Promise.all([
+      startFaultProxy({ upstream: fast.directoryUrl, upstreamCaPem: fast.caPem }),
+      startFaultProxy({ upstream: slow.directoryUrl, upstreamCaPem: slow.caPem }),
+    ]);
+  });
+  after(async () => {
+    for (const s of servers) s.kill();
+    await Promise.all(servers.map((s) => s.stop()));
+    await Promise.all([fastProxy?.stop(), slowProxy?.stop()]);
+    await Promise.all([fast?.stop(), slow?.stop(), ...extraPebbles.map((p) => p.stop()), cts?.stop()]);
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  async function server(): Promise<RunningServer> {
+    const dir = mkdtempSync(join(tmpdir(), 'certsmith-restart-'));
+    dirs.push(dir);
+    const s = await startCertsmith(target, dir);
+    servers.push(s);
+    return s;
+  }
+  /** Each case's server holds the one HTTP-01 port Pebble validates against: stopped before the next case starts. */
+  async function done(s: RunningServer): Promise<void> {
+    servers.splice(servers.indexOf(s), 1);
+    if (process.env.CERTSMITH_TEST_DEBUG) console.log(s.output());
+    await s.stop();
+  }
+  async function restart(s: RunningServer): Promise<RunningServer> {
+    servers.splice(servers.indexOf(s), 1);
+    const next = await killAndRestart(target, s);
+    servers.push(next);
+    return next;
+  }
+
+  test('(2) the answer to a challenge POST is lost and certsmith is killed: the restart reads the challenge instead of failing it', async () => {
+    let s = await server();
+    const dnsName = `lost-accept-${uniq()}.example.test`;
+    const fault = fastProxy.hold(ACCEPT);
+    await apply(s, manifest('lost-accept', fastProxy, [{ name: 'lost-accept', dnsName }]));
+    await fault.hit;
+    // The CA validates (Pebble without VA sleep: at once) against the responder, still up; the answer never arrives, then the kill.
+    await new Promise((r) => setTimeout(r, 500));
+    s = await restart(s);
+    fault.release();
+    const certs = await waitAllReady(s, ['lost-accept'], 30_000);
+    assertNoAttemptCounted(certs);
+    const r = await report('challenge answer lost + kill', s, fastProxy, 'lost-accept', [dnsName]);
+    assert.equal(r.mean, 1, 'one newOrder');
+    assert.equal(r.atCA.invalid ?? 0, 0, 'no order left invalid');
+    const refused = fastProxy.exchanges.filter((x) => ACCEPT.path.test(x.path) && x.payload && x.status === 400);
+    console.log(`[challenge answer lost + kill] challenge POSTs refused by the CA after the restart: ${refused.map((x) => (JSON.parse(x.body) as { detail?: string }).detail).join(' | ') || 'none'}`);
+    await done(s);
+  });
+
+  test('(3) the answer to newOrder is lost and certsmith is killed: one wasted order, said in an Event', async () => {
+    let s = await server();
+    const dnsName = `lost-order-${uniq()}.example.test`;
+    const fault = fastProxy.hold(NEW_ORDER);
+    await apply(s, manifest('lost-order', fastProxy, [{ name: 'lost-order', dnsName }]));
+    await fault.hit;
+    s = await restart(s);
+    fault.release();
+    const certs = await waitAllReady(s, ['lost-order'], 30_000);
+    assertNoAttemptCounted(certs);
+    const r = await report('newOrder answer lost + kill', s, fastProxy, 'lost-order', [dnsName]);
+    assert.equal(r.mean, 2, 'the lost order and its replacement');
+    assert.equal(r.atCA.invalid ?? 0, 0);
+    assert.equal(r.atCA.pending ?? 0, 1, 'the lost order is left pending, not invalid');
+    const ev = (await events(s)).filter((e) => e.reason === 'OrderLost');
+    assert.equal(ev.length, 1, 'an OrderLost Event says so');
+    await done(s);
+  });
+
+  test('(1) killed between challenge accept and validation: the token is served again, or the order is retried without counting', async () => {
+    let s = await server();
+    const certs = [1, 2, 3].map((i) => ({ name: `slow-${i}`, dnsName: `slow-${i}-${uniq()}.example.test` }));
+    const fault = slowProxy.hold(ACCEPT);
+    await apply(s, manifest('slow', slowProxy, certs));
+    await fault.hit;
+    // The CA has the accept; certsmith gets the answer, records it, and dies while the VA sleeps.
+    fault.release();
+    await new Promise((r) => setTimeout(r, 100));
+    s = await restart(s);
+    const ready = await waitAllReady(s, certs.map((c) => c.name), 90_000);
+    assertNoAttemptCounted(ready);
+    const r = await report('killed between accept and validation (slow VA)', s, slowProxy, 'slow', certs.map((c) => c.dnsName));
+    for (const [name, n] of Object.entries(r.perName)) assert.ok(n >= 1 && n <= 3, `${name}: ${n} newOrders, at most 1 + 2 retries`);
+    const retried = (await events(s)).filter((e) => e.reason === 'OrderRetried' || e.reason === 'SolverUnavailable');
+    console.log(`[killed between accept and validation] retry events: ${retried.map((e) => `${e.reason}: ${e.message}`).join(' | ') || 'none (every token was served again in time)'}`);
+    assert.equal(r.atCA.invalid ?? 0, Object.values(r.perName).reduce((a, n) => a + n - 1, 0), 'only retried orders are invalid');
+    await done(s);
+  });
+
+  test('Pebble restarted mid-batch (accounts and orders forgotten): the Issuer says so, registers again, and every certificate is Ready within 60 s', async () => {
+    const s = await server();
+    const certs = Array.from({ length: 8 }, (_, i) => ({ name: `forget-${i}`, dnsName: `forget-${i}-${uniq()}.example.test` }));
+    // The third newOrder is where the CA "restarts": its answer comes from the old Pebble, every later request meets the new one.
+    const fault = fastProxy.hold({ ...NEW_ORDER, nth: 3 });
+    await apply(s, manifest('forget', fastProxy, certs));
+    await fault.hit;
+    const replacement = await startPebble({ dnsServer: cts.dnsServer, httpPort: target.httpPort });
+    extraPebbles.push(replacement);
+    fastProxy.setUpstream(replacement.directoryUrl, replacement.caPem);
+    const backAt = Date.now();
+    fault.release();
+    const ready = await waitAllReady(s, certs.map((c) => c.name), 60_000);
+    console.log(`[Pebble restarted mid-batch] all ${certs.length} Ready ${Date.now() - backAt} ms after the new Pebble was up`);
+    assertNoAttemptCounted(ready);
+    const ev = await events(s);
+    const onIssuer = ev.filter((e) => e.involvedObject?.kind === 'ClusterIssuer' && e.involvedObject.name === 'forget' && e.reason === 'AccountDoesNotExist');
+    assert.ok(onIssuer.length >= 1, `the Issuer said why it was not Ready: ${JSON.stringify(ev.filter((e) => e.involvedObject?.name === 'forget').map((e) => e.reason))}`);
+    await report('Pebble restarted mid-batch', s, fastProxy, 'forget', certs.map((c) => c.dnsName));
+    await done(s);
+  });
+});
