@@ -129,3 +129,18 @@ test('with an owner, only files are handed over: folders stay ours, group = the 
   const link = lstatSync(join(root, 'default', 'owned'));
   assert.equal(link.uid, me, 'the live link stays ours');
 }));
+
+test('a folder made before --files-owner was given is opened to the owner\'s group, read-only', withRoot(async (root) => {
+  const ref = { root, namespace: 'default', name: 'later' };
+  const files = lineageFiles(secretData('1'))!;
+  await publishLineage(ref, files, lineageHash(files));
+  assert.equal(statSync(root).mode & 0o777, 0o700);
+  const owner = { uid: 4242, gid: 4343, text: '4242:4343' };
+  await publishLineage(ref, files, lineageHash(files, owner.text), { owner });
+  const me = process.getuid!();
+  for (const d of [root, join(root, 'default'), join(root, 'default', '.later.versions'), join(root, 'default', 'later')]) {
+    const st = statSync(d);
+    assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [me, 4343, 0o750], d);
+  }
+  assert.equal(statSync(join(root, 'default', 'later', 'tls.key')).uid, 4242);
+}));

@@ -60,14 +60,21 @@ export function dirAttrs(owner: FileOwner | undefined): DirAttrs {
  * DIR itself, created like the directories below it when missing. An existing one keeps its
  * owner and mode (--secrets-dir may point at a shared folder), except one an earlier certsmith
  * handed to the files owner: writable by that account, it would let the account rename the
- * namespace directories.
+ * namespace directories. One of ours that the files owner cannot enter (made 0700 before
+ * --files-owner was given) gets the owner's group with read and search, never write.
  */
 async function openRoot(root: string, owner: FileOwner | undefined, create: boolean): Promise<SafeDir | undefined> {
   const existing = await SafeDir.openRoot(root);
   if (!existing && !create) return undefined;
   const attrs = dirAttrs(owner);
   if (existing) {
-    if (owner && owner.uid !== attrs.uid && (await existing.owner()).uid === owner.uid) await existing.adopt(attrs);
+    if (!owner) return existing;
+    const st = await existing.owner();
+    if (owner.uid !== attrs.uid && st.uid === owner.uid) {
+      await existing.adopt(attrs);
+    } else if (st.uid === attrs.uid && !(st.mode & 0o001) && (st.gid !== owner.gid || (st.mode & 0o070) !== 0o050)) {
+      await existing.adopt({ uid: attrs.uid, gid: owner.gid, mode: (st.mode & ~0o070) | 0o050 });
+    }
     return existing;
   }
   await mkdir(root, { recursive: true, mode: attrs.mode });
