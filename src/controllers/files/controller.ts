@@ -14,8 +14,16 @@ import { parseFileOwner, type FileOwner } from './owner.ts';
 import { HookLedger } from './hook-ledger.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
 import { formatDuration } from '../../api/duration.ts';
+import { getCondition, removeCondition, setCondition } from '../../api/conditions.ts';
+import { withCertificate, writeCertificateStatus } from '../certificates/shell.ts';
 
 const NAME = 'files';
+/**
+ * On a Certificate whose files cannot be written or removed, status False, until they can:
+ * then it is removed rather than set True, so Certificates whose files are fine carry nothing
+ * (and cost no status write). Readiness keeps conditions of other types as they are.
+ */
+export const FILES_CONDITION = 'FilesMirrored';
 const HOOKS = 'files-deploy-hook';
 const TLS = 'kubernetes.io/tls';
 /** deploy hooks running at once; they wait for each other, never for the files */
@@ -131,6 +139,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
           const removed = await guarded(crt, ref, 'FilesRemoveFailed', 'Files under --secrets-dir not removed', () => removeLineage(ref));
           if (removed) log.info({ lineage: key }, crt ? 'removed files of a Certificate that is not mirrored' : 'removed files of a deleted Certificate');
         }
+        if (crt) await filesCondition(crt, undefined);
         await ledger.delete(key);
         return;
       }
@@ -143,6 +152,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       const hash = lineageHash(lf, owner?.text);
       const published = await guarded(crt, ref, 'FilesPublishFailed', 'Files under --secrets-dir not written', () => publishLineage(ref, lf, hash, { owner, keep: o.keepVersions }));
       if (published.changed) log.info({ lineage: key, version: published.version }, 'files updated');
+      await filesCondition(crt, undefined);
       await deployWhenDue(crt, key, ref, secret, hash);
     },
   };
@@ -171,9 +181,34 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
     } catch (e) {
       const why = describeFilesError(e, ref);
       log.warn({ lineage: `${ref.namespace}/${ref.name}`, err: why }, what);
-      if (crt) ctx.recorder.event(crt, 'Warning', reason, `${what}: ${why}`);
+      if (crt) {
+        ctx.recorder.event(crt, 'Warning', reason, `${what}: ${why}`);
+        // the Event may scroll away; someone has to act, so the Certificate says it until fixed
+        await filesCondition(crt, { reason, message: `${what}: ${why}` })
+          .catch((err: Error) => log.warn({ lineage: `${ref.namespace}/${ref.name}`, err: err.message }, 'cannot set the FilesMirrored condition'));
+      }
       throw new Error(`${what}: ${why}`);
     }
+  }
+
+  /** Sets the FilesMirrored=False condition for a failure, or removes it (undefined); writes only a change. */
+  async function filesCondition(crt: CertificateObj, failure: { reason: string; message: string } | undefined): Promise<void> {
+    // the common case, files fine and no condition, reads nothing and writes nothing
+    if (!failure && !getCondition(crt.status?.conditions, FILES_CONDITION)) return;
+    await withCertificate(ctx, c, `${crt.metadata.namespace}/${crt.metadata.name}`, async (cur) => {
+      const had = getCondition(cur.status?.conditions, FILES_CONDITION);
+      let conditions;
+      if (failure) {
+        if (had?.status === 'False' && had.reason === failure.reason && had.message === failure.message) return;
+        conditions = setCondition(cur.status?.conditions, {
+          type: FILES_CONDITION, status: 'False', reason: failure.reason, message: failure.message, observedGeneration: cur.metadata.generation,
+        }, ctx.clock.now());
+      } else {
+        if (!had) return;
+        conditions = removeCondition(cur.status?.conditions, FILES_CONDITION);
+      }
+      await writeCertificateStatus(ctx, cur, { ...(cur.status ?? {}), conditions }, NAME);
+    });
   }
 
   async function deployWhenDue(crt: CertificateObj, key: string, ref: LineageRef, secret: Secret, hash: string): Promise<void> {

@@ -4,7 +4,7 @@
 // failures under the secrets dir that a user sees as Warning Events.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLifecycle, withCA, certificate, condition, type Lifecycle } from '../../../test/lifecycle/harness.ts';
@@ -13,6 +13,7 @@ import { silentLogger } from '../../runtime/logger.ts';
 import { EventType } from '../../api/resources.ts';
 import type { CoreEvent } from '../../runtime/events.ts';
 import { ANN } from '../certificates/objects.ts';
+import { FILES_CONDITION } from './controller.ts';
 
 const ecdsa = { algorithm: 'ECDSA' };
 
@@ -174,6 +175,10 @@ test('failures under the secrets dir are Warning Events on the Certificate, whic
     await lc.settle();
 
     assert.equal(condition(await lc.certificate('long'), 'Ready')?.status, 'True', 'the Secret is fine');
+    const mirrored = condition(await lc.certificate('long'), FILES_CONDITION) as { status: string; reason?: string; message?: string } | undefined;
+    assert.equal(mirrored?.status, 'False', 'and the Certificate says what the user must fix');
+    assert.equal(mirrored?.reason, 'FilesPublishFailed');
+    assert.match(mirrored?.message ?? '', /ENAMETOOLONG/);
     const failed = await events(lc, 'long', 'FilesPublishFailed');
     assert.equal(failed.length, 1);
     assert.equal(failed[0].type, 'Warning');
@@ -184,6 +189,15 @@ test('failures under the secrets dir are Warning Events on the Certificate, whic
     const refused = all.filter((e) => e.involvedObject.name === 'moved' && e.reason === 'FilesPublishFailed');
     assert.equal(refused.length, 1);
     assert.match(refused[0].message, /refusing .*live\/other: it is a symlink/);
+    assert.equal(condition(await lc.certificate('moved', 'other'), FILES_CONDITION)?.status, 'False');
+
+    // fixed by the user: the retry writes the files and the condition goes
+    rmSync(join(dir, 'other'));
+    await lc.advance(10_000);
+    assert.ok(existsSync(join(dir, 'other', 'moved-tls', 'tls.key')));
+    assert.equal(readdirSync(join(root, 'elsewhere')).length, 0, 'nothing was ever written through the symlink');
+    assert.equal(condition(await lc.certificate('moved', 'other'), FILES_CONDITION), undefined);
+    assert.equal(condition(await lc.certificate('moved', 'other'), 'Ready')?.status, 'True');
   } finally {
     await lc.stop();
     rmSync(root, { recursive: true, force: true });
