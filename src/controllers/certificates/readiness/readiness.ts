@@ -6,6 +6,7 @@ import type { Condition } from '../../../api/meta.ts';
 import type { CertificateObj, CertificateStatusLike } from '../objects.ts';
 import { firstViolation, secretCertificate, secretPolicies, type CertificateInput } from '../policies.ts';
 import { renewalFor } from '../renewal-decision.ts';
+import { lastIssuanceTime } from '../min-interval.ts';
 import type { RenewalDecision } from '../renewal/renewal-time.ts';
 
 export type ReadinessFields = Pick<CertificateStatusLike, 'conditions' | 'notBefore' | 'notAfter' | 'renewalTime' | 'renewal'>;
@@ -36,7 +37,7 @@ export function decideReadiness(input: CertificateInput, now: Date): ReadinessDe
   if (leaf) {
     fields.notBefore = rfc3339(leaf.notBefore);
     fields.notAfter = rfc3339(leaf.notAfter);
-    renewal = renewalFor(crt, leaf);
+    renewal = renewalFor(crt, leaf, lastIssuanceTime(leaf.notBefore, input.currentCR?.metadata.creationTimestamp));
     if (renewal.kind === 'scheduled') fields.renewalTime = rfc3339(renewal.renewalTime);
   } else {
     renewal = undefined;

@@ -6,6 +6,7 @@ import { nextAttemptTime, type BackoffConfig } from '../backoff.ts';
 import { failedAttemptsOf, isDeleting } from '../objects.ts';
 import { firstViolation, requestMismatches, secretCertificate, secretPolicies, type CertificateInput, type Violation } from '../policies.ts';
 import { renewalFor } from '../renewal-decision.ts';
+import { lastIssuanceTime } from '../min-interval.ts';
 import type { EventSpec } from '../../decision.ts';
 
 export interface TriggerInput extends CertificateInput {
@@ -40,7 +41,9 @@ export function decideTrigger(input: TriggerInput, now: Date, backoff: BackoffCo
   let requeueAfterMs: number | undefined;
   if (!violation) {
     const leaf = secretCertificate(input.secret)!;
-    const renewal = renewalFor(crt, leaf);
+    // The renewal time includes the minimum interval between issuances (min-interval.ts): the
+    // only reason held back is this time-driven one; every reason above is a user's doing.
+    const renewal = renewalFor(crt, leaf, lastIssuanceTime(leaf.notBefore, input.currentCR?.metadata.creationTimestamp));
     if (renewal.kind === 'scheduled') {
       const due = renewal.renewalTime.getTime() - now.getTime();
       if (due <= 0) {

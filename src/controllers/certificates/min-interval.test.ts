@@ -1,0 +1,96 @@
+// The minimum interval between issuances (issue 12, finding 12): table tests of the rule and of
+// the trigger decision it changes. Times are passed in; nothing reads a clock.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { holdForMinimumInterval, lastIssuanceTime, minimumIssuanceIntervalMs } from './min-interval.ts';
+import type { RenewalDecision } from './renewal/renewal-time.ts';
+import { decideTrigger } from './trigger/trigger.ts';
+import { defaultBackoff } from './backoff.ts';
+import { generatePrivateKey } from '../../pki/keys.ts';
+import { createCSR } from '../../pki/csr.ts';
+import { signCertificate } from '../../pki/sign.ts';
+
+const S = 1000;
+const MIN = 60 * S;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+const t0 = new Date('2026-05-01T12:00:00Z');
+const at = (ms: number) => new Date(t0.getTime() + ms);
+
+test('minimumIssuanceIntervalMs = max(5m, 10% of the validity)', () => {
+  const rows: [string, number, number][] = [
+    ['1h', HOUR, 6 * MIN],
+    ['50m (floor)', 50 * MIN, 5 * MIN],
+    ['1m (clipped by an expiring CA: the floor)', MIN, 5 * MIN],
+    ['zero or negative', 0, 5 * MIN],
+    ['24h', DAY, 144 * MIN],
+    ['90d', 90 * DAY, 9 * DAY],
+  ];
+  for (const [name, validity, want] of rows) assert.equal(minimumIssuanceIntervalMs(t0, at(validity)), want, name);
+});
+
+test('lastIssuanceTime: the later of notBefore and the request creation', () => {
+  const rows: [string, string | undefined, Date][] = [
+    ['no request', undefined, t0],
+    ['request after a backdated notBefore', at(HOUR).toISOString(), at(HOUR)],
+    ['request before notBefore', at(-MIN).toISOString(), t0],
+    ['unparsable timestamp', 'yesterday', t0],
+  ];
+  for (const [name, created, want] of rows) assert.deepEqual(lastIssuanceTime(t0, created), want, name);
+});
+
+test('holdForMinimumInterval table', () => {
+  const scheduled = (ms: number): RenewalDecision => ({ kind: 'scheduled', renewalTime: at(ms), baseTime: at(ms), reason: 'RenewBefore', message: 'renewing' });
+  const leaf1h = { notBefore: t0, notAfter: at(HOUR) };
+  const rows: { name: string; d: RenewalDecision; leaf?: { notBefore: Date; notAfter: Date }; issuedAt?: Date; want: Date | 'same' }[] = [
+    { name: '1h, renewBefore 59m59s: renewal at +1s held to +6m', d: scheduled(S), want: at(6 * MIN) },
+    { name: 'renewal exactly at the interval is kept', d: scheduled(6 * MIN), want: 'same' },
+    { name: 'default 2/3 renewal is far past the interval', d: scheduled(40 * MIN), want: 'same' },
+    { name: 'a backdated notBefore: measured from the request instead', d: scheduled(S), issuedAt: at(HOUR / 2), want: at(HOUR / 2 + 6 * MIN) },
+    { name: 'clipped 2m validity: held to the 5m floor (past notAfter)', d: scheduled(0), leaf: { notBefore: t0, notAfter: at(2 * MIN) }, want: at(5 * MIN) },
+    { name: 'disabled renewal untouched', d: { kind: 'disabled', message: 'x' }, want: 'same' },
+    { name: 'invalid renewal untouched', d: { kind: 'invalid', message: 'x' }, want: 'same' },
+  ];
+  for (const r of rows) {
+    const got = holdForMinimumInterval(r.d, r.leaf ?? leaf1h, r.issuedAt);
+    if (r.want === 'same') {
+      assert.deepEqual(got, r.d, r.name);
+      continue;
+    }
+    assert.equal(got.kind, 'scheduled', r.name);
+    if (got.kind !== 'scheduled' || r.d.kind !== 'scheduled') continue;
+    assert.deepEqual(got.renewalTime, r.want, r.name);
+    assert.deepEqual(got.baseTime, r.d.baseTime, `${r.name}: baseTime is still the renewBefore time`);
+    assert.match(got.message, /held until .* by the minimum interval between issuances/, r.name);
+  }
+});
+
+test('trigger: the minimum interval holds time-driven renewal only, never what a user caused', async () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256 });
+  const leaf = await signCertificate({ csrPem: await createCSR({ dnsNames: ['a.example.test'] }, key), notBefore: t0, durationMs: HOUR, selfSignKeyPem: key });
+  const spec = { secretName: 'a-tls', dnsNames: ['a.example.test'], issuerRef: { name: 'ca' }, duration: '1h', renewBefore: '59m59s', privateKey: { algorithm: 'ECDSA' as const } };
+  const input = (o: { dnsNames?: string[]; data?: Record<string, string>; conditions?: { type: string; status: 'True' | 'False'; reason: string; message: string }[] } = {}) => ({
+    certificate: {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'a', namespace: 'default', uid: 'u', generation: 1 },
+      spec: { ...spec, dnsNames: o.dnsNames ?? spec.dnsNames }, status: { revision: 1, conditions: o.conditions ?? [] },
+    },
+    secret: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-tls', namespace: 'default' }, data: o.data ?? { 'tls.crt': b64(leaf), 'tls.key': b64(key) } },
+    isSecretOwner: true,
+    failuresInSameMinute: 0,
+  });
+  const rows: { name: string; in: ReturnType<typeof input>; now: Date; reason?: string; requeueAfterMs?: number }[] = [
+    { name: 'renewal due at +1s is held: look again at +6m', in: input(), now: at(S), requeueAfterMs: 6 * MIN - S },
+    { name: 'held until the last second', in: input(), now: at(6 * MIN - S), requeueAfterMs: S },
+    { name: 'at +6m the renewal starts', in: input(), now: at(6 * MIN), reason: 'Renewing' },
+    { name: 'a spec change is not held', in: input({ dnsNames: ['a.example.test', 'b.example.test'] }), now: at(S), reason: 'SecretMismatch' },
+    { name: 'a Secret without its certificate is not held', in: input({ data: { 'tls.key': b64(key) } }), now: at(S), reason: 'MissingData' },
+    { name: 'an Issuing=True set by hand (certsmith renew) is left alone', in: input({ conditions: [{ type: 'Issuing', status: 'True', reason: 'ManuallyTriggered', message: 'x' }] }), now: at(S) },
+  ];
+  for (const r of rows) {
+    const d = decideTrigger(r.in, r.now, defaultBackoff);
+    assert.equal(d.violation?.reason, r.reason, r.name);
+    assert.equal(d.conditions?.find((c) => c.type === 'Issuing')?.status, r.reason ? 'True' : undefined, r.name);
+    assert.equal(d.requeueAfterMs, r.requeueAfterMs, r.name);
+  }
+});

@@ -1,0 +1,48 @@
+// The minimum interval between two issuances of one Certificate (issue 12, finding 12; upstream
+// has none). `duration: 1h` with `renewBefore: 59m59s` makes cert-manager renew one second after
+// every issuance, forever: with a deploy hook, a web-server reload per second. So does a leaf
+// clipped to an issuer CA that expires soon (its renewal time is at once), whatever renewBefore.
+//
+// Rule: a renewal (the trigger's reason `Renewing`, i.e. time-driven) never starts sooner than
+//
+//     max(5 minutes, 10% of the certificate's validity)   after the last issuance,
+//
+// where the last issuance is the later of the certificate's notBefore and the creation of the
+// CertificateRequest it was issued from (an issuer may backdate notBefore; the request cannot
+// be later than the issuance). Why these numbers: 5 minutes is upstream's own lower bound on
+// renewBefore and on the issuance-to-renewal time its percentage check enforces; 10% of the
+// validity only binds when renewal would come in the first tenth of the lifetime (renewBefore
+// above 90% of the duration), which no sensible configuration asks for, and bounds any
+// Certificate to at most ~10 renewals per lifetime and 12 per hour. Issuances a user caused
+// (spec changed, Secret missing or altered, `certsmith renew`) are never held.
+import type { RenewalDecision } from './renewal/renewal-time.ts';
+import { isoTime } from '../../api/conditions.ts';
+
+export const MINIMUM_INTERVAL_FLOOR_MS = 5 * 60_000;
+export const MINIMUM_INTERVAL_FRACTION = 0.1;
+
+/** max(5 minutes, 10% of notAfter − notBefore). */
+export function minimumIssuanceIntervalMs(notBefore: Date, notAfter: Date): number {
+  const validity = Math.max(0, notAfter.getTime() - notBefore.getTime());
+  return Math.max(MINIMUM_INTERVAL_FLOOR_MS, Math.floor(validity * MINIMUM_INTERVAL_FRACTION));
+}
+
+/** The later of the leaf's notBefore and its request's creation; a bad timestamp is ignored. */
+export function lastIssuanceTime(notBefore: Date, requestCreated?: string): Date {
+  const created = requestCreated ? Date.parse(requestCreated) : NaN;
+  return Number.isFinite(created) && created > notBefore.getTime() ? new Date(created) : notBefore;
+}
+
+/** Moves a scheduled renewal that comes too soon after the last issuance to the earliest allowed time. */
+export function holdForMinimumInterval(d: RenewalDecision, leaf: { notBefore: Date; notAfter: Date }, issuedAt: Date = leaf.notBefore): RenewalDecision {
+  if (d.kind !== 'scheduled') return d;
+  const interval = minimumIssuanceIntervalMs(leaf.notBefore, leaf.notAfter);
+  // Whole seconds, like every renewal time (status fields are RFC 3339 seconds).
+  const earliest = new Date(Math.ceil((issuedAt.getTime() + interval) / 1000) * 1000);
+  if (d.renewalTime.getTime() >= earliest.getTime()) return d;
+  return {
+    ...d,
+    renewalTime: earliest,
+    message: `${d.message}; held until ${isoTime(earliest)} by the minimum interval between issuances (max(5m, 10% of the validity) after the last one)`,
+  };
+}
