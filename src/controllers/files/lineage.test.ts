@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, lstatSync, mkdirSync, writeFileSync, symlinkSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
 import { currentVersion, listLineages, publishLineage, removeLineage, isSafeLineageName } from './lineage.ts';
@@ -143,4 +144,18 @@ test('a folder made before --files-owner was given is opened to the owner\'s gro
     assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [me, 4343, 0o750], d);
   }
   assert.equal(statSync(join(root, 'default', 'later', 'tls.key')).uid, 4242);
+}));
+
+test('a live version in a folder an earlier certsmith handed to the files owner is written again as ours', withRoot(async (root) => {
+  const ref = { root, namespace: 'default', name: 'old' };
+  const owner = { uid: 4242, gid: 4343, text: '4242:4343' };
+  const files = lineageFiles(secretData('1'))!;
+  const first = await publishLineage(ref, files, lineageHash(files, owner.text), { owner });
+  execFileSync('chown', ['-R', '4242:4343', root]);
+  const again = await publishLineage(ref, files, lineageHash(files, owner.text), { owner });
+  assert.equal(again.changed, true);
+  assert.notEqual(again.version, first.version);
+  const st = statSync(join(root, 'default', 'old'));
+  assert.deepEqual([st.uid, st.mode & 0o777], [process.getuid!(), 0o750]);
+  assert.deepEqual(await publishLineage(ref, files, lineageHash(files, owner.text), { owner }), { changed: false, version: again.version });
 }));

@@ -161,7 +161,9 @@ export async function publishLineage(ref: LineageRef, files: LineageFile[], hash
     const ns = keep((await root.child(ref.namespace, { create: attrs }))!);
     const versions = keep((await ns.child(versionsName(ref.name), { create: attrs }))!);
     const current = await liveVersionIn(ns, ref.name);
-    if (current?.hash === short) return { changed: false, version: current.version };
+    // a live version left by an earlier certsmith in a folder the files owner owns could have
+    // been changed by that account: the same files are written again, as a version of ours
+    if (current?.hash === short && (await lstat(versions.entry(current.version))).uid === attrs.uid) return { changed: false, version: current.version };
 
     const liveStat = await lstatOrUndefined(ns.entry(ref.name));
     if (liveStat && !liveStat.isSymbolicLink()) throw new Error(`${livePath(ref)} exists and is not a symlink certsmith made; not replacing it`);
