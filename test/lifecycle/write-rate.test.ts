@@ -152,6 +152,32 @@ test('a request that can never match its Certificate is replaced with backoff, n
   }
 });
 
+test('a next private key that can never fit its Certificate is replaced with backoff, not in a loop', async (t) => {
+  // The key manager's replace cycle: the controllers are shown an RSA key in every next-key
+  // Secret of an ECDSA Certificate, so each new key "does not fit" and is deleted again.
+  const rsa = Buffer.from(await generatePrivateKey({ algorithm: 'RSA', size: 2048 })).toString('base64');
+  const swap = <T>(v: T): T => {
+    const o = v as { kind?: string; metadata?: { name?: string; labels?: Record<string, string> }; data?: Record<string, string>; items?: unknown[] };
+    if (o && Array.isArray(o.items)) return { ...o, items: o.items.map(swap) } as T;
+    if (o?.kind === 'Secret' && o.metadata?.name?.startsWith('misfit-') && o.metadata.labels?.['cert-manager.io/next-private-key'] === 'true' && o.data) {
+      return { ...o, data: { ...o.data, 'tls.key': rsa } } as T;
+    }
+    return v;
+  };
+  const lc = await startLifecycle({ storeView: (store) => storeView(store, (v) => v, swap) });
+  try {
+    await withCA(lc);
+    const before = await revision(lc);
+    await lc.apply(certificate('misfit', { dnsNames: ['misfit.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await advanceWithin(lc, MIN, before, FIRST_MINUTE_LIMIT, 'first simulated minute');
+    const afterMinute = await revision(lc);
+    await advanceWithin(lc, 10 * MIN, afterMinute, LATER_TEN_MINUTES_LIMIT, 'next ten simulated minutes');
+    t.diagnostic(`writes: ${afterMinute - before} in the first simulated minute, ${(await revision(lc)) - afterMinute} in the next ten`);
+  } finally {
+    await lc.stop();
+  }
+});
+
 test('duration 1h with renewBefore 59m59s re-issues at most once per minimum interval, not every second', async () => {
   const lc = await startLifecycle();
   try {

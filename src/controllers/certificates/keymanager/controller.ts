@@ -8,12 +8,15 @@ import { LABEL, ownerRefTo, type CertificateObj, type Secret } from '../objects.
 import { decodeBase64, encodeBase64 } from '../parsed.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { keySpecOf } from '../template.ts';
-import { decideKeyManager } from './keymanager.ts';
+import { decideKeyManager, gateKeyReplacements } from './keymanager.ts';
+import { ReplacementHistories } from '../replacement-backoff.ts';
 
 const MANAGER = 'certificates-key-manager';
 
 export function keyManagerController(ctx: ControllerContext): ControllerSpec {
   const c = certificateCaches(ctx);
+  const replacements = new ReplacementHistories();
+  c.certificates.onDelete((crt) => replacements.forget(crt.metadata.uid));
   return {
     name: MANAGER,
     // Key generation runs on libuv's threads; twice as many workers as threads keep them
@@ -22,7 +25,9 @@ export function keyManagerController(ctx: ControllerContext): ControllerSpec {
     watch: (enqueue) => watchCertificateGraph(c, enqueue),
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       const ns = crt.metadata.namespace;
-      const d = decideKeyManager({ certificate: crt, nextKeySecrets: nextKeySecrets(c, crt), secret: await targetSecret(ctx, c, crt) });
+      const uid = crt.metadata.uid ?? key;
+      const d = gateKeyReplacements(decideKeyManager({ certificate: crt, nextKeySecrets: nextKeySecrets(c, crt), secret: await targetSecret(ctx, c, crt) }), replacements.get(uid), ctx.clock.now());
+      replacements.set(uid, d.history);
       record(ctx, crt, d.events);
       for (const a of d.actions) {
         if (a.kind === 'delete') {
@@ -43,6 +48,7 @@ export function keyManagerController(ctx: ControllerContext): ControllerSpec {
           await writeCertificateStatus(ctx, crt, { ...(crt.status ?? {}), nextPrivateKeySecretName: created.metadata.name }, MANAGER);
         }
       }
+      return d.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : undefined;
     }),
   };
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generatePrivateKey } from '../../../pki/keys.ts';
 import type { CertificateObj, Secret } from '../objects.ts';
-import { decideKeyManager } from './keymanager.ts';
+import { decideKeyManager, gateKeyReplacements } from './keymanager.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const issuing = [{ type: 'Issuing', status: 'True' as const, reason: 'DoesNotExist', message: '' }];
@@ -27,7 +27,7 @@ test('key manager decisions', async () => {
   assert.deepEqual(decideKeyManager({ certificate: crt({ conditions: issuing, nextPrivateKeySecretName: 'a-x' }), nextKeySecrets: [secret('a-x', ec)] }).actions, []);
   // a key that no longer fits the spec is deleted, with an event saying why
   const stale = decideKeyManager({ certificate: crt({ conditions: issuing, nextPrivateKeySecretName: 'a-x' }, { algorithm: 'RSA', size: 2048 }), nextKeySecrets: [secret('a-x', ec)] });
-  assert.deepEqual(stale.actions, [{ kind: 'delete', name: 'a-x' }]);
+  assert.deepEqual(stale.actions, [{ kind: 'delete', name: 'a-x', mismatch: true }]);
   assert.equal(stale.events[0].reason, 'Deleted');
   // duplicates: all but the recorded one go
   assert.deepEqual(decideKeyManager({ certificate: crt({ conditions: issuing, nextPrivateKeySecretName: 'a-x' }), nextKeySecrets: [secret('a-x', ec), secret('a-y', ec)] }).actions, [{ kind: 'delete', name: 'a-y' }]);
@@ -44,4 +44,19 @@ test('key manager decisions', async () => {
   const deleting = crt({ conditions: issuing });
   deleting.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
   assert.deepEqual(decideKeyManager({ certificate: deleting, nextKeySecrets: [] }).actions, []);
+});
+
+test('key manager: replacing a next key that does not fit the spec backs off (issue 12, finding 2)', async () => {
+  const ec = await generatePrivateKey({ algorithm: 'ECDSA', size: 256 });
+  const now = new Date('2026-05-01T12:00:00Z');
+  const misfit = decideKeyManager({ certificate: crt({ conditions: issuing, nextPrivateKeySecretName: 'a-x' }, { algorithm: 'RSA', size: 2048 }), nextKeySecrets: [secret('a-x', ec)] });
+  const first = gateKeyReplacements(misfit, undefined, now);
+  assert.deepEqual(first.actions, misfit.actions, 'the first replacement is immediate');
+  assert.deepEqual(first.history, { count: 1, lastAt: now.getTime() });
+  const held = gateKeyReplacements(misfit, first.history, new Date(now.getTime() + 1000));
+  assert.deepEqual([held.actions, held.events, held.requeueAfterMs], [[], [], 4000], 'the second waits 5s, its event too');
+  const create = decideKeyManager({ certificate: crt({ conditions: issuing }), nextKeySecrets: [] });
+  assert.deepEqual(gateKeyReplacements(create, first.history, now).history, first.history, 'making the new key keeps the sequence');
+  const fits = decideKeyManager({ certificate: crt({ conditions: issuing, nextPrivateKeySecretName: 'a-x' }), nextKeySecrets: [secret('a-x', ec)] });
+  assert.equal(gateKeyReplacements(fits, first.history, now).history, undefined, 'a key that fits ends it');
 });

@@ -6,6 +6,7 @@ import { isDeleting, type CertificateObj, type Secret } from '../objects.ts';
 import { decodeBase64, parseKeyMemo } from '../parsed.ts';
 import { keySpecOf, rotationPolicyOf } from '../template.ts';
 import type { EventSpec } from '../../decision.ts';
+import { defaultReplacementBackoff, gateReplacement, type ReplacementBackoff, type ReplacementHistory } from '../replacement-backoff.ts';
 
 export interface KeyManagerInput {
   certificate: CertificateObj;
@@ -16,7 +17,8 @@ export interface KeyManagerInput {
 }
 
 export type KeyAction =
-  | { kind: 'delete'; name: string }
+  /** mismatch: the key does not fit the spec and a new one will follow (replacement backoff applies) */
+  | { kind: 'delete'; name: string; mismatch?: true }
   | { kind: 'setStatusName'; name: string | undefined }
   /** create a next-key Secret holding a new key, or a copy of the existing one (Never) */
   | { kind: 'create'; reuseKeyFrom?: string };
@@ -49,10 +51,10 @@ export function decideKeyManager(input: KeyManagerInput): KeyManagerDecision {
     if (!statusName) return { actions: [{ kind: 'setStatusName', name }], events };
     if (name !== statusName) return { actions: [{ kind: 'delete', name }], events };
     const key = parseKeyMemo(decodeBase64(s.data?.['tls.key']));
-    if (!key.value) return { actions: [{ kind: 'delete', name }], events };
+    if (!key.value) return { actions: [{ kind: 'delete', name, mismatch: true }], events };
     if (!keyMatchesSpec(key.value, keySpecOf(crt.spec))) {
       events.push({ type: 'Normal', reason: 'Deleted', message: 'Regenerating private key due to change in fields: [spec.privateKey.algorithm, spec.privateKey.size]' });
-      return { actions: [{ kind: 'delete', name }], events };
+      return { actions: [{ kind: 'delete', name, mismatch: true }], events };
     }
     return { actions: [], events };
   }
@@ -76,4 +78,14 @@ export function decideKeyManager(input: KeyManagerInput): KeyManagerDecision {
     }
   }
   return { actions: [{ kind: 'create' }], events };
+}
+
+/**
+ * The decision with the replacement backoff applied (../replacement-backoff.ts): a next key
+ * that keeps not fitting the spec is replaced at a bounded rate, and its events wait with it.
+ */
+export function gateKeyReplacements(d: KeyManagerDecision, history: ReplacementHistory | undefined, now: Date, cfg: ReplacementBackoff = defaultReplacementBackoff): KeyManagerDecision & { requeueAfterMs?: number; history?: ReplacementHistory } {
+  const g = gateReplacement({ replacing: d.actions.some((a) => a.kind === 'delete' && a.mismatch), idle: d.actions.length === 0 && d.events.length === 0 }, history, now, cfg);
+  if (!g.proceed) return { actions: [], events: [], requeueAfterMs: g.requeueAfterMs, history: g.history };
+  return { ...d, history: g.history };
 }

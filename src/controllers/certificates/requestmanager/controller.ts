@@ -8,7 +8,8 @@ import { decodeBase64, encodeBase64 } from '../parsed.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { failedIssuance } from '../issuing/issuing.ts';
 import { templateOf } from '../template.ts';
-import { decideRequestManager, gateReplacements, type ReplacementHistory } from './requestmanager.ts';
+import { decideRequestManager, gateReplacements } from './requestmanager.ts';
+import { ReplacementHistories } from '../replacement-backoff.ts';
 
 const MANAGER = 'certificates-request-manager';
 /** Annotations of the Certificate that are not copied to its requests (cert-manager's defaults). */
@@ -17,8 +18,8 @@ const NOT_COPIED = ['kubectl.kubernetes.io/', 'fluxcd.io/', 'argocd.argoproj.io/
 export function requestManagerController(ctx: ControllerContext): ControllerSpec {
   const c = certificateCaches(ctx);
   // Replacement backoff per Certificate uid (see gateReplacements); forgotten with the Certificate.
-  const replacements = new Map<string, ReplacementHistory>();
-  c.certificates.onDelete((crt) => { if (crt.metadata.uid) replacements.delete(crt.metadata.uid); });
+  const replacements = new ReplacementHistories();
+  c.certificates.onDelete((crt) => replacements.forget(crt.metadata.uid));
   return {
     name: MANAGER,
     workers: 4,
@@ -27,8 +28,7 @@ export function requestManagerController(ctx: ControllerContext): ControllerSpec
       const keySecret = nextKeySecrets(c, crt).find((s) => s.metadata.name === crt.status?.nextPrivateKeySecretName);
       const uid = crt.metadata.uid ?? key;
       const gated = gateReplacements(decideRequestManager({ certificate: crt, nextKeySecret: keySecret, requests: ownedRequests(c, crt) }), replacements.get(uid), ctx.clock.now());
-      if (gated.history) replacements.set(uid, gated.history);
-      else replacements.delete(uid);
+      replacements.set(uid, gated.history);
       if (gated.requeueAfterMs !== undefined) {
         ctx.logger.debug({ certificate: key, waitMs: gated.requeueAfterMs }, 'replacing a mismatched CertificateRequest again later (replacement backoff)');
       }

@@ -3,7 +3,8 @@
 // replacements, until a request matches or there is nothing to do.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gateReplacements, replacementDelay, defaultReplacementBackoff, type RequestAction, type ReplacementHistory } from './requestmanager.ts';
+import { gateReplacements, type RequestAction } from './requestmanager.ts';
+import { replacementDelay, defaultReplacementBackoff, type ReplacementHistory } from '../replacement-backoff.ts';
 
 const now = new Date('2026-05-01T12:00:00Z');
 const t = now.getTime();

@@ -7,6 +7,7 @@ import { publicKeyFingerprint } from '../../../pki/keys.ts';
 import { ANN, failedAttemptsOf, isDeleting, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
 import { decodeBase64, parseKeyMemo, requestCSR } from '../parsed.ts';
 import { requestMismatches } from '../policies.ts';
+import { defaultReplacementBackoff, gateReplacement, type ReplacementBackoff, type ReplacementHistory } from '../replacement-backoff.ts';
 
 export interface RequestManagerInput {
   certificate: CertificateObj;
@@ -90,28 +91,8 @@ export function decideRequestManager(input: RequestManagerInput): RequestAction[
 }
 
 // ---------------------------------------------------------------------------------------------
-// Replacement backoff (issue 12, finding 2). A request that does not match its Certificate is
-// deleted and made again; if the new one cannot match either (a spec that encodes differently
-// from what it says, a bug, an object that reached the store without admission), that cycle
-// would repeat as fast as the store can write (~1,150 writes/s was measured). So replacements
-// of one Certificate are spaced exponentially: the first is immediate (a user edited the spec),
-// the next waits initialMs, then twice that, up to maxMs. A request that matches, or nothing
-// left to do, ends the sequence. The history is in memory: a restart allows one immediate
-// replacement again, which keeps the rate bounded all the same.
-
-export interface ReplacementHistory {
-  /** replacements in the current sequence */
-  count: number;
-  /** when the last one was made, ms since the epoch */
-  lastAt: number;
-}
-
-export interface ReplacementBackoff {
-  initialMs: number;
-  maxMs: number;
-}
-
-export const defaultReplacementBackoff: ReplacementBackoff = Object.freeze({ initialMs: 5_000, maxMs: 5 * 60_000 });
+// Replacement backoff: see ../replacement-backoff.ts. Only `mismatch` deletes count: a request
+// from a failed attempt is replaced once per attempt, and the trigger backs attempts off.
 
 export interface GatedActions {
   actions: RequestAction[];
@@ -121,20 +102,9 @@ export interface GatedActions {
   history?: ReplacementHistory;
 }
 
-/** The wait before replacement number count+1, after `count` replacements in a row. */
-export function replacementDelay(count: number, cfg: ReplacementBackoff = defaultReplacementBackoff): number {
-  if (count < 1) return 0;
-  return Math.min(cfg.initialMs * 2 ** Math.min(count - 1, 40), cfg.maxMs);
-}
-
 /** Applies the replacement backoff to the request manager's actions. Pure: the caller keeps the history. */
 export function gateReplacements(actions: RequestAction[], history: ReplacementHistory | undefined, now: Date, cfg: ReplacementBackoff = defaultReplacementBackoff): GatedActions {
-  const replacing = actions.some((a) => a.kind === 'delete' && a.cause === 'mismatch');
-  if (!replacing) return { actions, history: actions.length === 0 ? undefined : history };
-  if (history) {
-    const left = history.lastAt + replacementDelay(history.count, cfg) - now.getTime();
-    // Everything waits, the create too: it would collide with the request not yet deleted.
-    if (left > 0) return { actions: [], requeueAfterMs: left, history };
-  }
-  return { actions, history: { count: (history?.count ?? 0) + 1, lastAt: now.getTime() } };
+  const g = gateReplacement({ replacing: actions.some((a) => a.kind === 'delete' && a.cause === 'mismatch'), idle: actions.length === 0 }, history, now, cfg);
+  if (!g.proceed) return { actions: [], requeueAfterMs: g.requeueAfterMs, history: g.history };
+  return { actions, history: g.history };
 }
