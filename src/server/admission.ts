@@ -6,7 +6,7 @@ import type { ResourceType } from '../api/resources.ts';
 import { validate, invalidObjectMessage, fieldErrorText } from '../api/validation.ts';
 import { applyDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
-import { checkObject } from '../store/object-checks.ts';
+import { checkObjectUpdate } from '../store/object-checks.ts';
 import {
   StoreError, isConflict, isNotFound,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
@@ -26,7 +26,7 @@ export function admit<T extends KubeObject>(type: ResourceType, obj: T, old?: T)
   if (!isAdmitted(type)) return obj;
   // what no kind may hold (non-string annotations, lone surrogates, deep nesting) is refused
   // before defaulting and validation ever see it
-  checkObject(type, obj);
+  checkObjectUpdate(type, obj, old);
   const defaulted = applyDefaults(type, clone(obj));
   const errors = validate(type, defaulted, old);
   if (errors.length) {

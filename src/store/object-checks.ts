@@ -6,6 +6,7 @@
 // store apply the same rules with the same messages.
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
+import { jsonEqual } from './patch.ts';
 import { labelKeyProblem } from './selectors.ts';
 import { StoreError } from './store.ts';
 
@@ -203,6 +204,30 @@ export function checkObject(type: ResourceType, obj: KubeObject): void {
   checkValueShape(obj);
   decodeObject(type, obj);
   checkAnnotations(type, obj);
+}
+
+/**
+ * checkObject for a write that replaces `old`: parts the write leaves exactly as stored (which
+ * may predate these rules) are not checked again, as kube-apiserver ratchets new validation;
+ * whatever the write changes is.
+ */
+export function checkObjectUpdate(type: ResourceType, next: KubeObject, old: KubeObject | undefined): void {
+  if (!old || next === null || typeof next !== 'object') return checkObject(type, next);
+  const o = old as unknown as Record<string, unknown>;
+  const n = next as unknown as Record<string, unknown>;
+  const probe: Record<string, unknown> = {};
+  for (const k of Object.keys(n)) if (k !== 'metadata' && !jsonEqual(n[k], o[k])) probe[k] = n[k];
+  if (isMap(n.metadata)) {
+    // the name stays, for messages that name the object
+    const meta: Record<string, unknown> = { name: n.metadata.name };
+    const oldMeta = isMap(o.metadata) ? o.metadata : {};
+    for (const k of Object.keys(n.metadata)) if (!jsonEqual(n.metadata[k], oldMeta[k])) meta[k] = n.metadata[k];
+    probe.metadata = meta;
+  } else probe.metadata = n.metadata;
+  checkObject(type, probe as unknown as KubeObject);
+  // what Go's decoder normalizes (null map values) is normalized in the object itself too
+  if (isMap(n.metadata) && isMap(probe.metadata)) Object.assign(n.metadata, probe.metadata);
+  for (const k of ['data', 'stringData']) if (k in probe) n[k] = probe[k];
 }
 
 /** etcd's limit on one stored object; `json` is the object as it would be stored. */
