@@ -60,7 +60,9 @@ interface HookJob {
  * when the annotation says "true": the web server's account must not get it by default.
  */
 export function mirrorsFiles(crt: CertificateObj): boolean {
-  const v = crt.metadata.annotations?.[ANN.mirrorFiles]?.toLowerCase();
+  // stored objects may still carry a non-string value (issue 12, finding 4): that is no answer
+  const raw: unknown = crt.metadata.annotations?.[ANN.mirrorFiles];
+  const v = typeof raw === 'string' ? raw.toLowerCase() : undefined;
   if (v === 'false') return false;
   if (v === 'true') return true;
   return !crt.spec.isCA;
