@@ -14,8 +14,8 @@ test('createCSR refuses strings that UTF8String or IA5String cannot encode, nami
     ['commonName', { commonName: 'bad\ud800name' }, /"bad\\ud800name" cannot be encoded as a UTF8String: not well-formed Unicode/],
     ['organizations', { commonName: 'x', subject: { organizations: ['Acme\ud800'] } }, /not well-formed Unicode/],
     ['serialNumber', { commonName: 'x', subject: { serialNumber: '\udc00' } }, /"\\udc00" cannot be encoded/],
-    ['dnsNames surrogate', { dnsNames: ['x\ud800.example.test'] }, /cannot be encoded as an IA5String: not well-formed Unicode/],
-    ['dnsNames non-ASCII', { dnsNames: ['é.example.test'] }, /cannot be encoded as an IA5String: only ASCII/],
+    ['dnsNames surrogate', { dnsNames: ['x\ud800.example.test'] }, /dnsName "x\\ud800.example.test" is not well-formed Unicode/],
+    ['dnsNames non-ASCII', { dnsNames: ['é.example.test'] }, /may only contain letters, digits.*xn-- form/],
     ['emailAddresses', { emailAddresses: ['ü@example.test'] }, /IA5String/],
     ['uris', { uris: ['https://example.test/\ud800'] }, /IA5String/],
     ['otherNames', { otherNames: [{ oid: '1.2.3', utf8Value: '\ud800' }] }, /UTF8String/],
@@ -44,4 +44,30 @@ test('a notAfter past 9999-12-31T23:59:59Z is refused with the reason, not encod
   for (const durationMs of [toEnd + 1000, 99999999999999 * 3_600_000]) {
     await assert.rejects(signCertificate({ csrPem, notBefore, durationMs, selfSignKeyPem: key }), /notAfter would be after 9999-12-31T23:59:59Z/);
   }
+});
+
+test('names no certificate may carry are refused when the CSR is built and when one made elsewhere is signed', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  for (const [template, message] of [
+    [{ dnsNames: ['ok.example.test', 'a\nb.example.test'] }, /dnsName "a\\nb.example.test" may only contain letters, digits/],
+    [{ dnsNames: ['a\u0000b'] }, /may only contain/],
+    [{ dnsNames: ['$(reboot).example.test'] }, /may only contain/],
+    [{ dnsNames: ['"quoted".example.test'] }, /may only contain/],
+    [{ commonName: 'x', emailAddresses: ['a@example.test\nX-Header: y'] }, /email address .* must not contain whitespace or control characters/],
+    [{ commonName: 'x', uris: ['https://example.test/a b'] }, /URI .* must not contain whitespace/],
+  ] as [CertificateTemplate, RegExp][]) {
+    await assert.rejects(createCSR(template, key), message, JSON.stringify(template));
+  }
+  // Names accepted before this rule keep working: upper case, underscores, wildcards.
+  await createCSR({ dnsNames: ['WWW.Example.test', '_acme.example.test', '*.example.test'] }, key);
+
+  // A CSR built by another tool (openssl here) with a newline in a dNSName is not signed.
+  const { execFileSync } = await import('node:child_process');
+  const { writeFileSync, mkdtempSync, rmSync } = await import('node:fs');
+  const dir = mkdtempSync('/tmp/csr-');
+  writeFileSync(`${dir}/k.pem`, key);
+  writeFileSync(`${dir}/ext.cnf`, '[req]\ndistinguished_name=dn\n[dn]\n[ext]\nsubjectAltName=DNS:ok.example.test,DNS:\\$(reboot).example.test\n');
+  const foreign = execFileSync('openssl', ['req', '-new', '-key', `${dir}/k.pem`, '-subj', '/CN=x', '-config', `${dir}/ext.cnf`, '-reqexts', 'ext'], { encoding: 'utf8' });
+  rmSync(dir, { recursive: true });
+  await assert.rejects(signCertificate({ csrPem: foreign, notBefore: new Date(), durationMs: 3_600_000, selfSignKeyPem: key }), /the request asks for a name no certificate may carry: dnsName "\$\(reboot\)\.example\.test"/);
 });

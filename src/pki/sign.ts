@@ -8,7 +8,7 @@ import { spkiDER } from './spki.ts';
 import { signatureAlgorithmFor, signTBS } from './signature.ts';
 import {
   authorityKeyIdentifierExtension, basicConstraintsExtension, encodeExtensions, EXTENSION_OID, fieldsFromExtensions,
-  keyIdentifier, keyUsageExtensions, subjectKeyIdentifierExtension, type Extension,
+  keyIdentifier, keyUsageExtensions, subjectKeyIdentifierExtension, unsafeNameProblem, type Extension,
 } from './x509-fields.ts';
 
 export interface SignOptions {
@@ -99,6 +99,9 @@ function decodeIssuer(certPem: string, keyPem: string): Signer {
  */
 export async function signCertificate(o: SignOptions): Promise<string> {
   const csr = parseCSR(o.csrPem);
+  // A CSR made elsewhere is not held to createCSR's rules: check what will be signed.
+  const unsafe = unsafeNameProblem(csr.template);
+  if (unsafe) throw new Error(`the request asks for a name no certificate may carry: ${unsafe}`);
   let signer: Signer;
   let selfSigned = false;
   if (o.issuer) {

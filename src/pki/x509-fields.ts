@@ -285,7 +285,31 @@ function decodeGeneralName(el: DERElement): DecodedGeneralName {
   }
 }
 
+// What no certificate certsmith makes or signs may carry, whatever admission let through (a
+// cluster with only the CRDs installed has no webhook): a dNSName beyond letters, digits, '-',
+// '_', '.' and a '*' (a newline, NUL, quote or `$()` reached certificates and deploy hooks'
+// RENEWED_DOMAINS, issue 12, finding 7), or an email or URI with whitespace or control
+// characters. Looser than admission's RFC 1123 rule on purpose: a stored Certificate with an
+// upper-case or underscore name that was accepted before keeps renewing.
+const SAFE_DNS_NAME = /^[A-Za-z0-9._*-]+$/;
+// eslint-disable-next-line no-control-regex
+const SPACE_OR_CONTROL = /[\s\x00-\x1f\x7f]/;
+
+/** The first subject alternative name that must not be encoded, with why; undefined when all are fine. */
+export function unsafeNameProblem(t: Pick<CertificateTemplate, 'dnsNames' | 'emailAddresses' | 'uris'>): string | undefined {
+  for (const d of t.dnsNames ?? []) {
+    if (!isWellFormedString(d)) return `dnsName ${JSON.stringify(d)} is not well-formed Unicode (lone UTF-16 surrogate)`;
+    if (!SAFE_DNS_NAME.test(d)) return `dnsName ${JSON.stringify(d)} may only contain letters, digits, '-', '_', '.' and '*' (internationalized names in their xn-- form)`;
+  }
+  for (const [what, values] of [['email address', t.emailAddresses], ['URI', t.uris]] as const) {
+    for (const v of values ?? []) if (SPACE_OR_CONTROL.test(v)) return `${what} ${JSON.stringify(v)} must not contain whitespace or control characters`;
+  }
+  return undefined;
+}
+
 function generalNamesFromTemplate(t: CertificateTemplate): Buffer[] {
+  const unsafe = unsafeNameProblem(t);
+  if (unsafe) throw new Error(unsafe);
   return [
     ...(t.dnsNames ?? []).map((d) => ia5(GN.dNSName, d)),
     ...(t.emailAddresses ?? []).map((e) => ia5(GN.rfc822Name, e)),
