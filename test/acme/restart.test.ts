@@ -129,6 +129,34 @@ describe('ACME issuance across certsmith SIGKILLs and CA faults', () => {
     await done(s);
   });
 
+  test('ACME server unreachable: the Order says so in an Event, and issuance resumes when it is back', async () => {
+    const s = await server();
+    const dnsName = `unreachable-${uniq()}.example.test`;
+    await apply(s, manifest('unreachable', fastProxy, []));
+    // the account first, then the CA goes away
+    const deadline = Date.now() + 30_000;
+    while (!fastProxy.exchanges.some((x) => /\/sign-me-up$/.test(x.path) && x.status < 300 && x.body.includes('valid'))) {
+      assert.ok(Date.now() < deadline, 'account registered');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    fastProxy.setUpstream(`https://127.0.0.1:${await freePort()}`, fast.caPem);
+    await apply(s, manifest('unreachable', fastProxy, [{ name: 'unreachable', dnsName }]));
+    const seen = await (async () => {
+      for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 300))) {
+        const ev = (await events(s)).filter((e) => e.reason === 'ACMEServerUnreachable');
+        if (ev.length) return ev;
+      }
+      return [];
+    })();
+    fastProxy.setUpstream(fast.directoryUrl, fast.caPem);
+    assert.ok(seen.length >= 1, 'an ACMEServerUnreachable Event');
+    console.log(`[ACME server unreachable] ${seen[0].involvedObject?.kind} ${seen[0].involvedObject?.name}: ${seen[0].message}`);
+    // the workqueue's ACME backoff starts at 5 s
+    assertNoAttemptCounted(await waitAllReady(s, ['unreachable'], 60_000));
+    await done(s);
+  });
+
   test('Pebble restarted mid-batch (accounts and orders forgotten): the Issuer says so, registers again, and every certificate is Ready within 60 s', async () => {
     const s = await server();
     const certs = Array.from({ length: 8 }, (_, i) => ({ name: `forget-${i}`, dnsName: `forget-${i}-${uniq()}.example.test` }));

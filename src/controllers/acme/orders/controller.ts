@@ -166,15 +166,26 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
               if (step.lost) {
                 // Pebble 2.4 lists no account orders to find it by, and a real CA's list may lag:
                 // one order at the CA stays unused (it expires on its own); say so instead of guessing.
-                ctx.recorder.event(order, 'Warning', 'OrderLost', `An ACME order was requested at ${order.metadata.annotations?.[ANN_CREATING]} but its answer was never recorded (certsmith stopped or the answer was lost); creating another one, the first stays unused at the ACME server until it expires`);
+                ctx.recorder.event(order, 'Warning', 'OrderLost', `newOrder was being sent at ${order.metadata.annotations?.[ANN_CREATING]} and its answer was never recorded (certsmith stopped or the answer was lost): creating another ACME order; if the first one was created, it stays unused at the ACME server until it expires`);
               }
               // Write-ahead: the mark is stored before newOrder is sent, so a restart knows an order may exist.
               const marked = await annotate(order, { [ANN_CREATING]: rfc3339(now()), ...(client.accountUrl || issuerState?.accountUrl ? { [ANN_ACCOUNT]: (client.accountUrl || issuerState?.accountUrl)! } : {}) });
-              const created = await acmeAction('authorize_order', () => client.createOrder({
-                identifiers: orderIdentifiers(order),
-                ...(order.spec.duration ? { notAfter: new Date(now().getTime() + parseDuration(order.spec.duration)) } : {}),
-                ...(order.spec.profile ? { profile: order.spec.profile } : {}),
-              }));
+              let created: AcmeOrder;
+              try {
+                created = await acmeAction('authorize_order', () => client.createOrder({
+                  identifiers: orderIdentifiers(order),
+                  ...(order.spec.duration ? { notAfter: new Date(now().getTime() + parseDuration(order.spec.duration)) } : {}),
+                  ...(order.spec.profile ? { profile: order.spec.profile } : {}),
+                }));
+              } catch (e) {
+                // An error answer or a refused connection: certainly no order at the CA, so the mark goes
+                // (a reset or a timeout after sending leaves it: the order may exist).
+                if (notSent(e)) {
+                  const { [ANN_CREATING]: _, ...rest } = marked.metadata.annotations ?? {};
+                  await ctx.store.update(Order, { ...marked, metadata: { ...marked.metadata, annotations: rest } }, { fieldManager: MANAGER }).then((o) => written.noteWrite(o));
+                }
+                throw e;
+              }
               // The URL first, before anything else can happen to this order (fetching authorizations, a kill).
               const status: OrderStatus = {
                 ...(order.status ?? {}), url: created.url, finalizeURL: created.finalize, state: stateOf(created.status),
@@ -251,6 +262,13 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       }
     },
   };
+}
+
+/** Whether a failed request certainly did not create anything at the CA. */
+function notSent(e: unknown): boolean {
+  if (e instanceof AcmeError) return e.status >= 400 && e.status < 500;
+  const code = ((e as Error).cause as { code?: string } | undefined)?.code;
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'EAI_AGAIN';
 }
 
 function isFailedAcmeStatus(s: string): boolean {
