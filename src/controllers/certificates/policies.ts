@@ -3,7 +3,8 @@
 import { isTrue } from '../../api/conditions.ts';
 import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from './parsed.ts';
-import { issuerRefKey, keySpecOf, templateOf, durationMsOf } from './template.ts';
+import { issuerRefKey, keySpecOf, templateOf } from './template.ts';
+import { parseDuration } from '../../api/duration.ts';
 import { keyMatchesSpec, publicKeyFingerprint } from '../../pki/keys.ts';
 import { csrMismatches, certificateMismatches } from '../../pki/match.ts';
 import { TEMPORARY_CA_COMMON_NAME } from '../../pki/temporary.ts';
@@ -80,13 +81,27 @@ const secretKeyMatchesCurrentRequest: Policy = ({ secret, currentCR }) => {
   return { reason: 'SecretMismatch', message: 'Secret contains a private key that does not match the current CertificateRequest' };
 };
 
+/**
+ * Equal strings are equal durations even when they do not parse (one stored without admission,
+ * e.g. beyond Go's 292 years): the request then fails at signing with the reason, and the
+ * issuance is recorded as failed, instead of every comparison throwing.
+ */
+function sameDuration(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    return parseDuration(a) === parseDuration(b);
+  } catch {
+    return false;
+  }
+}
+
 /** Violated spec fields of a request against its Certificate (cert-manager's RequestMatchesSpec). */
 export function requestMismatches(certificate: CertificateObj, cr: CertificateRequestObj): string[] | undefined {
   const csr = requestCSR(cr);
   if (csr.error) return undefined;
   const out = csrMismatches(csr.value!, { ...templateOf(certificate.spec), usages: certificate.spec.usages });
   if ((certificate.spec.isCA ?? false) !== (cr.spec.isCA ?? false) && !out.includes('spec.isCA')) out.push('spec.isCA');
-  if (certificate.spec.duration && cr.spec.duration && durationMsOf(certificate.spec) !== durationMsOf(cr.spec)) out.push('spec.duration');
+  if (certificate.spec.duration && cr.spec.duration && !sameDuration(certificate.spec.duration, cr.spec.duration)) out.push('spec.duration');
   if (issuerRefKey(certificate.spec.issuerRef) !== issuerRefKey(cr.spec.issuerRef)) out.push('spec.issuerRef');
   return out;
 }
