@@ -274,7 +274,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   async function serveResource(route: ResourceRoute, method: string, url: URL, req: http.IncomingMessage, res: http.ServerResponse) {
     const { type, namespace, name, subresource } = route;
     const q = url.searchParams;
-    const dryRun = dryRunOf(q.getAll('dryRun'), method === 'DELETE' ? 'DeleteOptions' : method === 'POST' ? 'CreateOptions' : method === 'PATCH' ? 'PatchOptions' : 'UpdateOptions');
+    // reads ignore dryRun, as kube-apiserver does; writes refuse a value it does not know
+    const writeOptionsKind = ({ POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' } as Record<string, string>)[method];
+    const dryRun = writeOptionsKind ? dryRunOf(q.getAll('dryRun'), writeOptionsKind) : false;
     const fieldManager = q.get('fieldManager') ?? undefined;
     const table = wantsTable(req);
     const asTable = (objs: KubeObject[], meta: { resourceVersion?: string; continue?: string } = {}) =>
