@@ -292,3 +292,25 @@ test('finding 8: a full disk answers 507 naming it, /readyz fails while writes f
   const rvs = l.body.items.map((o: any) => o.metadata.resourceVersion);
   assert.equal(new Set(rvs).size, rvs.length);
 });
+
+test('HttpStore clients see the same reasons as in-process callers: 413, 504 with retryAfterSeconds', async () => {
+  const { HttpStore } = await import('../store/http/http-store.ts');
+  const { SecretType } = await import('../api/resources.ts');
+  const client = new HttpStore({ server: api.url, qps: 0 });
+  try {
+    const big = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'client-big', namespace: 'default' }, data: { k: Buffer.alloc(1_300_000).toString('base64') } };
+    await assert.rejects(client.create(SecretType, big), (e: any) => e.code === 413 && e.reason === 'RequestEntityTooLarge');
+    const future = Number((await client.list(SecretType)).resourceVersion) + 100;
+    const err = await new Promise<any>((resolve) => {
+      const w = client.watch(SecretType, { resourceVersion: String(future) }, () => {}, (e) => {
+        w.stop();
+        resolve(e);
+      });
+    });
+    assert.equal(err.code, 504);
+    assert.equal(err.reason, 'Timeout');
+    assert.equal(err.retryAfterSeconds, 1);
+  } finally {
+    await client.close();
+  }
+});

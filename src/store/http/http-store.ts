@@ -39,7 +39,8 @@ interface Response {
   body: any;
 }
 
-const knownReasons = new Set<StoreErrorReason>(['NotFound', 'AlreadyExists', 'Conflict', 'Gone', 'Invalid', 'BadRequest', 'Forbidden', 'Unauthorized', 'MethodNotAllowed', 'InternalError']);
+const knownReasons = new Set<StoreErrorReason>(['NotFound', 'AlreadyExists', 'Conflict', 'Gone', 'Invalid', 'BadRequest', 'Forbidden', 'Unauthorized', 'MethodNotAllowed', 'InternalError',
+  'RequestEntityTooLarge', 'Timeout', 'InsufficientStorage']);
 
 function reasonForCode(code: number): StoreErrorReason {
   switch (code) {
@@ -64,7 +65,8 @@ export function storeErrorFromStatus(code: number, body: any): StoreError {
   const causes: StatusCause[] = Array.isArray(status?.details?.causes)
     ? status.details.causes.map((c: any) => ({ field: c.field ?? '', message: c.message ?? '', ...(c.reason ? { reason: c.reason } : {}) }))
     : [];
-  return new StoreError(reason, message, causes);
+  const retryAfter = status?.details?.retryAfterSeconds;
+  return new StoreError(reason, message, causes, typeof retryAfter === 'number' ? retryAfter : undefined);
 }
 
 const patchContentTypes: Record<PatchType, string> = {
