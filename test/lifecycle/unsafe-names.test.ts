@@ -23,6 +23,11 @@ for (const bad of ['a\nb.example.test', 'a\u0000b.example.test', '$(reboot).exam
       // retried after the trigger's backoff (1h), failing the same way
       await lc.advance(3_600_000);
       assert.equal((await lc.certificate('unsafe')).status?.issuanceAttempts, 2);
+      // fixing the spec retries at once, without waiting out the 2h backoff
+      const current = await lc.certificate('unsafe');
+      await lc.store.update(Certificate, { ...current, spec: { ...current.spec, dnsNames: ['ok.example.test'] } });
+      await lc.settle();
+      assert.equal(condition(await lc.certificate('unsafe'), 'Ready')?.status, 'True');
     } finally {
       await lc.stop();
     }

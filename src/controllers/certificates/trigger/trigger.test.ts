@@ -81,3 +81,12 @@ test('a lone failure is not spread: the formula exactly', () => {
   input.failuresInSameMinute = SPREAD_THRESHOLD - 1;
   assert.equal(decideTrigger(input, now, defaultBackoff).requeueAfterMs, 2 * HOUR);
 });
+
+test('a spec changed after a failure that left no request retries at once; an unchanged one backs off', () => {
+  const failedAt = { type: 'Issuing', status: 'False' as const, reason: 'RequestFailed', message: 'Failed to generate CSR: x', observedGeneration: 1 };
+  const same = failing({ lastFailureTime: now.toISOString(), issuanceAttempts: 1, conditions: [failedAt] });
+  assert.equal(decideTrigger(same, now, defaultBackoff).requeueAfterMs, HOUR);
+  const edited = failing({ lastFailureTime: now.toISOString(), issuanceAttempts: 1, conditions: [failedAt] });
+  edited.certificate.metadata.generation = 2;
+  assert.equal(decideTrigger(edited, now, defaultBackoff).conditions?.find((c) => c.type === 'Issuing')?.status, 'True');
+});

@@ -65,6 +65,11 @@ function backoffWait(input: TriggerInput, now: Date, cfg: BackoffConfig): Trigge
   if (!status?.lastFailureTime) return undefined;
   // The user changed the spec since the failed request: retry now, the failure may be fixed.
   if (input.nextCR && requestMismatches(input.certificate, input.nextCR)?.length) return undefined;
+  // The same when the failure left no request to compare (no CSR could be built from the spec):
+  // the failed Issuing condition records the generation it saw, and a spec change bumps it.
+  const failed = getCondition(status.conditions, 'Issuing');
+  const generation = input.certificate.metadata.generation;
+  if (failed?.status === 'False' && failed.observedGeneration !== undefined && generation !== undefined && failed.observedGeneration < generation) return undefined;
   const attempts = failedAttemptsOf(status) || undefined;
   const next = nextAttemptTime({
     lastFailureTime: new Date(status.lastFailureTime), attempts, uid: input.certificate.metadata.uid ?? '', cfg,
