@@ -6,6 +6,8 @@ import { AcmeClient } from '../../src/acme/client.ts';
 import { startServer, type RunningServer } from '../e2e/harness.ts';
 import type { ChallTestSrv } from '../rig/index.ts';
 import { newOrdersPerName, type FaultProxy } from '../rig/fault-proxy.ts';
+import net from 'node:net';
+import { keeperSocketPath } from '../../src/controllers/acme/solvers/http01-keeper.ts';
 
 export interface Target {
   cts: ChallTestSrv;
@@ -22,18 +24,36 @@ interface Obj {
   involvedObject?: { kind?: string; name?: string };
 }
 
-export function startCertsmith(t: Target, dataDir: string): Promise<RunningServer> {
-  return startServer({
-    dataDir,
+const envOf = new WeakMap<RunningServer, NodeJS.ProcessEnv>();
+
+/** env: e.g. CERTSMITH_HTTP01_KEEPER=0 for the in-process responder that dies with the server */
+export async function startCertsmith(t: Target, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+  const s = await startServer({
+    dataDir, env,
     args: ['--acme-http01-listen', `127.0.0.1:${t.httpPort}`, '--acme-http01-solver-nameservers', t.cts.dnsServer],
   });
+  envOf.set(s, env);
+  return s;
 }
 
-/** SIGKILL, wait for the exit, start again on the same data dir. */
+/** SIGKILL, wait for the exit, start again on the same data dir (and environment). */
 export async function killAndRestart(t: Target, s: RunningServer): Promise<RunningServer> {
   s.kill();
   await s.stop();
-  return startCertsmith(t, s.dataDir);
+  return startCertsmith(t, s.dataDir, envOf.get(s));
+}
+
+/**
+ * Ends the HTTP-01 keeper a SIGKILLed server left behind (it would otherwise serve for its grace
+ * period after the test): the tests stop what they start.
+ */
+export async function stopKeeper(t: Target): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const sock = net.connect(keeperSocketPath('127.0.0.1', t.httpPort));
+    sock.once('connect', () => sock.end(`${JSON.stringify({ op: 'exit' })}\n`));
+    sock.once('close', () => resolve());
+    sock.once('error', () => resolve());
+  });
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');

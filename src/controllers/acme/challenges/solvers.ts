@@ -42,19 +42,19 @@ export function withDefaultPort(server: string): string {
 function http01Solver(ctx: ControllerContext, rt: AcmeRuntime, c: Challenge): ChallengeSolver {
   return {
     async present() {
-      (await rt.http01()).present(c.spec.token, c.spec.key);
+      await (await rt.http01()).present(c.spec.token, c.spec.key);
     },
     async restore() {
-      (await rt.http01()).present(c.spec.token, c.spec.key);
+      await (await rt.http01()).present(c.spec.token, c.spec.key);
     },
     async check() {
       const server = await rt.http01();
       // Tokens live in memory: after a restart a presented challenge must be served again.
-      server.present(c.spec.token, c.spec.key);
+      await server.present(c.spec.token, c.spec.key);
       return selfCheckHTTP01({ dnsName: c.spec.dnsName, token: c.spec.token, keyAuth: c.spec.key, port: server.port, nameservers: ctx.options.acmeHTTP01SolverNameservers });
     },
     async cleanUp() {
-      (await rt.http01()).cleanUp(c.spec.token);
+      await (await rt.http01()).cleanUp(c.spec.token);
     },
   };
 }

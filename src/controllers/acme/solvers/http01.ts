@@ -4,8 +4,9 @@ import dns from 'node:dns';
 
 export interface HTTP01Server {
   port: number;
-  present(token: string, keyAuth: string): void;
-  cleanUp(token: string): void;
+  /** resolves once the token is served (the keeper process acknowledges; in process at once) */
+  present(token: string, keyAuth: string): void | Promise<void>;
+  cleanUp(token: string): void | Promise<void>;
   close(): Promise<void>;
 }
 

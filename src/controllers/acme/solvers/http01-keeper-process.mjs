@@ -1,0 +1,99 @@
+// The HTTP-01 keeper: a small process that serves /.well-known/acme-challenge/<token> for
+// `certsmith server` and outlives it (issue 20). When certsmith is killed while the CA validates,
+// the CA still finds the token; the restarted certsmith adopts the keeper through its control
+// socket instead of binding the port again. Plain JavaScript with no imports of ours, so it starts
+// in milliseconds without the TypeScript loader.
+//
+// argv: host port controlSocketPath graceMs
+// Control protocol, one JSON object per line, acknowledged with {"id"} when it carries an id:
+// {"op":"present","token","keyAuth"} | {"op":"cleanup","token"} | {"op":"release"} (exit now if no
+// token is served) | {"op":"exit"}. The keeper exits graceMs after its last controller disconnected (nobody adopted
+// it), at once on "exit", and never keeps serving without a certsmith for longer than that.
+import http from 'node:http';
+import net from 'node:net';
+import fs from 'node:fs';
+import process from 'node:process';
+import { Buffer } from 'node:buffer';
+import { setTimeout, clearTimeout } from 'node:timers';
+
+const [host, portArg, socketPath, graceArg] = process.argv.slice(2);
+const grace = Number(graceArg) || 60_000;
+const tokens = new Map();
+const CHALLENGE_PATH = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/;
+
+const web = http.createServer((req, res) => {
+  const token = CHALLENGE_PATH.exec((req.url ?? '').split('?')[0])?.[1];
+  const keyAuth = token !== undefined ? tokens.get(token) : undefined;
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || keyAuth === undefined) {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end();
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(keyAuth) });
+  res.end(req.method === 'HEAD' ? undefined : keyAuth);
+});
+
+let controllers = 0;
+let timer;
+function armGrace() {
+  clearTimeout(timer);
+  if (controllers === 0) timer = setTimeout(shutdown, grace);
+}
+function shutdown() {
+  web.close();
+  web.closeAllConnections();
+  control.close();
+  try {
+    fs.unlinkSync(socketPath);
+  } catch {}
+  process.exit(0);
+}
+
+const control = net.createServer((sock) => {
+  controllers++;
+  clearTimeout(timer);
+  let buf = '';
+  sock.setEncoding('utf8');
+  sock.on('data', (d) => {
+    buf += d;
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      let msg;
+      try {
+        msg = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (msg.op === 'present' && typeof msg.token === 'string' && typeof msg.keyAuth === 'string') tokens.set(msg.token, msg.keyAuth);
+      else if (msg.op === 'cleanup' && typeof msg.token === 'string') tokens.delete(msg.token);
+      else if (msg.op === 'exit') shutdown();
+      else if (msg.op === 'release' && tokens.size === 0) {
+        if (msg.id !== undefined) sock.write(`${JSON.stringify({ id: msg.id })}\n`);
+        shutdown();
+      }
+      if (msg.id !== undefined) sock.write(`${JSON.stringify({ id: msg.id })}\n`);
+    }
+  });
+  const gone = () => {
+    controllers--;
+    armGrace();
+  };
+  sock.once('close', gone);
+  sock.on('error', () => {});
+});
+
+web.once('error', (e) => {
+  process.stdout.write(`${JSON.stringify({ error: e.message })}\n`);
+  process.exit(1);
+});
+web.listen(Number(portArg), host || undefined, () => {
+  try {
+    fs.unlinkSync(socketPath);
+  } catch {}
+  control.listen(socketPath, () => {
+    // only this user may tell the keeper what to serve
+    fs.chmodSync(socketPath, 0o600);
+    process.stdout.write(`${JSON.stringify({ port: web.address().port })}\n`);
+    armGrace();
+  });
+});
