@@ -305,7 +305,20 @@ export class SqliteStore implements Store {
         }
       }
       if (opts.allowBookmarks && rvOpt !== undefined) {
-        initial.push({ type: 'BOOKMARK', object: { apiVersion: apiVersionOf(type), kind: type.kind, metadata: { resourceVersion: String(cursor) } } });
+        const bookmark: WatchEvent = { type: 'BOOKMARK', object: { apiVersion: apiVersionOf(type), kind: type.kind, metadata: { resourceVersion: String(cursor) } } };
+        if (!more) initial.push(bookmark);
+        else {
+          // the bookmark ends the initial state, so it comes after its last page
+          const pages = more;
+          let sent = false;
+          more = () => {
+            const page = pages();
+            if (page !== undefined) return page;
+            if (sent) return undefined;
+            sent = true;
+            return [bookmark];
+          };
+        }
       }
       return this.hub.add(spec, cursor, initial, onEvent as (e: WatchEvent) => unknown, onError, more);
     } catch (err) {

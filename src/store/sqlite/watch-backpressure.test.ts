@@ -78,3 +78,17 @@ test('a paused watcher whose live backlog outgrows the bound is closed with Watc
     await store.close();
   }
 });
+
+test('with bookmarks, the bookmark still follows the last page of the initial state', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  try {
+    for (let i = 0; i < 5; i++) await store.create(SecretType, secret(`b${i}`, 40_000));
+    const seen: string[] = [];
+    const w = store.watch(SecretType, { resourceVersion: '0', allowBookmarks: true }, (e) => seen.push(e.type), assert.fail);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(seen, ['ADDED', 'ADDED', 'ADDED', 'ADDED', 'ADDED', 'BOOKMARK']);
+    w.stop();
+  } finally {
+    await store.close();
+  }
+});
