@@ -7,7 +7,26 @@ import * as R from './resources.ts';
 import type { KubeObject } from './meta.ts';
 import { validate, fieldErrorText, invalidObjectMessage, dns1123SubdomainError } from './validation.ts';
 import { createCSR } from '../pki/csr.ts';
-import { generatePrivateKey } from '../pki/keys.ts';
+import { generatePrivateKey, parsePrivateKey } from '../pki/keys.ts';
+import { bitString, implicit, integer, oid, sequence, setOf, tlv } from '../pki/der.ts';
+import { encodeExtensions } from '../pki/x509-fields.ts';
+import { spkiDER } from '../pki/spki.ts';
+import { signatureAlgorithmFor, signTBS } from '../pki/signature.ts';
+import { encodePEM } from '../pki/pem.ts';
+
+const GN = { email: 1, dns: 2, uri: 6 } as const;
+
+/**
+ * A CSR as another tool could make it: createCSR refuses these names itself, so the SAN
+ * extension is encoded by hand here (GeneralNames with the raw bytes) and signed properly.
+ */
+async function foreignCSR(keyPem: string, names: [keyof typeof GN, string][]): Promise<string> {
+  const key = parsePrivateKey(keyPem);
+  const san = { id: '2.5.29.17', critical: true, value: sequence(...names.map(([k, v]) => implicit(GN[k], Buffer.from(v, 'latin1')))) };
+  const extensionRequest = sequence(oid('1.2.840.113549.1.9.14'), setOf([encodeExtensions([san])]));
+  const info = sequence(integer(0), sequence(), spkiDER(key), tlv(0xa0, extensionRequest));
+  return encodePEM('CERTIFICATE REQUEST', sequence(info, signatureAlgorithmFor(key), bitString(await signTBS(key, info))));
+}
 
 function certWith(spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): KubeObject {
   return {
@@ -154,15 +173,16 @@ test('duration and renewBefore are bounded like Go durations (about 292 years), 
 
 test('CertificateRequest: the names in the CSR are held to the Certificate rules', async () => {
   const key = await generatePrivateKey({ algorithm: 'ECDSA' });
-  const cr = async (t: Parameters<typeof createCSR>[0]): Promise<KubeObject> => ({
+  const cr = (pem: string): KubeObject => ({
     apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest', metadata: { name: 'cr', namespace: 'ns' },
-    spec: { request: Buffer.from(await createCSR(t, key)).toString('base64'), issuerRef: { name: 'ca' } },
+    spec: { request: Buffer.from(pem).toString('base64'), issuerRef: { name: 'ca' } },
   });
   check([
-    { name: 'good names', obj: await cr({ dnsNames: ['a.example.com', '*.example.com'], emailAddresses: ['a@example.com'], uris: ['spiffe://x/y'], ipAddresses: ['10.0.0.1'] }) },
-    { name: 'newline in a dnsName', obj: await cr({ dnsNames: ['ok.example.com', 'a\nb'] }), field: 'spec.request', message: `encoded CSR error: dnsNames[1]: Invalid value: "a\\nb": ${kubeSubdomainMessage}` },
-    { name: '$() in a dnsName', obj: await cr({ dnsNames: ['$(reboot).example.com'] }), field: 'spec.request', message: /^encoded CSR error: dnsNames\[0\]/ },
-    { name: 'NUL in an email', obj: await cr({ commonName: 'x', emailAddresses: ['a\u0000@example.com'] }), field: 'spec.request', message: /^encoded CSR error: emailAddresses\[0\].*control characters/ },
-    { name: 'space in a URI', obj: await cr({ commonName: 'x', uris: ['https://a.example.com/a b'] }), field: 'spec.request', message: /^encoded CSR error: uris\[0\]/ },
+    { name: 'good names', obj: cr(await createCSR({ dnsNames: ['a.example.com', '*.example.com'], emailAddresses: ['a@example.com'], uris: ['spiffe://x/y'], ipAddresses: ['10.0.0.1'] }, key)) },
+    { name: 'good names, hand-encoded', obj: cr(await foreignCSR(key, [['dns', 'a.example.com']])) },
+    { name: 'newline in a dnsName', obj: cr(await foreignCSR(key, [['dns', 'ok.example.com'], ['dns', 'a\nb']])), field: 'spec.request', message: `encoded CSR error: dnsNames[1]: Invalid value: "a\\nb": ${kubeSubdomainMessage}` },
+    { name: '$() in a dnsName', obj: cr(await foreignCSR(key, [['dns', '$(reboot).example.com']])), field: 'spec.request', message: /^encoded CSR error: dnsNames\[0\]/ },
+    { name: 'NUL in an email', obj: cr(await foreignCSR(key, [['email', 'a\u0000@example.com']])), field: 'spec.request', message: /^encoded CSR error: emailAddresses\[0\].*control characters/ },
+    { name: 'space in a URI', obj: cr(await foreignCSR(key, [['uri', 'https://a.example.com/a b']])), field: 'spec.request', message: /^encoded CSR error: uris\[0\]/ },
   ]);
 });
