@@ -422,11 +422,16 @@ function validateEmails(v: unknown, path: string, errs: Errors): void {
   });
 }
 
+// Looser than a Kubernetes name on purpose: cert-manager accepts any dnsNames, and manifests with
+// upper-case names (DNS is case-insensitive) or underscores (private PKI, SRV-style names) must keep
+// applying; what is refused is what no host name can hold (whitespace, control and shell characters).
+const dnsNameRe = /^[A-Za-z0-9_]([-A-Za-z0-9_]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([-A-Za-z0-9_]*[A-Za-z0-9_])?)*$/;
+const dnsNameMsg = "a DNS name must consist of dot-separated labels of letters, digits, '-' or '_', each starting and ending with a letter, digit or '_' (e.g. 'www.example.com'; non-ASCII names in their xn-- form)";
 const wildcardMsg = "a wildcard '*' is only allowed as the whole leftmost label, as in '*.example.com'";
 
 /**
- * Why d cannot be a dNSName SAN, or undefined: a lowercase RFC 1123 subdomain (as Kubernetes
- * checks Ingress hosts), optionally with a `*.` wildcard as its leftmost label. Upstream's
+ * Why d cannot be a dNSName SAN, or undefined: a host name of letters, digits, '-' and '_',
+ * optionally with a `*.` wildcard as its leftmost label. Upstream's
  * webhook does not check dnsNames at all; without this, a newline or `$()` was signed into
  * certificates and handed to deploy hooks in RENEWED_DOMAINS (issue 12, finding 7).
  */
@@ -435,7 +440,7 @@ export function dnsNameError(d: string): string | undefined {
   const base = d.startsWith('*.') ? d.slice(2) : d;
   if (base.includes('*')) return wildcardMsg;
   if (d.length > 253) return 'must be no more than 253 characters';
-  if (!dns1123SubdomainRe.test(base)) return dns1123SubdomainMsg;
+  if (!dnsNameRe.test(base)) return dnsNameMsg;
   if (base.split('.').some((l) => l.length > 63)) return 'each label must be no more than 63 characters';
   return undefined;
 }
