@@ -45,6 +45,12 @@ export interface ControllerOptions {
   /** port the Kubernetes-mode self-check GETs on the domain; 80 unless a test routes it elsewhere */
   acmeHTTP01SelfCheckPort?: number;
   acmeHTTP01SolverNameservers?: string[];
+  /**
+   * --acme-http01-webroot: HTTP-01 tokens are written below this folder for the user's own web
+   * server to serve (solvers/webroot.ts) instead of from the embedded listener. Server
+   * configuration only: no resource can name a folder certsmith writes to.
+   */
+  acmeHTTP01Webroot?: string;
   dns01RecursiveNameservers?: string[];
   dns01RecursiveNameserversOnly?: boolean;
   /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */
@@ -114,7 +120,8 @@ export async function startControllers(o: {
       metricsAddress: o.options.metricsListen ?? '127.0.0.1:9402',
       healthAddress: o.options.healthListen ?? '127.0.0.1:9403',
       registry: metrics.registry,
-      ready: () => manager.isReady(),
+      // a full disk fails every write: not ready, as the API server's own /readyz says too
+      ready: () => manager.isReady() && !o.store.storageProblem?.(),
     });
   }
   return {
