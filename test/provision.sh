@@ -8,6 +8,8 @@ command -v named >/dev/null || need+=(bind9)
 command -v dig >/dev/null || need+=(bind9-dnsutils)
 command -v kubectl >/dev/null || need+=(kubernetes-client)
 command -v keytool >/dev/null || need+=(default-jre-headless)
+# webroot HTTP-01: the user's web server that serves the challenge files
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "provision: installing ${need[*]}" >&2

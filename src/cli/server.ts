@@ -23,6 +23,7 @@ export interface ControllerFlags {
   deployHook?: string;
   acmeHttp01Listen?: string;
   acmeHttp01SolverNameservers?: string;
+  acmeHttp01Webroot?: string;
   dns01RecursiveNameservers?: string;
   dns01RecursiveNameserversOnly?: boolean;
   metricsListen: string;
@@ -78,6 +79,7 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     deployHook: f.deployHook,
     acmeHTTP01Listen: f.acmeHttp01Listen,
     acmeHTTP01SolverNameservers: list(f.acmeHttp01SolverNameservers),
+    acmeHTTP01Webroot: f.acmeHttp01Webroot ? resolve(f.acmeHttp01Webroot) : undefined,
     dns01RecursiveNameservers: list(f.dns01RecursiveNameservers),
     dns01RecursiveNameserversOnly: f.dns01RecursiveNameserversOnly,
     metricsListen: f.metricsListen,
@@ -122,6 +124,7 @@ export function addControllerFlags(cmd: Command): Command {
     .option('--backoff-max <duration>', 'longest retry delay (default 32h)')
     .option('--acme-http01-listen <host:port>', 'address of the HTTP-01 challenge responder')
     .option('--acme-http01-solver-nameservers <list>', 'comma-separated host:port resolvers for HTTP-01 self-checks')
+    .option('--acme-http01-webroot <dir>', "write HTTP-01 tokens to DIR/.well-known/acme-challenge/ for the host's own web server (nginx, Apache) instead of listening (single host)")
     .option('--dns01-recursive-nameservers <list>', 'comma-separated host:port resolvers for DNS-01 self-checks')
     .option('--dns01-recursive-nameservers-only', 'use only these resolvers for DNS-01 checks')
     .option('--metrics-listen <host:port>', 'Prometheus metrics address', '127.0.0.1:9402')

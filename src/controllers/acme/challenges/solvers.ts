@@ -13,6 +13,7 @@ import { kubernetesHTTP01Solver } from '../solvers/http01-kube/solver.ts';
 import { addTXT, removeTXT, type TsigAlgorithm, type TsigKey } from '../solvers/dns01/rfc2136.ts';
 import { checkDNS01, findZone } from '../solvers/dns01/selfcheck.ts';
 import type { AcmeRuntime } from '../runtime.ts';
+import { providerSolver } from '../solvers/providers.ts';
 
 export interface CheckResult {
   ok: boolean;
@@ -102,6 +103,8 @@ export function usesEmbeddedResponder(ctx: ControllerContext, c: Challenge): boo
 }
 
 export function solverFor(ctx: ControllerContext, rt: AcmeRuntime, c: Challenge): ChallengeSolver {
+  const own = providerSolver(ctx, c); // webroot, exec hook and DNS providers (issue 14)
+  if (own) return own;
   if (c.spec.type === 'HTTP-01') {
     if (!c.spec.solver.http01) throw new Error('HTTP-01 challenge without an http01 solver');
     return ctx.options.http01Mode === 'kubernetes' ? kubernetesHTTP01Solver(ctx, c) : http01Solver(ctx, rt, c);
