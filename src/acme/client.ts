@@ -231,6 +231,29 @@ export class AcmeClient {
     return { url: this.accountUrlValue, status: body.status ?? 'valid' };
   }
 
+  /** The account object (POST-as-GET of the account URL); `orders` is the URL of its orders list, when the CA offers one. */
+  async getAccount(): Promise<AcmeAccount & { orders?: string }> {
+    const url = await this.kid();
+    const body = this.json(await this.post(url, undefined)) as { status?: string; orders?: string };
+    return { url, status: body.status ?? 'valid', ...(body.orders ? { orders: new URL(body.orders, url).toString() } : {}) };
+  }
+
+  /**
+   * The order URLs of the account's orders list (RFC 8555 §7.1.2.1), following `Link: rel="next"`
+   * for at most maxPages pages; `complete` says whether the list ended within them.
+   */
+  async listOrders(ordersUrl: string, maxPages = 10): Promise<{ urls: string[]; complete: boolean }> {
+    const urls: string[] = [];
+    let next: string | undefined = ordersUrl;
+    for (let page = 0; next && page < maxPages; page++) {
+      const res = await this.post(next, undefined);
+      const body = this.json(res) as { orders?: string[] };
+      urls.push(...(body.orders ?? []).map((u) => new URL(u, next).toString()));
+      next = linkUrls(res.rawHeaders, 'next', next)[0];
+    }
+    return { urls, complete: !next };
+  }
+
   async createOrder(opts: {
     identifiers: (string | AcmeIdentifier)[];
     profile?: string;

@@ -91,7 +91,7 @@ describe('ACME issuance across certsmith SIGKILLs and CA faults', () => {
     await done(s);
   });
 
-  test('(3) the answer to newOrder is lost and certsmith is killed: one wasted order, said in an Event', async () => {
+  test('(3) the answer to newOrder is lost and certsmith is killed: the restart finds the order in the account\'s orders list', async () => {
     let s = await server();
     const dnsName = `lost-order-${uniq()}.example.test`;
     const fault = fastProxy.hold(NEW_ORDER);
@@ -102,11 +102,17 @@ describe('ACME issuance across certsmith SIGKILLs and CA faults', () => {
     const certs = await waitAllReady(s, ['lost-order'], 30_000);
     assertNoAttemptCounted(certs);
     const r = await report('newOrder answer lost + kill', s, fastProxy, 'lost-order', [dnsName]);
-    assert.equal(r.mean, 2, 'the lost order and its replacement');
+    const ev = await events(s);
+    // Pebble lists an account's orders: the lost one is normally found and used (OrderFound). When
+    // the list does not show it (a CA without the list, such as Let's Encrypt; Pebble's paging now
+    // and then) it costs one wasted order, said in an OrderLost Event.
+    const found = ev.filter((e) => e.reason === 'OrderFound').length;
+    const lost = ev.filter((e) => e.reason === 'OrderLost').length;
+    console.log(`[newOrder answer lost + kill] OrderFound=${found} OrderLost=${lost}`);
+    assert.equal(found + lost, 1, 'one Event says what became of the lost order');
+    assert.equal(r.mean, found ? 1 : 2, found ? 'no second newOrder' : 'the lost order and its replacement');
     assert.equal(r.atCA.invalid ?? 0, 0);
-    assert.equal(r.atCA.pending ?? 0, 1, 'the lost order is left pending, not invalid');
-    const ev = (await events(s)).filter((e) => e.reason === 'OrderLost');
-    assert.equal(ev.length, 1, 'an OrderLost Event says so');
+    assert.equal(r.atCA.pending ?? 0, found ? 0 : 1, 'only an order not found is left unused at the CA');
     await done(s);
   });
 

@@ -98,6 +98,35 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
     return { ...(order.status ?? {}), state: 'valid', certificate: Buffer.from(pem).toString('base64') };
   }
 
+  // One listing of the account's orders serves every lost Order found after the same restart.
+  const listings = new Map<string, { at: number; urls: Promise<string[]> }>();
+  const LISTING_TTL_MS = 10_000;
+  /** most orders of the list looked at per lost Order (newest first) */
+  const MAX_CANDIDATES = 8;
+
+  async function findLostOrder(client: AcmeClient, order: OrderObj): Promise<AcmeOrder | undefined> {
+    const account = client.accountUrl ?? '';
+    let listing = listings.get(account);
+    if (!listing || ctx.clock.now().getTime() - listing.at > LISTING_TTL_MS) {
+      const urls = (async () => {
+        const acct = await acmeAction('get_account', () => client.getAccount());
+        if (!acct.orders) return [];
+        return (await acmeAction('list_orders', () => client.listOrders(acct.orders!, 20))).urls;
+      })();
+      listing = { at: ctx.clock.now().getTime(), urls };
+      listings.set(account, listing);
+      urls.catch(() => listings.delete(account));
+    }
+    const recorded = new Set(orders.list().map((o) => o.status?.url).filter(Boolean));
+    const want = orderIdentifiers(order).join(',');
+    const candidates = (await listing.urls).filter((u) => !recorded.has(u)).reverse().slice(0, MAX_CANDIDATES);
+    for (const url of candidates) {
+      const o = await acmeAction('get_order', () => client.getOrder(url));
+      if (o.identifiers.map((i) => i.value).sort().join(',') === want && (o.status === 'pending' || o.status === 'ready')) return o;
+    }
+    return undefined;
+  }
+
   return {
     name: MANAGER,
     workers: 8,
@@ -164,6 +193,22 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
           case 'create': {
             await newOrderSlot(async () => {
               if (step.lost) {
+                // The CA may list the account's orders (Pebble does; Let's Encrypt does not): the order the
+                // interrupted newOrder created is the one with these identifiers that no Order resource holds.
+                const found = await findLostOrder(client, order).catch((e: unknown) => {
+                  ctx.logger.warn({ order: key, err: (e as Error).message }, 'looking up the lost ACME order in the account\'s orders list failed');
+                  return undefined;
+                });
+                if (found) {
+                  ctx.recorder.event(order, 'Normal', 'OrderFound', `Found the ACME order ${found.url} that newOrder created before certsmith stopped (from the account's orders list); no new order needed`);
+                  const status: OrderStatus = {
+                    ...(order.status ?? {}), url: found.url, finalizeURL: found.finalize, state: stateOf(found.status),
+                    authorizations: found.authorizations.map((url) => ({ url })),
+                  };
+                  const recorded = await writeStatus(order, status);
+                  await writeStatus(recorded, { ...status, authorizations: await authorizations(client, found.authorizations) });
+                  return;
+                }
                 // Pebble 2.4 lists no account orders to find it by, and a real CA's list may lag:
                 // one order at the CA stays unused (it expires on its own); say so instead of guessing.
                 ctx.recorder.event(order, 'Warning', 'OrderLost', `newOrder was being sent at ${order.metadata.annotations?.[ANN_CREATING]} and its answer was never recorded (certsmith stopped or the answer was lost): creating another ACME order; if the first one was created, it stays unused at the ACME server until it expires`);
