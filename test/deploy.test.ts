@@ -127,7 +127,7 @@ test('the Deployment runs certsmith controller with flags that `certsmith contro
   assert.equal(c.securityContext.readOnlyRootFilesystem, true);
   assert.equal(c.securityContext.allowPrivilegeEscalation, false);
   assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
-  // tsx writes its compile cache: the only writable place is an emptyDir
+  // Node writes its compile cache there: the only writable place is an emptyDir
   const tmp = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/tmp');
   assert.ok(pod.spec.volumes.some((v: { name: string; emptyDir?: object }) => v.name === tmp?.name && v.emptyDir), '/tmp is an emptyDir');
   assert.ok(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory);
@@ -139,12 +139,18 @@ test('the Deployment runs certsmith controller with flags that `certsmith contro
   only('ServiceAccount', serviceAccount);
 });
 
-test('the Dockerfile builds a non-root image from node:20-slim with runtime dependencies only, tsx among them', () => {
+test('the Dockerfile builds a non-root image from node:24-slim that runs the compiled build with runtime dependencies only', () => {
   const text = readFileSync(join(deployDir, 'Dockerfile'), 'utf8');
   const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
-  assert.ok(pkg.dependencies.tsx, 'tsx runs the sources, so it must survive --omit=dev');
-  assert.match(text, /^FROM node:20-slim\b/m);
-  assert.match(text, /npm ci --omit=dev/);
+  assert.ok(!pkg.dependencies.tsx && pkg.devDependencies.tsx, 'tsx is for tests and development only');
+  assert.ok(!pkg.dependencies.typescript && pkg.devDependencies.typescript, 'the compiler is a build dependency');
+  const stages = text.split(/^FROM /m).slice(1);
+  assert.equal(stages.length, 2, 'a build stage and the image');
+  for (const s of stages) assert.match(s, /^node:24-slim\b/);
+  assert.match(stages[0], /npm run build/);
+  assert.match(stages[0], /npm prune --omit=dev/);
+  assert.match(stages[1], /^COPY --from=build \/app\/dist \.\/dist$/m);
+  assert.doesNotMatch(stages[1], /COPY src\b/, 'the image carries no TypeScript sources');
   assert.match(text, /^ENTRYPOINT \["node", "bin\/certsmith\.mjs"\]$/m);
   const user = /^USER (\d+)(?::(\d+))?$/m.exec(text);
   assert.ok(user, 'a numeric USER, so runAsNonRoot can be verified');

@@ -7,7 +7,8 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../runtime/logger.ts';
 import { hostWithoutPort, startAcmeSolver } from './acmesolver.ts';
 
-const certsmithBin = fileURLToPath(new URL('../../bin/certsmith.mjs', import.meta.url));
+// from the sources, as every test runs certsmith (test/rig/certsmith-source.mjs)
+const certsmithBin = fileURLToPath(new URL('../../test/rig/certsmith-source.mjs', import.meta.url));
 
 function get(port: number, path: string, host: string, method = 'GET'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { createLogger, type Logger } from '../runtime/logger.ts';
+import type { Logger } from '../runtime/logger.ts';
 import { untilSignal } from './signals.ts';
 
 export interface AcmeSolverOptions {
@@ -106,6 +106,8 @@ export function registerAcmeSolverCommand(program: Command) {
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--listen-port "${flags.listenPort}": expected a port number`);
       for (const f of ['domain', 'token', 'key'] as const) if (!flags[f]) throw new CliError(`--${f} is required`);
       // the solver's one line per request is its whole purpose: not silenced like the controllers under test
+      // pino is loaded by this command only: every other command would pay for it at start
+      const { createLogger } = await import('../runtime/logger.ts');
       const logger = createLogger({ name: 'acmesolver', level: (process.env.CERTSMITH_LOG_LEVEL as 'info' | undefined) ?? 'info' });
       let solver: RunningAcmeSolver;
       try {

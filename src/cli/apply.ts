@@ -20,7 +20,7 @@ export function registerApplyCommand(program: Command) {
         throw e;
       }
       if (!manifests.length) throw new CliError('no objects passed to apply');
-      const conn = connect(cmd);
+      const conn = await connect(cmd);
       try {
         const report = await applyManifests(conn.store, manifests, { defaultNamespace: opts.namespace ?? conn.namespace });
         for (const line of report.applied) process.stdout.write(line + '\n');

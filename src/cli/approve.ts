@@ -30,7 +30,7 @@ function register(program: Command, verb: 'approve' | 'deny') {
     .option('--reason <reason>', 'reason recorded on the condition', defaults.reason)
     .option('--message <message>', 'message recorded on the condition', defaults.message)
     .action(async (name: string, opts: { namespace?: string; reason: string; message: string }, cmd: Command) => {
-      const conn = connect(cmd);
+      const conn = await connect(cmd);
       try {
         const ns = opts.namespace ?? conn.namespace;
         await setApproval(conn.store, ns, name, verb, opts.reason, opts.message, new Date());

@@ -61,7 +61,7 @@ export function registerCheckCommand(program: Command) {
       } catch (e) {
         throw new CliError(`--wait: ${(e as Error).message}`);
       }
-      const conn = connect(cmd);
+      const conn = await connect(cmd);
       const deadline = Date.now() + waitMs;
       try {
         for (;;) {

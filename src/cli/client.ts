@@ -1,8 +1,8 @@
 // How a CLI command reaches the API: the kubeconfig (--kubeconfig, $KUBECONFIG,
 // ./.certsmith/kubeconfig) turned into an HttpStore.
 import type { Command } from 'commander';
-import { loadClientConfig, KubeconfigError, type ClientConfig } from '../server/kubeconfig.ts';
-import { HttpStore } from '../store/http/http-store.ts';
+import type { ClientConfig } from '../server/kubeconfig.ts';
+import type { HttpStore } from '../store/http/http-store.ts';
 import { resolveResourceName, type ResourceType } from '../api/resources.ts';
 import { CliError } from './cli-error.ts';
 
@@ -13,8 +13,13 @@ export interface Connection {
   namespace: string;
 }
 
-export function connect(cmd: Command): Connection {
+export async function connect(cmd: Command): Promise<Connection> {
   const { kubeconfig } = cmd.optsWithGlobals() as { kubeconfig?: string };
+  // loaded when a command talks to the server, not when the program is built: `--help` and
+  // commands that never connect do not pay for the kubeconfig parser and the HTTP client
+  const [{ loadClientConfig, KubeconfigError }, { HttpStore }] = await Promise.all([
+    import('../server/kubeconfig.ts'), import('../store/http/http-store.ts'),
+  ]);
   let config: ClientConfig;
   try {
     config = loadClientConfig({ kubeconfig });

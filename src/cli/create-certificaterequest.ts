@@ -132,7 +132,7 @@ export function registerCreateCommand(program: Command) {
       }
       process.stdout.write(`Private key written to ${keyFile}\n`);
 
-      const conn = connect(cmd);
+      const conn = await connect(cmd);
       try {
         const ns = opts.namespace ?? crt.metadata?.namespace ?? conn.namespace;
         await conn.store.create(CertificateRequest, certificateRequestFor(name, ns, crt.spec, csrPem));

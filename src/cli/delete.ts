@@ -11,7 +11,7 @@ export function registerDeleteCommand(program: Command) {
     .option('-n, --namespace <ns>', 'namespace')
     .action(async (kind: string, names: string[], opts: { namespace?: string }, cmd: Command) => {
       const type = resourceTypeNamed(kind);
-      const conn = connect(cmd);
+      const conn = await connect(cmd);
       try {
         const ns = type.namespaced ? opts.namespace ?? conn.namespace : undefined;
         for (const name of names) {

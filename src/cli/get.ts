@@ -1,6 +1,5 @@
 // certsmith get <kind> [NAME]: kubectl get for certsmith's kinds, with the same table columns.
 import type { Command } from 'commander';
-import YAML from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
 import { StoreError } from '../store/store.ts';
@@ -42,7 +41,7 @@ export function registerGetCommand(program: Command) {
       const format = (opts.output ?? 'table') as OutputFormat;
       if (!['table', 'wide', 'yaml', 'json', 'name'].includes(format)) throw new CliError(`unknown output format "${opts.output}": use yaml, json, wide or name`);
       if (name && opts.allNamespaces) throw new CliError('a resource cannot be retrieved by name across all namespaces');
-      const conn = connect(cmd);
+      const conn = await connect(cmd);
       try {
         const ns = !type.namespaced || opts.allNamespaces ? undefined : opts.namespace ?? conn.namespace;
         let objs: KubeObject[];
@@ -60,9 +59,12 @@ export function registerGetCommand(program: Command) {
         const single = name ? objs[0] : undefined;
         const asList = () => ({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objs });
         switch (format) {
-          case 'yaml':
+          case 'yaml': {
+            // the YAML printer only for -o yaml: a table needs none of it
+            const { default: YAML } = await import('yaml');
             process.stdout.write(YAML.stringify(single ?? asList()));
             break;
+          }
           case 'json':
             process.stdout.write(JSON.stringify(single ?? asList(), null, 4) + '\n');
             break;

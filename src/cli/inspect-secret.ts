@@ -156,7 +156,7 @@ export function registerInspectCommand(program: Command) {
     .argument('<name>', 'Secret name')
     .option('-n, --namespace <ns>', 'namespace')
     .action(async (name: string, opts: { namespace?: string }, cmd: Command) => {
-      const conn = connect(cmd);
+      const conn = await connect(cmd);
       try {
         process.stdout.write(await inspectSecretNamed(conn.store, opts.namespace ?? conn.namespace, name, new Date()));
       } finally {

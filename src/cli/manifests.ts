@@ -2,7 +2,8 @@
 // and `kind: List` documents unpacked, as kubectl reads them.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
+import type * as YAMLModule from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 
 export interface Manifest {
@@ -32,8 +33,15 @@ export function manifestFiles(path: string): string[] {
   return readdirSync(path).filter((f) => manifestExtensions.test(f)).sort().map((f) => join(path, f));
 }
 
+// The YAML parser is loaded on first use, synchronously (its CommonJS build): `certsmith --help`
+// and the commands that read no manifests would otherwise pay for it at start.
+let yaml: typeof YAMLModule | undefined;
+function yamlModule(): typeof YAMLModule {
+  return (yaml ??= createRequire(import.meta.url)('yaml') as typeof YAMLModule);
+}
+
 export function parseManifests(file: string, text: string): Manifest[] {
-  const docs = YAML.parseAllDocuments(text);
+  const docs = yamlModule().parseAllDocuments(text);
   const out: Manifest[] = [];
   for (const doc of docs) {
     if (doc.errors.length) {

@@ -39,7 +39,7 @@ export function registerRenewCommand(program: Command) {
       if (names.length && (opts.all || opts.selector || opts.allNamespaces)) throw new CliError('cannot specify Certificate names in conjunction with --all, -l or -A');
       if (opts.all && opts.selector) throw new CliError('cannot specify --all and -l together');
       if (!names.length && !opts.all && !opts.selector) throw new CliError('please supply one or more Certificate names, or use --all or -l');
-      const conn = connect(cmd);
+      const conn = await connect(cmd);
       try {
         const ns = opts.namespace ?? conn.namespace;
         let targets: { namespace: string; name: string }[];

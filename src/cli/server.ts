@@ -6,7 +6,7 @@ import { parseDuration } from '../api/duration.ts';
 import { NamespaceType } from '../api/resources.ts';
 import type { ControllerOptions } from '../controllers/manager.ts';
 import { isConflict, type Store } from '../store/store.ts';
-import { EncryptionConfigError, readEncryptionConfiguration, type EncryptionConfiguration } from '../store/sqlite/encryption.ts';
+import type { EncryptionConfiguration } from '../store/sqlite/encryption.ts';
 import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
@@ -95,8 +95,10 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   };
 }
 
-function encryptionFlag(path: string | undefined): EncryptionConfiguration | undefined {
+async function encryptionFlag(path: string | undefined): Promise<EncryptionConfiguration | undefined> {
   if (path === undefined) return undefined;
+  // loaded with the server, not with every command (it brings the YAML parser)
+  const { EncryptionConfigError, readEncryptionConfiguration } = await import('../store/sqlite/encryption.ts');
   try {
     return readEncryptionConfiguration(resolve(path));
   } catch (e) {
@@ -156,7 +158,7 @@ export function registerServerCommand(program: Command) {
       const { host, port } = parseListen(flags.listen);
       // the embedded server always serves the Gateway API types, so its shim is on unless turned off
       const options = { ...controllerOptionsFrom(flags), enableGatewayAPI: flags.enableGatewayApi ?? true };
-      const encryption = encryptionFlag(flags.encryptionProviderConfig);
+      const encryption = await encryptionFlag(flags.encryptionProviderConfig);
       const dataDir = resolve(flags.dataDir);
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       // before anything is read from it: the token there makes an API admin

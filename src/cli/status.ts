@@ -7,9 +7,6 @@ import type { Store } from '../store/store.ts';
 import type { CertificateObj, CertificateRequestObj } from '../controllers/certificates/objects.ts';
 import { failedAttemptsOf } from '../controllers/certificates/objects.ts';
 import { nextAttemptTime, defaultBackoff } from '../controllers/certificates/backoff.ts';
-import { SPREAD_THRESHOLD } from '../controllers/certificates/trigger/trigger.ts';
-import { renewalFor } from '../controllers/certificates/renewal-decision.ts';
-import { parseCertMemo } from '../controllers/certificates/parsed.ts';
 import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';
 import { connect } from './client.ts';
@@ -31,6 +28,11 @@ async function eventLines(store: Store, obj: KubeObject, indent: string): Promis
 }
 
 export async function certificateStatus(store: Store, namespace: string, name: string, backoff = defaultBackoff): Promise<string> {
+  // the certificate parser and the renewal logic are loaded by this command only, not by
+  // every command the program knows (`certsmith --help` included)
+  const [{ renewalFor }, { parseCertMemo }] = await Promise.all([
+    import('../controllers/certificates/renewal-decision.ts'), import('../controllers/certificates/parsed.ts'),
+  ]);
   const crt = await store.get<CertificateObj>(Certificate, namespace, name);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
   const s = crt.status ?? {};
@@ -85,6 +87,8 @@ export async function certificateStatus(store: Store, namespace: string, name: s
 
   const attempts = failedAttemptsOf(s);
   if (s.lastFailureTime) {
+    // the trigger controller's module, for one constant: only when there is a failure to report
+    const { SPREAD_THRESHOLD } = await import('../controllers/certificates/trigger/trigger.ts');
     const all = (await store.list<CertificateObj>(Certificate)).items;
     const minute = Math.floor(Date.parse(s.lastFailureTime) / 60_000);
     const peers = all.filter((c) => c.status?.lastFailureTime && Math.floor(Date.parse(c.status.lastFailureTime) / 60_000) === minute).length;
@@ -125,7 +129,7 @@ export function registerStatusCommand(program: Command) {
     .option('--backoff-initial <duration>', 'the server\'s --backoff-initial, to compute the next attempt', '1h')
     .option('--backoff-max <duration>', 'the server\'s --backoff-max', '32h')
     .action(async (name: string, opts: { namespace?: string; backoffInitial: string; backoffMax: string }, cmd: Command) => {
-      const conn = connect(cmd);
+      const conn = await connect(cmd);
       try {
         const text = await certificateStatus(conn.store, opts.namespace ?? conn.namespace, name, {
           initialMs: parseDuration(opts.backoffInitial), maxMs: parseDuration(opts.backoffMax),

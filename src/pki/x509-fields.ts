@@ -1,8 +1,8 @@
 // Mapping between CertificateTemplate and the X.509 structures (subject Name, extensions) shared by CSRs and
 // certificates, encoded and decoded with the DER codec in der.ts.
-import 'reflect-metadata';
 import crypto from 'node:crypto';
-import { Name as X509Name } from '@peculiar/x509';
+import { createRequire } from 'node:module';
+import type { Name as X509NameType } from '@peculiar/x509';
 import {
   boolean, contents, DERError, DERReader, decodeBoolean, decodeNamedBits, decodeOctetAlignedBitString, decodeOID,
   decodeSmallInteger, decodeString, explicit, implicit, integer, namedBits, octetString, oid, printableString,
@@ -107,6 +107,19 @@ export function subjectNameFromTemplate(t: CertificateTemplate): Buffer {
   return encodeName(name);
 }
 
+// @peculiar/x509 (with reflect-metadata, which it needs loaded first) takes longer to load than
+// the rest of the PKI code together, and only literalSubject uses it: every CLI command that
+// parses a certificate would pay for it. Loaded on first use, synchronously (its CommonJS build).
+let X509Name: typeof X509NameType | undefined;
+function x509Name(): typeof X509NameType {
+  if (!X509Name) {
+    const require = createRequire(import.meta.url);
+    require('reflect-metadata');
+    X509Name = (require('@peculiar/x509') as typeof import('@peculiar/x509')).Name;
+  }
+  return X509Name;
+}
+
 // Spec comparisons encode the same literalSubject on every reconcile; the RFC 4514 parser is not cheap.
 const literalSubjectDER = new Map<string, Buffer>();
 const LITERAL_SUBJECT_CACHE_LIMIT = 1024;
@@ -119,7 +132,7 @@ export function parseLiteralSubject(literal: string): Buffer {
   // The DN parser would encode a lone surrogate as U+FFFD, like Buffer.from (see utf8String).
   if (!isWellFormedString(literal)) throw new Error('invalid literalSubject: not well-formed Unicode (lone UTF-16 surrogate)');
   try {
-    const parsed = decodeName(Buffer.from(new X509Name(literal, LITERAL_SUBJECT_EXTRA_KEYS).toArrayBuffer()));
+    const parsed = decodeName(Buffer.from(new (x509Name())(literal, LITERAL_SUBJECT_EXTRA_KEYS).toArrayBuffer()));
     der = encodeName(parsed.reverse());
   } catch (err) {
     throw new Error(`invalid literalSubject: ${(err as Error).message}`);

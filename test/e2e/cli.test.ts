@@ -5,7 +5,7 @@ import { writeFileSync, statSync, existsSync, readFileSync, mkdirSync, rmSync } 
 import { join } from 'node:path';
 import https from 'node:https';
 import YAML from 'yaml';
-import { startServer, run, type RunningServer } from './harness.ts';
+import { startServer, run, certsmithBin, type RunningServer } from './harness.ts';
 
 let server: RunningServer;
 
@@ -181,7 +181,7 @@ test('bad input gives a one-line error and a non-zero exit', async () => {
   assert.equal(missing.code, 1);
   assert.equal(missing.stderr, 'error: certificates.cert-manager.io "nope" not found\n');
 
-  const noServer = await run(process.execPath, ['bin/certsmith.mjs', '--kubeconfig', join(server.dataDir, 'missing-kubeconfig'), 'get', 'certs']);
+  const noServer = await run(process.execPath, [certsmithBin, '--kubeconfig', join(server.dataDir, 'missing-kubeconfig'), 'get', 'certs']);
   assert.equal(noServer.code, 1);
   assert.match(noServer.stderr, /^error: no kubeconfig at .*missing-kubeconfig/);
   assert.doesNotMatch(noServer.stderr, /\n\s+at /);
@@ -201,7 +201,7 @@ test('requests without the token or with a wrong one get 401 and change nothing'
   kc.users[0].user.token = 'wrong';
   const badKubeconfig = join(server.dataDir, 'bad-kubeconfig');
   writeFileSync(badKubeconfig, YAML.stringify(kc), { mode: 0o600 });
-  const cli = await run(process.execPath, ['bin/certsmith.mjs', '--kubeconfig', badKubeconfig, 'delete', 'certificate', 'web']);
+  const cli = await run(process.execPath, [certsmithBin, '--kubeconfig', badKubeconfig, 'delete', 'certificate', 'web']);
   assert.equal(cli.code, 1);
   assert.match(cli.stderr, /401 Unauthorized/);
   assert.equal((await server.cli(['get', 'certificates', '-o', 'name'])).stdout, 'certificate.cert-manager.io/web\n');

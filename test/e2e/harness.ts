@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
-export const certsmithBin = join(repoRoot, 'bin', 'certsmith.mjs');
+/** certsmith from the sources (through tsx): what the tests run, so no build is needed between an edit and a test */
+export const certsmithBin = join(repoRoot, 'test', 'rig', 'certsmith-source.mjs');
+/** the command users run: the compiled build in dist/ (test/e2e/compiled.test.ts) */
+export const compiledBin = join(repoRoot, 'bin', 'certsmith.mjs');
 
 export interface CommandResult {
   code: number;
@@ -53,10 +56,11 @@ export interface RunningServer {
   cleanup(): void;
 }
 
-export async function startServer(opts: { args?: string[]; dataDir?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunningServer> {
+export async function startServer(opts: { args?: string[]; dataDir?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; bin?: string } = {}): Promise<RunningServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'certsmith-e2e-'));
+  const bin = opts.bin ?? certsmithBin;
   const args = [
-    certsmithBin, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0',
+    bin, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0',
     '--metrics-listen', '127.0.0.1:0', '--health-listen', '127.0.0.1:0',
     ...(opts.args ?? []),
   ];
@@ -101,7 +105,7 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; env
     url: ready.url,
     process: child,
     output: () => out,
-    cli: (cliArgs, cliOpts = {}) => run(process.execPath, [certsmithBin, '--kubeconfig', ready.kubeconfig, ...cliArgs], { input: cliOpts.input }),
+    cli: (cliArgs, cliOpts = {}) => run(process.execPath, [bin, '--kubeconfig', ready.kubeconfig, ...cliArgs], { input: cliOpts.input }),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;

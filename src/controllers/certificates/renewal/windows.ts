@@ -7,9 +7,17 @@
 // skips a whole day in zones with a 30-minute shift (Australia/Lord_Howe). Instead cron is
 // matched on the zone's wall-clock timeline in UTC (exact, no DST there) and each match is
 // mapped to an instant by instantOfWallClock, which gives every local date exactly one start.
-import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type { CronExpression, CronExpressionParser as CronExpressionParserType } from 'cron-parser';
 import { parseDuration } from '../../../api/duration.ts';
 import { isKnownTimeZone, instantOfWallClock, wallClockOf } from './wall-clock.ts';
+
+// cron-parser is loaded on first use, synchronously (its CommonJS build): most Certificates have
+// no windows, and `certsmith status` would otherwise pay for it at start.
+let cronParser: typeof CronExpressionParserType | undefined;
+function cronExpressionParser(): typeof CronExpressionParserType {
+  return (cronParser ??= (createRequire(import.meta.url)('cron-parser') as typeof import('cron-parser')).CronExpressionParser);
+}
 
 /** A window as written in spec.renewal.windows, in either the seed's or cert-manager's spelling. */
 export interface RenewalWindowSpec {
@@ -56,7 +64,7 @@ function parseCron(expr: string): { ok: true; neverOpens: boolean } | { ok: fals
     }
   }
   try {
-    CronExpressionParser.parse(text, { tz: 'UTC', currentDate: 0 });
+    cronExpressionParser().parse(text, { tz: 'UTC', currentDate: 0 });
     return { ok: true, neverOpens: false };
   } catch (err) {
     const message = (err as Error).message;
@@ -119,7 +127,7 @@ export function parseWindows(windows: unknown): { windows: ParsedWindow[] } | { 
 }
 
 function wallClockSchedule(w: ParsedWindow, fromWallMs: number, startWallMs: number, endWallMs: number): CronExpression {
-  return CronExpressionParser.parse(w.cron, {
+  return cronExpressionParser().parse(w.cron, {
     tz: 'UTC', currentDate: fromWallMs, startDate: startWallMs, endDate: endWallMs,
   });
 }

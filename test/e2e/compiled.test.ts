@@ -1,0 +1,105 @@
+// The command users run, bin/certsmith.mjs, runs the compiled build in dist/ (every other test
+// runs the sources through tsx): the build compiles, its server issues and serves, its CLI
+// talks to it, and `--help` loads none of the heavy modules the commands load on demand.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { compiledBin, isReady, repoRoot, run, startServer, waitFor, type RunningServer } from './harness.ts';
+
+let server: RunningServer | undefined;
+
+before(async () => {
+  // incremental: about as quick as a check when dist/ is current (npm ci built it), and a run
+  // after an edit tests the edit, not an older build
+  const tsc = await run(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { timeoutMs: 240_000 });
+  assert.equal(tsc.code, 0, `npm run build:\n${tsc.stdout}${tsc.stderr}`);
+});
+
+after(async () => {
+  if (!server) return;
+  const code = await server.stop();
+  server.cleanup();
+  assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
+});
+
+test('bin/certsmith.mjs runs dist/, never tsx', () => {
+  const bin = readFileSync(compiledBin, 'utf8');
+  assert.match(bin, /\.\.\/dist\/cli\/main\.js/);
+  assert.doesNotMatch(bin, /^\s*import\b.*['"]tsx/m);
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
+  assert.equal(pkg.bin.certsmith, 'bin/certsmith.mjs');
+  assert.ok(!pkg.dependencies.tsx, 'tsx is a development dependency');
+  assert.ok(pkg.files.includes('dist/'), 'the package carries the build');
+});
+
+/** Every module file a run of the compiled CLI loads: ES modules through a resolve hook, CommonJS ones through NODE_DEBUG. */
+async function modulesLoadedBy(args: string[]): Promise<{ code: number; stdout: string; modules: string[] }> {
+  const hook = 'export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.startsWith("file:")) process.stderr.write("ESM " + r.url + "\\n"); return r; }';
+  const register = `import { register } from 'node:module'; register(${JSON.stringify('data:text/javascript,' + encodeURIComponent(hook))});`;
+  const r = await run(process.execPath, ['--import', 'data:text/javascript,' + encodeURIComponent(register), compiledBin, ...args], { env: { NODE_DEBUG: 'module' } });
+  const modules = new Set<string>();
+  for (const line of r.stderr.split('\n')) {
+    const esm = /^ESM (file:\S+)/.exec(line);
+    if (esm) modules.add(new URL(esm[1]).pathname);
+    // MODULE 123: load "/work/…/node_modules/yaml/dist/index.js" for module "…"
+    const cjs = /^MODULE \d+: load "([^"]+)"/.exec(line);
+    if (cjs) modules.add(cjs[1]);
+  }
+  return { code: r.code, stdout: r.stdout, modules: [...modules] };
+}
+
+// Loaded by the commands that need them, never at start: each costs tens of milliseconds or more.
+const heavy = [
+  /node_modules\/@peculiar\//, /node_modules\/reflect-metadata\//, /node_modules\/pino\//, /node_modules\/better-sqlite3\//,
+  /node_modules\/@kubernetes\/client-node\//, /node_modules\/pkijs\//, /node_modules\/prom-client\//, /node_modules\/dns-packet\//,
+  /node_modules\/yaml\//, /node_modules\/cron-parser\//, /node_modules\/tsx\//,
+  /\/dist\/acme\//, /\/dist\/controllers\/acme\//, /\/dist\/controllers\/manager\.js$/, /\/dist\/server\/api-server\.js$/, /\/dist\/store\/sqlite\//,
+];
+
+test('certsmith --help lists every command and loads none of the heavy modules', async () => {
+  const r = await modulesLoadedBy(['--help']);
+  assert.equal(r.code, 0);
+  for (const cmd of ['server', 'controller', 'apply', 'get', 'delete', 'renew', 'approve', 'deny', 'status', 'acmesolver']) {
+    assert.match(r.stdout, new RegExp(`^\\s+${cmd}\\b`, 'm'), `${cmd} in the help`);
+  }
+  assert.ok(r.modules.some((m) => m.endsWith('/dist/cli/main.js')), `the compiled CLI ran: ${r.modules.join(' ')}`);
+  const loaded = r.modules.filter((m) => heavy.some((h) => h.test(m)));
+  assert.deepEqual(loaded, [], 'heavy modules loaded by --help');
+});
+
+test('the compiled server issues the examples; the compiled CLI lists, shows and applies', async () => {
+  server = await startServer({ bin: compiledBin, args: ['--apply', join(repoRoot, 'examples')] });
+  const s = server;
+  await waitFor('every example Certificate Ready', async () => {
+    const r = await s.cli(['get', 'certificates', '-A', '-o', 'json']);
+    if (r.code !== 0) return false;
+    const items = JSON.parse(r.stdout).items as Parameters<typeof isReady>[0][];
+    return items.length >= 5 && items.every(isReady);
+  }, 60_000);
+
+  const table = await s.cli(['get', 'certificates', '-A']);
+  assert.equal(table.code, 0, table.stderr);
+  assert.match(table.stdout, /^NAMESPACE\s+NAME\s+READY\s+SECRET\s+AGE$/m);
+  assert.match(table.stdout, /^default\s+web-rsa\s+True\s+web-rsa-tls\s+/m);
+
+  const yaml = await s.cli(['get', 'certificate', 'web-rsa', '-o', 'yaml']);
+  assert.equal(yaml.code, 0, yaml.stderr);
+  assert.match(yaml.stdout, /^kind: Certificate$/m);
+
+  const status = await s.cli(['status', 'certificate', 'web-rsa']);
+  assert.equal(status.code, 0, status.stderr);
+  assert.match(status.stdout, /Ready: True/);
+  assert.match(status.stdout, /Subject: CN=www\.example\.test/);
+  assert.match(status.stdout, /Renewal Time: \S+ \(RenewBefore/);
+
+  const applied = await s.cli(['apply', '-f', '-'], {
+    input: 'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: compiled, namespace: default}\nspec: {secretName: compiled-tls, dnsNames: [compiled.example.test], issuerRef: {name: example-ca}}\n',
+  });
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.match(applied.stdout, /certificate\.cert-manager\.io\/compiled created/);
+  await waitFor('the applied Certificate Ready', async () => {
+    const r = await s.cli(['get', 'certificate', 'compiled', '-o', 'json']);
+    return r.code === 0 && isReady(JSON.parse(r.stdout));
+  }, 60_000);
+});
