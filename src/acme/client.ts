@@ -238,6 +238,13 @@ export class AcmeClient {
     return { url, status: body.status ?? 'valid', ...(body.orders ? { orders: new URL(body.orders, url).toString() } : {}) };
   }
 
+  /** Deactivates the account (RFC 8555 §7.3.6); the server refuses it from then on. */
+  async deactivateAccount(): Promise<AcmeAccount> {
+    const url = await this.kid();
+    const body = this.json(await this.post(url, { status: 'deactivated' })) as { status?: string };
+    return { url, status: body.status ?? 'deactivated' };
+  }
+
   /**
    * The order URLs of the account's orders list (RFC 8555 §7.1.2.1), following `Link: rel="next"`
    * for at most maxPages pages; `complete` says whether the list ended within them.

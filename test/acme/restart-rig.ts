@@ -116,13 +116,22 @@ export async function events(s: RunningServer): Promise<Obj[]> {
  * The state at the CA of every order the proxy saw created, asked with the issuer's own account
  * (orders of an account the CA has forgotten count as "gone").
  */
-export async function ordersAtCA(s: RunningServer, proxy: FaultProxy, issuer: string, dnsNames: string[]): Promise<Record<string, number>> {
+/** An ACME client for the issuer's account: its key from the Secret, its URL from the issuer's status. */
+export async function accountClient(s: RunningServer, proxy: FaultProxy, issuer: string): Promise<AcmeClient> {
   const secret = await getJson<Obj>(s, ['secret', `${issuer}-account`, '-n', 'cert-manager']);
   const iss = await getJson<Obj>(s, ['clusterissuer', issuer]);
-  const client = new AcmeClient({
+  return new AcmeClient({
     directoryUrl: proxy.directoryUrl, caPem: proxy.caPem, accountKeyPem: Buffer.from(secret.data!['tls.key'], 'base64').toString(),
     accountUrl: iss.status?.acme?.uri, maxBadNonceRetries: 20,
   });
+}
+
+export async function issuerStatus(s: RunningServer, issuer: string): Promise<Obj['status']> {
+  return (await getJson<Obj>(s, ['clusterissuer', issuer])).status;
+}
+
+export async function ordersAtCA(s: RunningServer, proxy: FaultProxy, issuer: string, dnsNames: string[]): Promise<Record<string, number>> {
+  const client = await accountClient(s, proxy, issuer);
   const out: Record<string, number> = {};
   try {
     for (const o of proxy.newOrders) {

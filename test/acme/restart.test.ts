@@ -1,5 +1,6 @@
 // Issue 20 end to end: the real `certsmith server`, SIGKILLed at the worst moments of an ACME
-// issuance, and a Pebble that forgets everything, behind the fault proxy. Every certificate must
+// issuance, and a Pebble that forgets everything, behind the fault proxy (killed while the CA
+// validates: restart-validation.test.ts). Every certificate must
 // end Ready with no issuance attempt counted and no backoff; each case prints newOrders per
 // certificate and the orders left at the CA by state.
 import { after, before, describe, test } from 'node:test';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { startFaultProxy, type FaultProxy } from '../rig/fault-proxy.ts';
 import type { RunningServer } from '../e2e/harness.ts';
-import { apply, assertNoAttemptCounted, events, killAndRestart, manifest, report, startCertsmith, stopKeeper, waitAllReady, type Target } from './restart-rig.ts';
+import { accountClient, apply, assertNoAttemptCounted, events, issuerStatus, killAndRestart, manifest, report, startCertsmith, stopKeeper, waitAllReady, type Target } from './restart-rig.ts';
 
 const uniq = () => crypto.randomBytes(3).toString('hex');
 const ACCEPT = { method: 'POST', path: /\/chalZ\//, withPayload: true };
@@ -20,9 +21,7 @@ const NEW_ORDER = { method: 'POST', path: /\/order-plz$/ };
 describe('ACME issuance across certsmith SIGKILLs and CA faults', () => {
   let cts: ChallTestSrv;
   let fast: Pebble;
-  let slow: Pebble;
   let fastProxy: FaultProxy;
-  let slowProxy: FaultProxy;
   let target: Target;
   const dirs: string[] = [];
   const servers: RunningServer[] = [];
@@ -32,22 +31,15 @@ describe('ACME issuance across certsmith SIGKILLs and CA faults', () => {
     cts = await startChallTestSrv();
     const httpPort = await freePort();
     target = { cts, httpPort };
-    [fast, slow] = await Promise.all([
-      startPebble({ dnsServer: cts.dnsServer, httpPort }),
-      // Validation after a random 0-4 s sleep: time for a SIGKILL between accept and validation.
-      startPebble({ dnsServer: cts.dnsServer, httpPort, vaNoSleep: false, vaSleepTime: 5 }),
-    ]);
-    [fastProxy, slowProxy] = await Promise.all([
-      startFaultProxy({ upstream: fast.directoryUrl, upstreamCaPem: fast.caPem }),
-      startFaultProxy({ upstream: slow.directoryUrl, upstreamCaPem: slow.caPem }),
-    ]);
+    fast = await startPebble({ dnsServer: cts.dnsServer, httpPort });
+    fastProxy = await startFaultProxy({ upstream: fast.directoryUrl, upstreamCaPem: fast.caPem });
   });
   after(async () => {
     for (const s of servers) s.kill();
     await Promise.all(servers.map((s) => s.stop()));
     if (target) await stopKeeper(target);
-    await Promise.all([fastProxy?.stop(), slowProxy?.stop()]);
-    await Promise.all([fast?.stop(), slow?.stop(), ...extraPebbles.map((p) => p.stop()), cts?.stop()]);
+    await fastProxy?.stop();
+    await Promise.all([fast?.stop(), ...extraPebbles.map((p) => p.stop()), cts?.stop()]);
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
@@ -116,40 +108,6 @@ describe('ACME issuance across certsmith SIGKILLs and CA faults', () => {
     await done(s);
   });
 
-  async function killedWhileValidating(label: string, issuer: string, env: NodeJS.ProcessEnv) {
-    const dir = mkdtempSync(join(tmpdir(), 'certsmith-restart-'));
-    dirs.push(dir);
-    let s = await startCertsmith(target, dir, env);
-    servers.push(s);
-    const certs = [1, 2, 3].map((i) => ({ name: `${issuer}-${i}`, dnsName: `${issuer}-${i}-${uniq()}.example.test` }));
-    const fault = slowProxy.hold(ACCEPT);
-    await apply(s, manifest(issuer, slowProxy, certs));
-    await fault.hit;
-    // The CA has the accept; certsmith gets the answer, records it, and dies while the VA sleeps (0-4 s).
-    fault.release();
-    await new Promise((r) => setTimeout(r, 100));
-    s = await restart(s);
-    const ready = await waitAllReady(s, certs.map((c) => c.name), 90_000);
-    assertNoAttemptCounted(ready);
-    const r = await report(label, s, slowProxy, issuer, certs.map((c) => c.dnsName));
-    const retried = (await events(s)).filter((e) => (e.reason === 'OrderRetried' || e.reason === 'SolverUnavailable') && e.message?.includes(issuer));
-    console.log(`[${label}] retry events: ${retried.map((e) => `${e.reason}: ${e.message}`).join(' | ').slice(0, 600) || 'none'}`);
-    await done(s);
-    return r;
-  }
-
-  test('(1) killed between challenge accept and validation: the HTTP-01 keeper outlives the server, the CA finds the token', async () => {
-    const r = await killedWhileValidating('killed between accept and validation, keeper', 'slow', {});
-    assert.equal(r.mean, 1, 'one newOrder per certificate');
-    assert.equal(r.atCA.invalid ?? 0, 0, 'no order left invalid');
-  });
-
-  test('(1b) the same without the keeper (in-process responder): the failed order is retried at once, not counted', async () => {
-    const r = await killedWhileValidating('killed between accept and validation, no keeper', 'nokeeper', { CERTSMITH_HTTP01_KEEPER: '0' });
-    for (const [name, n] of Object.entries(r.perName)) assert.ok(n >= 1 && n <= 3, `${name}: ${n} newOrders, at most 1 + 2 retries`);
-    assert.equal(r.atCA.invalid ?? 0, Object.values(r.perName).reduce((a, n) => a + n - 1, 0), 'only retried orders are invalid');
-  });
-
   test('ACME server unreachable: the Order says so in an Event, and issuance resumes when it is back', async () => {
     const s = await server();
     const dnsName = `unreachable-${uniq()}.example.test`;
@@ -175,6 +133,30 @@ describe('ACME issuance across certsmith SIGKILLs and CA faults', () => {
     console.log(`[ACME server unreachable] ${seen[0].involvedObject?.kind} ${seen[0].involvedObject?.name}: ${seen[0].message}`);
     // the workqueue's ACME backoff starts at 5 s
     assertNoAttemptCounted(await waitAllReady(s, ['unreachable'], 60_000));
+    await done(s);
+  });
+
+  test('a deactivated account: the Issuer says so, gets a new key and account, and the certificate is issued without counting an attempt', async () => {
+    const s = await server();
+    const dnsName = `deactivated-${uniq()}.example.test`;
+    await apply(s, manifest('deactivated', fastProxy, []));
+    const deadline = Date.now() + 30_000;
+    let first: string | undefined;
+    while (!(first = (await issuerStatus(s, 'deactivated'))?.acme?.uri)) {
+      assert.ok(Date.now() < deadline, 'issuer registered');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const client = await accountClient(s, fastProxy, 'deactivated');
+    assert.equal((await client.deactivateAccount()).status, 'deactivated');
+    client.close();
+    await apply(s, manifest('deactivated', fastProxy, [{ name: 'deactivated', dnsName }]));
+    assertNoAttemptCounted(await waitAllReady(s, ['deactivated'], 60_000));
+    const now = (await issuerStatus(s, 'deactivated'))?.acme?.uri;
+    assert.ok(now && now !== first, `a new account (${first} → ${now})`);
+    const ev = (await events(s)).filter((e) => e.involvedObject?.name === 'deactivated' && e.involvedObject.kind === 'ClusterIssuer');
+    console.log(`[deactivated account] Issuer events: ${ev.map((e) => e.reason).join(', ')}`);
+    assert.ok(ev.some((e) => e.reason === 'AccountDeactivated'), 'the Issuer said why');
+    assert.ok(ev.some((e) => e.reason === 'AccountKeyReplaced'), 'and that it replaced the key');
     await done(s);
   });
 
