@@ -80,6 +80,6 @@ test(`SIGKILL ${KILLS} times during a batch of ${COUNT}: every certificate Ready
   const r = await report(`${KILLS} SIGKILLs during a batch of ${COUNT}`, s!, proxy, 'batch', certs.map((c) => c.dnsName));
   const ev = await events(s!);
   const count = (reason: string) => ev.filter((e) => e.reason === reason).length;
-  console.log(`[batch] Events: OrderLost=${count('OrderLost')} OrderRetried=${count('OrderRetried')} SolverUnavailable=${count('SolverUnavailable')} AlreadyAccepted=${count('AlreadyAccepted')}`);
+  console.log(`[batch] Events: OrderLost=${count('OrderLost')} OrderFound=${count('OrderFound')} OrderRetried=${count('OrderRetried')} SolverUnavailable=${count('SolverUnavailable')} AlreadyAccepted=${count('AlreadyAccepted')}`);
   for (const [name, n] of Object.entries(r.perName)) assert.ok(n >= 1 && n <= 4, `${name}: ${n} newOrders`);
 });
