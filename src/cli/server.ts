@@ -24,6 +24,10 @@ export interface ControllerFlags {
   acmeHttp01Listen?: string;
   acmeHttp01SolverNameservers?: string;
   acmeHttp01Webroot?: string;
+  dns01AuthHook?: string;
+  dns01CleanupHook?: string;
+  dns01Exec?: string;
+  dns01HookTimeout?: string;
   dns01RecursiveNameservers?: string;
   dns01RecursiveNameserversOnly?: boolean;
   metricsListen: string;
@@ -80,6 +84,10 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     acmeHTTP01Listen: f.acmeHttp01Listen,
     acmeHTTP01SolverNameservers: list(f.acmeHttp01SolverNameservers),
     acmeHTTP01Webroot: f.acmeHttp01Webroot ? resolve(f.acmeHttp01Webroot) : undefined,
+    dns01AuthHook: f.dns01AuthHook ? resolve(f.dns01AuthHook) : undefined,
+    dns01CleanupHook: f.dns01CleanupHook ? resolve(f.dns01CleanupHook) : undefined,
+    dns01Exec: f.dns01Exec ? resolve(f.dns01Exec) : undefined,
+    dns01HookTimeoutMs: durationFlag(f.dns01HookTimeout, '--dns01-hook-timeout'),
     dns01RecursiveNameservers: list(f.dns01RecursiveNameservers),
     dns01RecursiveNameserversOnly: f.dns01RecursiveNameserversOnly,
     metricsListen: f.metricsListen,
@@ -129,6 +137,10 @@ export function addControllerFlags(cmd: Command): Command {
     .option('--acme-http01-webroot <dir>', "write HTTP-01 tokens to DIR/.well-known/acme-challenge/ for the host's own web server (nginx, Apache) instead of listening (single host)")
     .option('--dns01-recursive-nameservers <list>', 'comma-separated host:port resolvers for DNS-01 self-checks')
     .option('--dns01-recursive-nameservers-only', 'use only these resolvers for DNS-01 checks')
+    .option('--dns01-auth-hook <path>', 'DNS-01 for Issuers whose solver is webhook {groupName: certsmith.io, solverName: exec}: program run with certbot\'s CERTBOT_DOMAIN, CERTBOT_VALIDATION, ... to add the TXT record')
+    .option('--dns01-cleanup-hook <path>', 'program run with the same CERTBOT_* variables and CERTBOT_AUTH_OUTPUT to remove it')
+    .option('--dns01-exec <path>', 'lego exec convention: run as "PATH present|cleanup FQDN VALUE" for the same solver')
+    .option('--dns01-hook-timeout <duration>', 'longest run of one DNS-01 hook before its process group is killed (default 2m)')
     .option('--metrics-listen <host:port>', 'Prometheus metrics address', '127.0.0.1:9402')
     .option('--health-listen <host:port>', 'health probe address', '127.0.0.1:9403')
     .option('--enable-gateway-api', 'create Certificates for Gateways annotated cert-manager.io/issuer or cluster-issuer, and solve HTTP-01 with gatewayHTTPRoute (needs the Gateway API types; off by default on controller, on by default on server)')

@@ -51,6 +51,16 @@ export interface ControllerOptions {
    * configuration only: no resource can name a folder certsmith writes to.
    */
   acmeHTTP01Webroot?: string;
+  /**
+   * DNS-01 exec hooks (solvers/dns01/exec-hook.ts), selected by an Issuer's dns01 solver
+   * `webhook: {groupName: certsmith.io, solverName: exec}`. Server configuration only: a resource
+   * never names a program. certbot's convention (CERTBOT_* environment) and/or lego's exec one.
+   */
+  dns01AuthHook?: string;
+  dns01CleanupHook?: string;
+  dns01Exec?: string;
+  /** how long one hook run may take before its process group is killed (default 120 s) */
+  dns01HookTimeoutMs?: number;
   dns01RecursiveNameservers?: string[];
   dns01RecursiveNameserversOnly?: boolean;
   /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */

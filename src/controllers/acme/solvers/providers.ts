@@ -1,11 +1,17 @@
 // Solvers that reach the user's own web and DNS servers (issue 14), chosen before the built-in
-// ones in challenges/solvers.ts: the webroot for HTTP-01 when the server is configured with one.
-// Returns undefined when the Challenge is for a built-in solver.
-import type { Challenge } from '../../../api/types.ts';
+// ones in challenges/solvers.ts: the webroot for HTTP-01 when the server is configured with one,
+// and the server's DNS-01 exec hooks for a `webhook: {groupName: certsmith.io, solverName: exec}`
+// solver. Returns undefined when the Challenge is for a built-in solver.
+import dns from 'node:dns';
+import { Challenge as ChallengeType, Order as OrderType } from '../../../api/resources.ts';
+import type { Challenge, Order } from '../../../api/types.ts';
+import type { ControllerOptions } from '../../manager.ts';
 import type { ControllerContext } from '../../context.ts';
 import type { ChallengeSolver } from '../challenges/solvers.ts';
 import { selfCheckHTTP01 } from './http01.ts';
 import { cleanUpWebroot, presentWebroot } from './webroot.ts';
+import { ExecDNSHooks, selectsExecHook, type HookChallenge } from './dns01/exec-hook.ts';
+import { checkDNS01 } from './dns01/selfcheck.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
   return {
@@ -23,11 +29,60 @@ function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): Chal
   };
 }
 
+/** One hook runner per server configuration: it remembers each auth hook's output for its cleanup. */
+const hookRunners = new WeakMap<ControllerOptions, ExecDNSHooks>();
+
+function hooksOf(options: ControllerOptions): ExecDNSHooks {
+  let h = hookRunners.get(options);
+  if (!h) {
+    h = new ExecDNSHooks({ authHook: options.dns01AuthHook, cleanupHook: options.dns01CleanupHook, legoExec: options.dns01Exec, timeoutMs: options.dns01HookTimeoutMs });
+    hookRunners.set(options, h);
+  }
+  return h;
+}
+
+/** The order's names and how many of its other DNS-01 challenges are still to be presented (certbot's hook variables). */
+async function hookChallenge(ctx: ControllerContext, c: Challenge): Promise<HookChallenge> {
+  const owner = c.metadata.ownerReferences?.find((r) => r.kind === 'Order');
+  const ns = c.metadata.namespace;
+  const order = owner ? await ctx.store.get<Order>(OrderType, ns, owner.name) : undefined;
+  const siblings = owner ? (await ctx.store.list<Challenge>(ChallengeType, { namespace: ns })).items.filter((x) => x.metadata.uid !== c.metadata.uid && x.metadata.ownerReferences?.some((r) => r.uid === owner.uid)) : [];
+  return {
+    domain: c.spec.dnsName,
+    value: c.spec.key,
+    remaining: siblings.filter((x) => x.spec.type === 'DNS-01' && !x.status?.presented).length,
+    allDomains: order?.spec.dnsNames?.length ? order.spec.dnsNames : [c.spec.wildcard ? `*.${c.spec.dnsName}` : c.spec.dnsName],
+  };
+}
+
+/** DNS-01 self-check as for RFC 2136: the configured recursive servers, else the authoritative ones. */
+export function checkTXT(ctx: ControllerContext, c: Challenge) {
+  const only = !!ctx.options.dns01RecursiveNameserversOnly;
+  const servers = ctx.options.dns01RecursiveNameservers?.length ? ctx.options.dns01RecursiveNameservers : dns.getServers();
+  return checkDNS01({ fqdn: `_acme-challenge.${c.spec.dnsName}`, value: c.spec.key, nameservers: servers, authoritativeOnly: !only });
+}
+
+function execHookSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
+  const hooks = hooksOf(ctx.options);
+  const key = `${c.metadata.namespace}/${c.metadata.name}`;
+  return {
+    async present() {
+      await hooks.present(key, await hookChallenge(ctx, c));
+    },
+    check: () => checkTXT(ctx, c),
+    async cleanUp() {
+      await hooks.cleanUp(key, await hookChallenge(ctx, c));
+    },
+  };
+}
+
 export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver | undefined {
   if (c.spec.type === 'HTTP-01') {
     const root = ctx.options.acmeHTTP01Webroot;
     if (root && ctx.options.http01Mode !== 'kubernetes') return webrootSolver(ctx, root, c);
     return undefined;
   }
+  const dns01 = c.spec.solver.dns01;
+  if (selectsExecHook(dns01)) return execHookSolver(ctx, c);
   return undefined;
 }
