@@ -7,25 +7,16 @@
 // keeper through its control socket (keyed by the listen address), and every presented Challenge
 // hands its token over again (ChallengeSolver.restore). A keeper nobody adopts exits after the
 // grace period, so nothing outlives certsmith by more than that. When the keeper cannot be used
-// (no spawn, port 0, a platform without Unix sockets) the in-process responder is the fallback,
+// (no spawn, port 0, Windows) the in-process responder is the fallback,
 // and the Order controller's retry of a "solver-unavailable" failure covers a restart.
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { KEEPER_SOURCE } from './http01-keeper-program.ts';
 import type { HTTP01Server } from './http01.ts';
 
-/**
- * The keeper's script beside this module, or (when this runs compiled from dist/, which mirrors
- * src/'s depth and has no .mjs copied into it) the one in src/.
- */
-const KEEPER_SCRIPT = [
-  new URL('./http01-keeper-process.mjs', import.meta.url),
-  new URL('../../../../src/controllers/acme/solvers/http01-keeper-process.mjs', import.meta.url),
-].map((u) => fileURLToPath(u)).find((p) => fs.existsSync(p));
 /** how long a keeper nobody adopts keeps serving: longer than a restart, shorter than an order's life */
 export const KEEPER_GRACE_MS = 60_000;
 
@@ -48,11 +39,7 @@ function connect(socketPath: string): Promise<net.Socket> {
 
 function spawnKeeper(host: string, port: number, socketPath: string, graceMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (!KEEPER_SCRIPT) {
-      reject(new Error('HTTP-01 keeper script not found'));
-      return;
-    }
-    const child = spawn(process.execPath, [KEEPER_SCRIPT, host, String(port), socketPath, String(graceMs)], {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', KEEPER_SOURCE, '--', host, String(port), socketPath, String(graceMs)], {
       detached: true, stdio: ['ignore', 'pipe', 'ignore'],
     });
     let out = '';

@@ -1,25 +1,26 @@
-// The HTTP-01 keeper: a small process that serves /.well-known/acme-challenge/<token> for
-// `certsmith server` and outlives it (issue 20). When certsmith is killed while the CA validates,
-// the CA still finds the token; the restarted certsmith adopts the keeper through its control
-// socket instead of binding the port again. Plain JavaScript with no imports of ours, so it starts
-// in milliseconds without the TypeScript loader.
+// The HTTP-01 keeper's program: a small process that serves /.well-known/acme-challenge/<token>
+// for `certsmith server` and outlives it (issue 20; see http01-keeper.ts for the decision). It is
+// plain JavaScript with no imports of ours, run with `node --input-type=module -e`, so that it
+// starts in milliseconds and works the same from the sources (tsx) and from the compiled dist/,
+// which carries no non-TypeScript files.
 //
 // argv: host port controlSocketPath graceMs
 // Control protocol, one JSON object per line, acknowledged with {"id"} when it carries an id:
 // {"op":"present","token","keyAuth"} | {"op":"cleanup","token"} | {"op":"release"} (exit now if no
-// token is served) | {"op":"exit"}. The keeper exits graceMs after its last controller disconnected (nobody adopted
-// it), at once on "exit", and never keeps serving without a certsmith for longer than that.
-import http from 'node:http';
+// token is served) | {"op":"exit"}. The keeper exits graceMs after its last controller
+// disconnected (nobody adopted it), at once on "exit", and never serves without a certsmith for
+// longer than that.
+export const KEEPER_SOURCE = `import http from 'node:http';
 import net from 'node:net';
 import fs from 'node:fs';
 import process from 'node:process';
 import { Buffer } from 'node:buffer';
 import { setTimeout, clearTimeout } from 'node:timers';
 
-const [host, portArg, socketPath, graceArg] = process.argv.slice(2);
+const [host, portArg, socketPath, graceArg] = process.argv.slice(1);
 const grace = Number(graceArg) || 60_000;
 const tokens = new Map();
-const CHALLENGE_PATH = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/;
+const CHALLENGE_PATH = /^\\/\\.well-known\\/acme-challenge\\/([A-Za-z0-9_-]+)$/;
 
 const web = http.createServer((req, res) => {
   const token = CHALLENGE_PATH.exec((req.url ?? '').split('?')[0])?.[1];
@@ -55,7 +56,7 @@ const control = net.createServer((sock) => {
   sock.setEncoding('utf8');
   sock.on('data', (d) => {
     buf += d;
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+    for (let i = buf.indexOf('\\n'); i >= 0; i = buf.indexOf('\\n')) {
       const line = buf.slice(0, i);
       buf = buf.slice(i + 1);
       let msg;
@@ -68,10 +69,10 @@ const control = net.createServer((sock) => {
       else if (msg.op === 'cleanup' && typeof msg.token === 'string') tokens.delete(msg.token);
       else if (msg.op === 'exit') shutdown();
       else if (msg.op === 'release' && tokens.size === 0) {
-        if (msg.id !== undefined) sock.write(`${JSON.stringify({ id: msg.id })}\n`);
+        if (msg.id !== undefined) sock.write(\`\${JSON.stringify({ id: msg.id })}\\n\`);
         shutdown();
       }
-      if (msg.id !== undefined) sock.write(`${JSON.stringify({ id: msg.id })}\n`);
+      if (msg.id !== undefined) sock.write(\`\${JSON.stringify({ id: msg.id })}\\n\`);
     }
   });
   const gone = () => {
@@ -83,7 +84,7 @@ const control = net.createServer((sock) => {
 });
 
 web.once('error', (e) => {
-  process.stdout.write(`${JSON.stringify({ error: e.message })}\n`);
+  process.stdout.write(\`\${JSON.stringify({ error: e.message })}\\n\`);
   process.exit(1);
 });
 web.listen(Number(portArg), host || undefined, () => {
@@ -93,7 +94,8 @@ web.listen(Number(portArg), host || undefined, () => {
   control.listen(socketPath, () => {
     // only this user may tell the keeper what to serve
     fs.chmodSync(socketPath, 0o600);
-    process.stdout.write(`${JSON.stringify({ port: web.address().port })}\n`);
+    process.stdout.write(\`\${JSON.stringify({ port: web.address().port })}\\n\`);
     armGrace();
   });
 });
+`;
