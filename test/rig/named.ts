@@ -6,14 +6,20 @@ import { makeTempDir, removeTempDir, runCommand, startProcess, waitUntilReady } 
 
 export interface NamedOptions {
   zone: string;
-  tsig: { name: string; algorithm: 'hmac-sha256' | 'hmac-sha512' };
+  tsig: { name: string; algorithm: NamedTsigAlgorithm };
+  /** more keys the zone accepts updates from (their secrets in Named.tsigSecrets) */
+  extraTsig?: { name: string; algorithm: NamedTsigAlgorithm }[];
 }
+
+export type NamedTsigAlgorithm = 'hmac-md5' | 'hmac-sha1' | 'hmac-sha256' | 'hmac-sha512';
 
 export interface Named {
   port: number;
   /** HOST:PORT */
   server: string;
   tsigSecret: string;
+  /** key name → secret (base64), the main key and every extra one */
+  tsigSecrets: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -25,9 +31,17 @@ export interface Named {
 export async function startNamed(opts: NamedOptions): Promise<Named> {
   const dir = await makeTempDir('named');
   const port = await freePort({ udp: true });
-  const keyConf = await runCommand('tsig-keygen', ['-a', opts.tsig.algorithm, opts.tsig.name]);
-  const secret = /secret "([^"]+)"/.exec(keyConf)?.[1];
-  if (!secret) throw new Error('tsig-keygen printed no secret');
+  const keys = [opts.tsig, ...(opts.extraTsig ?? [])];
+  const tsigSecrets: Record<string, string> = {};
+  let keyConf = '';
+  for (const k of keys) {
+    const conf = await runCommand('tsig-keygen', ['-a', k.algorithm, k.name]);
+    const s = /secret "([^"]+)"/.exec(conf)?.[1];
+    if (!s) throw new Error('tsig-keygen printed no secret');
+    tsigSecrets[k.name] = s;
+    keyConf += conf;
+  }
+  const secret = tsigSecrets[opts.tsig.name];
   const zone = opts.zone.replace(/\.$/, '');
   const p = (f: string) => path.join(dir, f);
   await fsp.writeFile(p('tsig.key'), keyConf, { mode: 0o600 });
@@ -50,7 +64,7 @@ controls { };
 zone "${zone}" {
   type primary;
   file "${p('zone.db')}";
-  update-policy { grant ${opts.tsig.name} zonesub TXT; };
+  update-policy { ${keys.map((k) => `grant ${k.name} zonesub TXT;`).join(' ')} };
 };
 `,
   );
@@ -80,6 +94,7 @@ ns      IN A    127.0.0.1
     port,
     server: `127.0.0.1:${port}`,
     tsigSecret: secret,
+    tsigSecrets,
     async stop() {
       await proc.stop();
       await removeTempDir(dir);

@@ -1,8 +1,7 @@
 // Solvers that reach the user's own web and DNS servers (issue 14), chosen before the built-in
 // ones in challenges/solvers.ts: the webroot for HTTP-01 when the server is configured with one,
-// and the server's DNS-01 exec hooks for a `webhook: {groupName: certsmith.io, solverName: exec}`
-// solver. Returns undefined when the Challenge is for a built-in solver.
-import dns from 'node:dns';
+// the server's DNS-01 exec hooks for a `webhook: {groupName: certsmith.io, solverName: exec}`
+// solver, and the DNS providers in dns01/. Returns undefined when the Challenge is for a built-in solver.
 import { Challenge as ChallengeType, Order as OrderType } from '../../../api/resources.ts';
 import type { Challenge, Order } from '../../../api/types.ts';
 import type { ControllerOptions } from '../../manager.ts';
@@ -11,7 +10,8 @@ import type { ChallengeSolver } from '../challenges/solvers.ts';
 import { selfCheckHTTP01 } from './http01.ts';
 import { cleanUpWebroot, presentWebroot } from './webroot.ts';
 import { ExecDNSHooks, selectsExecHook, type HookChallenge } from './dns01/exec-hook.ts';
-import { checkDNS01 } from './dns01/selfcheck.ts';
+import { checkTXT } from './dns01/txt-check.ts';
+import { rfc2136Solver } from './dns01/rfc2136-solver.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
   return {
@@ -55,13 +55,6 @@ async function hookChallenge(ctx: ControllerContext, c: Challenge): Promise<Hook
   };
 }
 
-/** DNS-01 self-check as for RFC 2136: the configured recursive servers, else the authoritative ones. */
-export function checkTXT(ctx: ControllerContext, c: Challenge) {
-  const only = !!ctx.options.dns01RecursiveNameserversOnly;
-  const servers = ctx.options.dns01RecursiveNameservers?.length ? ctx.options.dns01RecursiveNameservers : dns.getServers();
-  return checkDNS01({ fqdn: `_acme-challenge.${c.spec.dnsName}`, value: c.spec.key, nameservers: servers, authoritativeOnly: !only });
-}
-
 function execHookSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   const hooks = hooksOf(ctx.options);
   const key = `${c.metadata.namespace}/${c.metadata.name}`;
@@ -84,5 +77,7 @@ export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeS
   }
   const dns01 = c.spec.solver.dns01;
   if (selectsExecHook(dns01)) return execHookSolver(ctx, c);
+  // all four TSIG algorithms and `protocol` (the built-in one in challenges/solvers.ts has SHA-256/512 over UDP only)
+  if (dns01?.rfc2136) return rfc2136Solver(ctx, c);
   return undefined;
 }

@@ -1,11 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
+import net from 'node:net';
 import { addTXT, removeTXT, DNSUpdateError, type TsigAlgorithm } from './rfc2136.ts';
 import { checkDNS01, findZone } from './selfcheck.ts';
 import { startNamed, type Named } from '../../../../../test/rig/index.ts';
 
-for (const algorithm of ['hmac-sha256', 'hmac-sha512'] as TsigAlgorithm[]) {
+// hmac-md5 is cert-manager's default when tsigAlgorithm is empty; hmac-sha1 is what many old zones use
+for (const algorithm of ['hmac-md5', 'hmac-sha1', 'hmac-sha256', 'hmac-sha512'] as TsigAlgorithm[]) {
   describe(`RFC 2136 with TSIG ${algorithm} against named`, () => {
     let named: Named;
     let base: { nameserver: string; zone: string; tsig: { name: string; algorithm: TsigAlgorithm; secretBase64: string } };
@@ -51,6 +53,28 @@ for (const algorithm of ['hmac-sha256', 'hmac-sha512'] as TsigAlgorithm[]) {
         addTXT({ ...base, tsig: { ...base.tsig, name: 'no-such-key' }, fqdn: '_acme-challenge.x.example.test', value: 'v' }),
         /NOTAUTH \(TSIG BADKEY\)/,
       );
+    });
+
+    test('protocol TCP reaches a server that answers on TCP only; UDP does not', async () => {
+      // a TCP-only front for named: nothing listens on UDP at this port
+      const front = net.createServer((c) => {
+        const up = net.connect(named.port, '127.0.0.1');
+        c.pipe(up).pipe(c);
+        c.on('error', () => up.destroy());
+        up.on('error', () => c.destroy());
+      });
+      await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+      const tcpOnly = `127.0.0.1:${(front.address() as net.AddressInfo).port}`;
+      try {
+        const fqdn = '_acme-challenge.tcp.example.test';
+        await addTXT({ ...base, nameserver: tcpOnly, protocol: 'TCP', fqdn, value: 'over-tcp' });
+        assert.equal((await checkDNS01({ fqdn, value: 'over-tcp', nameservers: [named.server] })).ok, true);
+        await removeTXT({ ...base, nameserver: tcpOnly, protocol: 'TCP', fqdn, value: 'over-tcp' });
+        assert.equal((await checkDNS01({ fqdn, value: 'over-tcp', nameservers: [named.server] })).ok, false);
+        await assert.rejects(addTXT({ ...base, nameserver: tcpOnly, protocol: 'UDP', fqdn, value: 'v', timeoutMs: 300 }), /no answer/);
+      } finally {
+        await new Promise((r) => front.close(r));
+      }
     });
 
     test('an update outside the zone the key may change is refused with a named RCODE', async () => {

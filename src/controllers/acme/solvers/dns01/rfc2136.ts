@@ -3,7 +3,18 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 
-export type TsigAlgorithm = 'hmac-sha256' | 'hmac-sha512';
+export type TsigAlgorithm = 'hmac-md5' | 'hmac-sha1' | 'hmac-sha256' | 'hmac-sha512';
+
+/**
+ * Each algorithm's name in the TSIG RR (RFC 8945 §6) and its digest. HMAC-MD5 keeps its historical
+ * name; it is cert-manager's default when tsigAlgorithm is empty, so existing Issuers depend on it.
+ */
+const ALGORITHMS: Record<TsigAlgorithm, { wireName: string; digest: string }> = {
+  'hmac-md5': { wireName: 'hmac-md5.sig-alg.reg.int', digest: 'md5' },
+  'hmac-sha1': { wireName: 'hmac-sha1', digest: 'sha1' },
+  'hmac-sha256': { wireName: 'hmac-sha256', digest: 'sha256' },
+  'hmac-sha512': { wireName: 'hmac-sha512', digest: 'sha512' },
+};
 
 export interface TsigKey {
   name: string;
@@ -20,6 +31,8 @@ export interface TXTChange {
   ttl?: number;
   tsig: TsigKey;
   timeoutMs?: number;
+  /** cert-manager's `protocol`: 'UDP' (default; TCP only when the answer is truncated) or 'TCP' only */
+  protocol?: 'TCP' | 'UDP';
 }
 
 // dns-packet has these codecs but its type definitions do not declare them.
@@ -88,17 +101,17 @@ function tsigVariables(keyName: string, f: Omit<TsigFields, 'mac' | 'originalId'
 }
 
 function hmac(key: TsigKey, ...parts: Buffer[]): Buffer {
-  const h = crypto.createHmac(key.algorithm === 'hmac-sha512' ? 'sha512' : 'sha256', Buffer.from(key.secretBase64, 'base64'));
+  const h = crypto.createHmac(ALGORITHMS[key.algorithm].digest, Buffer.from(key.secretBase64, 'base64'));
   for (const p of parts) h.update(p);
   return h.digest();
 }
 
 /** Appends a TSIG RR to an encoded message and bumps ARCOUNT. Returns the signed message and its MAC. */
 export function signMessage(message: Buffer, key: TsigKey, now = Date.now()): { signed: Buffer; mac: Buffer } {
-  const fields = { algorithm: key.algorithm, timeSigned: Math.floor(now / 1000), fudge: FUDGE_SECONDS, error: 0, otherData: Buffer.alloc(0) };
+  const fields = { algorithm: ALGORITHMS[key.algorithm].wireName, timeSigned: Math.floor(now / 1000), fudge: FUDGE_SECONDS, error: 0, otherData: Buffer.alloc(0) };
   const mac = hmac(key, message, tsigVariables(key.name, fields));
   const rdata = Buffer.concat([
-    canonicalName(key.algorithm), uint48(fields.timeSigned), uint16(fields.fudge), uint16(mac.length), mac,
+    canonicalName(fields.algorithm), uint48(fields.timeSigned), uint16(fields.fudge), uint16(mac.length), mac,
     uint16(message.readUInt16BE(0)), uint16(0), uint16(0),
   ]);
   const rr = Buffer.concat([canonicalName(key.name), uint16(TYPE_TSIG), uint16(CLASS_ANY), Buffer.alloc(4), uint16(rdata.length), rdata]);
@@ -218,7 +231,7 @@ function sendTCP(server: { host: string; port: number }, msg: Buffer, timeoutMs:
   });
 }
 
-/** Sends a signed UPDATE: UDP first, TCP when the answer is truncated. Throws DNSUpdateError unless NOERROR. */
+/** Sends a signed UPDATE: UDP first and TCP when the answer is truncated, or TCP only. Throws DNSUpdateError unless NOERROR. */
 async function sendUpdate(change: TXTChange, update: dnsPacket.Answer, classOverride?: number): Promise<void> {
   const message = Buffer.from(
     dnsPacket.encode({
@@ -239,8 +252,13 @@ async function sendUpdate(change: TXTChange, update: dnsPacket.Answer, classOver
   const { signed, mac } = signMessage(message, change.tsig);
   const server = splitHostPort(change.nameserver);
   const timeout = change.timeoutMs ?? 5000;
-  let response = await sendUDP(server, signed, timeout);
-  if (response.readUInt16BE(2) & 0x0200) response = await sendTCP(server, signed, timeout);
+  let response: Buffer;
+  if (change.protocol === 'TCP') {
+    response = await sendTCP(server, signed, timeout);
+  } else {
+    response = await sendUDP(server, signed, timeout);
+    if (response.readUInt16BE(2) & 0x0200) response = await sendTCP(server, signed, timeout);
+  }
   const code = response.readUInt16BE(2) & 0xf;
   const rcode = RCODES[code] ?? `RCODE_${code}`;
   const { tsigError } = verifyResponse(response, mac, change.tsig);
