@@ -104,43 +104,33 @@ export function withAdmission(inner: Store): Store {
     close: () => inner.close(),
     storageProblem: () => inner.storageProblem?.(),
 
+    // dry runs go down to the storage layer with the admitted object: only it knows what a
+    // write really stores (Secret stringData folded into data, system fields, generation), and
+    // `kubectl diff` compares exactly that with the live object
     async create<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
-      const admitted = admit(type, obj);
-      if (!opts?.dryRun) return inner.create(type, admitted, opts);
-      if (admitted.metadata.name) {
-        const existing = await inner.get(type, namespaceOf(type, admitted), admitted.metadata.name);
-        if (existing) {
-          const resource = type.group ? `${type.plural}.${type.group}` : type.plural;
-          throw new StoreError('AlreadyExists', `${resource} "${admitted.metadata.name}" already exists`);
-        }
-      }
-      return admitted;
+      return inner.create(type, admit(type, obj), opts);
     },
 
     async update<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
-      if (!isAdmitted(type) && !opts?.dryRun) return inner.update(type, obj, opts);
+      if (!isAdmitted(type)) return inner.update(type, obj, opts);
       const name = obj.metadata?.name ?? '';
       const stored = await inner.get<T>(type, namespaceOf(type, obj), name);
       if (!stored) throw notFound(type, name);
       checkPrecondition(type, stored, obj);
-      const admitted = admit(type, withoutStatusChange(type, stored, obj), stored);
-      if (opts?.dryRun) return admitted;
-      return inner.update(type, admitted, opts);
+      return inner.update(type, admit(type, withoutStatusChange(type, stored, obj), stored), opts);
     },
 
     async updateStatus<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
-      if (!isAdmitted(type) && !opts?.dryRun) return inner.updateStatus(type, obj, opts);
+      if (!isAdmitted(type)) return inner.updateStatus(type, obj, opts);
       const name = obj.metadata?.name ?? '';
       const stored = await inner.get<T>(type, namespaceOf(type, obj), name);
       if (!stored) throw notFound(type, name);
       checkPrecondition(type, stored, obj);
-      const admitted = admit(type, withStatusOf(stored, obj), stored);
-      if (opts?.dryRun) return admitted;
-      return inner.updateStatus(type, admitted, opts);
+      return inner.updateStatus(type, admit(type, withStatusOf(stored, obj), stored), opts);
     },
 
     async patch<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, opts?: PatchOptions): Promise<T> {
-      if (!isAdmitted(type) && !opts?.dryRun) return inner.patch<T>(type, namespace, name, patchType, patch, opts);
+      if (!isAdmitted(type)) return inner.patch<T>(type, namespace, name, patchType, patch, opts);
       const pinned = (patch as KubeObject | undefined)?.metadata?.resourceVersion;
       // a patch without a resourceVersion is meant to apply to whatever is current, so a
       // concurrent writer is not the caller's conflict: recompute and retry, as kube-apiserver does
@@ -157,7 +147,6 @@ export function withAdmission(inner: Store): Store {
         checkPrecondition(type, stored, next);
         next = opts?.subresource === 'status' ? withStatusOf(stored, next) : withoutStatusChange(type, stored, next);
         const admitted = admit(type, next, stored);
-        if (opts?.dryRun) return admitted;
         try {
           return opts?.subresource === 'status'
             ? await inner.updateStatus(type, admitted, opts)
