@@ -92,7 +92,7 @@ export function crdObject(t: R.ResourceType): JSONSchemaObject {
         plural: t.plural,
         singular: t.singular,
         ...(t.shortNames.length ? { shortNames: t.shortNames } : {}),
-        categories: t.group === 'acme.cert-manager.io' ? ['cert-manager', 'cert-manager-acme'] : ['cert-manager'],
+        ...(t.categories?.length ? { categories: t.categories } : {}),
       },
       scope: t.namespaced ? 'Namespaced' : 'Cluster',
       versions: [{

@@ -12,25 +12,33 @@ export interface ResourceType {
   /** true when writes to the main resource ignore status and /status writes ignore the rest */
   statusSubresource: boolean;
   listKind: string;
+  /**
+   * discovery categories (`kubectl get cert-manager`, `kubectl get all`): cert-manager's CRDs
+   * declare them for its kinds, kube-apiserver puts pods and services in `all`
+   */
+  categories?: string[];
 }
 
-function rt(group: string, version: string, kind: string, plural: string, namespaced: boolean, statusSubresource: boolean, shortNames: string[] = []): ResourceType {
-  return { group, version, kind, plural, singular: kind.toLowerCase(), shortNames, namespaced, statusSubresource, listKind: `${kind}List` };
+function rt(group: string, version: string, kind: string, plural: string, namespaced: boolean, statusSubresource: boolean, shortNames: string[] = [], categories?: string[]): ResourceType {
+  return { group, version, kind, plural, singular: kind.toLowerCase(), shortNames, namespaced, statusSubresource, listKind: `${kind}List`, ...(categories ? { categories } : {}) };
 }
 
-export const Certificate = rt('cert-manager.io', 'v1', 'Certificate', 'certificates', true, true, ['cert', 'certs']);
-export const CertificateRequest = rt('cert-manager.io', 'v1', 'CertificateRequest', 'certificaterequests', true, true, ['cr', 'crs']);
-export const Issuer = rt('cert-manager.io', 'v1', 'Issuer', 'issuers', true, true);
-export const ClusterIssuer = rt('cert-manager.io', 'v1', 'ClusterIssuer', 'clusterissuers', false, true);
-export const Order = rt('acme.cert-manager.io', 'v1', 'Order', 'orders', true, true);
-export const Challenge = rt('acme.cert-manager.io', 'v1', 'Challenge', 'challenges', true, true);
+const certManager = ['cert-manager'];
+const certManagerACME = ['cert-manager', 'cert-manager-acme'];
+
+export const Certificate = rt('cert-manager.io', 'v1', 'Certificate', 'certificates', true, true, ['cert', 'certs'], certManager);
+export const CertificateRequest = rt('cert-manager.io', 'v1', 'CertificateRequest', 'certificaterequests', true, true, ['cr', 'crs'], certManager);
+export const Issuer = rt('cert-manager.io', 'v1', 'Issuer', 'issuers', true, true, [], certManager);
+export const ClusterIssuer = rt('cert-manager.io', 'v1', 'ClusterIssuer', 'clusterissuers', false, true, [], certManager);
+export const Order = rt('acme.cert-manager.io', 'v1', 'Order', 'orders', true, true, [], certManagerACME);
+export const Challenge = rt('acme.cert-manager.io', 'v1', 'Challenge', 'challenges', true, true, [], certManagerACME);
 export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
 export const EventType = rt('', 'v1', 'Event', 'events', true, false, ['ev']);
 export const NamespaceType = rt('', 'v1', 'Namespace', 'namespaces', false, true, ['ns']);
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
 // The HTTP-01 solver's workload in Kubernetes mode (a Pod running `certsmith acmesolver`, its Service and Ingress).
-export const PodType = rt('', 'v1', 'Pod', 'pods', true, true, ['po']);
-export const ServiceType = rt('', 'v1', 'Service', 'services', true, true, ['svc']);
+export const PodType = rt('', 'v1', 'Pod', 'pods', true, true, ['po'], ['all']);
+export const ServiceType = rt('', 'v1', 'Service', 'services', true, true, ['svc'], ['all']);
 export const IngressType = rt('networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, true, ['ing']);
 // Gateway API: the gateway-shim's source and the HTTP-01 solver's route.
 export const GatewayType = rt('gateway.networking.k8s.io', 'v1', 'Gateway', 'gateways', true, true, ['gtw']);

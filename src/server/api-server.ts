@@ -13,6 +13,8 @@ import { StoreError, WatchTooSlowError, tooLargeResourceVersion, type Store, typ
 import { checkValueShape, maxNestingDepth, nestingError, textNestsDeeperThan } from '../store/object-checks.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from './discovery.ts';
 import { tableFor } from './table.ts';
+import { ProtobufDecodeError, decodeObject, encodeObject, isProtobufMediaType, protobufMediaType } from './protobuf/codec.ts';
+import { authorizationGroup, authorizationVersion, reviewAccess, reviewRules } from './authorization.ts';
 
 export interface ApiServerOptions {
   store: Store;
@@ -105,7 +107,7 @@ function sendJSON(res: http.ServerResponse, code: number, body: unknown) {
   res.end(text);
 }
 
-async function readBody(req: http.IncomingMessage): Promise<string> {
+async function readBodyBytes(req: http.IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -113,12 +115,60 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
     if (size > maxBodyBytes) throw new HttpError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${maxBodyBytes}`);
     chunks.push(chunk as Buffer);
   }
+  return Buffer.concat(chunks);
+}
+
+function textOf(bytes: Buffer): string {
   try {
     // bytes that are not UTF-8 would otherwise become U+FFFD silently, and be stored so
-    return utf8.decode(Buffer.concat(chunks));
+    return utf8.decode(bytes);
   } catch {
     throw new HttpError(400, 'BadRequest', 'the request body is not valid UTF-8');
   }
+}
+
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  return textOf(await readBodyBytes(req));
+}
+
+/**
+ * An object body: JSON, or Kubernetes protobuf for the built-in kinds (kubectl sends those as
+ * protobuf: `kubectl create secret`, `create namespace`, `auth can-i`). A protobuf object gets
+ * the same shape checks as a JSON one; its nesting is bounded by its message definitions.
+ */
+async function readObject(req: http.IncomingMessage, what = 'request body'): Promise<any> {
+  const bytes = await readBodyBytes(req);
+  if (!isProtobufMediaType(req.headers['content-type'])) return parseJSON(textOf(bytes), what);
+  let value: Record<string, unknown>;
+  try {
+    value = decodeObject(bytes);
+  } catch (e) {
+    if (e instanceof ProtobufDecodeError) throw new HttpError(400, 'BadRequest', e.message);
+    throw e;
+  }
+  checkValueShape(value);
+  return value;
+}
+
+/**
+ * Whether the response goes out as protobuf: when the client names it before JSON in Accept,
+ * as client-go does for the built-in kinds ("application/vnd.kubernetes.protobuf,application/json").
+ */
+function prefersProtobuf(req: http.IncomingMessage): boolean {
+  for (const range of (req.headers.accept ?? '').split(',')) {
+    const mediaType = range.split(';')[0].trim().toLowerCase();
+    if (mediaType === protobufMediaType) return true;
+    if (mediaType === 'application/json' || mediaType === '*/*' || mediaType === 'application/*') return false;
+  }
+  return false;
+}
+
+/** An object or list, in protobuf when the client prefers it and its kind has a message; JSON otherwise (custom resources, tables). */
+function sendObject(req: http.IncomingMessage, res: http.ServerResponse, code: number, body: { apiVersion?: string; kind?: string; [field: string]: unknown }) {
+  const bytes = prefersProtobuf(req) ? encodeObject(body) : undefined;
+  if (!bytes) return sendJSON(res, code, body);
+  res.writeHead(code, { 'Content-Type': protobufMediaType, 'Content-Length': bytes.length, 'Cache-Control': 'no-cache, private' });
+  res.end(bytes);
 }
 
 /**
@@ -240,6 +290,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       const list = apiResourceList(group, version);
       return list && readOnly ? sendJSON(res, 200, list) : notFoundPath(res, path);
     }
+    if (group === authorizationGroup && version === authorizationVersion) return serveReview(rest, method, req, res, path);
     const route = resourceRoute(group, version, rest);
     if (!route || (route.subresource && (route.subresource !== 'status' || !route.type.statusSubresource))) return notFoundPath(res, path);
     try {
@@ -255,6 +306,20 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       }
       const body = status ?? statusBody(500, 'InternalError', 'an internal error occurred');
       sendJSON(res, body.code, body);
+    }
+  }
+
+  /** SelfSubjectAccessReview and SelfSubjectRulesReview: answered, never stored */
+  async function serveReview(rest: string[], method: string, req: http.IncomingMessage, res: http.ServerResponse, path: string) {
+    const review = rest.length === 1 ? ({ selfsubjectaccessreviews: reviewAccess, selfsubjectrulesreviews: reviewRules } as Record<string, (b: unknown) => Record<string, unknown>>)[rest[0]] : undefined;
+    if (!review) return notFoundPath(res, path);
+    try {
+      if (method !== 'POST') throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${rest[0]}.${authorizationGroup}: only create`);
+      return sendObject(req, res, 201, review(await readObject(req)));
+    } catch (e) {
+      const status = errorStatus(e);
+      if (!status) throw e;
+      sendJSON(res, status.code, status);
     }
   }
 
@@ -294,13 +359,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
           if (wantedRV !== undefined && wantedRV > Number(list.resourceVersion)) throw tooLargeResourceVersion(wantedRV, list.resourceVersion);
           const meta = { resourceVersion: list.resourceVersion, ...(list.continue ? { continue: list.continue } : {}) };
           if (table) return sendJSON(res, 200, asTable(list.items, meta));
-          return sendJSON(res, 200, { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta, items: list.items });
+          return sendObject(req, res, 200, { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta, items: list.items });
         }
         case 'POST': {
-          const obj = objectFromBody(type, parseJSON(await readBody(req)), namespace);
+          const obj = objectFromBody(type, await readObject(req), namespace);
           route.bodyName = obj.metadata.name;
           const created = await store.create(type, obj, { dryRun, fieldManager });
-          return sendJSON(res, 201, created);
+          return sendObject(req, res, 201, created);
         }
         case 'DELETE': {
           const deleteOpts = deleteOptionsFrom(await readBody(req), q);
@@ -321,17 +386,17 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       case 'GET': {
         const obj = await store.get(type, namespace, name);
         if (!obj) throw new StoreError('NotFound', `${resourceName(type)} "${name}" not found`);
-        return sendJSON(res, 200, table ? asTable([obj], { resourceVersion: obj.metadata.resourceVersion }) : obj);
+        return table ? sendJSON(res, 200, asTable([obj], { resourceVersion: obj.metadata.resourceVersion })) : sendObject(req, res, 200, obj);
       }
       case 'PUT': {
-        const obj = objectFromBody(type, parseJSON(await readBody(req)), namespace);
+        const obj = objectFromBody(type, await readObject(req), namespace);
         if (obj.metadata.name !== name) {
           throw new HttpError(400, 'BadRequest', `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
         }
         const out = subresource === 'status'
           ? await store.updateStatus(type, obj, { dryRun, fieldManager })
           : await store.update(type, obj, { dryRun, fieldManager });
-        return sendJSON(res, 200, out);
+        return sendObject(req, res, 200, out);
       }
       case 'PATCH': {
         const patchType = patchTypeOf(req.headers['content-type']);
@@ -358,13 +423,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         const out = await store.patch(type, namespace, name, patchType, patch, {
           dryRun, fieldManager, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
         });
-        return sendJSON(res, 200, out);
+        return sendObject(req, res, 200, out);
       }
       case 'DELETE': {
         if (subresource) throw new HttpError(405, 'MethodNotAllowed', 'DELETE is not supported on a subresource');
         const deleteOpts = deleteOptionsFrom(await readBody(req), q);
         const out = await store.delete(type, namespace, name, { ...deleteOpts, ...(dryRun ? { dryRun } : {}) } as DeleteOptions);
-        if (out) return sendJSON(res, 200, out);
+        if (out) return sendObject(req, res, 200, out);
         return sendJSON(res, 200, {
           kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
           details: { name, kind: type.plural, ...(type.group ? { group: type.group } : {}) },

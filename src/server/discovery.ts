@@ -1,6 +1,7 @@
 // Discovery documents (/api, /apis, /api/v1, /apis/<group>/<version>), built from the one
 // resource registry. Plain (non-aggregated) JSON: kubectl falls back to it by itself.
 import { resourceTypes, type ResourceType } from '../api/resources.ts';
+import { authorizationGroup, authorizationResources, authorizationVersion } from './authorization.ts';
 
 const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
@@ -20,6 +21,8 @@ function groupVersions() {
     if (!groups.has(t.group)) groups.set(t.group, new Set());
     groups.get(t.group)!.add(t.version);
   }
+  // not stored, so not in the registry: reviews are answered, never kept
+  groups.set(authorizationGroup, new Set([authorizationVersion]));
   return groups;
 }
 
@@ -45,13 +48,16 @@ export function typesIn(group: string, version: string): ResourceType[] {
 }
 
 export function apiResourceList(group: string, version: string) {
+  if (group === authorizationGroup && version === authorizationVersion) {
+    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources: authorizationResources };
+  }
   const types = typesIn(group, version);
   if (!types.length) return undefined;
   const resources = types.flatMap((t) => {
     const main = {
       name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs,
       ...(t.shortNames.length ? { shortNames: t.shortNames } : {}),
-      ...(t.group.endsWith('cert-manager.io') ? { categories: ['cert-manager'] } : {}),
+      ...(t.categories?.length ? { categories: t.categories } : {}),
     };
     return t.statusSubresource
       ? [main, { name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] }]
