@@ -19,6 +19,8 @@ const KILLS = 4;
 let cts: ChallTestSrv;
 let pebble: Pebble;
 let proxy: FaultProxy;
+let slowPebble: Pebble;
+let slowProxy: FaultProxy;
 let target: Target;
 let s: RunningServer | undefined;
 const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-restart-batch-'));
@@ -26,15 +28,22 @@ const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-restart-batch-'));
 before(async () => {
   cts = await startChallTestSrv();
   target = { cts, httpPort: await freePort() };
-  pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: target.httpPort });
-  proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
+  [pebble, slowPebble] = await Promise.all([
+    startPebble({ dnsServer: cts.dnsServer, httpPort: target.httpPort }),
+    // Validation after a random 0-2 s sleep, so that the batch is still validating when the kills come.
+    startPebble({ dnsServer: cts.dnsServer, httpPort: target.httpPort, vaNoSleep: false, vaSleepTime: 3 }),
+  ]);
+  [proxy, slowProxy] = await Promise.all([
+    startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem }),
+    startFaultProxy({ upstream: slowPebble.directoryUrl, upstreamCaPem: slowPebble.caPem }),
+  ]);
 });
 after(async () => {
   s?.kill();
   await s?.stop();
   if (target) await stopKeeper(target);
-  await proxy?.stop();
-  await Promise.all([pebble?.stop(), cts?.stop()]);
+  await Promise.all([proxy?.stop(), slowProxy?.stop()]);
+  await Promise.all([pebble?.stop(), slowPebble?.stop(), cts?.stop()]);
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -67,17 +76,24 @@ test('without faults a certificate costs 7-8 ACME requests (one more poll now an
 });
 
 test(`SIGKILL ${KILLS} times during a batch of ${COUNT}: every certificate Ready, no issuance attempt counted`, async () => {
+  const started = slowProxy.exchanges.length;
   const certs = Array.from({ length: COUNT }, (_, i) => ({ name: `batch-${i}`, dnsName: `batch-${i}-${crypto.randomBytes(3).toString('hex')}.example.test` }));
-  await apply(s!, manifest('batch', proxy, certs));
-  // Each restart gets a random 0.3-1.5 s of work before the next kill: kills land in the middle of
+  await apply(s!, manifest('batch', slowProxy, certs));
+  // Each restart gets a random 0.2-1 s of work before the next kill: kills land in the middle of
   // newOrders, accepts and validations, yet every incarnation gets something done.
+  const progress: string[] = [];
   for (let k = 0; k < KILLS; k++) {
-    await new Promise((r) => setTimeout(r, 300 + Math.floor(Math.random() * 1200)));
+    await new Promise((r) => setTimeout(r, 200 + Math.floor(Math.random() * 800)));
+    // where the batch stood at the kill, from what reached the CA
+    const seen = slowProxy.exchanges.slice(started);
+    const n = (re: RegExp, payload = true) => seen.filter((x) => re.test(x.path) && (!payload || x.payload)).length;
+    progress.push(`kill ${k + 1}: newOrders=${n(/\/order-plz$/)} accepts=${n(/\/chalZ\//)} finalizes=${n(/\/finalize-order\//)} certificates=${n(/\/certZ\//, false)}`);
     s = await killAndRestart(target, s!);
   }
+  console.log(`[batch] ${progress.join('; ')}`);
   const ready = await waitAllReady(s!, certs.map((c) => c.name), 90_000);
   assertNoAttemptCounted(ready);
-  const r = await report(`${KILLS} SIGKILLs during a batch of ${COUNT}`, s!, proxy, 'batch', certs.map((c) => c.dnsName));
+  const r = await report(`${KILLS} SIGKILLs during a batch of ${COUNT}`, s!, slowProxy, 'batch', certs.map((c) => c.dnsName));
   const ev = await events(s!);
   const count = (reason: string) => ev.filter((e) => e.reason === reason).length;
   console.log(`[batch] Events: OrderLost=${count('OrderLost')} OrderFound=${count('OrderFound')} OrderRetried=${count('OrderRetried')} SolverUnavailable=${count('SolverUnavailable')} AlreadyAccepted=${count('AlreadyAccepted')}`);
