@@ -20,9 +20,9 @@ import type { HTTP01Server } from './http01.ts';
 /** how long a keeper nobody adopts keeps serving: longer than a restart, shorter than an order's life */
 export const KEEPER_GRACE_MS = 60_000;
 
-/** One control socket per listen address and user, in the temp dir. */
+/** One control socket per listen address and user, in the temp dir (getuid: userInfo() throws for a uid without a passwd entry, as in many containers). */
 export function keeperSocketPath(host: string, port: number): string {
-  const id = crypto.createHash('sha256').update(`${host}:${port}:${os.userInfo().uid}`).digest('hex').slice(0, 16);
+  const id = crypto.createHash('sha256').update(`${host}:${port}:${process.getuid?.() ?? ''}`).digest('hex').slice(0, 16);
   return path.join(os.tmpdir(), `certsmith-http01-${id}.sock`);
 }
 
