@@ -1,0 +1,209 @@
+// The commands people type every day, with the machine's kubectl (v1.32; KUBECTL overrides)
+// against a real `certsmith server --apply examples/` (issue 19). Each test checks the outcome
+// as the server stores it, not only kubectl's exit status: a cluster and the embedded server
+// must answer the same.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { isReady, run, waitFor } from './harness.ts';
+import { startKubectlSession, type KubeJSON, type ServerKubectlSession } from './kubectl-session.ts';
+
+let s: ServerKubectlSession;
+/** kubectl as a user runs it: asserting success, returning stdout */
+const ok = async (args: string[], input?: string): Promise<string> => {
+  const r = await s.kubectl(args, input);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+};
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+before(async () => {
+  s = await startKubectlSession({ workPrefix: 'certsmith-kubectl-matrix-', serverArgs: ['--apply', 'examples/'] });
+  await waitFor('the example Certificates Ready', async () => {
+    const r = await s.kubectl(['get', 'certificates', '-A', '-o', 'json']);
+    if (r.code !== 0) return undefined;
+    const items = (JSON.parse(r.stdout) as { items: KubeJSON[] }).items;
+    return items.length >= 5 && items.every(isReady) ? true : undefined;
+  });
+});
+
+after(async () => {
+  if (s) await s.close();
+});
+
+test('kubectl create secret generic|tls|docker-registry and create namespace (protobuf bodies)', async () => {
+  assert.match(await ok(['create', 'secret', 'generic', 'tsig', '--from-literal=key=abc', '--from-literal=algorithm=hmac-sha256']), /^secret\/tsig created$/m);
+  const tsig = await s.getJSON(['get', 'secret', 'tsig']);
+  assert.deepEqual(tsig.data, { key: b64('abc'), algorithm: b64('hmac-sha256') });
+  assert.equal(tsig.type, 'Opaque');
+
+  const key = join(s.work, 'tls.key');
+  const crt = join(s.work, 'tls.crt');
+  const gen = await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=tls.example.test', '-days', '1', '-keyout', key, '-out', crt]);
+  assert.equal(gen.code, 0, gen.stderr);
+  await ok(['create', 'secret', 'tls', 'byo-tls', '--cert', crt, '--key', key]);
+  const tls = await s.getJSON(['get', 'secret', 'byo-tls']);
+  assert.equal(tls.type, 'kubernetes.io/tls');
+  assert.equal(Buffer.from(tls.data!['tls.crt'], 'base64').toString(), readFileSync(crt, 'utf8'));
+  assert.equal(Buffer.from(tls.data!['tls.key'], 'base64').toString(), readFileSync(key, 'utf8'));
+
+  await ok(['create', 'secret', 'docker-registry', 'regcred', '--docker-server=registry.example.test', '--docker-username=u', '--docker-password=p']);
+  const reg = await s.getJSON(['get', 'secret', 'regcred']);
+  assert.equal(reg.type, 'kubernetes.io/dockerconfigjson');
+  assert.equal(JSON.parse(Buffer.from(reg.data!['.dockerconfigjson'], 'base64').toString()).auths['registry.example.test'].username, 'u');
+
+  // the response to a protobuf create is protobuf too: -o json prints what kubectl decoded
+  const printed = JSON.parse(await ok(['create', 'namespace', 'demo', '-o', 'json'])) as KubeJSON & { status: { phase: string } };
+  assert.equal(printed.metadata.name, 'demo');
+  assert.match(printed.metadata.uid, /^[0-9a-f-]{36}$/);
+  assert.equal(printed.status.phase, 'Active');
+  assert.equal(await ok(['get', 'namespace', 'demo', '-o', 'jsonpath={.status.phase}']), 'Active');
+
+  const dup = await s.kubectl(['create', 'secret', 'generic', 'tsig', '--from-literal=key=x']);
+  assert.notEqual(dup.code, 0);
+  assert.match(dup.stderr, /AlreadyExists|already exists/);
+});
+
+test('kubectl apply, client-side and server-side, then kubectl diff shows nothing', async () => {
+  await ok(['apply', '-f', 'examples/']);
+  const diff = await s.kubectl(['diff', '-f', 'examples/']);
+  assert.equal(diff.code, 0, `kubectl diff right after apply: ${diff.stdout}${diff.stderr}`);
+  assert.equal(diff.stdout, '');
+
+  const leaf = (name: string, extra = '') => `apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: ${name}, namespace: demo, labels: { tier: matrix } }
+spec: { secretName: ${name}-tls, dnsNames: [${name}.example.test], issuerRef: { name: selfsigned, kind: ClusterIssuer }${extra} }
+`;
+  assert.match(await ok(['apply', '-f', '-'], leaf('client')), /certificate\.cert-manager\.io\/client created/);
+  assert.match(await ok(['apply', '-f', '-'], leaf('client')), /certificate\.cert-manager\.io\/client unchanged/);
+  assert.match(await ok(['apply', '--server-side', '-f', '-'], leaf('server')), /certificate\.cert-manager\.io\/server serverside-applied/);
+  const server = await s.getJSON(['get', 'certificate', 'server', '-n', 'demo']);
+  assert.deepEqual(server.spec?.dnsNames, ['server.example.test']);
+
+  // diff names a real change, and applying it makes the diff empty again
+  const changed = leaf('client', ', duration: 720h');
+  const pending = await s.kubectl(['diff', '-f', '-'], changed);
+  assert.equal(pending.code, 1, pending.stderr);
+  assert.match(pending.stdout, /^\+\s+duration: 720h$/m);
+  await ok(['apply', '-f', '-'], changed);
+  const settled = await s.kubectl(['diff', '-f', '-'], changed);
+  assert.equal(settled.code, 0, settled.stdout);
+
+  await ok(['wait', '--for=condition=Ready', 'certificate/client', 'certificate/server', '-n', 'demo', '--timeout=60s']);
+  assert.equal(await ok(['get', 'certificate', 'client', '-n', 'demo', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']), 'True');
+});
+
+test('kubectl get -o yaml|json|wide|name|jsonpath|custom-columns, -A, -l, --field-selector', async () => {
+  const yaml = YAML.parse(await ok(['get', 'certificate', 'web-rsa', '-o', 'yaml']));
+  assert.equal(yaml.kind, 'Certificate');
+  assert.equal(yaml.spec.secretName, 'web-rsa-tls');
+  const json = JSON.parse(await ok(['get', 'secret', 'tsig', '-o', 'json']));
+  assert.equal(json.data.key, b64('abc'));
+
+  const wide = await ok(['get', 'certificates', '-o', 'wide']);
+  assert.deepEqual(wide.split('\n')[0].split(/\s+/), ['NAME', 'READY', 'SECRET', 'ISSUER', 'STATUS', 'AGE']);
+  assert.match(wide, /^web-rsa\s+True\s+web-rsa-tls\s+example-ca\s+Certificate is up to date/m);
+
+  assert.deepEqual((await ok(['get', 'certificates', '-n', 'demo', '-o', 'name'])).trim().split('\n'),
+    ['certificate.cert-manager.io/client', 'certificate.cert-manager.io/server']);
+  assert.equal(await ok(['get', 'certificates', '-n', 'demo', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.secretName};{end}']), 'client=client-tls;server=server-tls;');
+  const columns = await ok(['get', 'certificates', '-n', 'demo', '-o', 'custom-columns=NAME:.metadata.name,DNS:.spec.dnsNames[0]']);
+  assert.deepEqual(columns.trim().split('\n').map((l) => l.split(/\s+/)), [['NAME', 'DNS'], ['client', 'client.example.test'], ['server', 'server.example.test']]);
+
+  const all = await ok(['get', 'certificates', '-A', '-l', 'tier=matrix', '-o', 'name']);
+  assert.deepEqual(all.trim().split('\n'), ['certificate.cert-manager.io/client', 'certificate.cert-manager.io/server']);
+  const everywhere = await ok(['get', 'certificates', '-A']);
+  assert.match(everywhere, /^demo\s+client\s+True\s/m);
+  assert.match(everywhere, /^default\s+web-rsa\s+True\s/m);
+  assert.equal((await ok(['get', 'secrets', '--field-selector', 'type=kubernetes.io/dockerconfigjson', '-o', 'name'])).trim(), 'secret/regcred');
+});
+
+test('kubectl describe, events and explain', async () => {
+  const described = await ok(['describe', 'secret', 'tsig']);
+  assert.match(described, /^Name:\s+tsig$/m);
+  assert.match(described, /^Type:\s+Opaque$/m);
+  assert.match(described, /^key:\s+3 bytes$/m);
+  assert.match(await ok(['describe', 'certificate', 'client', '-n', 'demo']), /^\s+Secret Name:\s+client-tls$/m);
+
+  const events = await ok(['events', '-n', 'demo', '--for', 'certificate/client']);
+  assert.match(events, /Normal\s+Issuing\s+Certificate\/client\s+The certificate has been successfully issued/);
+
+  const explained = await ok(['explain', 'certificate.spec.privateKey']);
+  assert.match(explained, /^KIND:\s+Certificate$/m);
+  assert.match(explained, /^FIELD:\s+privateKey <Object>$/m);
+  for (const field of ['algorithm', 'encoding', 'rotationPolicy', 'size']) assert.match(explained, new RegExp(`^\\s+${field}\\s+<`, 'm'));
+});
+
+test('kubectl patch (merge, json, strategic on a Secret), label, annotate', async () => {
+  await ok(['patch', 'secret', 'tsig', '-p', JSON.stringify({ data: { extra: b64('1') } })]);
+  await ok(['patch', 'secret', 'tsig', '--type=merge', '-p', JSON.stringify({ data: { algorithm: null } })]);
+  await ok(['patch', 'secret', 'tsig', '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/data/key', value: b64('xyz') }])]);
+  assert.deepEqual((await s.getJSON(['get', 'secret', 'tsig'])).data, { key: b64('xyz'), extra: b64('1') });
+
+  await ok(['patch', 'certificate', 'client', '-n', 'demo', '--type=merge', '-p', '{"spec":{"renewBefore":"100h"}}']);
+  assert.equal((await s.getJSON(['get', 'certificate', 'client', '-n', 'demo'])).spec?.renewBefore, '100h');
+
+  await ok(['label', 'secret', 'tsig', 'team=dns']);
+  await ok(['annotate', 'secret', 'tsig', 'example.test/owner=ops']);
+  const labelled = await s.getJSON(['get', 'secret', 'tsig']) as KubeJSON & { metadata: { labels?: Record<string, string> } };
+  assert.equal(labelled.metadata.labels?.team, 'dns');
+  assert.equal(labelled.metadata.annotations?.['example.test/owner'], 'ops');
+  await ok(['label', 'secret', 'tsig', 'team-']);
+  assert.equal((await s.getJSON(['get', 'secret', 'tsig']) as { metadata: { labels?: Record<string, string> } }).metadata.labels?.team, undefined);
+});
+
+test('kubectl auth can-i, api-resources, api-versions', async () => {
+  assert.equal((await ok(['auth', 'can-i', 'create', 'certificates'])).trim(), 'yes');
+  assert.equal((await ok(['auth', 'can-i', 'delete', 'secrets', '-n', 'demo'])).trim(), 'yes');
+  assert.equal((await ok(['auth', 'can-i', 'get', '/healthz'])).trim(), 'yes');
+  assert.match(await ok(['auth', 'can-i', '--list']), /^\*\.\*\s+\[\]\s+\[\]\s+\[\*\]$/m);
+
+  const resources = await ok(['api-resources']);
+  assert.match(resources, /^selfsubjectaccessreviews\s+authorization\.k8s\.io\/v1\s+false\s+SelfSubjectAccessReview$/m);
+  assert.match(resources, /^certificates\s+cert,certs\s+cert-manager\.io\/v1\s+true\s+Certificate$/m);
+  const inCategory = (await ok(['api-resources', '--categories=cert-manager', '-o', 'name'])).trim().split('\n').sort();
+  assert.deepEqual(inCategory, ['certificaterequests.cert-manager.io', 'certificates.cert-manager.io', 'challenges.acme.cert-manager.io',
+    'clusterissuers.cert-manager.io', 'issuers.cert-manager.io', 'orders.acme.cert-manager.io']);
+
+  const versions = (await ok(['api-versions'])).trim().split('\n');
+  for (const v of ['v1', 'cert-manager.io/v1', 'acme.cert-manager.io/v1', 'authorization.k8s.io/v1', 'coordination.k8s.io/v1']) assert.ok(versions.includes(v), v);
+});
+
+test('kubectl get all and get cert-manager', async () => {
+  // `all` is kube-apiserver's category of workloads; here pods and services carry it, and
+  // cert-manager's kinds are not in it (their CRDs do not declare it)
+  const none = await s.kubectl(['get', 'all', '-n', 'demo']);
+  assert.equal(none.code, 0, none.stderr);
+  assert.equal(none.stdout, '');
+  assert.match(none.stderr, /No resources found in demo namespace/);
+  await ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: Service\nmetadata: { name: web, namespace: demo }\nspec: { ports: [{ port: 80 }], selector: { app: web } }\n');
+  const all = await ok(['get', 'all', '-n', 'demo', '-o', 'name']);
+  assert.equal(all.trim(), 'service/web');
+
+  const cm = await ok(['get', 'cert-manager', '-n', 'demo', '-o', 'name']);
+  const names = cm.trim().split('\n');
+  for (const n of ['certificate.cert-manager.io/client', 'certificate.cert-manager.io/server', 'certificaterequest.cert-manager.io/client-1', 'clusterissuer.cert-manager.io/selfsigned']) {
+    assert.ok(names.includes(n), `${n} in:\n${cm}`);
+  }
+  assert.ok(!names.some((n) => n.startsWith('service/') || n.startsWith('secret/')));
+  const table = await ok(['get', 'cert-manager', '-A']);
+  assert.match(table, /^default\s+certificate\.cert-manager\.io\/web-rsa\s+True\s+web-rsa-tls\s/m);
+});
+
+test('kubectl delete (name, -l, --all) and wait --for=delete', async () => {
+  assert.match(await ok(['delete', 'secret', 'regcred']), /secret "regcred" deleted/);
+  assert.notEqual((await s.kubectl(['get', 'secret', 'regcred'])).code, 0);
+
+  await ok(['delete', 'certificate', '-n', 'demo', '-l', 'tier=matrix', '--wait=true']);
+  assert.equal((await ok(['get', 'certificates', '-n', 'demo', '-o', 'name'])).trim(), '');
+  await ok(['wait', '--for=delete', 'certificaterequest/client-1', '-n', 'demo', '--timeout=30s']);
+
+  const file = join(s.work, 'bye.yaml');
+  writeFileSync(file, 'apiVersion: v1\nkind: Secret\nmetadata: { name: bye, namespace: demo }\nstringData: { a: b }\n');
+  await ok(['apply', '-f', file]);
+  await ok(['delete', 'secrets', '--all', '-n', 'demo']);
+  assert.equal((await ok(['get', 'secrets', '-n', 'demo', '-o', 'name'])).trim(), '');
+});
