@@ -264,14 +264,32 @@ export const ACMEDNS01RFC2136Schema = Type.Object({
   protocol: opt(StringEnum(['TCP', 'UDP'])),
 });
 
+/** cert-manager's ACMEIssuerDNS01ProviderCloudflare: an API token, or the global API key with its account email */
+export const ACMEDNS01CloudflareSchema = Type.Object({
+  email: opt(str('Email of the account, only with apiKeySecretRef.')),
+  apiKeySecretRef: opt(SecretKeySelectorSchema),
+  apiTokenSecretRef: opt(SecretKeySelectorSchema),
+});
+
+/** cert-manager's ACMEIssuerDNS01ProviderDigitalOcean */
+export const ACMEDNS01DigitalOceanSchema = Type.Object({
+  tokenSecretRef: SecretKeySelectorSchema,
+});
+
+/** cert-manager's ACMEIssuerDNS01ProviderAcmeDNS: the acme-dns server and the accounts JSON that `acme-dns register` gives */
+export const ACMEDNS01AcmeDNSSchema = Type.Object({
+  host: str('Base URL of the acme-dns server.'),
+  accountSecretRef: SecretKeySelectorSchema,
+});
+
 export const ACMEDNS01Schema = Type.Object({
   cnameStrategy: opt(StringEnum(['None', 'Follow'])),
-  acmeDNS: opt(OpenObject()),
+  acmeDNS: opt(ACMEDNS01AcmeDNSSchema),
   akamai: opt(OpenObject()),
   azureDNS: opt(OpenObject()),
   cloudDNS: opt(OpenObject()),
-  cloudflare: opt(OpenObject()),
-  digitalocean: opt(OpenObject()),
+  cloudflare: opt(ACMEDNS01CloudflareSchema),
+  digitalocean: opt(ACMEDNS01DigitalOceanSchema),
   rfc2136: opt(ACMEDNS01RFC2136Schema),
   route53: opt(OpenObject()),
   webhook: opt(Type.Object({

@@ -61,6 +61,12 @@ export interface ControllerOptions {
   dns01Exec?: string;
   /** how long one hook run may take before its process group is killed (default 120 s) */
   dns01HookTimeoutMs?: number;
+  /**
+   * Tests only: the base URL of a DNS provider's API (a loopback server that follows the vendor's
+   * documented API). Never a flag and never read from a resource, so credentials only ever go to
+   * the vendor's real endpoint in use.
+   */
+  dns01ProviderAPIs?: { cloudflare?: string; digitalocean?: string };
   dns01RecursiveNameservers?: string[];
   dns01RecursiveNameserversOnly?: boolean;
   /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */

@@ -12,6 +12,8 @@ import { cleanUpWebroot, presentWebroot } from './webroot.ts';
 import { ExecDNSHooks, selectsExecHook, type HookChallenge } from './dns01/exec-hook.ts';
 import { checkTXT } from './dns01/txt-check.ts';
 import { rfc2136Solver } from './dns01/rfc2136-solver.ts';
+import { CloudflareClient, CLOUDFLARE_API, type CloudflareAuth } from './dns01/cloudflare.ts';
+import { ProviderConfigError, readSecretKey } from './dns01/secret-ref.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
   return {
@@ -69,6 +71,32 @@ function execHookSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   };
 }
 
+/** The credentials cert-manager's cloudflare solver takes: an API token, else the global key and the account email. */
+export async function cloudflareAuth(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<CloudflareAuth> {
+  const cfg = c.spec.solver.dns01!.cloudflare!;
+  if (cfg.apiTokenSecretRef) {
+    if (cfg.apiKeySecretRef) throw new ProviderConfigError('cloudflare: set apiTokenSecretRef or apiKeySecretRef, not both');
+    return { token: await readSecretKey(ctx, c, cfg.apiTokenSecretRef, 'cloudflare.apiTokenSecretRef') };
+  }
+  if (!cfg.apiKeySecretRef) throw new ProviderConfigError('cloudflare: apiTokenSecretRef or apiKeySecretRef (with email) is required');
+  if (!cfg.email) throw new ProviderConfigError('cloudflare: email is required with apiKeySecretRef');
+  return { apiKey: await readSecretKey(ctx, c, cfg.apiKeySecretRef, 'cloudflare.apiKeySecretRef'), email: cfg.email };
+}
+
+function cloudflareSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
+  const fqdn = `_acme-challenge.${c.spec.dnsName}`;
+  const client = async () => new CloudflareClient(await cloudflareAuth(ctx, c), ctx.options.dns01ProviderAPIs?.cloudflare ?? CLOUDFLARE_API);
+  return {
+    async present() {
+      await (await client()).present(fqdn, c.spec.key);
+    },
+    check: () => checkTXT(ctx, c),
+    async cleanUp() {
+      await (await client()).cleanUp(fqdn, c.spec.key);
+    },
+  };
+}
+
 export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver | undefined {
   if (c.spec.type === 'HTTP-01') {
     const root = ctx.options.acmeHTTP01Webroot;
@@ -79,5 +107,6 @@ export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeS
   if (selectsExecHook(dns01)) return execHookSolver(ctx, c);
   // all four TSIG algorithms and `protocol` (the built-in one in challenges/solvers.ts has SHA-256/512 over UDP only)
   if (dns01?.rfc2136) return rfc2136Solver(ctx, c);
+  if (dns01?.cloudflare) return cloudflareSolver(ctx, c);
   return undefined;
 }

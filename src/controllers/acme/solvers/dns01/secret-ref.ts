@@ -1,0 +1,34 @@
+// Reads one key of a Secret a dns01 solver refers to, where cert-manager reads it: the Issuer's
+// namespace, or --cluster-resource-namespace for a ClusterIssuer. The value is returned to the
+// caller only; messages name the Secret and key, never the value.
+import { SecretType } from '../../../../api/resources.ts';
+import type { Secret } from '../../../../api/meta.ts';
+import type { Challenge } from '../../../../api/types.ts';
+import type { ControllerContext } from '../../../context.ts';
+import { issuerResourceNamespace, lookupIssuer } from '../../../requests/controller.ts';
+import { decodeBase64 } from '../../../certificates/parsed.ts';
+
+export interface SecretKeyRef {
+  name: string;
+  key?: string;
+}
+
+/** A provider's configuration or credentials that cannot work: retrying will not help until someone changes them. */
+export class ProviderConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderConfigError';
+  }
+}
+
+export async function readSecretKey(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>, ref: SecretKeyRef | undefined, field: string): Promise<string> {
+  if (!ref?.name) throw new ProviderConfigError(`${field} is not set`);
+  const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
+  if (!issuer) throw new Error(`issuer "${c.spec.issuerRef.name}" not found`);
+  const ns = issuerResourceNamespace(ctx, issuer);
+  const secret = await ctx.store.get<Secret>(SecretType, ns, ref.name);
+  if (!secret) throw new ProviderConfigError(`${field}: secret "${ns}/${ref.name}" not found`);
+  const value = decodeBase64(secret.data?.[ref.key ?? '']).trim();
+  if (!value) throw new ProviderConfigError(`${field}: key "${ref.key ?? ''}" not found in secret "${ns}/${ref.name}"`);
+  return value;
+}

@@ -1,0 +1,127 @@
+// DNS-01 through Cloudflare's API v4: certsmith's fetch client against a loopback server that
+// follows Cloudflare's documented API (test/rig/cloudflare-api.ts) and publishes TXT records into
+// pebble-challtestsrv, through which Pebble validates for real.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { realClock } from '../../src/runtime/clock.ts';
+import { Challenge, ClusterIssuer } from '../../src/api/resources.ts';
+import type { Challenge as ChallengeObj, ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
+import type { Secret } from '../../src/api/meta.ts';
+import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import { startCloudflareAPI, type CloudflareAPI } from '../rig/cloudflare-api.ts';
+import { startLifecycle, type Lifecycle } from '../lifecycle/harness.ts';
+import { acmeCertificate, b64, ready, waitFor, waitForReadyCertificate } from './acme-rig.ts';
+
+const uniq = () => crypto.randomBytes(3).toString('hex');
+const TOKEN = `cf-token-${crypto.randomBytes(12).toString('hex')}`;
+const KEY = { key: crypto.randomBytes(18).toString('hex'), email: 'dns@example.test' };
+
+describe('DNS-01 through the Cloudflare API', () => {
+  let cts: ChallTestSrv;
+  let pebble: Pebble;
+  let cf: CloudflareAPI;
+  let lc: Lifecycle;
+
+  const challengeFor = async (name: string) => (await lc.store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.find((c) => c.spec.dnsName === name);
+
+  before(async () => {
+    cts = await startChallTestSrv();
+    pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() });
+    cf = await startCloudflareAPI({ zones: ['example.test', 'other.test'], token: TOKEN, apiKey: KEY, challtestsrv: cts });
+    lc = await startLifecycle({
+      clock: realClock,
+      options: { dns01RecursiveNameservers: [cts.dnsServer], dns01RecursiveNameserversOnly: true, dns01ProviderAPIs: { cloudflare: cf.url } },
+    });
+    await lc.apply<Secret>({
+      apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cloudflare', namespace: 'cert-manager' },
+      data: { 'api-token': b64(TOKEN), 'api-key': b64(KEY.key), wrong: b64('not-the-token') },
+    });
+    const ref = (key: string) => ({ name: 'cloudflare', key });
+    await lc.apply({
+      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'pebble' },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl, email: 'ops@example.test', caBundle: b64(pebble.caPem),
+          privateKeySecretRef: { name: 'pebble-account' },
+          solvers: [
+            { dns01: { cloudflare: { apiTokenSecretRef: ref('api-token') } } },
+            { selector: { dnsZones: ['key.example.test'] }, dns01: { cloudflare: { email: KEY.email, apiKeySecretRef: ref('api-key') } } },
+            { selector: { dnsZones: ['refused.example.test'] }, dns01: { cloudflare: { apiTokenSecretRef: ref('wrong') } } },
+            { selector: { dnsZones: ['missing.example.test'] }, dns01: { cloudflare: { apiTokenSecretRef: ref('no-such-key') } } },
+            // the API accepts these records but they never reach DNS: Pebble's validation fails
+            { selector: { dnsZones: ['unpublished.example.test'] }, dns01: { cloudflare: { apiTokenSecretRef: ref('api-token') } }, waitInsteadOfSelfCheck: '0s' },
+          ],
+        },
+      },
+    });
+    await waitFor('issuer Ready', async () => ready(await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble')));
+  });
+  after(async () => {
+    await lc?.stop();
+    await Promise.all([pebble?.stop(), cf?.stop(), cts?.stop()]);
+  });
+
+  test('API token: issued through 429s; only the challenge TXT is created and deleted, other records stay', async () => {
+    const name = `t-${uniq()}.example.test`;
+    const fqdn = `_acme-challenge.${name}`;
+    // somebody else's records at the same name
+    cf.addRecord('example.test', { type: 'TXT', name: fqdn, content: 'someone-elses-value' });
+    await cts.setTXT(fqdn, 'someone-elses-value');
+    cf.addRecord('example.test', { type: 'A', name, content: '127.0.0.1' });
+    const before = cf.requests.length;
+    cf.throttle(2, 1);
+    await lc.apply(acmeCertificate('cf-token', [name]));
+    await waitForReadyCertificate(lc, 'cf-token');
+    await waitFor('challenge record deleted', async () => cf.records.filter((r) => r.name === fqdn).length === 1, async () => cf.records);
+    assert.deepEqual(cf.records.filter((r) => r.name === fqdn || r.name === name).map((r) => `${r.type} ${r.content}`).sort(), ['A 127.0.0.1', 'TXT someone-elses-value']);
+    const mine = cf.requests.slice(before);
+    assert.ok(mine.every((r) => r.auth === 'token'), JSON.stringify(mine));
+    assert.equal(mine.filter((r) => r.method === 'POST').length, 1);
+    assert.equal(mine.filter((r) => r.method === 'DELETE').length, 1);
+    assert.ok(mine.some((r) => r.path.startsWith('/zones?name=example.test')), 'the zone is looked up by name');
+  });
+
+  test('API key and email: issued; the key travels as X-Auth-Key with X-Auth-Email', async () => {
+    const name = `k-${uniq()}.key.example.test`;
+    const before = cf.requests.length;
+    await lc.apply(acmeCertificate('cf-key', [name]));
+    await waitForReadyCertificate(lc, 'cf-key');
+    // requests about this name (the previous test's late cleanup may interleave, with its token)
+    const mine = cf.requests.slice(before).filter((r) => r.path.includes(name) || r.method !== 'GET');
+    assert.ok(mine.length > 0, JSON.stringify(cf.requests.slice(before)));
+    assert.ok(mine.filter((r) => r.path.includes(name)).every((r) => r.auth === 'key'), JSON.stringify(mine));
+    assert.ok(mine.some((r) => r.method === 'POST' && r.auth === 'key'), JSON.stringify(mine));
+    await waitFor('record deleted', async () => !cf.records.some((r) => r.name === `_acme-challenge.${name}`));
+  });
+
+  test('validation fails: the record created is deleted after the failure too', async () => {
+    const name = `u-${uniq()}.unpublished.example.test`;
+    cf.unpublished.add(`_acme-challenge.${name}`);
+    await lc.apply(acmeCertificate('cf-unpublished', [name]));
+    await waitFor('challenge invalid and released', async () => {
+      const c = await challengeFor(name);
+      return c?.status?.state === 'invalid' && !c.status.processing && !c.metadata.finalizers?.length;
+    }, async () => (await challengeFor(name))?.status);
+    assert.ok(cf.requests.some((r) => r.method === 'POST'));
+    await waitFor('record deleted', async () => !cf.records.some((r) => r.name === `_acme-challenge.${name}`), async () => cf.records);
+  });
+
+  test('refused credentials, a missing Secret key and an unknown zone are reported on the Challenge; the secret is never shown', async () => {
+    const refused = `r-${uniq()}.refused.example.test`;
+    const missing = `m-${uniq()}.missing.example.test`;
+    const unknown = `z-${uniq()}.nowhere.test`;
+    await lc.apply(acmeCertificate('cf-refused', [refused]));
+    await lc.apply(acmeCertificate('cf-missing', [missing]));
+    await lc.apply(acmeCertificate('cf-unknown', [unknown]));
+    const reason = (name: string, re: RegExp) => waitFor(`${name}: ${re}`, async () => {
+      const r = (await challengeFor(name))?.status?.reason;
+      return r && re.test(r) ? r : undefined;
+    }, async () => (await challengeFor(name))?.status);
+    const r1 = await reason(refused, /9109 Invalid access token/);
+    assert.ok(!r1.includes('not-the-token'));
+    await reason(missing, /key "no-such-key" not found in secret "cert-manager\/cloudflare"/);
+    await reason(unknown, /no zone of this account contains z-.*\.nowhere\.test/);
+    assert.ok(!cf.records.some((r) => [refused, missing, unknown].some((n) => r.name.endsWith(n))));
+  });
+});
