@@ -14,6 +14,7 @@ import { checkTXT } from './dns01/txt-check.ts';
 import { rfc2136Solver } from './dns01/rfc2136-solver.ts';
 import { CloudflareClient, CLOUDFLARE_API, type CloudflareAuth } from './dns01/cloudflare.ts';
 import { ProviderConfigError, readSecretKey } from './dns01/secret-ref.ts';
+import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
   return {
@@ -97,6 +98,23 @@ function cloudflareSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver
   };
 }
 
+function digitaloceanSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
+  const fqdn = `_acme-challenge.${c.spec.dnsName}`;
+  const client = async () => new DigitalOceanClient(
+    await readSecretKey(ctx, c, c.spec.solver.dns01!.digitalocean!.tokenSecretRef, 'digitalocean.tokenSecretRef'),
+    ctx.options.dns01ProviderAPIs?.digitalocean ?? DIGITALOCEAN_API,
+  );
+  return {
+    async present() {
+      await (await client()).present(fqdn, c.spec.key);
+    },
+    check: () => checkTXT(ctx, c),
+    async cleanUp() {
+      await (await client()).cleanUp(fqdn, c.spec.key);
+    },
+  };
+}
+
 export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver | undefined {
   if (c.spec.type === 'HTTP-01') {
     const root = ctx.options.acmeHTTP01Webroot;
@@ -108,5 +126,6 @@ export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeS
   // all four TSIG algorithms and `protocol` (the built-in one in challenges/solvers.ts has SHA-256/512 over UDP only)
   if (dns01?.rfc2136) return rfc2136Solver(ctx, c);
   if (dns01?.cloudflare) return cloudflareSolver(ctx, c);
+  if (dns01?.digitalocean) return digitaloceanSolver(ctx, c);
   return undefined;
 }
