@@ -15,6 +15,7 @@ import { rfc2136Solver } from './dns01/rfc2136-solver.ts';
 import { CloudflareClient, CLOUDFLARE_API, type CloudflareAuth } from './dns01/cloudflare.ts';
 import { ProviderConfigError, readSecretKey } from './dns01/secret-ref.ts';
 import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
+import { accountFor, acmeDNSUpdate } from './dns01/acme-dns.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
   return {
@@ -115,6 +116,21 @@ function digitaloceanSolver(ctx: ControllerContext, c: Challenge): ChallengeSolv
   };
 }
 
+function acmeDNSSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
+  const cfg = c.spec.solver.dns01!.acmeDNS!;
+  return {
+    async present() {
+      const ref = cfg.accountSecretRef;
+      const json = await readSecretKey(ctx, c, ref, 'acmeDNS.accountSecretRef');
+      await acmeDNSUpdate(cfg.host, accountFor(json, c.spec.dnsName, `secret "${ref.name}" key "${ref.key ?? ''}"`), c.spec.key);
+    },
+    // the CNAME from _acme-challenge.NAME to the account's fulldomain is followed by the resolver
+    check: () => checkTXT(ctx, c),
+    // acme-dns has no delete: it keeps the two latest values per account
+    async cleanUp() {},
+  };
+}
+
 export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver | undefined {
   if (c.spec.type === 'HTTP-01') {
     const root = ctx.options.acmeHTTP01Webroot;
@@ -127,5 +143,6 @@ export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeS
   if (dns01?.rfc2136) return rfc2136Solver(ctx, c);
   if (dns01?.cloudflare) return cloudflareSolver(ctx, c);
   if (dns01?.digitalocean) return digitaloceanSolver(ctx, c);
+  if (dns01?.acmeDNS) return acmeDNSSolver(ctx, c);
   return undefined;
 }
