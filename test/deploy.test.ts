@@ -139,14 +139,14 @@ test('the Deployment runs certsmith controller with flags that `certsmith contro
   only('ServiceAccount', serviceAccount);
 });
 
-test('the Dockerfile builds a non-root image from node:24-slim that runs the compiled build with runtime dependencies only', () => {
+test('the Dockerfile builds a non-root image from node:22-slim that runs the compiled build with runtime dependencies only', () => {
   const text = readFileSync(join(deployDir, 'Dockerfile'), 'utf8');
   const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
   assert.ok(!pkg.dependencies.tsx && pkg.devDependencies.tsx, 'tsx is for tests and development only');
   assert.ok(!pkg.dependencies.typescript && pkg.devDependencies.typescript, 'the compiler is a build dependency');
   const stages = text.split(/^FROM /m).slice(1);
   assert.equal(stages.length, 2, 'a build stage and the image');
-  for (const s of stages) assert.match(s, /^node:24-slim\b/);
+  for (const s of stages) assert.match(s, /^node:22-slim\b/);
   assert.match(stages[0], /npm run build/);
   assert.match(stages[0], /npm prune --omit=dev/);
   assert.match(stages[1], /^COPY --from=build \/app\/dist \.\/dist$/m);

@@ -3,12 +3,22 @@
 // earlier keep working after a restart.
 import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { webcrypto, randomBytes } from 'node:crypto';
+import { X509Certificate, webcrypto, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import 'reflect-metadata'; // @peculiar/x509's dependency injection needs it loaded first
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+// @peculiar/x509 builds the certificates. It takes longer to load than the rest of the server
+// (hundreds of modules), so only a start that must create or renew one loads it; stored ones
+// are checked with Node's own X509Certificate.
+let peculiar: Promise<typeof X509> | undefined;
+function peculiarX509(): Promise<typeof X509> {
+  return (peculiar ??= (async () => {
+    await import('reflect-metadata'); // @peculiar/x509's dependency injection needs it loaded first
+    const m = await import('@peculiar/x509');
+    m.cryptoProvider.set(webcrypto as unknown as Crypto);
+    return m;
+  })());
+}
 
 export interface ServingCertificate {
   caPem: string;
@@ -43,24 +53,28 @@ export async function ensureServingCertificate(dataDir: string, opts: ServingCer
   let caRenewed = false;
   if (!ca || nearExpiry(ca.cert, now)) {
     ca = await createCA(now);
-    writePair(files.caCert, files.caKey, ca.cert.toString('pem'), ca.keyPem);
+    writePair(files.caCert, files.caKey, ca.certPem, ca.keyPem);
     caRenewed = true;
   }
 
   let serving = loadPair(files.cert, files.key);
   if (!serving || caRenewed || nearExpiry(serving.cert, now) || !covers(serving.cert, hosts) || !issuedBy(serving.cert, ca.cert)) {
     serving = await createServing(ca, hosts, now);
-    writePair(files.cert, files.key, serving.cert.toString('pem'), serving.keyPem);
+    writePair(files.cert, files.key, serving.certPem, serving.keyPem);
   }
-  return { caPem: ca.cert.toString('pem'), certPem: serving.cert.toString('pem'), keyPem: serving.keyPem };
+  return { caPem: ca.certPem, certPem: serving.certPem, keyPem: serving.keyPem };
 }
 
-interface Pair { cert: x509.X509Certificate; keyPem: string }
+interface Pair { cert: X509Certificate; certPem: string; keyPem: string }
+
+function pairOf(certPem: string, keyPem: string): Pair {
+  return { cert: new X509Certificate(certPem), certPem, keyPem };
+}
 
 function loadPair(certPath: string, keyPath: string): Pair | undefined {
   if (!existsSync(certPath) || !existsSync(keyPath)) return undefined;
   try {
-    return { cert: new x509.X509Certificate(readFileSync(certPath, 'utf8')), keyPem: readFileSync(keyPath, 'utf8') };
+    return pairOf(readFileSync(certPath, 'utf8'), readFileSync(keyPath, 'utf8'));
   } catch {
     return undefined; // unreadable material is replaced rather than fatal
   }
@@ -73,25 +87,26 @@ function writePair(certPath: string, keyPath: string, certPem: string, keyPem: s
 }
 
 /** Renew once two thirds of the lifetime have passed, as cert-manager does by default. */
-function nearExpiry(cert: x509.X509Certificate, now: Date): boolean {
-  const lifetime = cert.notAfter.getTime() - cert.notBefore.getTime();
-  return now.getTime() >= cert.notAfter.getTime() - lifetime / 3 || now < cert.notBefore;
+function nearExpiry(cert: X509Certificate, now: Date): boolean {
+  const notBefore = Date.parse(cert.validFrom);
+  const notAfter = Date.parse(cert.validTo);
+  const lifetime = notAfter - notBefore;
+  return now.getTime() >= notAfter - lifetime / 3 || now.getTime() < notBefore;
 }
 
-function covers(cert: x509.X509Certificate, hosts: string[]): boolean {
-  const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
-  if (!san) return false;
-  const names = san.names.items.map((n) => n.value.toLowerCase());
-  return hosts.every((h) => names.includes(h.toLowerCase()));
+/** Every host among the certificate's subjectAltNames (IP addresses as iPAddress entries, names as dNSName entries). */
+function covers(cert: X509Certificate, hosts: string[]): boolean {
+  if (!cert.subjectAltName) return false;
+  return hosts.every((h) => (isIP(h) ? cert.checkIP(h) !== undefined : cert.checkHost(h, { subject: 'never', wildcards: false }) !== undefined));
 }
 
-function issuedBy(cert: x509.X509Certificate, ca: x509.X509Certificate): boolean {
+function issuedBy(cert: X509Certificate, ca: X509Certificate): boolean {
   return cert.issuer === ca.subject;
 }
 
-async function pemOfKey(key: CryptoKey): Promise<string> {
+async function pemOfKey(x: typeof X509, key: CryptoKey): Promise<string> {
   const der = await webcrypto.subtle.exportKey('pkcs8', key as webcrypto.CryptoKey);
-  return x509.PemConverter.encode(der, 'PRIVATE KEY') + '\n';
+  return x.PemConverter.encode(der, 'PRIVATE KEY') + '\n';
 }
 
 function serial(): string {
@@ -100,7 +115,8 @@ function serial(): string {
   return b.toString('hex');
 }
 
-async function createCA(now: Date) {
+async function createCA(now: Date): Promise<Pair> {
+  const x509 = await peculiarX509();
   const keys = await webcrypto.subtle.generateKey(keyAlgorithm, true, ['sign', 'verify']) as unknown as CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -115,17 +131,19 @@ async function createCA(now: Date) {
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { cert, keyPem: await pemOfKey(keys.privateKey) };
+  return pairOf(cert.toString('pem'), await pemOfKey(x509, keys.privateKey));
 }
 
-async function createServing(ca: Pair, hosts: string[], now: Date) {
+async function createServing(ca: Pair, hosts: string[], now: Date): Promise<Pair> {
+  const x509 = await peculiarX509();
+  const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.keyPem), keyAlgorithm, false, ['sign']);
   const keys = await webcrypto.subtle.generateKey(keyAlgorithm, true, ['sign', 'verify']) as unknown as CryptoKeyPair;
-  const notAfter = new Date(Math.min(now.getTime() + servingLifetime, ca.cert.notAfter.getTime()));
+  const notAfter = new Date(Math.min(now.getTime() + servingLifetime, caCert.notAfter.getTime()));
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
     subject: 'CN=certsmith-apiserver',
-    issuer: ca.cert.subject,
+    issuer: caCert.subject,
     notBefore: new Date(now.getTime() - 3600_000),
     notAfter,
     signingAlgorithm,
@@ -136,8 +154,8 @@ async function createServing(ca: Pair, hosts: string[], now: Date) {
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
       new x509.SubjectAlternativeNameExtension(hosts.map((h) => ({ type: isIP(h) ? 'ip' as const : 'dns' as const, value: h }))),
-      await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert),
     ],
   });
-  return { cert, keyPem: await pemOfKey(keys.privateKey) };
+  return pairOf(cert.toString('pem'), await pemOfKey(x509, keys.privateKey));
 }

@@ -1,0 +1,123 @@
+// Bench: how quickly the compiled certsmith answers a person at a terminal, against kubectl on
+// the same server in the same run, and how soon `certsmith server` answers /readyz after start.
+// Goals (issue 17): each certsmith command's median ≤ 1.5× `kubectl get certificates -A`'s;
+// server start to answering ≤ 1.5 s.
+// Run: npx tsx bench/cli.ts [runs per command, default 10]
+// It builds dist/ first (incremental: a check when it is current) and runs bin/certsmith.mjs,
+// the command users run, with the node that runs this script.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const runs = Number(process.argv[2] ?? 10);
+const repo = resolve(import.meta.dirname, '..');
+const bin = join(repo, 'bin', 'certsmith.mjs');
+const node = process.execPath;
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => ok(port));
+    }).on('error', fail);
+  });
+}
+
+/** Runs a command to completion and gives its wall time in ms; a failure stops the bench. */
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): { ms: number; stdout: string } {
+  const t0 = performance.now();
+  const r = spawnSync(cmd, args, { cwd: repo, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}:\n${r.stdout}${r.stderr}`);
+  return { ms, stdout: r.stdout };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+interface Server { stop(): Promise<void>; readyMs: number; listeningMs: number }
+
+/** Starts the compiled server and measures spawn → first 200 from /readyz (polled every 5 ms). */
+async function startServer(dataDir: string): Promise<Server> {
+  const health = await freePort();
+  const t0 = performance.now();
+  const child = spawn(node, [bin, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--health-listen', `127.0.0.1:${health}`], {
+    cwd: repo, env: { ...process.env, CERTSMITH_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let listeningMs = NaN;
+  child.stdout.on('data', (d) => {
+    out += d;
+    if (Number.isNaN(listeningMs) && out.includes('certsmith server listening on')) listeningMs = performance.now() - t0;
+  });
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited:\n${out}`);
+    if (performance.now() - t0 > 60_000) throw new Error(`no /readyz in 60 s:\n${out}`);
+    const ok = await fetch(`http://127.0.0.1:${health}/readyz`).then((r) => r.status === 200, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const readyMs = performance.now() - t0;
+  return { readyMs, listeningMs, stop: async () => { child.kill('SIGTERM'); await exited; } };
+}
+
+const build = timed(node, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
+console.log(`node ${process.version}; build (tsc, incremental) ${(build.ms / 1000).toFixed(1)} s`);
+
+const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-bench-cli-'));
+const kubeconfig = join(dataDir, 'kubeconfig');
+try {
+  // first start: creates the serving CA, its key and the token
+  let server = await startServer(dataDir);
+  const firstMs = server.readyMs;
+  console.log(`first start (new data dir): /readyz after ${server.readyMs.toFixed(0)} ms (listening line after ${server.listeningMs.toFixed(0)} ms)`);
+
+  const cs = (...args: string[]) => timed(node, [bin, '--kubeconfig', kubeconfig, ...args]);
+  cs('apply', '-f', join(repo, 'examples'));
+  const until = performance.now() + 60_000;
+  for (;;) {
+    const items = JSON.parse(cs('get', 'certificates', '-A', '-o', 'json').stdout).items as { status?: { conditions?: { type: string; status: string }[] } }[];
+    if (items.length && items.every((c) => c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'))) {
+      console.log(`${items.length} example Certificates Ready`);
+      break;
+    }
+    if (performance.now() > until) throw new Error('the example Certificates did not become Ready in 60 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  // a restart with state stored: what a host reboot or `systemctl restart` sees
+  await server.stop();
+  server = await startServer(dataDir);
+  console.log(`restart (stored state): /readyz after ${server.readyMs.toFixed(0)} ms (listening line after ${server.listeningMs.toFixed(0)} ms)`);
+
+  const commands: Array<{ label: string; cmd: string; args: string[]; env?: NodeJS.ProcessEnv }> = [
+    { label: 'kubectl get certificates -A', cmd: 'kubectl', args: ['get', 'certificates', '-A'], env: { KUBECONFIG: kubeconfig } },
+    { label: 'certsmith get certificates -A', cmd: node, args: [bin, '--kubeconfig', kubeconfig, 'get', 'certificates', '-A'] },
+    { label: 'certsmith status certificate web-rsa', cmd: node, args: [bin, '--kubeconfig', kubeconfig, 'status', 'certificate', 'web-rsa'] },
+    { label: 'certsmith --help', cmd: node, args: [bin, '--help'] },
+  ];
+  // one unmeasured run each (kubectl's discovery cache, Node's compile cache on 22.1+), then
+  // the commands in turn, so that a busy moment on the machine falls on all of them alike
+  for (const c of commands) timed(c.cmd, c.args, c.env);
+  const times = commands.map(() => [] as number[]);
+  for (let i = 0; i < runs; i++) commands.forEach((c, j) => times[j].push(timed(c.cmd, c.args, c.env).ms));
+  const medians = times.map(median);
+  const kubectl = medians[0];
+  console.log(`medians of ${runs} runs:`);
+  commands.forEach((c, j) => {
+    const ratio = j === 0 ? '' : `  ${(medians[j] / kubectl).toFixed(2)}× kubectl (goal ≤ 1.5×: ${medians[j] <= 1.5 * kubectl ? 'met' : 'not met'})`;
+    console.log(`  ${c.label.padEnd(38)} ${medians[j].toFixed(0).padStart(5)} ms${ratio}`);
+  });
+  const met = (ms: number) => (ms <= 1500 ? 'met' : 'not met');
+  console.log(`server start to answering /readyz (goal ≤ 1.5 s): first start ${firstMs.toFixed(0)} ms (${met(firstMs)}), restart ${server.readyMs.toFixed(0)} ms (${met(server.readyMs)})`);
+  await server.stop();
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}
