@@ -211,6 +211,20 @@ test('finding 8: malformed percent-encoding in a path is a 400', async () => {
   }
 });
 
+test('a request path that is not a URL path ("/\\host...", found by api-fuzz) is a 400, not a 500', async () => {
+  const { port } = new URL(api.url);
+  const status = await new Promise<number>((resolve, reject) => {
+    // sent as is: new URL() on the client side would read it as a host, as the server once did
+    const req = http.request({ host: '127.0.0.1', port, path: '/\\Le~MuD^_', method: 'GET' }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(status, 400);
+});
+
 function watchFor(path: string, ms: number): Promise<{ status: number; closedEarly: boolean; text: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(new URL(path, api.url), (res) => {

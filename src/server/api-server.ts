@@ -15,6 +15,7 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, ty
 import { tableFor } from './table.ts';
 import { ProtobufDecodeError, decodeObject, encodeObject, isProtobufMediaType, protobufMediaType } from './protobuf/codec.ts';
 import { authorizationGroup, authorizationVersion, reviewAccess, reviewRules } from './authorization.ts';
+import { openAPIV2Document, openAPIV2Protobuf, openAPIV2ProtobufContentType, openAPIV2ProtobufMediaTypes } from './openapi/v2.ts';
 
 export interface ApiServerOptions {
   store: Store;
@@ -250,7 +251,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      // "/\host..." reads as a URL with an invalid host: a client's mistake, not a server error
+      return sendJSON(res, 400, statusBody(400, 'BadRequest', `the request path ${JSON.stringify(req.url)} is malformed`));
+    }
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const method = req.method ?? 'GET';
 
@@ -276,7 +283,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     if (path === '/version' && readOnly) return sendJSON(res, 200, serverVersion);
     if (path === '/api' && readOnly) return sendJSON(res, 200, apiVersions(serverAddress));
     if (path === '/apis' && readOnly) return sendJSON(res, 200, apiGroupList());
-    if (segs[0] === 'openapi') return serveOpenAPI(segs, res);
+    if (segs[0] === 'openapi') return serveOpenAPI(segs, req, res);
 
     let group: string, version: string, rest: string[];
     if (segs[0] === 'api' && segs.length >= 2) [group, version, rest] = ['', segs[1], segs.slice(2)];
@@ -327,7 +334,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     sendJSON(res, 404, statusBody(404, 'NotFound', `the server could not find the requested resource (${path})`));
   }
 
-  function serveOpenAPI(segs: string[], res: http.ServerResponse) {
+  function serveOpenAPI(segs: string[], req: http.IncomingMessage, res: http.ServerResponse) {
+    if (segs[1] === 'v2' && segs.length === 2) {
+      // protobuf only when asked for: older kubectl asks for nothing else, JSON readers never ask for it
+      const accepted = (req.headers.accept ?? '').split(',').map((r) => r.split(';')[0].trim().toLowerCase());
+      if (!accepted.some((a) => openAPIV2ProtobufMediaTypes.includes(a))) return sendJSON(res, 200, openAPIV2Document());
+      const bytes = openAPIV2Protobuf();
+      res.writeHead(200, { 'Content-Type': openAPIV2ProtobufContentType, 'Content-Length': bytes.length, 'Cache-Control': 'no-cache, private' });
+      res.end(bytes);
+      return;
+    }
     if (segs[1] !== 'v3') return notFoundPath(res, '/' + segs.join('/'));
     if (segs.length === 2) return sendJSON(res, 200, openAPIV3Index());
     let doc: unknown;

@@ -135,6 +135,10 @@ test('kubectl describe, events and explain', async () => {
   assert.match(explained, /^KIND:\s+Certificate$/m);
   assert.match(explained, /^FIELD:\s+privateKey <Object>$/m);
   for (const field of ['algorithm', 'encoding', 'rotationPolicy', 'size']) assert.match(explained, new RegExp(`^\\s+${field}\\s+<`, 'm'));
+  // the same from /openapi/v2 in protobuf, the document kubectl before 1.27 reads
+  const fromV2 = await ok(['explain', 'certificate.spec.privateKey', '--output', 'plaintext-openapiv2']);
+  assert.match(fromV2, /^KIND:\s+Certificate$/m);
+  assert.match(fromV2, /^\s+rotationPolicy\s+<string>$/m);
 });
 
 test('kubectl patch (merge, json, strategic on a Secret), label, annotate', async () => {

@@ -1,0 +1,123 @@
+// `/openapi/v2`: the Swagger 2.0 form of the same schemas `/openapi/v3` serves, in JSON or in
+// gnostic's protobuf. kubectl before 1.27 validates `apply` and answers `explain` only from it
+// (in protobuf); later ones use it when v3 is missing, and for `explain --output plaintext-openapiv2`.
+// Definitions only: no client reads v2 paths for these kinds.
+import protobuf from 'protobufjs';
+import YAML from 'yaml';
+import { resourceTypes } from '../../api/resources.ts';
+import { openAPIV3Document } from '../../api/openapi.ts';
+import { openAPIV2Proto } from './v2-schema.ts';
+
+/** what kube-apiserver accepts for (and answers with) the protobuf document; client-go asks with "@" */
+export const openAPIV2ProtobufMediaTypes = ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf'];
+export const openAPIV2ProtobufContentType = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
+type JSONSchema = Record<string, unknown>;
+
+const v3Prefix = '#/components/schemas/';
+
+/**
+ * A v3 schema as v2 writes it: references under #/definitions, and a property that is only a
+ * reference (v3's `allOf: [{$ref}]`, there to carry a default) a plain `$ref`, which is how
+ * kube-apiserver's v2 document writes it and what kubectl's v2 reader follows.
+ */
+function toV2(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toV2);
+  if (!schema || typeof schema !== 'object') return schema;
+  const s = schema as JSONSchema;
+  const allOf = s.allOf as JSONSchema[] | undefined;
+  if (Array.isArray(allOf) && allOf.length === 1 && typeof allOf[0].$ref === 'string') {
+    const { allOf: _a, default: _d, ...rest } = s;
+    return { ...(toV2(rest) as JSONSchema), $ref: (allOf[0].$ref as string).replace(v3Prefix, '#/definitions/') };
+  }
+  const out: JSONSchema = {};
+  for (const [k, v] of Object.entries(s)) {
+    if (k === '$ref' && typeof v === 'string') out[k] = v.replace(v3Prefix, '#/definitions/');
+    // a map of names (properties) holds schemas; every other object value is a schema or a literal
+    else if (k === 'properties' && v && typeof v === 'object') out[k] = Object.fromEntries(Object.entries(v).map(([name, p]) => [name, toV2(p)]));
+    else if (k.startsWith('x-') || k === 'default' || k === 'enum' || k === 'example') out[k] = v;
+    else out[k] = toV2(v);
+  }
+  return out;
+}
+
+let jsonCache: JSONSchema | undefined;
+
+/** The Swagger 2.0 document: every served group's definitions, from the v3 documents. */
+export function openAPIV2Document(): JSONSchema {
+  if (jsonCache) return jsonCache;
+  const definitions: Record<string, unknown> = {};
+  for (const key of new Set(resourceTypes.map((t) => `${t.group}/${t.version}`))) {
+    const [group, version] = key.split('/');
+    const doc = openAPIV3Document(group, version) as { components?: { schemas?: Record<string, unknown> } } | undefined;
+    for (const [name, schema] of Object.entries(doc?.components?.schemas ?? {})) definitions[name] ??= toV2(schema);
+  }
+  const sorted = Object.fromEntries(Object.entries(definitions).sort(([a], [b]) => a.localeCompare(b)));
+  jsonCache = { swagger: '2.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths: {}, definitions: sorted };
+  return jsonCache;
+}
+
+const root = protobuf.parse(openAPIV2Proto, { keepCase: true }).root;
+const documentType = root.lookupType('openapi.v2.Document');
+
+/** gnostic writes every literal (default, enum, example, extension value) as YAML text */
+const any = (v: unknown) => ({ yaml: YAML.stringify(v) });
+
+/** A JSON schema as gnostic's Schema message, in the shape protobufjs's fromObject takes. */
+function schemaMessage(s: JSONSchema): Record<string, unknown> {
+  const m: Record<string, unknown> = {};
+  const str = (k: string, field = k) => {
+    if (typeof s[k] === 'string') m[field] = s[k];
+  };
+  const num = (k: string, field: string) => {
+    if (typeof s[k] === 'number') m[field] = s[k];
+  };
+  str('$ref', '_ref');
+  str('format');
+  str('title');
+  str('description');
+  str('pattern');
+  num('maximum', 'maximum');
+  num('minimum', 'minimum');
+  num('maxLength', 'max_length');
+  num('minLength', 'min_length');
+  num('maxItems', 'max_items');
+  num('minItems', 'min_items');
+  num('maxProperties', 'max_properties');
+  num('minProperties', 'min_properties');
+  if (s.default !== undefined) m.default = any(s.default);
+  if (s.example !== undefined) m.example = any(s.example);
+  if (Array.isArray(s.required)) m.required = s.required;
+  if (Array.isArray(s.enum)) m.enum = s.enum.map(any);
+  if (typeof s.type === 'string') m.type = { value: [s.type] };
+  if (s.items && typeof s.items === 'object') m.items = { schema: [schemaMessage(s.items as JSONSchema)] };
+  if (typeof s.additionalProperties === 'boolean') m.additional_properties = { boolean: s.additionalProperties };
+  else if (s.additionalProperties && typeof s.additionalProperties === 'object') m.additional_properties = { schema: schemaMessage(s.additionalProperties as JSONSchema) };
+  if (Array.isArray(s.allOf)) m.all_of = (s.allOf as JSONSchema[]).map(schemaMessage);
+  if (s.properties && typeof s.properties === 'object') {
+    m.properties = { additional_properties: Object.entries(s.properties as Record<string, JSONSchema>).map(([name, value]) => ({ name, value: schemaMessage(value) })) };
+  }
+  const extensions = Object.entries(s).filter(([k]) => k.startsWith('x-'));
+  if (extensions.length) m.vendor_extension = extensions.map(([name, value]) => ({ name, value: any(value) }));
+  return m;
+}
+
+let protobufCache: Buffer | undefined;
+
+/** The same document as gnostic's openapi.v2.Document (no `k8s\0` envelope: client-go unmarshals it as is). */
+export function openAPIV2Protobuf(): Buffer {
+  if (protobufCache) return protobufCache;
+  const doc = openAPIV2Document();
+  const message = {
+    swagger: doc.swagger,
+    info: doc.info,
+    definitions: { additional_properties: Object.entries(doc.definitions as Record<string, JSONSchema>).map(([name, value]) => ({ name, value: schemaMessage(value) })) },
+  };
+  protobufCache = Buffer.from(documentType.encode(documentType.fromObject(message)).finish());
+  return protobufCache;
+}
+
+/** Decodes the protobuf document back to plain objects (for tests and diagnostics). */
+export function decodeOpenAPIV2Protobuf(bytes: Uint8Array): Record<string, any> {
+  return documentType.toObject(documentType.decode(bytes), { longs: Number, oneofs: true }) as Record<string, any>;
+}
