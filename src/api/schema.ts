@@ -327,6 +327,7 @@ export const ACMEIssuerSchema = Type.Object({
   disableAccountKeyGeneration: opt(Type.Boolean()),
   enableDurationFeature: opt(Type.Boolean()),
   profile: opt(str('ACME profile requested on new orders.')),
+  renewalInformationSource: opt(StringEnum(['ARI', 'None'], { description: 'cert-manager\'s field: ARI (default, also when empty) fetches ACME Renewal Information (RFC 9773) when the directory offers renewalInfo; None renews at the ordinary time.' })),
 });
 
 export const CAIssuerSchema = Type.Object({
