@@ -4,6 +4,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { AcmeError, type AcmeProblem } from './errors.ts';
 import { base64url, externalAccountBinding, jwkThumbprint, signJws } from './jws.ts';
+import { parseRenewalInfo, type RenewalInfo } from './ari.ts';
 
 export { AcmeError, type AcmeProblem } from './errors.ts';
 export { generateAccountKey, jwkThumbprint } from './jws.ts';
@@ -48,6 +49,7 @@ export interface AcmeOrder {
   notBefore?: string;
   notAfter?: string;
   profile?: string;
+  replaces?: string;
   error?: AcmeProblem;
 }
 
@@ -266,6 +268,8 @@ export class AcmeClient {
     profile?: string;
     notBefore?: Date | string;
     notAfter?: Date | string;
+    /** RFC 9773 §5: the ARI CertID of the certificate this order replaces. */
+    replaces?: string;
   }): Promise<AcmeOrder> {
     const dir = await this.getDirectory();
     const payload: Record<string, unknown> = {
@@ -276,10 +280,31 @@ export class AcmeClient {
     if (opts.notBefore) payload.notBefore = new Date(opts.notBefore).toISOString();
     if (opts.notAfter) payload.notAfter = new Date(opts.notAfter).toISOString();
     if (opts.profile) payload.profile = opts.profile;
+    if (opts.replaces) payload.replaces = opts.replaces;
     const res = await this.post(dir.newOrder, payload);
     const location = res.headers.location;
     if (!location) throw new Error('ACME server returned no order URL (Location header)');
     return { ...(this.json(res) as AcmeOrder), url: new URL(location, dir.newOrder).toString() };
+  }
+
+  /**
+   * RFC 9773 §4.2: GET (unauthenticated, no nonce spent) of the renewalInfo resource for a CertID.
+   * Undefined when the directory has no renewalInfo. Throws AcmeError for an error answer
+   * (retryAfterMs set when the server sent Retry-After) and Error for a malformed body.
+   */
+  async getRenewalInfo(certId: string): Promise<(RenewalInfo & { retryAfterMs?: number; url: string }) | undefined> {
+    const dir = await this.getDirectory();
+    if (!dir.renewalInfo) return undefined;
+    const url = `${dir.renewalInfo.replace(/\/+$/, '')}/${certId}`;
+    const res = await this.request('GET', url);
+    if (res.status !== 200) throw this.problemFrom(res, `GET ${url}`);
+    let body: unknown;
+    try {
+      body = JSON.parse(res.body.toString('utf8'));
+    } catch {
+      throw new Error(`GET ${url}: renewalInfo answer is not JSON`);
+    }
+    return { ...parseRenewalInfo(body), retryAfterMs: parseRetryAfter(header(res, 'retry-after')), url };
   }
 
   async getOrder(url: string): Promise<AcmeOrder> {

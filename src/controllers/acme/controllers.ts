@@ -6,6 +6,7 @@ import { acmeIssuerController } from './account/controller.ts';
 import { acmeRequestController } from './requests/controller.ts';
 import { orderController } from './orders/controller.ts';
 import { challengeController, challengeSchedulerController } from './challenges/controller.ts';
+import { ariController } from '../certificates/renewal/ari-controller.ts';
 
 export function acmeControllers(ctx: ControllerContext, clientOptions?: Partial<AcmeClientOptions>): ControllerSpec[] {
   const rt = createAcmeRuntime(ctx, clientOptions);
@@ -16,5 +17,6 @@ export function acmeControllers(ctx: ControllerContext, clientOptions?: Partial<
     orderController(ctx, rt),
     challengeSchedulerController(ctx),
     challengeController(ctx, rt),
+    ariController(ctx, rt),
   ];
 }

@@ -13,6 +13,8 @@ export interface CertificateStatusLike {
   revision?: number;
   nextPrivateKeySecretName?: string;
   renewal?: { policy?: string; windows?: { valid: boolean; message?: string } };
+  /** ACME renewal information (RFC 9773), see acme/ari.ts CertificateAriStatus */
+  acme?: { ari?: import('../../acme/ari.ts').CertificateAriStatus; [k: string]: unknown };
 }
 
 export interface CertificateObj extends KubeObject {

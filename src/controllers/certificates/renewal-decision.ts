@@ -1,14 +1,31 @@
 // When the certificate in a Secret is due for automatic renewal: renewal policy and windows
-// applied to its validity, then the minimum interval between issuances; shared by the trigger
-// (to act) and readiness (to report), so status.renewalTime is when renewal really happens.
-import { computeRenewal, type RenewalDecision } from './renewal/renewal-time.ts';
+// applied to its validity, the ACME server's renewal information (RFC 9773) when status.acme.ari
+// holds an answer about this very certificate, then the minimum interval between issuances;
+// shared by the trigger (to act) and readiness (to report), so status.renewalTime is when
+// renewal really happens.
+import { computeRenewal, type AriInput, type RenewalDecision } from './renewal/renewal-time.ts';
 import { holdForMinimumInterval } from './min-interval.ts';
 import type { CertificateObj } from './objects.ts';
 import type { CertificateInfo } from '../../pki/parse.ts';
+import { certIdOf } from '../../acme/ari.ts';
+
+/** The ARI answer in status.acme.ari if it is about this leaf and usable; else undefined (ordinary renewal time). */
+export function ariFor(certificate: CertificateObj, leaf: CertificateInfo): AriInput | undefined {
+  const ari = certificate.status?.acme?.ari;
+  const w = ari?.suggestedWindow;
+  const certID = certIdOf(leaf);
+  if (!ari || !w || !certID || ari.certID !== certID || !ari.lastChecked) return undefined;
+  const start = new Date(w.start);
+  const end = new Date(w.end);
+  const fetchedAt = new Date(ari.lastChecked);
+  if ([start, end, fetchedAt].some((d) => Number.isNaN(d.getTime()))) return undefined;
+  return { start, end, fetchedAt, seed: certID, ...(ari.explanationURL ? { explanationURL: ari.explanationURL } : {}) };
+}
 
 /** issuedAt: when the leaf was issued, if known better than its notBefore (see lastIssuanceTime). */
 export function renewalFor(certificate: CertificateObj, leaf: CertificateInfo, issuedAt?: Date): RenewalDecision {
   const renewal = (certificate.spec.renewal ?? {}) as { policy?: 'RenewBefore' | 'EarliestWindow' | 'Disabled'; windows?: [] };
+  const ari = ariFor(certificate, leaf);
   return holdForMinimumInterval(computeRenewal({
     notBefore: leaf.notBefore,
     notAfter: leaf.notAfter,
@@ -16,5 +33,6 @@ export function renewalFor(certificate: CertificateObj, leaf: CertificateInfo, i
     renewBeforePercentage: certificate.spec.renewBeforePercentage,
     policy: renewal.policy,
     windows: renewal.windows,
+    ...(ari ? { ari } : {}),
   }), leaf, issuedAt);
 }

@@ -29,7 +29,7 @@ export function readinessController(ctx: ControllerContext): ControllerSpec {
         return;
       }
       const r = d.renewal;
-      if (r?.kind === 'scheduled' && r.reason !== 'RenewBefore' && r.reason !== 'InsideWindow') {
+      if (r?.kind === 'scheduled' && r.reason !== 'RenewBefore' && r.reason !== 'InsideWindow' && r.reason !== 'ARI' && r.reason !== 'ARIRenewNow') {
         const id = `${crt.metadata.uid}/${d.fields.notAfter}/${r.renewalTime.toISOString()}`;
         if (counted.get(key) !== id) {
           counted.set(key, id);

@@ -7,6 +7,7 @@ import {
   type ParsedWindow, type RenewalWindowSpec, type WindowOccurrence,
 } from './windows.ts';
 import { isoTime } from '../../../api/conditions.ts';
+import { ariRenewalPoint } from '../../../acme/ari.ts';
 
 export { parseWindows, windowContaining, nextWindowStartAfter, lastWindowClosedBy } from './windows.ts';
 export type { ParsedWindow, RenewalWindowSpec, WindowOccurrence } from './windows.ts';
@@ -23,9 +24,27 @@ export interface RenewalInput {
   /** Default RenewBefore. */
   policy?: RenewalPolicy;
   windows?: RenewalWindowSpec[];
+  /** The ACME server's suggested window for this very certificate (RFC 9773), when it gave one. */
+  ari?: AriInput;
 }
 
-export type RenewalReason = 'RenewBefore' | 'InsideWindow' | 'MovedIntoWindow' | 'EarliestWindow' | 'ExpiryImminent';
+export interface AriInput {
+  start: Date;
+  end: Date;
+  /** When the window was fetched: a window that had ended by then is the CA asking for renewal now. */
+  fetchedAt: Date;
+  /** Seeds the point chosen inside the window (the CertID), so restarts and replicas agree. */
+  seed: string;
+  explanationURL?: string;
+}
+
+export type RenewalReason = 'RenewBefore' | 'InsideWindow' | 'MovedIntoWindow' | 'EarliestWindow' | 'ExpiryImminent'
+  /** a point in the ACME server's suggested window (RFC 9773), inside a maintenance window if there are any */
+  | 'ARI'
+  /** the ARI point was outside every maintenance window: moved to the next one */
+  | 'ARIMovedIntoWindow'
+  /** the suggested window had ended when fetched: the CA wants the certificate replaced now (e.g. revocation) */
+  | 'ARIRenewNow';
 
 export type RenewalDecision =
   | {
@@ -97,7 +116,12 @@ export function computeRenewal(input: RenewalInput): RenewalDecision {
     return { kind: 'invalid', message: `spec.renewal.policy: unsupported renewal policy "${policy}" (expected RenewBefore, EarliestWindow or Disabled)` };
   }
   if (policy === 'Disabled') {
-    return { kind: 'disabled', message: 'automatic renewal is disabled by spec.renewal.policy=Disabled; manual renewal still works' };
+    const urgent = input.ari && input.ari.end.getTime() <= input.ari.fetchedAt.getTime();
+    return {
+      kind: 'disabled',
+      message: 'automatic renewal is disabled by spec.renewal.policy=Disabled; manual renewal still works' +
+        (urgent ? `; the ACME server asks for this certificate to be replaced now (suggested window ended ${isoTime(input.ari!.end)}${input.ari!.explanationURL ? `, see ${input.ari!.explanationURL}` : ''})` : ''),
+    };
   }
 
   const { notBefore, notAfter } = input;
@@ -119,6 +143,10 @@ export function computeRenewal(input: RenewalInput): RenewalDecision {
   if ('error' in parsed) return { kind: 'invalid', message: parsed.error };
 
   const baseTime = baseRenewalTime(notBefore, notAfter, input.renewBefore ?? undefined, pct ?? undefined);
+  if (input.ari) {
+    const withAri = ariRenewal(input.ari, parsed.windows, notAfter, baseTime);
+    if (withAri) return withAri;
+  }
   if (parsed.windows.length === 0) {
     return { kind: 'scheduled', renewalTime: baseTime, baseTime, reason: 'RenewBefore', message: `renewing at ${isoTime(baseTime)}, the renewBefore time` };
   }
@@ -168,5 +196,65 @@ function earliestWindow(windows: ParsedWindow[], notBefore: Date, notAfter: Date
   return {
     kind: 'scheduled', renewalTime: next.start, baseTime, reason: 'EarliestWindow', window: next,
     message: `renewing at ${isoTime(next.start)}, the start of the first renewal window after issuance: ${describe(next)}`,
+  };
+}
+
+function ariWindowText(ari: AriInput): string {
+  return `the ACME server's suggested window ${isoTime(ari.start)} to ${isoTime(ari.end)}${ari.explanationURL ? ` (${ari.explanationURL})` : ''}`;
+}
+
+/**
+ * The rule that combines ARI with seed 003 (documented in the README):
+ * - The CA's suggested window says when: the renewal time is a uniformly random point in it,
+ *   seeded by the CertID (ariRenewalPoint). It replaces renewBefore/renewBeforePercentage, and
+ *   EarliestWindow's "first window after issuance".
+ * - A maintenance window says when not: a point outside every window moves to the latest
+ *   instant at or before it that is inside a window and still inside the CA's window, else to
+ *   the start of the next window (even past the CA's window: the CA only suggests), as long as
+ *   that is before notAfter; if no window opens before expiry, the point stands.
+ * - A suggested window that had already ended when it was fetched is the CA asking for the
+ *   certificate to be replaced now (RFC 9773 §4.2: e.g. revocation is coming): renew at once,
+ *   inside or outside maintenance windows. Disabled still wins (handled by the caller): the
+ *   operator said no automatic renewal; the status message says the CA asks for one.
+ * - A window that starts at or after notAfter is ignored (undefined: the ordinary time holds).
+ */
+function ariRenewal(ari: AriInput, windows: ParsedWindow[], notAfter: Date, baseTime: Date): RenewalDecision | undefined {
+  if (!(ari.end.getTime() > ari.start.getTime())) return undefined;
+  if (ari.end.getTime() <= ari.fetchedAt.getTime()) {
+    return {
+      kind: 'scheduled', renewalTime: ari.start, baseTime, reason: 'ARIRenewNow',
+      message: `${ariWindowText(ari)} had ended when it was fetched at ${isoTime(ari.fetchedAt)}: the CA asks for the certificate to be replaced now; renewing at once, regardless of renewal windows`,
+    };
+  }
+  if (ari.start.getTime() >= notAfter.getTime()) return undefined;
+  const point = ariRenewalPoint(ari, ari.seed);
+  if (windows.length === 0) {
+    return { kind: 'scheduled', renewalTime: point, baseTime, reason: 'ARI', message: `renewing at ${isoTime(point)}, a random point in ${ariWindowText(ari)}` };
+  }
+  const containing = windowContaining(windows, point);
+  if (containing) {
+    return {
+      kind: 'scheduled', renewalTime: point, baseTime, reason: 'ARI', window: containing,
+      message: `renewing at ${isoTime(point)}, a random point in ${ariWindowText(ari)}, inside ${describe(containing)}`,
+    };
+  }
+  const earlier = lastWindowClosedBy(windows, point, new Date(ari.start.getTime() - 1));
+  if (earlier) {
+    const renewalTime = new Date(Math.max(earlier.start.getTime(), earlier.end.getTime() - SECOND_MS));
+    return {
+      kind: 'scheduled', renewalTime, baseTime, reason: 'ARIMovedIntoWindow', window: earlier,
+      message: `${isoTime(point)}, the random point in ${ariWindowText(ari)}, is outside every renewal window; renewing earlier at ${isoTime(renewalTime)}, the last second of ${describe(earlier)}`,
+    };
+  }
+  const next = nextWindowStartAfter(windows, point, notAfter);
+  if (next && next.start.getTime() < notAfter.getTime()) {
+    return {
+      kind: 'scheduled', renewalTime: next.start, baseTime, reason: 'ARIMovedIntoWindow', window: next,
+      message: `${isoTime(point)}, the random point in ${ariWindowText(ari)}, is outside every renewal window; renewing at ${isoTime(next.start)}, the start of ${describe(next)}`,
+    };
+  }
+  return {
+    kind: 'scheduled', renewalTime: point, baseTime, reason: 'ARI',
+    message: `no renewal window opens before the certificate expires at ${isoTime(notAfter)}; renewing at ${isoTime(point)}, a random point in ${ariWindowText(ari)}`,
   };
 }

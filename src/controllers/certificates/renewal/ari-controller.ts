@@ -1,0 +1,71 @@
+// The ARI controller ("certificates-ari"): for each Certificate whose issuer is an ACME issuer
+// with renewalInformationSource ARI (the default) and whose directory offers renewalInfo, fetches
+// the renewal information of the certificate in its Secret after issuance and again when
+// status.acme.ari.nextCheck comes, and stores it there. readiness and trigger read it through
+// renewalFor. A failure is recorded and never blocks anything: the ordinary renewal time holds.
+import type { KubeObject } from '../../../api/meta.ts';
+import type { ACMEIssuer } from '../../../api/types.ts';
+import { AcmeError } from '../../../acme/client.ts';
+import { certIdOf, type CertificateAriStatus } from '../../../acme/ari.ts';
+import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { lookupIssuer } from '../../requests/controller.ts';
+import { clientForIssuer } from '../../acme/account/controller.ts';
+import { acmeAction } from '../../acme/account/registry.ts';
+import type { AcmeRuntime } from '../../acme/runtime.ts';
+import { certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
+import { withCertificate, writeCertificateStatus } from '../shell.ts';
+import { decodeBase64, parseCertMemo } from '../parsed.ts';
+import { ariStatusAfterAnswer, ariStatusAfterError, decideAriCheck } from './ari-check.ts';
+import type { CertificateObj } from '../objects.ts';
+
+const MANAGER = 'certificates-ari';
+
+/** cert-manager's spec.acme.renewalInformationSource: ARI (default, also when empty) or None. */
+export function ariEnabled(acme: (ACMEIssuer & { renewalInformationSource?: string }) | undefined): boolean {
+  return !!acme && (!acme.renewalInformationSource || acme.renewalInformationSource === 'ARI');
+}
+
+export function ariOf(crt: CertificateObj): CertificateAriStatus | undefined {
+  return crt.status?.acme?.ari;
+}
+
+export function ariController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+  const c = certificateCaches(ctx);
+  return {
+    name: MANAGER,
+    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
+      if (crt.metadata.deletionTimestamp) return;
+      const ref = crt.spec.issuerRef;
+      if (ref.group && ref.group !== 'cert-manager.io') return;
+      const issuer = lookupIssuer(ctx, crt.metadata.namespace, ref) as (KubeObject & { spec?: { acme?: ACMEIssuer } }) | undefined;
+      const acme = issuer?.spec?.acme;
+      if (!ariEnabled(acme)) return;
+      const input = await gatherCertificate(ctx, c, crt);
+      const pem = decodeBase64(input.secret?.data?.['tls.crt']);
+      const leaf = pem ? parseCertMemo(pem).value : undefined;
+      const now = ctx.clock.now();
+      const previous = ariOf(crt);
+      const check = decideAriCheck(previous, leaf ? certIdOf(leaf) : undefined, now);
+      if (check.kind === 'none') return;
+      if (check.kind === 'wait') return { requeueAfterMs: check.untilMs };
+      let next: CertificateAriStatus;
+      try {
+        const client = await clientForIssuer(ctx, rt, issuer as never);
+        const info = await acmeAction('get_renewal_info', () => client.getRenewalInfo(check.certID));
+        if (!info) return; // the directory offers no renewalInfo: nothing to store, nothing to ask again
+        next = ariStatusAfterAnswer(check.certID, info, now);
+      } catch (e) {
+        const retryAfterMs = e instanceof AcmeError ? e.retryAfterMs : undefined;
+        next = ariStatusAfterError(previous, check.certID, (e as Error).message, retryAfterMs, now);
+        ctx.logger.warn?.({ certificate: key, err: (e as Error).message }, 'fetching ACME renewal information failed; the ordinary renewal time applies');
+      }
+      const acmeStatus = { ...(crt.status?.acme ?? {}), ari: next };
+      await writeCertificateStatus(ctx, crt, { ...(crt.status ?? {}), acme: acmeStatus }, MANAGER);
+      if (next.suggestedWindow && JSON.stringify(next.suggestedWindow) !== JSON.stringify(previous?.certID === check.certID ? previous.suggestedWindow : undefined)) {
+        ctx.recorder.event(crt, 'Normal', 'RenewalInformation', `The ACME server suggests renewing between ${next.suggestedWindow.start} and ${next.suggestedWindow.end}${next.explanationURL ? ` (${next.explanationURL})` : ''}`);
+      }
+      return { requeueAfterMs: Date.parse(next.nextCheck!) - now.getTime() };
+    }),
+  };
+}
