@@ -282,6 +282,20 @@ export const ACMEDNS01AcmeDNSSchema = Type.Object({
   accountSecretRef: SecretKeySelectorSchema,
 });
 
+/**
+ * cert-manager's ACMEIssuerDNS01ProviderRoute53: static keys from a Secret, else the AWS default
+ * credential chain (ClusterIssuers only, as cert-manager's ambient-credentials default), then `role`
+ */
+export const ACMEDNS01Route53Schema = Type.Object({
+  accessKeyID: opt(str('Access key ID, when not in accessKeyIDSecretRef.')),
+  accessKeyIDSecretRef: opt(SecretKeySelectorSchema),
+  secretAccessKeySecretRef: opt(SecretKeySelectorSchema),
+  role: opt(str('ARN of a role to assume with the credentials above.')),
+  hostedZoneID: opt(str('The hosted zone to change; looked up by name when empty.')),
+  region: opt(str('AWS region for the API calls; Route 53 is global, default us-east-1.')),
+  auth: opt(OpenObject()),
+});
+
 export const ACMEDNS01Schema = Type.Object({
   cnameStrategy: opt(StringEnum(['None', 'Follow'])),
   acmeDNS: opt(ACMEDNS01AcmeDNSSchema),
@@ -291,7 +305,7 @@ export const ACMEDNS01Schema = Type.Object({
   cloudflare: opt(ACMEDNS01CloudflareSchema),
   digitalocean: opt(ACMEDNS01DigitalOceanSchema),
   rfc2136: opt(ACMEDNS01RFC2136Schema),
-  route53: opt(OpenObject()),
+  route53: opt(ACMEDNS01Route53Schema),
   webhook: opt(Type.Object({
     groupName: str(),
     solverName: str(),

@@ -66,7 +66,7 @@ export interface ControllerOptions {
    * documented API). Never a flag and never read from a resource, so credentials only ever go to
    * the vendor's real endpoint in use.
    */
-  dns01ProviderAPIs?: { cloudflare?: string; digitalocean?: string };
+  dns01ProviderAPIs?: { cloudflare?: string; digitalocean?: string; route53?: string };
   dns01RecursiveNameservers?: string[];
   dns01RecursiveNameserversOnly?: boolean;
   /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */

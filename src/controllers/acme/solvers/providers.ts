@@ -16,6 +16,7 @@ import { CloudflareClient, CLOUDFLARE_API, type CloudflareAuth } from './dns01/c
 import { ProviderConfigError, readSecretKey } from './dns01/secret-ref.ts';
 import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
 import { accountFor, acmeDNSUpdate } from './dns01/acme-dns.ts';
+import { Route53Solver, type AwsKeys } from './dns01/route53.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
   return {
@@ -131,6 +132,39 @@ function acmeDNSSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   };
 }
 
+/**
+ * Static keys from the Issuer, else the AWS default credential chain, which cert-manager allows
+ * ClusterIssuers only (--cluster-issuer-ambient-credentials on, --issuer-ambient-credentials off):
+ * a namespaced Issuer must not borrow the controller's own AWS identity.
+ */
+export async function route53Keys(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<AwsKeys | undefined> {
+  const cfg = c.spec.solver.dns01!.route53!;
+  const id = cfg.accessKeyIDSecretRef ? await readSecretKey(ctx, c, cfg.accessKeyIDSecretRef, 'route53.accessKeyIDSecretRef') : cfg.accessKeyID;
+  const secret = cfg.secretAccessKeySecretRef ? await readSecretKey(ctx, c, cfg.secretAccessKeySecretRef, 'route53.secretAccessKeySecretRef') : undefined;
+  if (id && secret) return { accessKeyId: id, secretAccessKey: secret };
+  if (id || secret) throw new ProviderConfigError('route53: accessKeyID (or accessKeyIDSecretRef) and secretAccessKeySecretRef go together');
+  if (c.spec.issuerRef.kind !== 'ClusterIssuer') throw new ProviderConfigError('route53: an Issuer needs accessKeyID and secretAccessKeySecretRef; ambient AWS credentials are used for ClusterIssuers only');
+  return undefined;
+}
+
+function route53Solver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
+  const cfg = c.spec.solver.dns01!.route53!;
+  const fqdn = `_acme-challenge.${c.spec.dnsName}`;
+  const solver = async () => new Route53Solver({
+    credentials: await route53Keys(ctx, c), role: cfg.role, region: cfg.region, hostedZoneID: cfg.hostedZoneID,
+    endpoint: ctx.options.dns01ProviderAPIs?.route53,
+  });
+  return {
+    async present() {
+      await (await solver()).present(fqdn, c.spec.key);
+    },
+    check: () => checkTXT(ctx, c),
+    async cleanUp() {
+      await (await solver()).cleanUp(fqdn, c.spec.key);
+    },
+  };
+}
+
 export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver | undefined {
   if (c.spec.type === 'HTTP-01') {
     const root = ctx.options.acmeHTTP01Webroot;
@@ -144,5 +178,6 @@ export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeS
   if (dns01?.cloudflare) return cloudflareSolver(ctx, c);
   if (dns01?.digitalocean) return digitaloceanSolver(ctx, c);
   if (dns01?.acmeDNS) return acmeDNSSolver(ctx, c);
+  if (dns01?.route53) return route53Solver(ctx, c);
   return undefined;
 }

@@ -1,0 +1,128 @@
+// DNS-01 through Amazon Route 53 with the AWS SDK v3 client, which carries what we must not
+// hand-write: SigV4 request signing, the default credential chain (environment, shared
+// config/profile, web identity/IRSA, container and instance metadata), STS role assumption and
+// retries of throttled calls with backoff. cert-manager's `dns01.route53` fields.
+//
+// A TXT name is one record set in Route 53, possibly holding other values (another client's
+// challenge, a verification string): present adds our value to the set and cleanup removes only
+// it, deleting the set only when ours was the last value. Each change is waited for until INSYNC.
+import {
+  ChangeResourceRecordSetsCommand,
+  GetChangeCommand,
+  ListHostedZonesByNameCommand,
+  ListResourceRecordSetsCommand,
+  Route53Client,
+  type ResourceRecordSet,
+} from '@aws-sdk/client-route-53';
+import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
+import { ProviderConfigError } from './secret-ref.ts';
+
+export interface AwsKeys {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+export interface Route53Options {
+  /** static keys; undefined uses the SDK's default credential chain */
+  credentials?: AwsKeys;
+  role?: string;
+  region?: string;
+  hostedZoneID?: string;
+  /** tests only: a loopback endpoint */
+  endpoint?: string;
+  /** how long to wait for INSYNC */
+  syncTimeoutMs?: number;
+}
+
+const TTL = 10;
+const MAX_ZONE_PAGES = 20;
+
+/** errors no retry will fix until someone changes the Issuer or its Secret */
+const CONFIG_ERRORS = new Set(['InvalidClientTokenId', 'SignatureDoesNotMatch', 'AccessDenied', 'AccessDeniedException', 'UnrecognizedClientException', 'NoSuchHostedZone', 'CredentialsProviderError']);
+
+function absolute(name: string): string {
+  return name.endsWith('.') ? name : `${name}.`;
+}
+
+/** Route 53 TXT values are quoted strings; it also escapes some characters as \\ooo. */
+const quote = (v: string) => `"${v}"`;
+
+export class Route53Solver {
+  private readonly client: Route53Client;
+  constructor(private readonly o: Route53Options) {
+    const region = o.region || 'us-east-1';
+    const base = o.credentials;
+    const credentials = o.role
+      ? fromTemporaryCredentials({ masterCredentials: base, params: { RoleArn: o.role, RoleSessionName: 'certsmith' }, clientConfig: { region } })
+      : base;
+    this.client = new Route53Client({ region, credentials, endpoint: o.endpoint, maxAttempts: 4 });
+  }
+
+  private async send<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      const err = e as Error & { name: string; $metadata?: { httpStatusCode?: number } };
+      const message = `Route 53 ${what}: ${err.name}: ${err.message}`;
+      if (CONFIG_ERRORS.has(err.name) || err.$metadata?.httpStatusCode === 403) throw new ProviderConfigError(message);
+      throw new Error(message);
+    }
+  }
+
+  /** the hosted zone: hostedZoneID, else the closest enclosing zone by name (public zones first) */
+  async zoneFor(fqdn: string): Promise<string> {
+    if (this.o.hostedZoneID) return this.o.hostedZoneID.replace(/^\/hostedzone\//, '');
+    const labels = fqdn.replace(/\.$/, '').split('.');
+    for (let i = labels[0] === '_acme-challenge' ? 1 : 0; i < labels.length - 1 && i < MAX_ZONE_PAGES; i++) {
+      const name = absolute(labels.slice(i).join('.'));
+      const r = await this.send(`zone lookup of ${name}`, () => this.client.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 })));
+      const zones = (r.HostedZones ?? []).filter((z) => z.Name === name);
+      const zone = zones.find((z) => !z.Config?.PrivateZone) ?? zones[0];
+      if (zone?.Id) return zone.Id.replace(/^\/hostedzone\//, '');
+    }
+    throw new ProviderConfigError(`Route 53: no hosted zone of this account contains ${fqdn.replace(/^_acme-challenge\./, '')}`);
+  }
+
+  private async current(zone: string, fqdn: string): Promise<ResourceRecordSet | undefined> {
+    const name = absolute(fqdn);
+    const r = await this.send(`reading TXT ${name}`, () => this.client.send(new ListResourceRecordSetsCommand({ HostedZoneId: zone, StartRecordName: name, StartRecordType: 'TXT', MaxItems: 1 })));
+    return r.ResourceRecordSets?.find((s) => s.Name === name && s.Type === 'TXT' && !s.SetIdentifier);
+  }
+
+  private async change(zone: string, action: 'UPSERT' | 'DELETE', set: ResourceRecordSet, what: string): Promise<void> {
+    const r = await this.send(what, () => this.client.send(new ChangeResourceRecordSetsCommand({
+      HostedZoneId: zone,
+      ChangeBatch: { Comment: 'certsmith ACME DNS-01', Changes: [{ Action: action, ResourceRecordSet: set }] },
+    })));
+    const id = r.ChangeInfo?.Id;
+    if (!id || r.ChangeInfo?.Status === 'INSYNC') return;
+    // bounded: the Challenge's own backoff takes over after this
+    const deadline = Date.now() + (this.o.syncTimeoutMs ?? 120_000);
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
+      const s = await this.send('waiting for INSYNC', () => this.client.send(new GetChangeCommand({ Id: id })));
+      if (s.ChangeInfo?.Status === 'INSYNC') return;
+      if (Date.now() + delay > deadline) throw new Error(`Route 53 change ${id} not INSYNC within ${Math.round((this.o.syncTimeoutMs ?? 120_000) / 1000)}s`);
+      await new Promise((res) => setTimeout(res, delay));
+    }
+  }
+
+  async present(fqdn: string, value: string): Promise<void> {
+    const zone = await this.zoneFor(fqdn);
+    const existing = await this.current(zone, fqdn);
+    const values = (existing?.ResourceRecords ?? []).map((r) => r.Value ?? '');
+    if (values.includes(quote(value))) return;
+    const set = { Name: absolute(fqdn), Type: 'TXT' as const, TTL: existing?.TTL ?? TTL, ResourceRecords: [...values, quote(value)].map((Value) => ({ Value })) };
+    await this.change(zone, 'UPSERT', set, `adding TXT ${fqdn}`);
+  }
+
+  async cleanUp(fqdn: string, value: string): Promise<void> {
+    const zone = await this.zoneFor(fqdn);
+    const existing = await this.current(zone, fqdn);
+    const values = (existing?.ResourceRecords ?? []).map((r) => r.Value ?? '');
+    if (!existing || !values.includes(quote(value))) return;
+    const rest = values.filter((v) => v !== quote(value));
+    // DELETE must name the set exactly as it is; with other values left, the set is rewritten without ours
+    if (rest.length === 0) await this.change(zone, 'DELETE', existing, `deleting TXT ${fqdn}`);
+    else await this.change(zone, 'UPSERT', { ...existing, ResourceRecords: rest.map((Value) => ({ Value })) }, `removing a TXT value of ${fqdn}`);
+  }
+}
