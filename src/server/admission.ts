@@ -7,6 +7,7 @@ import { validate, invalidObjectMessage, fieldErrorText } from '../api/validatio
 import { applyDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
 import { checkObjectUpdate } from '../store/object-checks.ts';
+import { applyConfiguration, managedFieldsForCreate, type ApplyRequest } from './ssa/apply.ts';
 import {
   StoreError, isConflict, isNotFound,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
@@ -95,6 +96,15 @@ function patched(type: ResourceType, current: KubeObject, patchType: PatchType, 
   return out;
 }
 
+/** identity is the request's, whatever the patch says */
+function withIdentityOf(type: ResourceType, current: KubeObject, out: KubeObject): KubeObject {
+  out.metadata.name = current.metadata.name;
+  if (type.namespaced) out.metadata.namespace = current.metadata.namespace;
+  out.apiVersion = current.apiVersion;
+  out.kind = current.kind;
+  return out;
+}
+
 export function withAdmission(inner: Store): Store {
   const store: Store = {
     get: (type, namespace, name) => inner.get(type, namespace, name),
@@ -130,7 +140,15 @@ export function withAdmission(inner: Store): Store {
     },
 
     async patch<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, opts?: PatchOptions): Promise<T> {
-      if (!isAdmitted(type)) return inner.patch<T>(type, namespace, name, patchType, patch, opts);
+      // server-side apply with a field manager tracks ownership (ssa/apply.ts) for every kind;
+      // without one (in-process callers) it stays a merge of the applied configuration
+      const ssa: ApplyRequest | undefined = patchType === 'apply' && opts?.fieldManager ? {
+        manager: opts.fieldManager, force: !!opts.force, scope: opts.subresource === 'status' ? 'status' : 'main',
+        hasStatusSubresource: type.statusSubresource, now: () => new Date(),
+        resource: type.group ? `${type.plural}.${type.group}` : type.plural,
+      } : undefined;
+      if (!isAdmitted(type) && !ssa) return inner.patch<T>(type, namespace, name, patchType, patch, opts);
+      if (ssa && (!patch || typeof patch !== 'object' || Array.isArray(patch))) throw new StoreError('BadRequest', 'apply patch must be an object');
       const pinned = (patch as KubeObject | undefined)?.metadata?.resourceVersion;
       // a patch without a resourceVersion is meant to apply to whatever is current, so a
       // concurrent writer is not the caller's conflict: recompute and retry, as kube-apiserver does
@@ -140,9 +158,10 @@ export function withAdmission(inner: Store): Store {
           if (patchType !== 'apply' || opts?.subresource) throw notFound(type, name);
           const fresh = clone(patch as T);
           fresh.metadata = { ...fresh.metadata, name, ...(type.namespaced && namespace ? { namespace } : {}) };
+          if (ssa) fresh.metadata.managedFields = managedFieldsForCreate(patch as Record<string, unknown>, ssa);
           return store.create(type, fresh, opts);
         }
-        let next = patched(type, stored, patchType, patch) as T;
+        let next = (ssa ? withIdentityOf(type, stored, applyConfiguration(stored, patch as Record<string, unknown>, ssa)) : patched(type, stored, patchType, patch)) as T;
         next.metadata.resourceVersion = pinned ?? stored.metadata.resourceVersion;
         checkPrecondition(type, stored, next);
         next = opts?.subresource === 'status' ? withStatusOf(stored, next) : withoutStatusChange(type, stored, next);

@@ -96,6 +96,40 @@ spec: { secretName: ${name}-tls, dnsNames: [${name}.example.test], issuerRef: { 
   assert.equal(await ok(['get', 'certificate', 'client', '-n', 'demo', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']), 'True');
 });
 
+test('server-side apply: two managers, a conflict without --force-conflicts, managedFields, removal only of unshared fields', async () => {
+  const manifest = (spec: string, labels = '') => `apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: { name: shared, namespace: demo${labels} }
+spec: { ${spec} }
+`;
+  const alice = ['apply', '--server-side', '--field-manager=alice', '-f', '-'];
+  const bob = ['apply', '--server-side', '--field-manager=bob', '-f', '-'];
+  await ok(alice, manifest('secretName: shared-tls, dnsNames: [shared.example.test], issuerRef: { name: selfsigned, kind: ClusterIssuer }, duration: 720h', ', labels: { owner: alice }'));
+  await ok(bob, manifest('renewBefore: 100h, dnsNames: [shared.example.test]'));
+
+  const conflict = await s.kubectl(bob, manifest('renewBefore: 100h, duration: 1000h'));
+  assert.notEqual(conflict.code, 0);
+  assert.match(conflict.stderr, /Apply failed with 1 conflict: conflict with "alice": \.spec\.duration/);
+  assert.equal(await ok(['get', 'certificate', 'shared', '-n', 'demo', '-o', 'jsonpath={.spec.duration}']), '720h', 'nothing changed');
+  await ok([...bob.slice(0, 2), '--force-conflicts', ...bob.slice(2)], manifest('renewBefore: 100h, duration: 1000h, dnsNames: [shared.example.test]'));
+
+  const shown = YAML.parse(await ok(['get', 'certificate', 'shared', '-n', 'demo', '-o', 'yaml', '--show-managed-fields']));
+  const byManager = Object.fromEntries(shown.metadata.managedFields.map((e: { manager: string; operation: string; fieldsV1: object }) => [e.manager, e]));
+  assert.equal(byManager.alice.operation, 'Apply');
+  assert.deepEqual(Object.keys(byManager.alice.fieldsV1['f:spec']).sort(), ['f:dnsNames', 'f:issuerRef', 'f:secretName']);
+  assert.deepEqual(Object.keys(byManager.bob.fieldsV1['f:spec']).sort(), ['f:dnsNames', 'f:duration', 'f:renewBefore']);
+  assert.equal(shown.spec.duration, '1000h');
+  const hidden = YAML.parse(await ok(['get', 'certificate', 'shared', '-n', 'demo', '-o', 'yaml']));
+  assert.equal(hidden.metadata.managedFields, undefined, 'kubectl hides them unless asked');
+
+  // alice stops applying dnsNames (bob still owns them) and her label (only hers)
+  await ok(alice, manifest('secretName: shared-tls, issuerRef: { name: selfsigned, kind: ClusterIssuer }'));
+  const after = await s.getJSON(['get', 'certificate', 'shared', '-n', 'demo']) as KubeJSON & { metadata: { labels?: Record<string, string> } };
+  assert.deepEqual(after.spec?.dnsNames, ['shared.example.test']);
+  assert.equal(after.metadata.labels?.owner, undefined);
+  await ok(['delete', 'certificate', 'shared', '-n', 'demo']);
+});
+
 test('kubectl get -o yaml|json|wide|name|jsonpath|custom-columns, -A, -l, --field-selector', async () => {
   const yaml = YAML.parse(await ok(['get', 'certificate', 'web-rsa', '-o', 'yaml']));
   assert.equal(yaml.kind, 'Certificate');
