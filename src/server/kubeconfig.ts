@@ -3,7 +3,8 @@
 import { readFileSync, writeFileSync, existsSync, chmodSync, mkdirSync } from 'node:fs';
 import { dirname, resolve, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
+import type * as YAMLModule from 'yaml';
 import { checkTokenFile } from './data-dir.ts';
 
 export interface ClientConfig {
@@ -29,7 +30,9 @@ export function writeKubeconfig(path: string, cfg: { server: string; caPem: stri
     preferences: {},
   };
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, YAML.stringify(doc), { mode: 0o600 });
+  // JSON, which is YAML: kubectl and every kubeconfig reader take it, and the CLI reads it without
+  // loading a YAML parser (a large share of each command's start-up time)
+  writeFileSync(path, JSON.stringify(doc, null, 2) + '\n', { mode: 0o600 });
   chmodSync(path, 0o600);
 }
 
@@ -68,6 +71,17 @@ export function kubeconfigPath(explicit?: string): string {
   return resolve('.certsmith', 'kubeconfig');
 }
 
+/** JSON (what certsmith server writes) without the YAML parser; YAML (kubectl's own files) loads it. */
+function parseKubeconfig(text: string): unknown {
+  if (text.trimStart().startsWith('{')) {
+    try {
+      return JSON.parse(text);
+    } catch {} // YAML's flow style starts with '{' too: the YAML parser decides
+  }
+  const yaml = createRequire(import.meta.url)('yaml') as typeof YAMLModule;
+  return yaml.parse(text);
+}
+
 export function loadClientConfig(opts: { kubeconfig?: string } = {}): ClientConfig {
   const path = kubeconfigPath(opts.kubeconfig);
   if (!existsSync(path)) {
@@ -75,7 +89,7 @@ export function loadClientConfig(opts: { kubeconfig?: string } = {}): ClientConf
   }
   let doc: any;
   try {
-    doc = YAML.parse(readFileSync(path, 'utf8'));
+    doc = parseKubeconfig(readFileSync(path, 'utf8'));
   } catch (e) {
     throw new KubeconfigError(`kubeconfig ${path} is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
   }
