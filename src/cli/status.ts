@@ -84,6 +84,16 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     }
   }
   out.push(renewal);
+  // ACME renewal information (RFC 9773): the CA's window, why, and when certsmith asks again.
+  const ari = s.acme?.ari;
+  if (ari) {
+    out.push(`ACME Renewal Info (ARI):`);
+    if (ari.suggestedWindow) out.push(`  Suggested Window: ${ari.suggestedWindow.start} – ${ari.suggestedWindow.end}`);
+    if (ari.explanationURL) out.push(`  Explanation: ${ari.explanationURL}`);
+    if (ari.lastChecked) out.push(`  Last Checked: ${ari.lastChecked}`);
+    if (ari.nextCheck) out.push(`  Next Check: ${ari.nextCheck}`);
+    if (ari.lastError) out.push(`  Last Error: ${ari.lastError} (the ordinary renewal time applies without a window)`);
+  }
 
   const attempts = failedAttemptsOf(s);
   if (s.lastFailureTime) {

@@ -6,6 +6,14 @@
 //
 // Pebble builds every URL it hands out from the request's Host header, so forwarding the Host
 // unchanged makes the directory, Location and Link headers all point back at the proxy.
+//
+// Issue 16: Debian's Pebble 2.4 has neither ARI nor profiles, so the proxy can add them. The
+// directory gains `renewalInfo` (RFC 9773 §3) and `meta.profiles` (draft-aaron-acme-profiles §3);
+// GET /renewal-info/{certID} answers the window the test sets (RFC 9773 §4.2: suggestedWindow,
+// explanationURL, Retry-After); and a matching request can be answered with a problem document
+// instead of being forwarded: 409 alreadyReplaced (RFC 9773 §5), 400 invalidProfile (profiles
+// draft §4), 429 rateLimited with Retry-After (RFC 8555 §6.6). Everything else is forwarded
+// unchanged; Pebble ignores the newOrder fields it does not know (replaces, profile).
 import https from 'node:https';
 import fs from 'node:fs';
 import { makeTempDir, removeTempDir } from './processes.ts';
@@ -42,6 +50,24 @@ export interface Fault {
   release(): void;
 }
 
+/** What GET /renewal-info/{certID} answers; undefined: 404 (the CA does not know the certificate). */
+export interface RenewalInfoAnswer {
+  status?: number;
+  suggestedWindow?: { start: string; end: string };
+  explanationURL?: string;
+  /** seconds */
+  retryAfter?: number;
+}
+
+export interface ProblemAnswer {
+  status: number;
+  /** short type, e.g. alreadyReplaced */
+  type: string;
+  detail: string;
+  /** seconds */
+  retryAfter?: number;
+}
+
 export interface FaultProxy {
   directoryUrl: string;
   /** the CA that signs the proxy's listener: the ACME issuer's caBundle */
@@ -56,6 +82,12 @@ export interface FaultProxy {
   onExchange(fn: (x: ProxiedExchange) => void): void;
   /** points the proxy at another upstream (a restarted Pebble) */
   setUpstream(origin: string, caPem: string): void;
+  /** ARI: the answer for each certID asked about (issue 16); enables renewalInfo in the directory */
+  setRenewalInfo(fn: ((certID: string) => RenewalInfoAnswer | undefined) | undefined): void;
+  /** profiles offered in the directory's meta.profiles; undefined: none */
+  setProfiles(profiles: Record<string, string> | undefined): void;
+  /** answers the next matching request with a problem document instead of forwarding it */
+  answer(match: FaultMatch, problem: ProblemAnswer): Fault;
   stop(): Promise<void>;
 }
 
@@ -95,6 +127,10 @@ export async function startFaultProxy(opts: { upstream: string; upstreamCaPem: s
   const exchanges: ProxiedExchange[] = [];
   const newOrders: FaultProxy['newOrders'] = [];
   const heldSockets = new Set<import('node:net').Socket>();
+  let renewalInfo: ((certID: string) => RenewalInfoAnswer | undefined) | undefined;
+  let profiles: Record<string, string> | undefined;
+  const answers: { match: FaultMatch; problem: ProblemAnswer; seen: number; done: boolean; resolve: (x: ProxiedExchange) => void }[] = [];
+  let portValue = 0;
 
   const server = https.createServer({ cert: fs.readFileSync(tls.certPath), key: fs.readFileSync(tls.keyPath) }, (req, res) => {
     const chunks: Buffer[] = [];
@@ -102,13 +138,44 @@ export async function startFaultProxy(opts: { upstream: string; upstreamCaPem: s
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const request: ProxiedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', ...(req.method === 'POST' ? { payload: jwsPayload(body) } : {}) };
+      const ri = /^\/renewal-info\/([^/?]+)$/.exec(request.path);
+      if (ri && renewalInfo && request.method === 'GET') {
+        const a = renewalInfo(ri[1]);
+        const status = a ? a.status ?? 200 : 404;
+        const body = status === 200 && a?.suggestedWindow
+          ? JSON.stringify({ suggestedWindow: a.suggestedWindow, ...(a.explanationURL ? { explanationURL: a.explanationURL } : {}) })
+          : JSON.stringify({ type: 'urn:ietf:params:acme:error:malformed', detail: status === 404 ? 'unknown certificate' : 'renewal information unavailable', status });
+        exchanges.push({ ...request, status, body, fate: 'delivered' });
+        res.writeHead(status, { 'content-type': status === 200 ? 'application/json' : 'application/problem+json', ...(a?.retryAfter !== undefined ? { 'retry-after': String(a.retryAfter) } : {}) });
+        res.end(body);
+        return;
+      }
+      const canned = answers.find((r) => !r.done && matches(r.match, request) && ++r.seen >= (r.match.nth ?? 1));
+      if (canned) {
+        canned.done = true;
+        const p = canned.problem;
+        const body = JSON.stringify({ type: `urn:ietf:params:acme:error:${p.type}`, detail: p.detail, status: p.status });
+        const x: ProxiedExchange = { ...request, status: p.status, body, fate: 'delivered' };
+        exchanges.push(x);
+        canned.resolve(x);
+        res.writeHead(p.status, { 'content-type': 'application/problem+json', ...(p.retryAfter !== undefined ? { 'retry-after': String(p.retryAfter) } : {}) });
+        res.end(body);
+        return;
+      }
       const rule = rules.find((r) => !r.done && matches(r.match, request) && ++r.seen >= (r.match.nth ?? 1));
       if (rule) rule.done = true;
       const up = https.request(`${upstream}${request.path}`, { method: request.method, headers: req.headers, agent: upstreamAgent }, (upRes) => {
         const upChunks: Buffer[] = [];
         upRes.on('data', (d: Buffer) => upChunks.push(d));
         upRes.on('end', () => {
-          const upBody = Buffer.concat(upChunks);
+          let upBody = Buffer.concat(upChunks);
+          if (request.method === 'GET' && request.path === '/dir' && upRes.statusCode === 200 && (renewalInfo || profiles)) {
+            const dirDoc = JSON.parse(upBody.toString('utf8')) as { meta?: Record<string, unknown>; renewalInfo?: string };
+            if (renewalInfo) dirDoc.renewalInfo = `https://127.0.0.1:${portValue}/renewal-info`;
+            if (profiles) dirDoc.meta = { ...(dirDoc.meta ?? {}), profiles };
+            upBody = Buffer.from(JSON.stringify(dirDoc));
+            delete upRes.headers['content-length'];
+          }
           const x: ProxiedExchange = {
             ...request, status: upRes.statusCode ?? 0, body: upBody.toString('utf8'),
             ...(typeof upRes.headers.location === 'string' ? { location: upRes.headers.location } : {}),
@@ -156,6 +223,7 @@ export async function startFaultProxy(opts: { upstream: string; upstreamCaPem: s
   server.keepAliveTimeout = 5000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as import('node:net').AddressInfo).port;
+  portValue = port;
 
   function addRule(match: FaultMatch, action: 'drop' | 'hold'): Fault {
     let resolve!: (x: ProxiedExchange) => void;
@@ -179,6 +247,14 @@ export async function startFaultProxy(opts: { upstream: string; upstreamCaPem: s
     drop: (m) => addRule(m, 'drop'),
     hold: (m) => addRule(m, 'hold'),
     onExchange: (fn) => void listeners.push(fn),
+    setRenewalInfo: (fn) => void (renewalInfo = fn),
+    setProfiles: (p) => void (profiles = p),
+    answer(match, problem) {
+      let resolve!: (x: ProxiedExchange) => void;
+      const hit = new Promise<ProxiedExchange>((r) => (resolve = r));
+      answers.push({ match, problem, seen: 0, done: false, resolve });
+      return { hit, release() {} };
+    },
     setUpstream(origin, caPem) {
       upstream = new URL(origin).origin;
       upstreamAgent.destroy();

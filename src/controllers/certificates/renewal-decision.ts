@@ -26,7 +26,7 @@ export function ariFor(certificate: CertificateObj, leaf: CertificateInfo): AriI
 export function renewalFor(certificate: CertificateObj, leaf: CertificateInfo, issuedAt?: Date): RenewalDecision {
   const renewal = (certificate.spec.renewal ?? {}) as { policy?: 'RenewBefore' | 'EarliestWindow' | 'Disabled'; windows?: [] };
   const ari = ariFor(certificate, leaf);
-  return holdForMinimumInterval(computeRenewal({
+  const d = computeRenewal({
     notBefore: leaf.notBefore,
     notAfter: leaf.notAfter,
     renewBefore: certificate.spec.renewBefore,
@@ -34,5 +34,9 @@ export function renewalFor(certificate: CertificateObj, leaf: CertificateInfo, i
     policy: renewal.policy,
     windows: renewal.windows,
     ...(ari ? { ari } : {}),
-  }), leaf, issuedAt);
+  });
+  // The CA asking for this certificate to be replaced now (its window had ended when fetched,
+  // RFC 9773 §4.2: revocation ahead) is not a loop certsmith starts: the answer is about this one
+  // certificate, and its replacement gets an answer of its own.
+  return d.kind === 'scheduled' && d.reason === 'ARIRenewNow' ? d : holdForMinimumInterval(d, leaf, issuedAt);
 }

@@ -217,11 +217,20 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
               const marked = await annotate(order, { [ANN_CREATING]: rfc3339(now()), ...(client.accountUrl || issuerState?.accountUrl ? { [ANN_ACCOUNT]: (client.accountUrl || issuerState?.accountUrl)! } : {}) });
               let created: AcmeOrder;
               try {
-                created = await acmeAction('authorize_order', () => client.createOrder({
+                const request = {
                   identifiers: orderIdentifiers(order),
                   ...(order.spec.duration ? { notAfter: new Date(now().getTime() + parseDuration(order.spec.duration)) } : {}),
                   ...(order.spec.profile ? { profile: order.spec.profile } : {}),
-                }));
+                };
+                try {
+                  created = await acmeAction('authorize_order', () => client.createOrder({ ...request, ...(order.spec.replaces ? { replaces: order.spec.replaces } : {}) }));
+                } catch (e) {
+                  if (!(order.spec.replaces && replacesRefused(e))) throw e;
+                  // RFC 9773 §5: the certificate was already replaced (another order named it) or the CA
+                  // does not know it: the renewal must not fail for that; order without the hint.
+                  ctx.recorder.event(order, 'Normal', 'ReplacesDropped', `The ACME server refused "replaces: ${order.spec.replaces}" (${(e as AcmeError).shortType}: ${(e as AcmeError).detail}); ordering without it`);
+                  created = await acmeAction('authorize_order', () => client.createOrder(request));
+                }
               } catch (e) {
                 // An error answer or a refused connection: certainly no order at the CA, so the mark goes
                 // (a reset or a timeout after sending leaves it: the order may exist).
@@ -307,6 +316,12 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       }
     },
   };
+}
+
+/** RFC 9773 §5: 409 alreadyReplaced, or a CA that rejects the replaces value itself (malformed naming it). */
+export function replacesRefused(e: unknown): boolean {
+  if (!(e instanceof AcmeError)) return false;
+  return e.shortType === 'alreadyReplaced' || (e.shortType === 'malformed' && /replace/i.test(e.detail));
 }
 
 /** Whether a failed request certainly did not create anything at the CA. */

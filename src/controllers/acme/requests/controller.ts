@@ -1,5 +1,5 @@
 // Shell of the ACME CertificateRequest controller ("certificaterequests-issuer-acme").
-import { CertificateRequest, ClusterIssuer, Issuer, Order } from '../../../api/resources.ts';
+import { Certificate, CertificateRequest, ClusterIssuer, Issuer, Order } from '../../../api/resources.ts';
 import type { KubeObject } from '../../../api/meta.ts';
 import type { Order as OrderObj } from '../../../api/types.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
@@ -7,7 +7,8 @@ import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
-import type { CertificateRequestObj } from '../../certificates/objects.ts';
+import { ANN, type CertificateObj, type CertificateRequestObj } from '../../certificates/objects.ts';
+import { ariEnabled } from '../../certificates/renewal/ari-controller.ts';
 import { lookupIssuer, writeStatus } from '../../requests/controller.ts';
 import { issuerTypeOf } from '../../requests/signing.ts';
 import { isTrue } from '../../../api/conditions.ts';
@@ -19,6 +20,7 @@ const MANAGER = 'certificaterequests-issuer-acme';
 export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
   const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
   const orders = ctx.informers.informerFor<OrderObj>(Order);
+  const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);
   const issuerInformers = [Issuer, ClusterIssuer].map((type) => ({ kind: type.kind, informer: ctx.informers.informerFor(type) }));
   return {
     name: MANAGER,
@@ -55,7 +57,13 @@ export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
       const issuer = lookupIssuer(ctx, namespace, cr.spec.issuerRef);
       // Missing or unready issuers are reported on the request by the generic request controller.
       if (!issuer || issuerTypeOf(issuer) !== 'acme' || !isTrue(issuer.status?.conditions, 'Ready')) return;
-      const decision = decideOrderRequest({ request: cr, issuer: issuer as never, orders: orders.list(namespace) }, ctx.clock.now());
+      // The certificate this request renews, as ARI identifies it: the CA may then exempt the
+      // order from rate limits and knows which certificate to expect no more renewals of.
+      const crtName = cr.metadata.annotations?.[ANN.certificateName];
+      // Only a certificate the CA answered renewal information about: it knows that one.
+      const ari = ariEnabled((issuer.spec as { acme?: never } | undefined)?.acme) && crtName ? certificates.get(namespace, crtName)?.status?.acme?.ari : undefined;
+      const replaces = ari?.suggestedWindow ? ari.certID : undefined;
+      const decision = decideOrderRequest({ request: cr, issuer: issuer as never, orders: orders.list(namespace), ...(replaces ? { replaces } : {}) }, ctx.clock.now());
       if (decision.conflict) {
         throw new Error(`found Order resource "${decision.conflict}" not owned by this CertificateRequest, retrying`);
       }

@@ -19,6 +19,11 @@ export interface OrderRequestInput {
   issuer: { spec?: { acme?: { enableDurationFeature?: boolean; profile?: string } } };
   /** Orders in the request's namespace that belong to the same Certificate, or to this request */
   orders: Order[];
+  /**
+   * RFC 9773 §5: the ARI CertID of the certificate this request renews (its Certificate's
+   * status.acme.ari.certID), set only when the issuer uses ARI; goes into Order.spec.replaces.
+   */
+  replaces?: string;
 }
 
 export interface OrderRequestDecision {
@@ -44,7 +49,7 @@ function controlledBy(order: Order, cr: CertificateRequestObj): boolean {
 }
 
 /** The Order this request should have: spec from the CSR, name from the request and that spec. */
-export function expectedOrder(cr: CertificateRequestObj, issuer: OrderRequestInput['issuer'], retry = 0): { order?: Order; error?: { reason: string; message: string } } {
+export function expectedOrder(cr: CertificateRequestObj, issuer: OrderRequestInput['issuer'], retry = 0, replaces?: string): { order?: Order; error?: { reason: string; message: string } } {
   const csr = requestCSR(cr);
   if (!csr.value) return { error: { reason: 'RequestParsingError', message: `Failed to decode CSR in spec.request: ${csr.error}` } };
   const t = csr.value.template;
@@ -69,6 +74,7 @@ export function expectedOrder(cr: CertificateRequestObj, issuer: OrderRequestInp
     ...(ips.length ? { ipAddresses: ips } : {}),
     ...(acme.enableDurationFeature && cr.spec.duration ? { duration: cr.spec.duration } : {}),
     ...(acme.profile ? { profile: acme.profile } : {}),
+    ...(replaces ? { replaces } : {}),
   };
   // cert-manager hashes only the name and the spec, so a retry request (same name, same spec)
   // maps to the failed Order of the attempt before; the request's uid makes each request's Order its own.
@@ -125,7 +131,7 @@ export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRe
   const out: OrderRequestDecision = { events: [], deleteOrders: [] };
   if (!isActiveAcmeRequest(cr)) return out;
 
-  const expected = expectedOrder(cr, input.issuer);
+  const expected = expectedOrder(cr, input.issuer, 0, input.replaces);
   if (!expected.order) {
     const f = failed(status, expected.error!.reason, expected.error!.message, now);
     return { ...out, status: f.status, events: [f.event] };
@@ -135,7 +141,7 @@ export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRe
   const latest = mine.reduce<Order | undefined>((a, o) => (!a || retryOf(o) > retryOf(a) ? o : a), undefined);
   const retry = latest && retryableFailure(latest, mine);
   if (latest && retry) {
-    const next = expectedOrder(cr, input.issuer, retryOf(latest) + 1).order!;
+    const next = expectedOrder(cr, input.issuer, retryOf(latest) + 1, input.replaces).order!;
     const why = `Order ${ns}/${latest.metadata.name} failed because ${CAUSE_TEXT[retry.cause]}`;
     const p = pending(status, 'OrderCreated', `${why}; created Order resource ${ns}/${next.metadata.name} (retry ${retry.count} of ${RETRY_BOUNDS[retry.cause]}, not counted as a failed issuance attempt)`, now);
     return {

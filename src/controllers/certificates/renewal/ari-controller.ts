@@ -31,6 +31,9 @@ export function ariOf(crt: CertificateObj): CertificateAriStatus | undefined {
 
 export function ariController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
   const c = certificateCaches(ctx);
+  // Answers fetched but not yet stored (a status write that conflicted and is retried with the
+  // fresh object): the retry stores the same answer instead of asking the CA twice.
+  const unsaved = new Map<string, CertificateAriStatus>();
   return {
     name: MANAGER,
     watch: (enqueue) => watchCertificateGraph(c, enqueue),
@@ -49,8 +52,11 @@ export function ariController(ctx: ControllerContext, rt: AcmeRuntime): Controll
       const check = decideAriCheck(previous, leaf ? certIdOf(leaf) : undefined, now);
       if (check.kind === 'none') return;
       if (check.kind === 'wait') return { requeueAfterMs: check.untilMs };
+      const memoKey = `${crt.metadata.uid}/${check.certID}`;
+      const memo = unsaved.get(memoKey);
       let next: CertificateAriStatus;
-      try {
+      if (memo && Date.parse(memo.nextCheck ?? '') > now.getTime()) next = memo;
+      else try {
         const client = await clientForIssuer(ctx, rt, issuer as never);
         const info = await acmeAction('get_renewal_info', () => client.getRenewalInfo(check.certID));
         if (!info) return; // the directory offers no renewalInfo: nothing to store, nothing to ask again
@@ -61,7 +67,9 @@ export function ariController(ctx: ControllerContext, rt: AcmeRuntime): Controll
         ctx.logger.warn?.({ certificate: key, err: (e as Error).message }, 'fetching ACME renewal information failed; the ordinary renewal time applies');
       }
       const acmeStatus = { ...(crt.status?.acme ?? {}), ari: next };
+      unsaved.set(memoKey, next);
       await writeCertificateStatus(ctx, crt, { ...(crt.status ?? {}), acme: acmeStatus }, MANAGER);
+      unsaved.delete(memoKey);
       if (next.suggestedWindow && JSON.stringify(next.suggestedWindow) !== JSON.stringify(previous?.certID === check.certID ? previous.suggestedWindow : undefined)) {
         ctx.recorder.event(crt, 'Normal', 'RenewalInformation', `The ACME server suggests renewing between ${next.suggestedWindow.start} and ${next.suggestedWindow.end}${next.explanationURL ? ` (${next.explanationURL})` : ''}`);
       }

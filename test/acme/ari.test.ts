@@ -1,0 +1,180 @@
+// Issue 16 end to end: ARI (RFC 9773) with the real `certsmith server` against Pebble 2.4, which
+// has no ARI, behind the fault proxy that adds renewalInfo to the directory and answers
+// /renewal-info/{certID} with windows this test chooses per certificate. Real time throughout,
+// so only what needs no waiting is checked here; hour-scale behaviour (renewal at a point in the
+// window, Retry-After, windows and Disabled) is in the fake-clock tables of
+// src/controllers/certificates/renewal/ari.test.ts.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import { startFaultProxy, type FaultProxy, type RenewalInfoAnswer } from '../rig/fault-proxy.ts';
+import type { RunningServer } from '../e2e/harness.ts';
+import { parseCertMemo } from '../../src/controllers/certificates/parsed.ts';
+import { certIdOf } from '../../src/acme/ari.ts';
+import { baseRenewalTime } from '../../src/controllers/certificates/renewal/renewal-time.ts';
+import { apply, events, killAndRestart, manifest, startCertsmith, stopKeeper, type Target } from './restart-rig.ts';
+
+const uniq = () => crypto.randomBytes(3).toString('hex');
+const DAY = 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+interface CertObj {
+  metadata: { name: string };
+  status?: {
+    conditions?: { type: string; status: string }[]; renewalTime?: string; notBefore?: string; notAfter?: string; revision?: number;
+    acme?: { ari?: { certID?: string; suggestedWindow?: { start: string; end: string }; explanationURL?: string; lastChecked?: string; nextCheck?: string; lastError?: string } };
+  };
+}
+
+describe('ARI against Pebble behind the ARI proxy', () => {
+  let cts: ChallTestSrv;
+  let pebble: Pebble;
+  let proxy: FaultProxy;
+  let target: Target;
+  let s: RunningServer;
+  let dir: string;
+  /** dnsName → what renewal-info answers for the n-th certificate (0-based) issued for it */
+  const policy = new Map<string, (n: number) => RenewalInfoAnswer | undefined>();
+
+  /** The certificates Pebble handed out, by CertID: which name, and the how-manyth for that name. */
+  function issued(): Map<string, { dnsName: string; n: number }> {
+    const out = new Map<string, { dnsName: string; n: number }>();
+    const count = new Map<string, number>();
+    for (const x of proxy.exchanges) {
+      if (!/\/certZ\//.test(x.path) || x.status !== 200 || !x.body.includes('BEGIN CERTIFICATE')) continue;
+      const leaf = parseCertMemo(x.body).value;
+      if (!leaf) continue;
+      const id = certIdOf(leaf);
+      const dnsName = leaf.template.dnsNames?.[0];
+      if (!id || !dnsName || out.has(id)) continue;
+      const n = count.get(dnsName) ?? 0;
+      count.set(dnsName, n + 1);
+      out.set(id, { dnsName, n });
+    }
+    return out;
+  }
+
+  before(async () => {
+    cts = await startChallTestSrv();
+    const httpPort = await freePort();
+    target = { cts, httpPort };
+    pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort });
+    proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
+    proxy.setRenewalInfo((certID) => {
+      const c = issued().get(certID);
+      const fn = c && policy.get(c.dnsName);
+      return fn ? fn(c.n) : undefined;
+    });
+    dir = mkdtempSync(join(tmpdir(), 'certsmith-ari-'));
+    s = await startCertsmith(target, dir);
+  });
+  after(async () => {
+    s?.kill();
+    await s?.stop();
+    if (target) await stopKeeper(target);
+    await proxy?.stop();
+    await Promise.all([pebble?.stop(), cts?.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function cert(name: string): Promise<CertObj> {
+    const r = await s.cli(['get', 'certificate', name, '-n', 'default', '-o', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout) as CertObj;
+  }
+  async function waitFor(name: string, what: string, ok: (c: CertObj) => boolean, timeoutMs = 45_000): Promise<CertObj> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const c = await cert(name);
+      if (ok(c)) return c;
+      if (Date.now() > deadline) assert.fail(`${name}: ${what} not reached in ${timeoutMs} ms: ${JSON.stringify(c.status).slice(0, 3000)}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+  const ready = (c: CertObj) => !!c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
+  const riGets = (certID: string) => proxy.exchanges.filter((x) => x.method === 'GET' && x.path === `/renewal-info/${certID}`).length;
+  const newOrderPayloads = (dnsName: string) => proxy.exchanges
+    .filter((x) => x.method === 'POST' && /\/order-plz$/.test(x.path) && x.payload?.includes(dnsName))
+    .map((x) => ({ status: x.status, body: JSON.parse(x.payload!) as { replaces?: string } }));
+
+  test('after issuance the window is fetched into status.acme.ari, the renewal time is inside it, and a restart does not fetch again', async () => {
+    const dnsName = `ari-window-${uniq()}.example.test`;
+    // past the minimum interval between issuances (10% of Pebble's 5-year validity, about 183 days)
+    const start = Date.now() + 200 * DAY;
+    policy.set(dnsName, () => ({ suggestedWindow: { start: iso(start), end: iso(start + 2 * DAY) }, explanationURL: 'https://ca.example/why', retryAfter: 3600 }));
+    await apply(s, manifest('ari', proxy, [{ name: 'ari-window', dnsName }]));
+    const c = await waitFor('ari-window', 'ARI window stored', (x) => ready(x) && !!x.status?.acme?.ari?.suggestedWindow);
+    const ari = c.status!.acme!.ari!;
+    assert.equal(ari.explanationURL, 'https://ca.example/why');
+    assert.equal(Date.parse(ari.nextCheck!) - Date.parse(ari.lastChecked!), 3_600_000, 'Retry-After 1h');
+    const c2 = await waitFor('ari-window', 'renewal time inside the window', (x) => Date.parse(x.status?.renewalTime ?? '') >= start - 1000 && Date.parse(x.status?.renewalTime ?? '') < start + 2 * DAY);
+    const rt = Date.parse(c2.status!.renewalTime!);
+    console.log(`[ARI window] certID=${ari.certID} window=${ari.suggestedWindow!.start}..${ari.suggestedWindow!.end} renewalTime=${c2.status!.renewalTime} nextCheck=${ari.nextCheck}`);
+    assert.ok(rt >= Date.parse(ari.suggestedWindow!.start) && rt < Date.parse(ari.suggestedWindow!.end), 'renewalTime inside the suggested window');
+    assert.equal(riGets(ari.certID!), 1);
+    const out = await s.cli(['status', 'certificate', 'ari-window', '-n', 'default']);
+    assert.match(out.stdout, /ARI/);
+    console.log(`[ARI window] certsmith status certificate:\n${out.stdout.split('\n').filter((l) => /Renewal|ARI|Suggested|Explanation|Next check/i.test(l)).join('\n')}`);
+
+    s = await killAndRestart(target, s);
+    await new Promise((r) => setTimeout(r, 4000));
+    const after = await cert('ari-window');
+    assert.equal(riGets(ari.certID!), 1, 'no refetch after the restart: nextCheck is an hour away');
+    assert.equal(after.status?.renewalTime, c2.status!.renewalTime, 'the same renewal time after the restart');
+  });
+
+  test('a window already in the past renews at once, with replaces on the Order and in newOrder', async () => {
+    const dnsName = `ari-now-${uniq()}.example.test`;
+    const future = Date.now() + 10 * DAY;
+    policy.set(dnsName, (n) => n === 0
+      ? { suggestedWindow: { start: iso(Date.now() - 2 * DAY), end: iso(Date.now() - DAY) }, explanationURL: 'https://ca.example/revocation', retryAfter: 3600 }
+      : { suggestedWindow: { start: iso(future), end: iso(future + DAY) }, retryAfter: 3600 });
+    await apply(s, manifest('ari', proxy, [{ name: 'ari-now', dnsName }]));
+    const c = await waitFor('ari-now', 'second certificate with a future window', (x) => ready(x) && (x.status?.revision ?? 0) >= 2 && !!x.status?.acme?.ari?.suggestedWindow && Date.parse(x.status.acme.ari.suggestedWindow.start) > Date.now());
+    const orders = newOrderPayloads(dnsName);
+    const firstId = [...issued()].find(([, v]) => v.dnsName === dnsName && v.n === 0)![0];
+    console.log(`[ARI window in the past] newOrders=${orders.length} replaces=${orders.map((o) => o.body.replaces ?? '-').join(',')} revision=${c.status?.revision}`);
+    assert.equal(orders.length, 2);
+    assert.equal(orders[0].body.replaces, undefined);
+    assert.equal(orders[1].body.replaces, firstId, 'the renewal names the certificate it replaces');
+    const o = await s.cli(['get', 'orders', '-n', 'default', '-o', 'json']);
+    const withReplaces = (JSON.parse(o.stdout) as { items: { spec: { replaces?: string; dnsNames?: string[] } }[] }).items.filter((x) => x.spec.dnsNames?.includes(dnsName) && x.spec.replaces);
+    assert.equal(withReplaces.length, 1);
+    assert.equal(withReplaces[0].spec.replaces, firstId, 'Order.spec.replaces');
+  });
+
+  test('409 alreadyReplaced: the renewal orders again without replaces', async () => {
+    const dnsName = `ari-replaced-${uniq()}.example.test`;
+    const future = Date.now() + 10 * DAY;
+    policy.set(dnsName, (n) => n === 0
+      ? { suggestedWindow: { start: iso(Date.now() - 2 * DAY), end: iso(Date.now() - DAY) }, retryAfter: 3600 }
+      : { suggestedWindow: { start: iso(future), end: iso(future + DAY) }, retryAfter: 3600 });
+    // the first newOrder carrying replaces is refused
+    const refused = proxy.answer({ method: 'POST', path: /\/order-plz$/, nth: 2 }, { status: 409, type: 'alreadyReplaced', detail: 'the certificate was already replaced by another order' });
+    await apply(s, manifest('ari', proxy, [{ name: 'ari-replaced', dnsName }]));
+    await refused.hit;
+    await waitFor('ari-replaced', 'renewed', (x) => ready(x) && (x.status?.revision ?? 0) >= 2);
+    const orders = newOrderPayloads(dnsName);
+    console.log(`[alreadyReplaced] newOrders=${orders.map((o) => `${o.status}${o.body.replaces ? ' replaces' : ''}`).join(', ')}`);
+    assert.deepEqual(orders.map((o) => [o.status, !!o.body.replaces]), [[201, false], [409, true], [201, false]]);
+    const ev = (await events(s)).filter((e) => e.reason === 'ReplacesDropped');
+    assert.equal(ev.length, 1);
+  });
+
+  test('ARI down: status.acme.ari says why, and the ordinary renewal time applies', async () => {
+    const dnsName = `ari-down-${uniq()}.example.test`;
+    policy.set(dnsName, () => ({ status: 503, retryAfter: 120 }));
+    await apply(s, manifest('ari', proxy, [{ name: 'ari-down', dnsName }]));
+    const c = await waitFor('ari-down', 'lastError stored', (x) => ready(x) && !!x.status?.acme?.ari?.lastError);
+    const ari = c.status!.acme!.ari!;
+    assert.equal(ari.suggestedWindow, undefined);
+    assert.ok(Math.abs(Date.parse(ari.nextCheck!) - Date.now() - 120_000) < 30_000, 'Retry-After 120 s');
+    const ordinary = baseRenewalTime(new Date(c.status!.notBefore!), new Date(c.status!.notAfter!));
+    console.log(`[ARI down] lastError=${ari.lastError} nextCheck=${ari.nextCheck} renewalTime=${c.status!.renewalTime}`);
+    assert.equal(Date.parse(c.status!.renewalTime!), ordinary.getTime());
+  });
+});
