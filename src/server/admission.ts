@@ -96,6 +96,16 @@ function patched(type: ResourceType, current: KubeObject, patchType: PatchType, 
   return out;
 }
 
+/**
+ * An update that does not mention managedFields (`kubectl replace`, a client that drops them)
+ * keeps the stored ones, as kube-apiserver does: field ownership is not lost by omission.
+ * An explicit list (even empty) replaces them.
+ */
+function withManagedFieldsOf<T extends KubeObject>(stored: T, incoming: T): T {
+  if (incoming.metadata?.managedFields !== undefined || stored.metadata.managedFields === undefined) return incoming;
+  return { ...incoming, metadata: { ...incoming.metadata, managedFields: clone(stored.metadata.managedFields) } };
+}
+
 /** identity is the request's, whatever the patch says */
 function withIdentityOf(type: ResourceType, current: KubeObject, out: KubeObject): KubeObject {
   out.metadata.name = current.metadata.name;
@@ -122,12 +132,14 @@ export function withAdmission(inner: Store): Store {
     },
 
     async update<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
-      if (!isAdmitted(type)) return inner.update(type, obj, opts);
       const name = obj.metadata?.name ?? '';
       const stored = await inner.get<T>(type, namespaceOf(type, obj), name);
+      if (!stored && !isAdmitted(type)) return inner.update(type, obj, opts);
       if (!stored) throw notFound(type, name);
-      checkPrecondition(type, stored, obj);
-      return inner.update(type, admit(type, withoutStatusChange(type, stored, obj), stored), opts);
+      const incoming = withManagedFieldsOf(stored, obj);
+      if (!isAdmitted(type)) return inner.update(type, incoming, opts);
+      checkPrecondition(type, stored, incoming);
+      return inner.update(type, admit(type, withoutStatusChange(type, stored, incoming), stored), opts);
     },
 
     async updateStatus<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {

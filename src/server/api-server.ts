@@ -436,10 +436,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
           if (!patch || typeof patch !== 'object') throw new HttpError(400, 'BadRequest', 'the apply body must be an object');
           checkValueShape(patch);
         } else patch = parseJSON(text, 'patch');
+        // an apply that creates answers 201, as kube-apiserver's does
+        const creates = patchType === 'apply' && !subresource && !(await store.get(type, namespace, name));
         const out = await store.patch(type, namespace, name, patchType, patch, {
           dryRun, fieldManager, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
         });
-        return sendObject(req, res, 200, out);
+        return sendObject(req, res, creates ? 201 : 200, out);
       }
       case 'DELETE': {
         if (subresource) throw new HttpError(405, 'MethodNotAllowed', 'DELETE is not supported on a subresource');

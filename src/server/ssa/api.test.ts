@@ -1,0 +1,65 @@
+// Server-side apply through the HTTP API: ownership recorded for every kind (a Secret as well
+// as a Certificate), a conflict as kube-apiserver words it, and managedFields kept by an
+// update that does not mention them.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqliteStore } from '../../store/sqlite/index.ts';
+import { withAdmission } from '../admission.ts';
+import { startApiServer } from '../api-server.ts';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-ssa-'));
+const raw = openSqliteStore({ path: join(dataDir, 'state.db') });
+const api = await startApiServer({ store: withAdmission(raw) });
+after(async () => {
+  await api.close();
+  await raw.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function request(method: string, path: string, body?: string, contentType = 'application/json'): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, api.url), { method, headers: body === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(body)) } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const secret = '/api/v1/namespaces/default/secrets/creds';
+const apply = (manager: string, body: object, force = false) =>
+  request('PATCH', `${secret}?fieldManager=${manager}${force ? '&force=true' : ''}`, JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds' }, ...body }), 'application/apply-patch+yaml');
+
+test('ssa over HTTP: a Secret\'s keys owned per applier, a 409 for another\'s key, removal of a dropped key', async () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  assert.equal((await apply('dns-team', { data: { token: b64('t1') } })).status, 201);
+  assert.equal((await apply('ops', { data: { email: b64('ops@example.test') } })).status, 200);
+  const conflict = await apply('ops', { data: { email: b64('ops@example.test'), token: b64('t2') } });
+  assert.equal(conflict.status, 409);
+  assert.equal(conflict.body.reason, 'Conflict');
+  assert.equal(conflict.body.message, 'Apply failed with 1 conflict: conflict with "dns-team": .data.token');
+  assert.deepEqual(conflict.body.details.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "dns-team"', field: '.data.token' }]);
+
+  const forced = await apply('ops', { data: { email: b64('ops@example.test'), token: b64('t2') } }, true);
+  assert.equal(forced.status, 200);
+  assert.deepEqual(forced.body.metadata.managedFields.map((e: { manager: string; fieldsV1: object }) => [e.manager, e.fieldsV1]), [
+    ['ops', { 'f:data': { 'f:email': {}, 'f:token': {} } }],
+  ], 'dns-team lost its only field and its entry');
+
+  const dropped = await apply('ops', { data: { token: b64('t2') } });
+  assert.deepEqual(dropped.body.data, { token: b64('t2') });
+
+  // an update that leaves managedFields out keeps them; an explicit empty list clears them
+  const { managedFields: _m, ...metadata } = dropped.body.metadata;
+  const put = await request('PUT', secret, JSON.stringify({ ...dropped.body, metadata, data: { token: b64('t3') } }));
+  assert.equal(put.status, 200);
+  assert.equal(put.body.metadata.managedFields[0].manager, 'ops');
+  const cleared = await request('PUT', secret, JSON.stringify({ ...put.body, metadata: { ...put.body.metadata, managedFields: [] } }));
+  assert.deepEqual(cleared.body.metadata.managedFields, []);
+});
