@@ -47,8 +47,6 @@ describe('DNS-01 through the Cloudflare API', () => {
           solvers: [
             { dns01: { cloudflare: { apiTokenSecretRef: ref('api-token') } } },
             { selector: { dnsZones: ['key.example.test'] }, dns01: { cloudflare: { email: KEY.email, apiKeySecretRef: ref('api-key') } } },
-            { selector: { dnsZones: ['refused.example.test'] }, dns01: { cloudflare: { apiTokenSecretRef: ref('wrong') } } },
-            { selector: { dnsZones: ['missing.example.test'] }, dns01: { cloudflare: { apiTokenSecretRef: ref('no-such-key') } } },
             // the API accepts these records but they never reach DNS: Pebble's validation fails
             { selector: { dnsZones: ['unpublished.example.test'] }, dns01: { cloudflare: { apiTokenSecretRef: ref('api-token') } }, waitInsteadOfSelfCheck: '0s' },
           ],
@@ -75,11 +73,12 @@ describe('DNS-01 through the Cloudflare API', () => {
     await waitForReadyCertificate(lc, 'cf-token');
     await waitFor('challenge record deleted', async () => cf.records.filter((r) => r.name === fqdn).length === 1, async () => cf.records);
     assert.deepEqual(cf.records.filter((r) => r.name === fqdn || r.name === name).map((r) => `${r.type} ${r.content}`).sort(), ['A 127.0.0.1', 'TXT someone-elses-value']);
-    const mine = cf.requests.slice(before);
+    // this certificate's calls (the Issuer's own credential checks may interleave)
+    const mine = cf.requests.slice(before).filter((r) => r.path.includes(name) || r.method !== 'GET');
     assert.ok(mine.every((r) => r.auth === 'token'), JSON.stringify(mine));
     assert.equal(mine.filter((r) => r.method === 'POST').length, 1);
     assert.equal(mine.filter((r) => r.method === 'DELETE').length, 1);
-    assert.ok(mine.some((r) => r.path.startsWith('/zones?name=example.test')), 'the zone is looked up by name');
+    assert.ok(cf.requests.slice(before).some((r) => r.path.startsWith('/zones?name=example.test')), 'the zone is looked up by name');
   });
 
   test('API key and email: issued; the key travels as X-Auth-Key with X-Auth-Email', async () => {
@@ -107,21 +106,36 @@ describe('DNS-01 through the Cloudflare API', () => {
     await waitFor('record deleted', async () => !cf.records.some((r) => r.name === `_acme-challenge.${name}`), async () => cf.records);
   });
 
-  test('refused credentials, a missing Secret key and an unknown zone are reported on the Challenge; the secret is never shown', async () => {
-    const refused = `r-${uniq()}.refused.example.test`;
-    const missing = `m-${uniq()}.missing.example.test`;
+  test('refused credentials, a missing Secret key and a selector zone the account lacks make the Issuer Ready=False at once; the secret is never shown', async () => {
+    const ref = (key: string) => ({ name: 'cloudflare', key });
+    // Issuers whose only solver cannot work: not Ready at once (priority over their first Challenge)
+    for (const [name, cloudflare] of [
+      ['cf-refused', { apiTokenSecretRef: ref('wrong') }],
+      ['cf-missing', { apiTokenSecretRef: ref('no-such-key') }],
+      ['cf-unknown-zone', { apiTokenSecretRef: ref('api-token') }],
+    ] as const) {
+      await lc.apply({
+        apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name },
+        spec: {
+          acme: {
+            server: pebble.directoryUrl, caBundle: b64(pebble.caPem), privateKeySecretRef: { name: `${name}-account` },
+            solvers: [{ selector: { dnsZones: name === 'cf-unknown-zone' ? ['nowhere.test'] : [] }, dns01: { cloudflare } }],
+          },
+        },
+      });
+    }
+    const notReady = (name: string, re: RegExp) => waitFor(`${name} Ready=False ${re}`, async () => {
+      const cond = (await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, name))?.status?.conditions?.find((c) => c.type === 'Ready');
+      return cond?.status === 'False' && cond.reason === 'InvalidSolverConfig' && re.test(cond.message ?? '') ? cond.message! : undefined;
+    }, async () => (await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, name))?.status);
+    const m1 = await notReady('cf-refused', /solvers\[0\]\.dns01: .*9109 Invalid access token/);
+    assert.ok(!m1.includes('not-the-token'));
+    await notReady('cf-missing', /key "no-such-key" not found in secret "cert-manager\/cloudflare"/);
+    await notReady('cf-unknown-zone', /no zone of this account contains nowhere\.test/);
+    // a name no selector routes elsewhere, in no zone of the account: reported on its Challenge
     const unknown = `z-${uniq()}.nowhere.test`;
-    await lc.apply(acmeCertificate('cf-refused', [refused]));
-    await lc.apply(acmeCertificate('cf-missing', [missing]));
     await lc.apply(acmeCertificate('cf-unknown', [unknown]));
-    const reason = (name: string, re: RegExp) => waitFor(`${name}: ${re}`, async () => {
-      const r = (await challengeFor(name))?.status?.reason;
-      return r && re.test(r) ? r : undefined;
-    }, async () => (await challengeFor(name))?.status);
-    const r1 = await reason(refused, /9109 Invalid access token/);
-    assert.ok(!r1.includes('not-the-token'));
-    await reason(missing, /key "no-such-key" not found in secret "cert-manager\/cloudflare"/);
-    await reason(unknown, /no zone of this account contains z-.*\.nowhere\.test/);
-    assert.ok(!cf.records.some((r) => [refused, missing, unknown].some((n) => r.name.endsWith(n))));
+    await waitFor('challenge reason', async () => /no zone of this account contains z-.*\.nowhere\.test/.test((await challengeFor(unknown))?.status?.reason ?? ''), async () => (await challengeFor(unknown))?.status);
+    assert.ok(!cf.records.some((r) => r.name.endsWith(unknown)));
   });
 });
