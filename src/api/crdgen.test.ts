@@ -45,8 +45,11 @@ test('generated CRDs are structural, served with status subresource, short names
   const spec = cert.spec.versions[0].schema.openAPIV3Schema.properties.spec;
   assert.deepEqual(spec.properties.privateKey.properties.rotationPolicy.enum, ['Never', 'Always']);
   assert.deepEqual(spec.properties.secretTemplate.properties.labels.additionalProperties, { type: 'string' });
-  // webhook solver config and cloud providers keep arbitrary content, as upstream's CRDs do
+  // webhook solver config and the providers certsmith does not implement keep arbitrary content, as
+  // upstream's CRDs do; the implemented ones carry cert-manager's fields
   const solver = docs['issuers.cert-manager.io.yaml'].spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.acme.properties.solvers.items;
   assert.equal(solver.properties.dns01.properties.webhook.properties.config['x-kubernetes-preserve-unknown-fields'], true);
-  assert.equal(solver.properties.dns01.properties.route53['x-kubernetes-preserve-unknown-fields'], true);
+  assert.equal(solver.properties.dns01.properties.cloudDNS['x-kubernetes-preserve-unknown-fields'], true);
+  assert.deepEqual(Object.keys(solver.properties.dns01.properties.route53.properties).sort(), ['accessKeyID', 'accessKeyIDSecretRef', 'auth', 'hostedZoneID', 'region', 'role', 'secretAccessKeySecretRef']);
+  assert.deepEqual(Object.keys(solver.properties.dns01.properties.cloudflare.properties).sort(), ['apiKeySecretRef', 'apiTokenSecretRef', 'email']);
 });
