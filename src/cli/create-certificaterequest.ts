@@ -8,10 +8,7 @@ import type { Condition } from '../api/meta.ts';
 import { parseDuration } from '../api/duration.ts';
 import type { Store } from '../store/store.ts';
 import type { CertificateRequestObj } from '../controllers/certificates/objects.ts';
-import { encodeBase64 } from '../controllers/certificates/parsed.ts';
 import { keySpecOf, templateOf, type CertificateSpecLike } from '../controllers/certificates/template.ts';
-import { generatePrivateKey } from '../pki/keys.ts';
-import { createCSR } from '../pki/csr.ts';
 import { parseManifests } from './manifests.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
@@ -50,7 +47,7 @@ export function certificateRequestFor(name: string, namespace: string, spec: Cer
     kind: 'CertificateRequest',
     metadata: { name, namespace },
     spec: {
-      request: encodeBase64(csrPem),
+      request: Buffer.from(csrPem).toString('base64'),
       issuerRef: spec.issuerRef,
       ...(spec.duration ? { duration: spec.duration } : {}),
       ...(spec.isCA ? { isCA: true } : {}),
@@ -117,6 +114,8 @@ export function registerCreateCommand(program: Command) {
       let keyPem: string;
       let csrPem: string;
       try {
+        // the key and CSR code is loaded by this command, not by every command the program knows
+        const [{ generatePrivateKey }, { createCSR }] = await Promise.all([import('../pki/keys.ts'), import('../pki/csr.ts')]);
         keyPem = await generatePrivateKey(keySpecOf(crt.spec));
         csrPem = await createCSR(templateOf(crt.spec), keyPem);
       } catch (e) {

@@ -1,7 +1,6 @@
 // certsmith inspect secret NAME [-n NS], as cmctl: what a kubernetes.io/tls Secret really holds
 // (the leaf, its chain, whether the key and the CA fit) without ever showing the private key.
 import crypto from 'node:crypto';
-import type { Command } from 'commander';
 import { SecretType } from '../api/resources.ts';
 import type { Secret } from '../api/meta.ts';
 import type { Store } from '../store/store.ts';
@@ -9,7 +8,6 @@ import { certificateMatchesKey, parseCertificate, splitPEM, type CertificateInfo
 import { describeKey } from '../pki/keys.ts';
 import { encodeUsages, isKnownUsage } from '../pki/usages.ts';
 import { formatDuration } from '../api/duration.ts';
-import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
 
 function decoded(secret: Secret, key: string): string | undefined {
@@ -146,21 +144,4 @@ export async function inspectSecretNamed(store: Store, namespace: string, name: 
   const secret = await store.get<Secret>(SecretType, namespace, name);
   if (!secret) throw new CliError(`secret ${namespace}/${name} not found`);
   return inspectSecret(secret, now);
-}
-
-export function registerInspectCommand(program: Command) {
-  const inspect = program.command('inspect').description('look inside a resource');
-  inspect
-    .command('secret')
-    .description('the certificate, chain, key match and CA of a kubernetes.io/tls Secret (never the private key)')
-    .argument('<name>', 'Secret name')
-    .option('-n, --namespace <ns>', 'namespace')
-    .action(async (name: string, opts: { namespace?: string }, cmd: Command) => {
-      const conn = await connect(cmd);
-      try {
-        process.stdout.write(await inspectSecretNamed(conn.store, opts.namespace ?? conn.namespace, name, new Date()));
-      } finally {
-        await conn.store.close();
-      }
-    });
 }

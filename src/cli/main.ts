@@ -11,7 +11,7 @@ import { registerRenewCommand } from './renew.ts';
 import { registerApproveCommands } from './approve.ts';
 import { registerStatusCommand } from './status.ts';
 import { registerAcmeSolverCommand } from './acmesolver.ts';
-import { registerInspectCommand } from './inspect-secret.ts';
+import { registerInspectCommand } from './inspect-command.ts';
 import { registerCheckCommand } from './check-api.ts';
 import { registerCreateCommand } from './create-certificaterequest.ts';
 
