@@ -16,7 +16,7 @@ import type { RunningServer } from '../e2e/harness.ts';
 import { parseCertMemo } from '../../src/controllers/certificates/parsed.ts';
 import { certIdOf } from '../../src/acme/ari.ts';
 import { baseRenewalTime } from '../../src/controllers/certificates/renewal/renewal-time.ts';
-import { apply, events, killAndRestart, manifest, startCertsmith, stopKeeper, type Target } from './restart-rig.ts';
+import { apply, events, issuerStatus, killAndRestart, manifest, startCertsmith, stopKeeper, type Target } from './restart-rig.ts';
 
 const uniq = () => crypto.randomBytes(3).toString('hex');
 const DAY = 86_400_000;
@@ -64,6 +64,7 @@ describe('ARI against Pebble behind the ARI proxy', () => {
     target = { cts, httpPort };
     pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort });
     proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
+    proxy.setProfiles({ classic: 'The same profile you have been getting', shortlived: 'Six-day certificates' });
     proxy.setRenewalInfo((certID) => {
       const c = issued().get(certID);
       const fn = c && policy.get(c.dnsName);
@@ -176,5 +177,55 @@ describe('ARI against Pebble behind the ARI proxy', () => {
     const ordinary = baseRenewalTime(new Date(c.status!.notBefore!), new Date(c.status!.notAfter!));
     console.log(`[ARI down] lastError=${ari.lastError} nextCheck=${ari.nextCheck} renewalTime=${c.status!.renewalTime}`);
     assert.equal(Date.parse(c.status!.renewalTime!), ordinary.getTime());
+  });
+
+  const b64 = (x: string) => Buffer.from(x).toString('base64');
+  const profileIssuer = (name: string, profile: string) =>
+    `apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: ${name} }\nspec:\n  acme:\n    server: ${proxy.directoryUrl}\n    caBundle: ${b64(proxy.caPem)}\n    profile: ${profile}\n    privateKeySecretRef: { name: ${name}-account }\n    solvers: [ { http01: { ingress: {} } } ]`;
+  const certFor = (name: string, issuer: string, dnsName: string) =>
+    `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${name}, namespace: default }\nspec: { secretName: ${name}-tls, dnsNames: [${dnsName}], privateKey: { algorithm: ECDSA }, issuerRef: { name: ${issuer}, kind: ClusterIssuer } }`;
+
+  test('profiles: one the directory does not offer makes the Issuer Ready=False naming the offered ones; an offered one is sent and recorded on the Order', async () => {
+    await apply(s, profileIssuer('profile-bad', 'tlsserver'));
+    const deadline = Date.now() + 30_000;
+    let cond;
+    while (!(cond = (await issuerStatus(s, 'profile-bad'))?.conditions?.find((c) => c.type === 'Ready')) || cond.status !== 'False') {
+      assert.ok(Date.now() < deadline, 'issuer not Ready=False');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    console.log(`[profiles] Ready=${cond.status} ${cond.reason}: ${cond.message}`);
+    assert.equal(cond.reason, 'InvalidProfile');
+    assert.match(cond.message ?? '', /classic \(The same profile.*shortlived \(Six-day/);
+
+    const dnsName = `profile-${uniq()}.example.test`;
+    await apply(s, `${profileIssuer('profile-good', 'shortlived')}\n---\n${certFor('profile-good', 'profile-good', dnsName)}`);
+    await waitFor('profile-good', 'Ready', ready);
+    const sent = newOrderPayloads(dnsName).map((o) => (o.body as { profile?: string }).profile);
+    assert.deepEqual(sent, ['shortlived']);
+    const o = await s.cli(['get', 'orders', '-n', 'default', '-o', 'json']);
+    const mine = (JSON.parse(o.stdout) as { items: { spec: { profile?: string; dnsNames?: string[] } }[] }).items.filter((x) => x.spec.dnsNames?.includes(dnsName));
+    assert.deepEqual(mine.map((x) => x.spec.profile), ['shortlived']);
+    const ev = (await events(s)).filter((e) => e.reason === 'Profile');
+    assert.ok(ev.some((e) => /with profile "shortlived"/.test(e.message ?? '')));
+  });
+
+  test('profiles: invalidProfile from newOrder is explained on the Order with the offered profiles', async () => {
+    const dnsName = `profile-refused-${uniq()}.example.test`;
+    const refused = proxy.answer({ method: 'POST', path: /\/order-plz$/ }, { status: 400, type: 'invalidProfile', detail: 'profile "shortlived" is not available for this account' });
+    await apply(s, certFor('profile-refused', 'profile-good', dnsName));
+    await refused.hit;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const o = await s.cli(['get', 'orders', '-n', 'default', '-o', 'json']);
+      const mine = (JSON.parse(o.stdout) as { items: { spec: { dnsNames?: string[] }; status?: { state?: string; reason?: string } }[] }).items.filter((x) => x.spec.dnsNames?.includes(dnsName));
+      const failed = mine.find((x) => x.status?.state === 'errored');
+      if (failed) {
+        console.log(`[invalidProfile] Order ${failed.status!.state}: ${failed.status!.reason}`);
+        assert.match(failed.status!.reason!, /invalidProfile.*it offers: classic .*shortlived .*Set spec\.acme\.profile on issuer "profile-good"/);
+        break;
+      }
+      assert.ok(Date.now() < deadline, `Order not errored: ${JSON.stringify(mine)} ${JSON.stringify(proxy.exchanges.filter((x) => /order-plz/.test(x.path)).slice(-3))}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
   });
 });

@@ -17,7 +17,28 @@ export const REASON = {
   registerFailed: 'ErrRegisterACMEAccount',
   verifyFailed: 'ErrVerifyACMEAccount',
   invalidUrl: 'InvalidURL',
+  invalidProfile: 'InvalidProfile',
 } as const;
+
+/** "name (description), ..." of a directory's meta.profiles (draft-aaron-acme-profiles §3). */
+export function describeProfiles(profiles: Record<string, string> | undefined): string {
+  const names = Object.keys(profiles ?? {});
+  return names.length ? names.map((n) => (profiles![n] ? `${n} (${profiles![n]})` : n)).join(', ') : 'none';
+}
+
+/**
+ * Why spec.acme.profile cannot be used with this directory, or undefined when it can (or none is
+ * set). A server that offers no profiles would ignore the field and issue its default: the user
+ * asked for something else (a lifetime, usually), so that is refused too.
+ */
+export function profileProblem(profile: string | undefined, server: string, profiles: Record<string, string> | undefined): string | undefined {
+  if (!profile) return undefined;
+  if (!profiles || !Object.keys(profiles).length) {
+    return `spec.acme.profile "${profile}" cannot be used: the ACME server ${server} offers no profiles (its directory has no meta.profiles); remove the field to get the server's default certificates`;
+  }
+  if (Object.hasOwn(profiles, profile)) return undefined;
+  return `spec.acme.profile "${profile}" is not offered by the ACME server ${server}; it offers: ${describeProfiles(profiles)}`;
+}
 
 export const REGISTERED_MESSAGE = 'The ACME account was registered with the ACME server';
 

@@ -9,7 +9,7 @@ import { decodeBase64, parseKeyMemo } from '../../certificates/parsed.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { acmeAction, accountKeyHash } from './registry.ts';
 import {
-  accountGoneStatus, canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, REASON, registeredStatus, statusChanged, type AcmeIssuerObj,
+  accountGoneStatus, canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, profileProblem, REASON, registeredStatus, statusChanged, type AcmeIssuerObj,
 } from './account.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 import { getCondition } from '../../../api/conditions.ts';
@@ -164,6 +164,17 @@ export function acmeIssuerController(ctx: ControllerContext, rt: AcmeRuntime, cl
           server: acme.server, accountKeyPem: k.pem, accountUrl: k.generated ? undefined : knownAccountUrl(issuer),
           caPem: caPemOf(issuer), skipTLSVerify: acme.skipTLSVerify,
         });
+        if (acme.profile) {
+          // Checked before anything is ordered: a profile the CA does not offer fails every order.
+          let profiles: Record<string, string> | undefined;
+          try {
+            profiles = (await acmeAction('get_directory', () => client.getDirectory())).meta?.profiles;
+          } catch (e) {
+            throw new IssuerSetupError(REASON.registerFailed, `Failed to fetch the ACME directory to check spec.acme.profile: ${(e as Error).message}`, true);
+          }
+          const problem = profileProblem(acme.profile, acme.server, profiles);
+          if (problem) throw new IssuerSetupError(REASON.invalidProfile, problem, false);
+        }
         if (!k.generated && canReuseAccount(issuer, keyHash)) return;
         const eab = await eabOf(ctx, issuer);
         let account;

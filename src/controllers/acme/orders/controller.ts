@@ -13,6 +13,7 @@ import { lookupIssuer } from '../../requests/controller.ts';
 import { decodeBase64 } from '../../certificates/parsed.ts';
 import { parseDuration } from '../../../api/duration.ts';
 import { clientForIssuer, reportAccountGone } from '../account/controller.ts';
+import { describeProfiles } from '../account/account.ts';
 import { isTrue, rfc3339 } from '../../../api/conditions.ts';
 import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, isUnreachable, type FailureCause } from '../recovery.ts';
 import { acmeAction } from '../account/registry.ts';
@@ -246,6 +247,7 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
                 authorizations: created.authorizations.map((url) => ({ url })),
               };
               const recorded = await writeStatus(marked, status);
+              if (order.spec.profile) ctx.recorder.event(order, 'Normal', 'Profile', `Created ACME order ${created.url} with profile "${order.spec.profile}"${created.profile && created.profile !== order.spec.profile ? ` (the ACME server answered profile "${created.profile}")` : ''}`);
               const authz = await authorizations(client, created.authorizations);
               await writeStatus(recorded, { ...status, authorizations: authz });
             });
@@ -310,8 +312,16 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
         }
         if (!isTerminal(e)) throw e;
         const what = { create: 'Failed to create Order', 'fetch-authorizations': 'Failed to fetch authorization', finalize: 'Failed to finalize Order', download: 'Failed to retrieve Order resource' }[step.kind as string] ?? 'ACME error';
-        const status = failedStatus(order, 'errored', `${what}: ${e.message}`, now());
-        await writeStatus(order, status);
+        let explained = '';
+        if (e.shortType === 'invalidProfile') {
+          // draft-aaron-acme-profiles §4: say what the CA offers, from its (cached) directory.
+          const offered = await client.getDirectory().then((d) => describeProfiles(d.meta?.profiles), () => 'unknown (directory not available)');
+          explained = `; the ACME server does not accept profile "${order.spec.profile ?? ''}" for this order; it offers: ${offered}. Set spec.acme.profile on issuer "${order.spec.issuerRef.name}" to one of them, or remove it`;
+        }
+        // The create step annotated the Order (write-ahead mark) in this pass: the cached object is stale.
+        const fresh = step.kind === 'create' ? (await ctx.store.get<OrderObj>(Order, namespace, name)) ?? order : order;
+        const status = failedStatus(fresh, 'errored', `${what}: ${e.message}${explained}`, now());
+        await writeStatus(fresh, status);
         ctx.recorder.event(order, 'Warning', 'Failed', status.reason!);
       }
     },
