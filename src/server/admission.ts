@@ -7,7 +7,8 @@ import { validate, invalidObjectMessage, fieldErrorText } from '../api/validatio
 import { applyDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
 import { checkObjectUpdate } from '../store/object-checks.ts';
-import { applyConfiguration, managedFieldsForCreate, type ApplyRequest } from './ssa/apply.ts';
+import { applyConfiguration, managedFieldsForCreate, recordUpdate as recordOwnership, type ApplyRequest } from './ssa/apply.ts';
+import { normalizeSecret } from '../store/sqlite/admission.ts';
 import {
   StoreError, isConflict, isNotFound,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
@@ -115,6 +116,15 @@ function withIdentityOf(type: ResourceType, current: KubeObject, out: KubeObject
   return out;
 }
 
+const now = () => new Date();
+
+/** Ownership of a non-apply write, computed on the object as it will be stored (a Secret's stringData is data by then). */
+function recordUpdate<T extends KubeObject>(type: ResourceType, stored: T | undefined, next: T, manager: string): T {
+  const normalized = clone(next);
+  normalizeSecret(type, normalized);
+  return recordOwnership(stored, normalized, manager, type.statusSubresource, now);
+}
+
 export function withAdmission(inner: Store): Store {
   const store: Store = {
     get: (type, namespace, name) => inner.get(type, namespace, name),
@@ -128,7 +138,9 @@ export function withAdmission(inner: Store): Store {
     // write really stores (Secret stringData folded into data, system fields, generation), and
     // `kubectl diff` compares exactly that with the live object
     async create<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
-      return inner.create(type, admit(type, obj), opts);
+      // the writer owns what it created (an apply that creates has set its own entry)
+      const owned = opts?.fieldManager && obj.metadata?.managedFields === undefined ? recordUpdate(type, undefined, obj, opts.fieldManager) : obj;
+      return inner.create(type, admit(type, owned), opts);
     },
 
     async update<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
@@ -136,7 +148,8 @@ export function withAdmission(inner: Store): Store {
       const stored = await inner.get<T>(type, namespaceOf(type, obj), name);
       if (!stored && !isAdmitted(type)) return inner.update(type, obj, opts);
       if (!stored) throw notFound(type, name);
-      const incoming = withManagedFieldsOf(stored, obj);
+      let incoming = withManagedFieldsOf(stored, obj);
+      if (opts?.fieldManager) incoming = recordUpdate(type, stored, incoming, opts.fieldManager);
       if (!isAdmitted(type)) return inner.update(type, incoming, opts);
       checkPrecondition(type, stored, incoming);
       return inner.update(type, admit(type, withoutStatusChange(type, stored, incoming), stored), opts);
@@ -159,7 +172,7 @@ export function withAdmission(inner: Store): Store {
         hasStatusSubresource: type.statusSubresource, now: () => new Date(),
         resource: type.group ? `${type.plural}.${type.group}` : type.plural,
       } : undefined;
-      if (!isAdmitted(type) && !ssa) return inner.patch<T>(type, namespace, name, patchType, patch, opts);
+      if (!isAdmitted(type) && !ssa && !opts?.fieldManager) return inner.patch<T>(type, namespace, name, patchType, patch, opts);
       if (ssa && (!patch || typeof patch !== 'object' || Array.isArray(patch))) throw new StoreError('BadRequest', 'apply patch must be an object');
       const pinned = (patch as KubeObject | undefined)?.metadata?.resourceVersion;
       // a patch without a resourceVersion is meant to apply to whatever is current, so a
@@ -174,6 +187,7 @@ export function withAdmission(inner: Store): Store {
           return store.create(type, fresh, opts);
         }
         let next = (ssa ? withIdentityOf(type, stored, applyConfiguration(stored, patch as Record<string, unknown>, ssa)) : patched(type, stored, patchType, patch)) as T;
+        if (!ssa && opts?.fieldManager && opts.subresource !== 'status') next = recordUpdate(type, stored, next, opts.fieldManager);
         next.metadata.resourceVersion = pinned ?? stored.metadata.resourceVersion;
         checkPrecondition(type, stored, next);
         next = opts?.subresource === 'status' ? withStatusOf(stored, next) : withoutStatusChange(type, stored, next);

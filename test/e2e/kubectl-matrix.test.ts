@@ -127,6 +127,11 @@ spec: { ${spec} }
   const after = await s.getJSON(['get', 'certificate', 'shared', '-n', 'demo']) as KubeJSON & { metadata: { labels?: Record<string, string> } };
   assert.deepEqual(after.spec?.dnsNames, ['shared.example.test']);
   assert.equal(after.metadata.labels?.owner, undefined);
+  // a field changed by another kind of write (kubectl patch: operation Update) is that writer's now
+  await ok(['patch', 'certificate', 'shared', '-n', 'demo', '--type=merge', '-p', '{"spec":{"secretName":"patched-tls"}}']);
+  const taken = await s.kubectl(alice, manifest('secretName: shared-tls, issuerRef: { name: selfsigned, kind: ClusterIssuer }'));
+  assert.notEqual(taken.code, 0);
+  assert.match(taken.stderr, /conflict with "kubectl-patch": \.spec\.secretName/);
   await ok(['delete', 'certificate', 'shared', '-n', 'demo']);
 });
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../api/meta.ts';
 import { StoreError } from '../../store/store.ts';
-import { applyConfiguration, decodeFieldsV1, encodeFieldsV1, fieldsOf, managedFieldsForCreate, type ApplyRequest } from './apply.ts';
+import { applyConfiguration, decodeFieldsV1, encodeFieldsV1, fieldsOf, managedFieldsForCreate, recordUpdate, type ApplyRequest } from './apply.ts';
 
 const as = (manager: string, force = false): ApplyRequest => ({
   manager, force, scope: 'main', hasStatusSubresource: true, now: () => new Date('2026-01-02T03:04:05.678Z'), resource: 'certificates.cert-manager.io',
@@ -70,4 +70,22 @@ test('ssa: an applier forced out of every field leaves managedFields; Update ent
   (o.metadata.managedFields as unknown[]).push({ manager: 'kubectl-edit', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:x': {} } } });
   o = applyConfiguration(o, cert({ duration: '2h' }), as('bob', true));
   assert.deepEqual((o.metadata.managedFields as { manager: string }[]).map((e) => e.manager), ['kubectl-edit', 'bob']);
+});
+
+test('ssa: a non-apply write owns what it set or changed (operation Update), taking it from appliers; a no-op changes nothing', () => {
+  const now = () => new Date('2026-01-02T03:04:05Z');
+  const createdByKubectl = recordUpdate(undefined, cert({ secretName: 's', duration: '1h' }) as KubeObject, 'kubectl-create', true, now);
+  assert.deepEqual(owners(createdByKubectl), { 'kubectl-create': ['spec.duration', 'spec.secretName'] });
+  assert.equal((createdByKubectl.metadata.managedFields as { operation: string }[])[0].operation, 'Update');
+
+  let o = created(cert({ secretName: 's', duration: '1h' }), 'alice');
+  const same = recordUpdate(o, structuredClone(o), 'kubectl-edit', true, now);
+  assert.deepEqual(same.metadata.managedFields, o.metadata.managedFields, 'nothing changed, nothing recorded');
+  o = recordUpdate(o, { ...o, spec: { secretName: 's', duration: '2h', renewBefore: '1h' } } as KubeObject, 'kubectl-edit', true, now);
+  assert.deepEqual(owners(o), { alice: ['spec.secretName'], 'kubectl-edit': ['spec.duration', 'spec.renewBefore'] });
+  // alice applying her old value now conflicts with the editor, as on kube-apiserver
+  assert.throws(() => applyConfiguration(o, cert({ secretName: 's', duration: '1h' }), as('alice')), /conflict with "kubectl-edit": \.spec\.duration/);
+  // a field the editor removes is nobody's
+  o = recordUpdate(o, { ...o, spec: { secretName: 's', duration: '2h' } } as KubeObject, 'kubectl-edit', true, now);
+  assert.deepEqual(owners(o)['kubectl-edit'], ['spec.duration']);
 });

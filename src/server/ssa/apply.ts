@@ -5,8 +5,8 @@
 // (`metadata.managedFields`, operation Apply, FieldsV1); applying a value another apply
 // manager owns with a different value is a conflict unless forced; a field a manager stops
 // applying is removed unless another manager still owns it.
-// Not modelled: ownership from non-apply writes (operation Update): those writes neither take
-// fields from apply managers nor conflict with them.
+// A write that is not an apply records what it set or changed as its manager's (operation
+// Update, recordUpdate), so appliers conflict with it as they do on kube-apiserver.
 import { StoreError } from '../../store/store.ts';
 import type { KubeObject } from '../../api/meta.ts';
 
@@ -151,7 +151,8 @@ export function applyConfiguration(live: KubeObject, config: Json, req: ApplyReq
   const applied = fieldsOf(config, req.scope, req.hasStatusSubresource);
   const mine = entries.find((e) => e.manager === req.manager && e.operation === 'Apply' && sameScope(e, req));
   const previous = mine ? decodeFieldsV1(mine.fieldsV1) : [];
-  const others = entries.filter((e) => e !== mine && e.operation === 'Apply' && sameScope(e, req))
+  // every other manager counts, appliers and writers (operation Update) alike, as on kube-apiserver
+  const others = entries.filter((e) => e !== mine && sameScope(e, req))
     .map((e) => ({ entry: e, paths: decodeFieldsV1(e.fieldsV1) }));
 
   // a field another applier owns may be applied again with its value (both then own it), not changed
@@ -189,8 +190,47 @@ export function applyConfiguration(live: KubeObject, config: Json, req: ApplyReq
   // an applier forced out of every field no longer appears; the applier keeps its place
   const updated = entries
     .map((e) => (e === mine ? mineNext : e))
-    .filter((e) => e === mineNext || !(e.operation === 'Apply' && sameScope(e, req) && decodeFieldsV1(e.fieldsV1).length === 0));
+    .filter((e) => e === mineNext || !(sameScope(e, req) && decodeFieldsV1(e.fieldsV1).length === 0));
   if (!mine) updated.push(mineNext);
   next.metadata.managedFields = updated as KubeObject['metadata']['managedFields'];
   return next;
+}
+
+/**
+ * Ownership after a write that is not an apply (create, update, merge/JSON patch) by `manager`:
+ * it gets (operation Update) every field it set or changed, which every other manager loses,
+ * and a field it removed is nobody's. A write that changes nothing leaves managedFields alone,
+ * so a no-op stays a no-op. Returns the object to store.
+ */
+export function recordUpdate<T extends KubeObject>(stored: KubeObject | undefined, next: T, manager: string, hasStatusSubresource: boolean, now: () => Date): T {
+  const before = stored ? fieldsOf(stored as unknown as Json, 'main', hasStatusSubresource) : [];
+  const after = fieldsOf(next as unknown as Json, 'main', hasStatusSubresource);
+  const changed = after.filter((p) => !equal(valueAt(next, p), valueAt(stored, p)));
+  const removed = before.filter((p) => valueAt(next, p) === undefined);
+  if (changed.length === 0 && removed.length === 0) return next;
+  const touched = [...changed, ...removed];
+  const entries = ((next.metadata.managedFields ?? []) as ManagedFieldsEntry[]).map((e) => structuredClone(e));
+  const mine = entries.find((e) => e.manager === manager && e.operation === 'Update' && !e.subresource);
+  const updated: ManagedFieldsEntry[] = [];
+  for (const e of entries) {
+    if (e === mine || e.subresource) {
+      updated.push(e);
+      continue;
+    }
+    const kept = decodeFieldsV1(e.fieldsV1).filter((p) => !touched.some((t) => related(t, p)));
+    if (kept.length) updated.push({ ...e, fieldsV1: encodeFieldsV1(kept) });
+  }
+  const removedKeys = new Set(removed.map(key));
+  const own = [...(mine ? decodeFieldsV1(mine.fieldsV1) : []).filter((p) => !touched.some((t) => related(t, p))), ...changed]
+    .filter((p) => !removedKeys.has(key(p)));
+  const entry: ManagedFieldsEntry = {
+    manager, operation: 'Update', ...(next.apiVersion ? { apiVersion: next.apiVersion } : {}),
+    time: now().toISOString().replace(/\.\d{3}Z$/, 'Z'), fieldsType: 'FieldsV1', fieldsV1: encodeFieldsV1(own),
+  };
+  const at = mine ? updated.indexOf(mine) : -1;
+  if (at >= 0) updated.splice(at, 1, ...(own.length ? [entry] : []));
+  else if (own.length) updated.push(entry);
+  if (updated.length) return { ...next, metadata: { ...next.metadata, managedFields: updated } };
+  const { managedFields: _gone, ...metadata } = next.metadata;
+  return { ...next, metadata };
 }
