@@ -7,7 +7,7 @@ const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', '
 
 export const serverVersion = {
   major: '1', minor: '32', gitVersion: 'v1.32.0+certsmith', gitCommit: '', gitTreeState: 'clean',
-  buildDate: '2026-01-01T00:00:00Z', goVersion: 'node', compiler: 'tsx', platform: `${process.platform}/${process.arch}`,
+  buildDate: '2026-01-01T00:00:00Z', goVersion: 'node', compiler: 'tsc', platform: `${process.platform}/${process.arch}`,
 };
 
 export function apiVersions(serverAddress: string) {

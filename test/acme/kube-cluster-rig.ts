@@ -14,7 +14,8 @@ import { hostWithoutPort } from '../../src/cli/acmesolver.ts';
 import { startProcess, type RigProcess } from '../rig/processes.ts';
 import { freePort } from '../rig/ports.ts';
 
-const certsmithBin = fileURLToPath(new URL('../../bin/certsmith.mjs', import.meta.url));
+// the sources, as every other test runs them (bin/certsmith.mjs runs dist/, which may be stale)
+const certsmithBin = fileURLToPath(new URL('../rig/certsmith-source.mjs', import.meta.url));
 
 export interface Kubelet {
   /** pod uid → loopback port of its acmesolver */
