@@ -102,7 +102,7 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     const all = (await store.list<CertificateObj>(Certificate)).items;
     const minute = Math.floor(Date.parse(s.lastFailureTime) / 60_000);
     const peers = all.filter((c) => c.status?.lastFailureTime && Math.floor(Date.parse(c.status.lastFailureTime) / 60_000) === minute).length;
-    const next = nextAttemptTime({ lastFailureTime: new Date(s.lastFailureTime), attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg: backoff, spread: peers >= SPREAD_THRESHOLD });
+    const next = nextAttemptTime({ lastFailureTime: new Date(s.lastFailureTime), attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg: backoff, spread: peers >= SPREAD_THRESHOLD, ...(leaf?.value ? { notAfter: leaf.value.notAfter } : {}) });
     out.push(`Failed Issuance Attempts: ${attempts || 1}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(next)}`);
   }
   if (s.revision !== undefined) out.push(`Revision: ${s.revision}`);

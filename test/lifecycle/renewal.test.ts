@@ -24,10 +24,10 @@ test('a night window: renewal moves to the last second of the window before the 
   const lc = await startLifecycle({ start: '2026-01-01T12:00:00Z' });
   try {
     await withLongCA(lc);
-    // 72h certificate, renewBefore default (1/3 of life = 24h): base time 2026-01-03T12:00Z.
+    // 72h certificate, renewBefore 24h (set: under 10 days of life the default is half, issue 16): base time 2026-01-03T12:00Z.
     // Window 01:00–03:00 UTC daily: the latest instant inside a window before the base time is
     // 2026-01-03T02:59:59Z (windows are half-open).
-    await lc.apply(certificate('night', { dnsNames: ['night.example.test'], duration: '72h', renewal: { policy: 'RenewBefore', windows: [{ cron: ['0 1 * * *'], duration: '2h' }] } }));
+    await lc.apply(certificate('night', { dnsNames: ['night.example.test'], duration: '72h', renewBefore: '24h', renewal: { policy: 'RenewBefore', windows: [{ cron: ['0 1 * * *'], duration: '2h' }] } }));
     await lc.settle();
     const crt = await lc.certificate('night');
     assert.equal(crt.status?.renewalTime, '2026-01-03T02:59:59Z');
@@ -100,7 +100,8 @@ test('a window only after expiry: renews at the renewBefore time anyway and coun
   try {
     await withLongCA(lc);
     // 24h certificate issued 2026-01-01T00:00Z; the only window opens on June 1st.
-    await lc.apply(certificate('late', { dnsNames: ['late.example.test'], duration: '24h', renewal: { policy: 'EarliestWindow', windows: [{ cron: '0 0 1 6 *', duration: '1h' }] } }));
+    // renewBefore 8h: base time 16:00 (the short-life default would be half, 12:00)
+    await lc.apply(certificate('late', { dnsNames: ['late.example.test'], duration: '24h', renewBefore: '8h', renewal: { policy: 'EarliestWindow', windows: [{ cron: '0 0 1 6 *', duration: '1h' }] } }));
     await lc.settle();
     const crt = await lc.certificate('late');
     assert.equal(crt.status?.renewalTime, '2026-01-01T16:00:00Z');

@@ -88,3 +88,44 @@ test('1,000 certificates failing within one minute retry spread over the window,
   const unspread = retries.map((_, i) => nextAttemptTime({ lastFailureTime: new Date(t0 + (i % 60) * 1000), attempts, uid: `u${i}` }).getTime());
   assert.ok(Math.max(...unspread) - Math.min(...unspread) < M);
 });
+
+test('expiry bound: the seed\'s delay while more than twice it is left, else half of what is left (at least a minute)', async () => {
+  const { expiryBoundedDelay, nextAttemptTime } = await import('./backoff.ts');
+  const H = 3_600_000;
+  const t0 = new Date('2026-03-01T00:00:00Z');
+  const at = (h: number) => new Date(t0.getTime() + h * H);
+  const rows: [string, number, number | undefined, number][] = [
+    ['no certificate in use: seed', 8 * H, undefined, 8 * H],
+    ['expired already: seed', 8 * H, -1, 8 * H],
+    ['far from expiry: seed', 8 * H, 100, 8 * H],
+    ['exactly twice the delay left: seed', 8 * H, 16, 8 * H],
+    ['less than twice: half of what is left', 8 * H, 12, 6 * H],
+    ['less than the delay: half of what is left', 32 * H, 10, 5 * H],
+    ['a minute at least', 1 * H, 1 / 60, 60_000],
+  ];
+  for (const [name, delay, leftH, want] of rows) {
+    assert.equal(expiryBoundedDelay(delay, t0, leftH === undefined ? undefined : at(leftH)), want, name);
+  }
+  // nextAttemptTime applies it; without notAfter it is the seed's number exactly.
+  assert.equal(nextAttemptTime({ lastFailureTime: t0, attempts: 4, uid: 'u' }).getTime(), at(8).getTime());
+  assert.equal(nextAttemptTime({ lastFailureTime: t0, attempts: 4, uid: 'u', notAfter: at(12) }).getTime(), at(6).getTime());
+});
+
+test('a 6-day certificate renewing at half life that fails again and again keeps retrying before it expires', async () => {
+  const { nextAttemptTime } = await import('./backoff.ts');
+  const H = 3_600_000;
+  const notBefore = Date.parse('2026-03-01T00:00:00Z');
+  const notAfter = new Date(notBefore + 144 * H);
+  let t = new Date(notBefore + 72 * H); // renewal at half life (renewal-time.ts), then every attempt fails
+  const attemptsAt: number[] = [];
+  for (let attempts = 1; attempts <= 12; attempts++) {
+    const next = nextAttemptTime({ lastFailureTime: t, attempts, uid: 'u', notAfter });
+    assert.ok(next < notAfter, `attempt ${attempts + 1} before expiry`);
+    attemptsAt.push((next.getTime() - notBefore) / H);
+    t = next;
+  }
+  // seed 000's 1h, 2h, 4h, 8h, 16h while twice the delay is left; then halving toward expiry
+  assert.deepEqual(attemptsAt.slice(0, 5), [73, 75, 79, 87, 103]);
+  assert.ok(attemptsAt[5] > 103 && attemptsAt[5] <= 123.5, `${attemptsAt[5]}`);
+  console.log(`[6-day certificate, every attempt failing] attempts at hours after notBefore: ${attemptsAt.map((h) => h.toFixed(2)).join(', ')} (expiry at 144)`);
+});

@@ -72,11 +72,30 @@ export interface NextAttemptInput {
   cfg?: BackoffConfig;
   /** Add spreadOffset; default false, which matches cert-manager exactly. */
   spread?: boolean;
+  /** Expiry of the certificate in use, if any: bounds the delay (expiryBoundedDelay). */
+  notAfter?: Date;
 }
 
-/** When issuance may be tried again; never earlier than lastFailureTime + backoffDelay. */
+/** Shortest retry delay the expiry bound may produce: near expiry, attempts still do not hammer the CA. */
+export const MIN_EXPIRY_BOUNDED_DELAY_MS = 60_000;
+
+/**
+ * Seed 000's delay, unless the certificate in use would expire before a retry after it could
+ * still be followed by another: with `left` = notAfter - lastFailureTime, the delay stays the
+ * seed's while left > 2 * delay, and is left / 2 otherwise (never under a minute), so each
+ * retry lands halfway to expiry and leaves time for the next. An expired certificate, or none,
+ * gets the seed's numbers: there is nothing left to save by hurrying.
+ */
+export function expiryBoundedDelay(delayMs: number, lastFailureTime: Date, notAfter: Date | undefined): number {
+  if (!notAfter) return delayMs;
+  const left = notAfter.getTime() - lastFailureTime.getTime();
+  if (!(left > 0) || left > 2 * delayMs) return delayMs;
+  return Math.min(delayMs, Math.max(MIN_EXPIRY_BOUNDED_DELAY_MS, Math.floor(left / 2)));
+}
+
+/** When issuance may be tried again: lastFailureTime + backoffDelay (bounded by expiry when notAfter is given). */
 export function nextAttemptTime(o: NextAttemptInput): Date {
-  const delay = backoffDelay(o.attempts, o.cfg ?? defaultBackoff);
+  const delay = expiryBoundedDelay(backoffDelay(o.attempts, o.cfg ?? defaultBackoff), o.lastFailureTime, o.notAfter);
   const extra = o.spread ? spreadOffset(o.uid, delay) : 0;
   return new Date(o.lastFailureTime.getTime() + delay + extra);
 }

@@ -39,7 +39,8 @@ const cases: Case[] = [
   { name: 'renewBeforePercentage 25', input: { renewBeforePercentage: 25 }, reason: 'RenewBefore', at: '2026-03-09T12:00:00Z' }, // 25% of 2160h = 540h = 22d12h; 04-01 - 22d12h
   { name: 'renewBefore longer than the life falls back to 2/3', input: { renewBefore: '2400h' }, reason: 'RenewBefore', at: BASE }, // 100d >= 90d
   { name: 'renewBeforePercentage 100 falls back to 2/3', input: { renewBeforePercentage: 100 }, reason: 'RenewBefore', at: BASE },
-  { name: 'truncated to whole seconds', input: { notAfter: '2026-01-01T23:59:59Z' }, reason: 'RenewBefore', at: '2026-01-01T15:59:59Z' }, // life 24h-1s, /3 = 8h-1/3s, 23:59:59 - 7:59:59.667 = 15:59:59.333 -> :59
+  { name: 'truncated to whole seconds', input: { notAfter: '2026-01-01T23:59:59Z', renewBeforePercentage: 33 }, reason: 'RenewBefore', at: '2026-01-01T16:04:47Z' }, // life 86399 s, 33% = 28511.67 s, 23:59:59 - 7:55:11.67 = 16:04:47.33 -> :47
+  { name: 'short life (under 10 days) defaults to half, truncated', input: { notAfter: '2026-01-01T23:59:59Z' }, reason: 'RenewBefore', at: '2026-01-01T11:59:59Z' }, // life 24h-1s, /2 = 11:59:59.5 -> :59
   { name: '3y at 99% (no overflow)', input: { notAfter: '2028-12-31T00:00:00Z', renewBeforePercentage: 99 }, reason: 'RenewBefore', at: '2026-01-11T22:48:00Z' }, // life 26280h (1095d), rb 26017h12m, nb + 262h48m = 01-11 22:48
   { name: 'EarliestWindow without windows behaves as RenewBefore', input: { policy: 'EarliestWindow' }, reason: 'RenewBefore', at: BASE },
   { name: 'EarliestWindow with an empty window list', input: { policy: 'EarliestWindow', windows: [] }, reason: 'RenewBefore', at: BASE },
@@ -265,13 +266,18 @@ test('invalid configuration is reported with the path of the bad part', () => {
 test('baseRenewalTime follows cert-manager\'s vectors', () => {
   const N = d('2026-05-05T05:05:05Z');
   const plus = (h: number, extraMs = 0) => new Date(N.getTime() + h * 3_600_000 + extraMs);
-  assert.deepEqual(baseRenewalTime(N, plus(3)), plus(2));
+  // cert-manager's two thirds, from 10 days of life up; below, certsmith renews at half (issue 16,
+  // Let's Encrypt's guidance for 6-day certificates), where cert-manager's vectors give 2/3.
+  assert.deepEqual(baseRenewalTime(N, plus(3)), plus(1.5));
+  assert.deepEqual(baseRenewalTime(N, plus(144)), plus(72), '6-day certificate: 3 days');
+  assert.deepEqual(baseRenewalTime(N, plus(239)), plus(119.5));
+  assert.deepEqual(baseRenewalTime(N, plus(240)), plus(160), 'exactly 10 days: two thirds');
   assert.deepEqual(baseRenewalTime(N, plus(4380)), plus(2920));
   assert.deepEqual(baseRenewalTime(N, plus(24), '20h'), plus(4));
-  assert.deepEqual(baseRenewalTime(N, plus(24), '25h'), plus(16));
+  assert.deepEqual(baseRenewalTime(N, plus(24), '25h'), plus(12));
   assert.deepEqual(baseRenewalTime(N, plus(730), undefined, 30), plus(511));
   assert.deepEqual(baseRenewalTime(N, plus(24, 180_000), '24h'), plus(0, 180_000));
-  assert.deepEqual(baseRenewalTime(N, plus(24, -1000)), plus(16, -1000));
+  assert.deepEqual(baseRenewalTime(N, plus(24, -1000)), plus(12, -1000));
   // renewBefore wins over the percentage; renewBefore <= 0 falls through to the percentage.
   assert.deepEqual(baseRenewalTime(N, plus(3), '1h', 25), plus(2));
   assert.deepEqual(baseRenewalTime(N, plus(3), '0s', 25), plus(2, 15 * 60_000));

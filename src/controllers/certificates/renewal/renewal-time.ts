@@ -62,10 +62,14 @@ export type RenewalDecision =
 const SECOND_MS = 1000;
 const POLICIES: readonly string[] = ['RenewBefore', 'EarliestWindow', 'Disabled'];
 
+/** Below this life, the default renewal point is half the life instead of two thirds (issue 16). */
+export const SHORT_LIFETIME_MS = 10 * 86_400_000;
+
 /**
  * cert-manager's RenewalTime without ARI (pkg/util/pki/renewaltime.go): with life D =
  * notAfter - notBefore, renew `rb` before notAfter where rb is renewBefore if 0 < renewBefore < D,
- * else D*pct/100 if 0 < pct < 100, else D/3; the result is truncated down to whole seconds.
+ * else D*pct/100 if 0 < pct < 100, else D/3 (D/2 when D is under 10 days: certsmith's rule for
+ * short-lived certificates); the result is truncated down to whole seconds.
  * renewBefore wins when both are given. Throws on an unparsable renewBefore string.
  */
 export function baseRenewalTime(notBefore: Date, notAfter: Date, renewBefore?: string | number, renewBeforePercentage?: number): Date {
@@ -82,6 +86,11 @@ export function baseRenewalTime(notBefore: Date, notAfter: Date, renewBefore?: s
   } else if (renewBeforePercentage !== undefined && renewBeforePercentage > 0 && renewBeforePercentage < 100) {
     scaledRenewal = na * 100 - life * renewBeforePercentage;
     scale = 100;
+  } else if (life < SHORT_LIFETIME_MS) {
+    // Let's Encrypt's guidance for short-lived (6-day) certificates: renew at half the life,
+    // so a failure still leaves days for retries; two thirds would leave two.
+    scaledRenewal = na * 2 - life;
+    scale = 2;
   } else {
     scaledRenewal = na * 3 - life;
     scale = 3;

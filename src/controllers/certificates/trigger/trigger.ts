@@ -71,9 +71,12 @@ function backoffWait(input: TriggerInput, now: Date, cfg: BackoffConfig): Trigge
   const generation = input.certificate.metadata.generation;
   if (failed?.status === 'False' && failed.observedGeneration !== undefined && generation !== undefined && failed.observedGeneration < generation) return undefined;
   const attempts = failedAttemptsOf(status) || undefined;
+  // The certificate still in use bounds the wait: a retry always comes before it would expire
+  // without another attempt (backoff.ts expiryBoundedDelay).
+  const notAfter = input.secret ? secretCertificate(input.secret)?.notAfter : undefined;
   const next = nextAttemptTime({
     lastFailureTime: new Date(status.lastFailureTime), attempts, uid: input.certificate.metadata.uid ?? '', cfg,
-    spread: input.failuresInSameMinute >= SPREAD_THRESHOLD,
+    spread: input.failuresInSameMinute >= SPREAD_THRESHOLD, ...(notAfter ? { notAfter } : {}),
   });
   const left = next.getTime() - now.getTime();
   if (left <= 0) return undefined;
