@@ -26,6 +26,8 @@ export interface PebbleOptions {
   alternateRoots?: number;
   /** PEBBLE_CHAIN_LENGTH. */
   chainLength?: number;
+  /** certificateValidityPeriod in seconds (Pebble's default: 5 years); 576000 = 160 h, Let's Encrypt's short-lived profile. */
+  certificateValidityPeriod?: number;
 }
 
 export interface Pebble {
@@ -69,6 +71,7 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
       ocspResponderURL: '',
       externalAccountBindingRequired: !!opts.eabKeys,
       externalAccountMACKeys: opts.eabKeys ?? {},
+      ...(opts.certificateValidityPeriod ? { certificateValidityPeriod: opts.certificateValidityPeriod } : {}),
     },
   };
   const configPath = path.join(dir, 'pebble-config.json');
