@@ -86,9 +86,15 @@ export async function cloudflareAuth(ctx: ControllerContext, c: Pick<Challenge, 
   return { apiKey: await readSecretKey(ctx, c, cfg.apiKeySecretRef, 'cloudflare.apiKeySecretRef'), email: cfg.email };
 }
 
-function cloudflareSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
+/** A DNS API that adds and removes one TXT value at a name, leaving the name's other values alone. */
+interface TXTRecordAPI {
+  present(fqdn: string, value: string): Promise<void>;
+  cleanUp(fqdn: string, value: string): Promise<void>;
+}
+
+/** Present and clean up `_acme-challenge.NAME` through a provider's API; the client is made per call, so credentials are read fresh. */
+function txtRecordSolver(ctx: ControllerContext, c: Challenge, client: () => Promise<TXTRecordAPI>): ChallengeSolver {
   const fqdn = `_acme-challenge.${c.spec.dnsName}`;
-  const client = async () => new CloudflareClient(await cloudflareAuth(ctx, c), ctx.options.dns01ProviderAPIs?.cloudflare ?? CLOUDFLARE_API);
   return {
     async present() {
       await (await client()).present(fqdn, c.spec.key);
@@ -100,21 +106,15 @@ function cloudflareSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver
   };
 }
 
+function cloudflareSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
+  return txtRecordSolver(ctx, c, async () => new CloudflareClient(await cloudflareAuth(ctx, c), ctx.options.dns01ProviderAPIs?.cloudflare ?? CLOUDFLARE_API));
+}
+
 function digitaloceanSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
-  const fqdn = `_acme-challenge.${c.spec.dnsName}`;
-  const client = async () => new DigitalOceanClient(
+  return txtRecordSolver(ctx, c, async () => new DigitalOceanClient(
     await readSecretKey(ctx, c, c.spec.solver.dns01!.digitalocean!.tokenSecretRef, 'digitalocean.tokenSecretRef'),
     ctx.options.dns01ProviderAPIs?.digitalocean ?? DIGITALOCEAN_API,
-  );
-  return {
-    async present() {
-      await (await client()).present(fqdn, c.spec.key);
-    },
-    check: () => checkTXT(ctx, c),
-    async cleanUp() {
-      await (await client()).cleanUp(fqdn, c.spec.key);
-    },
-  };
+  ));
 }
 
 function acmeDNSSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
@@ -149,20 +149,10 @@ export async function route53Keys(ctx: ControllerContext, c: Pick<Challenge, 'me
 
 function route53Solver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   const cfg = c.spec.solver.dns01!.route53!;
-  const fqdn = `_acme-challenge.${c.spec.dnsName}`;
-  const solver = async () => new Route53Solver({
+  return txtRecordSolver(ctx, c, async () => new Route53Solver({
     credentials: await route53Keys(ctx, c), role: cfg.role, region: cfg.region, hostedZoneID: cfg.hostedZoneID,
     endpoint: ctx.options.dns01ProviderAPIs?.route53,
-  });
-  return {
-    async present() {
-      await (await solver()).present(fqdn, c.spec.key);
-    },
-    check: () => checkTXT(ctx, c),
-    async cleanUp() {
-      await (await solver()).cleanUp(fqdn, c.spec.key);
-    },
-  };
+  }));
 }
 
 export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver | undefined {
