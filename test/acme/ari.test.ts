@@ -228,4 +228,35 @@ describe('ARI against Pebble behind the ARI proxy', () => {
       await new Promise((r) => setTimeout(r, 300));
     }
   });
+
+  test('429 rateLimited: the Order, the request and an Event name the limit and the Retry-After time, and no newOrder is sent before it', async () => {
+    const dnsName = `limited-${uniq()}.example.test`;
+    const limited = proxy.answer({ method: 'POST', path: /\/order-plz$/ }, { status: 429, type: 'rateLimited', detail: 'too many new orders (10) from this account in the last 3 hours', retryAfter: 600 });
+    await apply(s, manifest('ari', proxy, [{ name: 'limited', dnsName }]));
+    const hit = await limited.hit;
+    const hitAt = Date.now();
+    const deadline = hitAt + 30_000;
+    let ev;
+    while (!(ev = (await events(s)).find((e) => e.reason === 'RateLimited' && e.message?.includes('too many new orders')))) {
+      assert.ok(Date.now() < deadline, 'no RateLimited event');
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    console.log(`[429] event: ${ev.message}`);
+    assert.match(ev.message ?? '', /until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: too many new orders/);
+    const o = await s.cli(['get', 'orders', '-n', 'default', '-o', 'json']);
+    const mine = (JSON.parse(o.stdout) as { items: { metadata: { annotations?: Record<string, string> }; spec: { dnsNames?: string[] }; status?: { reason?: string } }[] }).items.filter((x) => x.spec.dnsNames?.includes(dnsName));
+    assert.equal(mine.length, 1);
+    const until = Date.parse(mine[0].metadata.annotations!['acme.certsmith.io/rate-limited-until']);
+    assert.ok(Math.abs(until - hitAt - 600_000) < 30_000, 'until = Retry-After');
+    assert.match(mine[0].status?.reason ?? '', /Rate limited by the ACME server until .*too many new orders/);
+    // the workqueue's ACME retry would have sent newOrder again within 5-10 s
+    await new Promise((r) => setTimeout(r, 8000));
+    const sent = newOrderPayloads(dnsName);
+    assert.deepEqual(sent.map((x) => x.status), [hit.status], 'no newOrder after the 429');
+    const cr = await s.cli(['get', 'certificaterequests', '-n', 'default', '-o', 'json']);
+    const req = (JSON.parse(cr.stdout) as { items: { metadata: { name: string }; status?: { conditions?: { type: string; message?: string }[] } }[] }).items.find((x) => x.metadata.name.startsWith('limited-'));
+    const msg = req?.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+    console.log(`[429] CertificateRequest Ready: ${msg}`);
+    assert.match(msg, /Rate limited by the ACME server until/);
+  });
 });

@@ -19,6 +19,8 @@ export const ANN_ACCOUNT = 'acme.certsmith.io/account';
  * status.url was interrupted between sending newOrder and recording the answer.
  */
 export const ANN_CREATING = 'acme.certsmith.io/creating-since';
+/** RFC 8555 §6.6: the ACME server answered 429 rateLimited; nothing is sent for this Order before this time */
+export const ANN_RATE_LIMITED = 'acme.certsmith.io/rate-limited-until';
 /** which retry of its CertificateRequest an Order is (absent: the first Order) */
 export const ANN_RETRY = 'acme.certsmith.io/retry';
 

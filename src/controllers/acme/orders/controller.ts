@@ -15,7 +15,7 @@ import { parseDuration } from '../../../api/duration.ts';
 import { clientForIssuer, reportAccountGone } from '../account/controller.ts';
 import { describeProfiles } from '../account/account.ts';
 import { isTrue, rfc3339 } from '../../../api/conditions.ts';
-import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, isUnreachable, type FailureCause } from '../recovery.ts';
+import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isUnreachable, type FailureCause } from '../recovery.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { WrittenVersions } from '../written-versions.ts';
@@ -163,6 +163,7 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       const issuerState = issuer?.spec?.acme ? { ready: isTrue(issuer.status?.conditions, 'Ready'), accountUrl: issuer.status?.acme?.uri || undefined } : undefined;
       const step = decideOrder({ order, solvers: issuer?.spec?.acme?.solvers ?? [], challenges: owned, issuer: issuerState }, ctx.clock.now());
       if (step.kind === 'none' || step.kind === 'wait-issuer') return;
+      if (step.kind === 'rate-limited') return { requeueAfterMs: step.untilMs };
       if (step.kind === 'no-solver') {
         // Waits for an issuer change, which re-queues the Order.
         record(ctx, order, [step.event]);
@@ -242,8 +243,10 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
                 throw e;
               }
               // The URL first, before anything else can happen to this order (fetching authorizations, a kill).
+              // A rate-limit reason from an earlier attempt is over now.
+              const { reason: _over, ...before } = order.status ?? {};
               const status: OrderStatus = {
-                ...(order.status ?? {}), url: created.url, finalizeURL: created.finalize, state: stateOf(created.status),
+                ...before, url: created.url, finalizeURL: created.finalize, state: stateOf(created.status),
                 authorizations: created.authorizations.map((url) => ({ url })),
               };
               const recorded = await writeStatus(marked, status);
@@ -307,6 +310,18 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
           ctx.recorder.event(order, 'Warning', gone.reason, reason);
           return;
         }
+        if (e instanceof AcmeError && e.shortType === 'rateLimited') {
+          // RFC 8555 §6.6: which limit (the problem's detail) and until when, on the Order and in an
+          // Event; the mark keeps every controller pass, and a restart, from asking before then.
+          const waitMs = rateLimitWaitMs(e.retryAfterMs);
+          const until = rfc3339(new Date(now().getTime() + waitMs));
+          const reason = `Rate limited by the ACME server until ${until}: ${e.detail || e.message}`;
+          let fresh = (await ctx.store.get<OrderObj>(Order, namespace, name)) ?? order;
+          fresh = await annotate(fresh, { [ANN_RATE_LIMITED]: until });
+          await writeStatus(fresh, { ...(fresh.status ?? {}), reason });
+          ctx.recorder.event(order, 'Warning', 'RateLimited', `${reason}; no request for this order is sent before then`);
+          return { requeueAfterMs: waitMs };
+        }
         if (isUnreachable(e)) {
           ctx.recorder.event(order, 'Warning', 'ACMEServerUnreachable', `Could not reach the ACME server; retrying with backoff: ${(e as Error).message}`);
         }
@@ -326,6 +341,11 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       }
     },
   };
+}
+
+/** How long to hold an Order after 429: Retry-After (at least a second), or 15 minutes when the server gave none. */
+export function rateLimitWaitMs(retryAfterMs: number | undefined): number {
+  return retryAfterMs === undefined ? 15 * 60_000 : Math.max(1000, retryAfterMs);
 }
 
 /** RFC 9773 §5: 409 alreadyReplaced, or a CA that rejects the replaces value itself (malformed naming it). */

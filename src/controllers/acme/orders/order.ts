@@ -9,7 +9,7 @@ import type { EventSpec } from '../../decision.ts';
 import { computeName } from '../names.ts';
 import { selectSolver } from './solver-selection.ts';
 import { withHTTP01Overrides } from './http01-overrides.ts';
-import { ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, isFailureCause, type FailureCause } from '../recovery.ts';
+import { ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isFailureCause, type FailureCause } from '../recovery.ts';
 
 export const FAILURE_STATES = ['invalid', 'expired', 'errored'];
 export const FINAL_STATES = ['valid', ...FAILURE_STATES];
@@ -19,6 +19,8 @@ export type ChallengeDraft = Challenge & { spec: Omit<ChallengeSpec, 'key'> & { 
 
 export type OrderStep =
   | { kind: 'none' }
+  /** the ACME server said 429 with Retry-After: nothing is sent before then (ANN_RATE_LIMITED) */
+  | { kind: 'rate-limited'; untilMs: number }
   /** lost: an earlier process sent newOrder and died before it recorded the answer (write-ahead mark without URL) */
   | { kind: 'create'; lost: boolean }
   /** the issuer is registering (again): nothing is sent to the ACME server meanwhile; an issuer update wakes the Order */
@@ -101,6 +103,8 @@ export function decideOrder(input: OrderInput, now: Date): OrderStep {
   const state = st.state ?? '';
   if (FAILURE_STATES.includes(state)) return { kind: 'none' };
   const done = state === 'valid' && !!st.certificate;
+  const limitedUntil = Date.parse(order.metadata.annotations?.[ANN_RATE_LIMITED] ?? '');
+  if (!done && limitedUntil > now.getTime()) return { kind: 'rate-limited', untilMs: limitedUntil - now.getTime() };
   const createdUnder = order.metadata.annotations?.[ANN_ACCOUNT];
   if (!done && input.issuer?.ready && input.issuer.accountUrl && createdUnder && st.url && createdUnder !== input.issuer.accountUrl) {
     // RFC 8555 binds an order to its account: under the account the issuer has now, this one

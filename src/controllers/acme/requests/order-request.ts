@@ -166,7 +166,9 @@ export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRe
     const f = failed(status, 'OrderFailed', `Failed to wait for order resource "${name}" to become ready: order is in "${state}" state: ${order.status?.reason ?? ''}`, now);
     return { ...out, status: f.status, events: [f.event] };
   }
-  const waiting = `Waiting on certificate issuance from order ${ns}/${name}: "${state}"`;
+  // A reason on an Order that has not failed says why it waits (rate limited by the CA: until when).
+  const why = order.status?.reason && !ORDER_FAILURE_STATES.includes(state) ? `; ${order.status.reason}` : '';
+  const waiting = `Waiting on certificate issuance from order ${ns}/${name}: "${state}"${why}`;
   if (state !== 'valid' || !order.status?.certificate) {
     const p = pending(status, 'OrderPending', waiting, now);
     return { ...out, status: p.status, events: [...out.events, ...p.events] };
