@@ -36,7 +36,10 @@ test('bin/certsmith.mjs runs dist/, never tsx', () => {
 /** Every module file a run of the compiled CLI loads: ES modules through a resolve hook, CommonJS ones through NODE_DEBUG. */
 async function modulesLoadedBy(args: string[]): Promise<{ code: number; stdout: string; modules: string[] }> {
   const hook = 'export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.startsWith("file:")) process.stderr.write("ESM " + r.url + "\\n"); return r; }';
-  const register = `import { register } from 'node:module'; register(${JSON.stringify('data:text/javascript,' + encodeURIComponent(hook))});`;
+  // Node 22.15+/24 run register()'s hooks on a thread of their own whose writes can be lost when a
+  // short command exits; registerHooks() runs them in the main thread, so use it where it exists.
+  const inThread = "m.registerHooks({ resolve(s, c, next) { const r = next(s, c); if (r.url.startsWith('file:')) process.stderr.write('ESM ' + r.url + '\\n'); return r; } })";
+  const register = `import m from 'node:module'; if (m.registerHooks) ${inThread}; else m.register(${JSON.stringify('data:text/javascript,' + encodeURIComponent(hook))});`;
   const r = await run(process.execPath, ['--import', 'data:text/javascript,' + encodeURIComponent(register), compiledBin, ...args], { env: { NODE_DEBUG: 'module' } });
   const modules = new Set<string>();
   for (const line of r.stderr.split('\n')) {
