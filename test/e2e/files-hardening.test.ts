@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { certsmithBin, run, startServer, waitFor } from './harness.ts';
+import { processGone } from '../rig/processes.ts';
 
 function serverArgs(dataDir: string): string[] {
   return [certsmithBin, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--health-listen', '127.0.0.1:0'];
@@ -51,19 +52,6 @@ spec:
   issuerRef: { name: selfsigned, kind: ClusterIssuer, group: cert-manager.io }
 `;
 
-/** gone, or a zombie nobody reaped yet (in a container, pid 1 may never reap) */
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
 
 for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
   test(`a ${signal} to certsmith server ends a running deploy hook and what it started`, { timeout: 120_000 }, async () => {
@@ -80,7 +68,7 @@ for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
       const started = Date.now();
       if (signal === 'SIGKILL') server.kill();
       else await server.stop();
-      await waitFor('the hook\'s child to be gone', () => isGone(child), 15_000);
+      await waitFor('the hook\'s child to be gone', () => processGone(child), 15_000);
       // before, SIGTERM waited for the hook (its 5 minute timeout) and SIGKILL left it running
       assert.ok(Date.now() - started < 15_000);
     } finally {

@@ -116,3 +116,26 @@ export function runCommand(program: string, args: string[], opts: { cwd?: string
     }
   });
 }
+
+/** Whether pid is gone, or a zombie nobody reaped yet (in a container, pid 1 may never reap). */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return /^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Polls fn every 50 ms until it returns true; throws naming what was awaited after timeoutMs. */
+export async function pollUntil(what: string, fn: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

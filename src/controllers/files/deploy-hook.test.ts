@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hookEnvironment, hookRetryDelayMs, redactKeyMaterial, runDeployHook } from './deploy-hook.ts';
 import { HookLedger } from './hook-ledger.ts';
+import { processGone, pollUntil } from '../../../test/rig/processes.ts';
 
 test('the hook gets names, paths and certbot\'s variables', async () => {
   const env = hookEnvironment({
@@ -61,27 +62,7 @@ test('the ledger survives a restart and is written 0600', async () => {
   }
 });
 
-/** gone, or a zombie nobody reaped yet (in a container, pid 1 may never reap) */
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
 
-async function until(what: string, fn: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function pidIn(file: string): number | undefined {
   try {
@@ -98,7 +79,7 @@ test('stopping kills the hook\'s whole process group, also what ignores SIGTERM'
     const pidFile = join(dir, 'child.pid');
     const stop = new AbortController();
     const running = runDeployHook(`sh -c 'trap "" TERM; sleep 300' & echo $! > ${pidFile}; wait`, { env: {}, signal: stop.signal, killGraceMs: 500 });
-    await until('the hook\'s child', () => pidIn(pidFile) !== undefined);
+    await pollUntil('the hook\'s child', () => pidIn(pidFile) !== undefined, 10_000);
     const child = pidIn(pidFile)!;
     const started = Date.now();
     stop.abort();
@@ -106,7 +87,7 @@ test('stopping kills the hook\'s whole process group, also what ignores SIGTERM'
     assert.equal(out.interrupted, true);
     assert.equal(out.ok, false);
     assert.ok(Date.now() - started < 5_000, 'stop does not wait for the hook');
-    await until('the hook\'s child to be gone', () => isGone(child), 3_000);
+    await pollUntil('the hook\'s child to be gone', () => processGone(child), 3_000);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -119,11 +100,11 @@ test('a hook outlives no SIGKILL of certsmith: its watchdog kills the group', { 
     // a certsmith stand-in that runs one hook and is then SIGKILLed
     const script = `import('${join(import.meta.dirname, 'deploy-hook.ts')}').then((m) => m.runDeployHook(${JSON.stringify(`sleep 300 & echo $! > ${pidFile}; wait`)}, { env: {} }));`;
     const certsmith = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: 'ignore' });
-    await until('the hook\'s child', () => pidIn(pidFile) !== undefined, 20_000);
+    await pollUntil('the hook\'s child', () => pidIn(pidFile) !== undefined, 20_000);
     const child = pidIn(pidFile)!;
-    assert.equal(isGone(child), false);
+    assert.equal(processGone(child), false);
     certsmith.kill('SIGKILL');
-    await until('the orphaned hook\'s child to be gone', () => isGone(child), 5_000);
+    await pollUntil('the orphaned hook\'s child to be gone', () => processGone(child), 5_000);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -144,7 +125,7 @@ test('a hook that ends by itself leaves what it started running, as it always di
     assert.equal(out.ok, true);
     const child = pidIn(pidFile)!;
     await new Promise((r) => setTimeout(r, 500));
-    assert.equal(isGone(child), false, 'a daemon the hook started is not killed');
+    assert.equal(processGone(child), false, 'a daemon the hook started is not killed');
     process.kill(child, 'SIGKILL');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { EventType } from '../../api/resources.ts';
 import type { CoreEvent } from '../../runtime/events.ts';
 import { ANN } from '../certificates/objects.ts';
 import { FILES_CONDITION } from './controller.ts';
+import { processGone, pollUntil } from '../../../test/rig/processes.ts';
 
 const ecdsa = { algorithm: 'ECDSA' };
 
@@ -26,27 +27,7 @@ async function events(lc: Lifecycle, name: string, reason: string): Promise<Core
   return all.filter((e) => e.involvedObject.name === name && e.reason === reason);
 }
 
-async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
-/** gone, or a zombie nobody reaped yet (in a container, pid 1 may never reap) */
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
 
 test('CA Certificates are not mirrored unless asked; certsmith.io/mirror-files: "false" opts out and removes what was mirrored', async () => {
   const root = tmp();
@@ -109,11 +90,11 @@ test('slow deploy hooks do not hold back other Certificates\' files', { timeout:
     await withCA(lc);
     const slow = ['slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5'];
     for (const n of slow) await lc.apply(certificate(n, { dnsNames: [`${n}.example.test`], privateKey: ecdsa }));
-    await until('the slow Certificates\' files', () => slow.every((n) => existsSync(join(dir, 'default', `${n}-tls`, 'tls.key'))));
-    await until('slow hooks running', () => existsSync(log) && readFileSync(log, 'utf8').includes('start slow-'));
+    await pollUntil('the slow Certificates\' files', () => slow.every((n) => existsSync(join(dir, 'default', `${n}-tls`, 'tls.key'))), 15_000);
+    await pollUntil('slow hooks running', () => existsSync(log) && readFileSync(log, 'utf8').includes('start slow-'), 15_000);
     // while those hooks hang, another Certificate's files still go live
     await lc.apply(certificate('fast', { dnsNames: ['fast.example.test'], privateKey: ecdsa }));
-    await until('the fast Certificate\'s files while slow hooks hang', () => existsSync(join(dir, 'default', 'fast-tls', 'tls.key')), 20_000);
+    await pollUntil('the fast Certificate\'s files while slow hooks hang', () => existsSync(join(dir, 'default', 'fast-tls', 'tls.key')), 20_000);
     assert.doesNotMatch(readFileSync(log, 'utf8'), /end slow-/, 'the slow hooks were still hanging');
 
     writeFileSync(gate, '');
@@ -137,7 +118,7 @@ test('stopping the controllers kills a running hook\'s process group; the hook r
   try {
     await withCA(lc);
     await lc.apply(certificate('web', { dnsNames: ['web.example.test'], privateKey: ecdsa }));
-    await until('the hook\'s child', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')) > 0);
+    await pollUntil('the hook\'s child', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')) > 0, 15_000);
     const child = Number(readFileSync(pidFile, 'utf8'));
     const started = Date.now();
     const stopped = await Promise.race([
@@ -146,7 +127,7 @@ test('stopping the controllers kills a running hook\'s process group; the hook r
     ]);
     assert.equal(stopped, true, 'stop did not wait for the hook');
     assert.ok(Date.now() - started < 15_000);
-    await until('the hook\'s child to be gone', () => isGone(child), 5_000);
+    await pollUntil('the hook\'s child to be gone', () => processGone(child), 5_000);
 
     lc.running = await startControllers({ store: lc.store, clock: lc.clock, logger: silentLogger, options: { metricsListen: '', healthListen: '', secretsDir: dir, deployHook: hook } });
     await lc.settle();
