@@ -2,6 +2,9 @@
 // it, and waiting in real time for what the controllers do.
 import assert from 'node:assert/strict';
 import type { Lifecycle } from '../lifecycle/harness.ts';
+import { ClusterIssuer } from '../../src/api/resources.ts';
+import type { ResourceType } from '../../src/api/resources.ts';
+import type { ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
 import type { CertificateObj } from '../../src/controllers/certificates/objects.ts';
 
 export const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -43,4 +46,13 @@ export async function acmeRequestCount(lc: Lifecycle): Promise<number> {
   const metric = lc.running.metrics.registry.getSingleMetric('certmanager_http_acme_client_request_count');
   if (!metric) return 0;
   return (await metric.get()).values.reduce((n, v) => n + v.value, 0);
+}
+
+/** Waits for the (Cluster)Issuer to say Ready=False InvalidSolverConfig with a message matching re; returns the message. */
+export function waitForInvalidSolverConfig(lc: Lifecycle, name: string, re: RegExp, kind: ResourceType = ClusterIssuer, ns?: string): Promise<string> {
+  const issuer = () => lc.store.get<ClusterIssuerObj>(kind, ns, name);
+  return waitFor(`${name} Ready=False ${re}`, async () => {
+    const cond = (await issuer())?.status?.conditions?.find((c) => c.type === 'Ready');
+    return cond?.status === 'False' && cond.reason === 'InvalidSolverConfig' && re.test(cond.message ?? '') ? cond.message! : undefined;
+  }, async () => (await issuer())?.status);
 }

@@ -11,7 +11,7 @@ import type { Secret } from '../../src/api/meta.ts';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { startCloudflareAPI, type CloudflareAPI } from '../rig/cloudflare-api.ts';
 import { startLifecycle, type Lifecycle } from '../lifecycle/harness.ts';
-import { acmeCertificate, b64, ready, waitFor, waitForReadyCertificate } from './acme-rig.ts';
+import { acmeCertificate, b64, ready, waitFor, waitForReadyCertificate, waitForInvalidSolverConfig } from './acme-rig.ts';
 
 const uniq = () => crypto.randomBytes(3).toString('hex');
 const TOKEN = `cf-token-${crypto.randomBytes(12).toString('hex')}`;
@@ -124,14 +124,10 @@ describe('DNS-01 through the Cloudflare API', () => {
         },
       });
     }
-    const notReady = (name: string, re: RegExp) => waitFor(`${name} Ready=False ${re}`, async () => {
-      const cond = (await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, name))?.status?.conditions?.find((c) => c.type === 'Ready');
-      return cond?.status === 'False' && cond.reason === 'InvalidSolverConfig' && re.test(cond.message ?? '') ? cond.message! : undefined;
-    }, async () => (await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, name))?.status);
-    const m1 = await notReady('cf-refused', /solvers\[0\]\.dns01: .*9109 Invalid access token/);
+    const m1 = await waitForInvalidSolverConfig(lc, 'cf-refused', /solvers\[0\]\.dns01: .*9109 Invalid access token/);
     assert.ok(!m1.includes('not-the-token'));
-    await notReady('cf-missing', /key "no-such-key" not found in secret "cert-manager\/cloudflare"/);
-    await notReady('cf-unknown-zone', /no zone of this account contains nowhere\.test/);
+    await waitForInvalidSolverConfig(lc, 'cf-missing', /key "no-such-key" not found in secret "cert-manager\/cloudflare"/);
+    await waitForInvalidSolverConfig(lc, 'cf-unknown-zone', /no zone of this account contains nowhere\.test/);
     // a name no selector routes elsewhere, in no zone of the account: reported on its Challenge
     const unknown = `z-${uniq()}.nowhere.test`;
     await lc.apply(acmeCertificate('cf-unknown', [unknown]));

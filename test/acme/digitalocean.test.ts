@@ -11,14 +11,10 @@ import type { Secret } from '../../src/api/meta.ts';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { startDigitalOceanAPI, type DigitalOceanAPI } from '../rig/digitalocean-api.ts';
 import { startLifecycle, type Lifecycle } from '../lifecycle/harness.ts';
-import { acmeCertificate, b64, ready, waitFor, waitForReadyCertificate } from './acme-rig.ts';
+import { acmeCertificate, b64, ready, waitFor, waitForReadyCertificate, waitForInvalidSolverConfig } from './acme-rig.ts';
 
 const uniq = () => crypto.randomBytes(3).toString('hex');
 const TOKEN = `dop_v1_${crypto.randomBytes(32).toString('hex')}`;
-const notReady = (lc: Lifecycle, name: string, re: RegExp, kind = ClusterIssuer, ns?: string) => waitFor(`${name} Ready=False ${re}`, async () => {
-  const cond = (await lc.store.get<ClusterIssuerObj>(kind, ns, name))?.status?.conditions?.find((c) => c.type === 'Ready');
-  return cond?.status === 'False' && cond.reason === 'InvalidSolverConfig' && re.test(cond.message ?? '') ? cond.message! : undefined;
-}, async () => (await lc.store.get<ClusterIssuerObj>(kind, ns, name))?.status);
 
 describe('DNS-01 through the DigitalOcean API', () => {
   let cts: ChallTestSrv;
@@ -77,7 +73,7 @@ describe('DNS-01 through the DigitalOcean API', () => {
       apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'do-refused' },
       spec: { acme: { server: pebble.directoryUrl, caBundle: b64(pebble.caPem), privateKeySecretRef: { name: 'do-refused-account' }, solvers: [{ dns01: { digitalocean: { tokenSecretRef: { name: 'digitalocean', key: 'wrong' } } } }] } },
     });
-    const m = await notReady(lc, 'do-refused', /solvers\[0\]\.dns01: DigitalOcean .*HTTP 401 Unauthorized: Unable to authenticate you/);
+    const m = await waitForInvalidSolverConfig(lc, 'do-refused', /solvers\[0\]\.dns01: DigitalOcean .*HTTP 401 Unauthorized: Unable to authenticate you/);
     assert.ok(!m.includes('dop_v1_wrong'));
     const unknown = `z-${uniq()}.nowhere.test`;
     await lc.apply(acmeCertificate('do-unknown', [unknown]));

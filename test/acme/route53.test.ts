@@ -12,17 +12,13 @@ import type { Secret } from '../../src/api/meta.ts';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { startRoute53API, type Route53API } from '../rig/route53-api.ts';
 import { startLifecycle, type Lifecycle } from '../lifecycle/harness.ts';
-import { acmeCertificate, b64, ready, waitFor, waitForReadyCertificate } from './acme-rig.ts';
+import { acmeCertificate, b64, ready, waitFor, waitForReadyCertificate, waitForInvalidSolverConfig } from './acme-rig.ts';
 
 const uniq = () => crypto.randomBytes(3).toString('hex');
 const KEY_ID = `AKIA${crypto.randomBytes(8).toString('hex').toUpperCase()}`;
 const SECRET = crypto.randomBytes(30).toString('base64');
 const AMBIENT_ID = `AKIA${crypto.randomBytes(8).toString('hex').toUpperCase()}`;
 const AMBIENT_SECRET = crypto.randomBytes(30).toString('base64');
-const notReady = (lc: Lifecycle, name: string, re: RegExp, kind = ClusterIssuer, ns?: string) => waitFor(`${name} Ready=False ${re}`, async () => {
-  const cond = (await lc.store.get<ClusterIssuerObj>(kind, ns, name))?.status?.conditions?.find((c) => c.type === 'Ready');
-  return cond?.status === 'False' && cond.reason === 'InvalidSolverConfig' && re.test(cond.message ?? '') ? cond.message! : undefined;
-}, async () => (await lc.store.get<ClusterIssuerObj>(kind, ns, name))?.status);
 
 describe('DNS-01 through Route 53 (AWS SDK v3, SigV4 verified)', () => {
   let cts: ChallTestSrv;
@@ -106,8 +102,8 @@ describe('DNS-01 through Route 53 (AWS SDK v3, SigV4 verified)', () => {
     const keys = (key: string) => ({ accessKeyID: KEY_ID, secretAccessKeySecretRef: { name: 'aws', key } });
     await lc.apply({ apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'r53-refused' }, spec: { acme: acme('r53-refused', keys('wrong')) } });
     await lc.apply({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'r53-ns', namespace: 'default' }, spec: { acme: acme('r53-ns', {}) } });
-    const m = await notReady(lc, 'r53-refused', /SignatureDoesNotMatch/);
+    const m = await waitForInvalidSolverConfig(lc, 'r53-refused', /SignatureDoesNotMatch/);
     assert.ok(!m.includes('wrong-secret') && !m.includes(SECRET));
-    await notReady(lc, 'r53-ns', /ambient AWS credentials are used for ClusterIssuers only/, Issuer, 'default');
+    await waitForInvalidSolverConfig(lc, 'r53-ns', /ambient AWS credentials are used for ClusterIssuers only/, Issuer, 'default');
   });
 });
