@@ -10,6 +10,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { CertificationRequest } from 'pkijs';
 import { parseCSR } from '../pki/csr.ts';
 import { parseDuration, formatDuration } from './duration.ts';
+import { isWellFormed, loneSurrogate } from './unicode.ts';
 import type { KubeObject } from './meta.ts';
 import type { ResourceType } from './resources.ts';
 import { dns01Providers, issuerTypes, schemasByKind, signatureAlgorithms, tsigAlgorithms } from './schema.ts';
@@ -225,16 +226,8 @@ function extraTopLevelFields(type: ResourceType): Record<string, true> {
 // ---------------------------------------------------------------------------------------------
 // well-formed Unicode
 
-// With the u flag a surrogate pair is one code point, so \p{Cs} only matches a lone surrogate.
-const loneSurrogateRe = /\p{Cs}/u;
-
-/** Whether s is well-formed Unicode (String.prototype.isWellFormed, which ES2022's lib lacks). */
-export function isWellFormed(s: string): boolean {
-  return !loneSurrogateRe.test(s);
-}
-
 function wellFormedError(s: string): string {
-  const c = loneSurrogateRe.exec(s)![0].charCodeAt(0).toString(16).toUpperCase();
+  const c = loneSurrogate(s)!.toString(16).toUpperCase();
   return `must be well-formed Unicode: contains a lone UTF-16 surrogate (U+${c}), which no certificate can encode`;
 }
 

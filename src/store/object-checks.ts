@@ -6,6 +6,7 @@
 // store apply the same rules with the same messages.
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
+import { loneSurrogate } from '../api/unicode.ts';
 import { jsonEqual } from './patch.ts';
 import { labelKeyProblem } from './selectors.ts';
 import { StoreError } from './store.ts';
@@ -100,23 +101,6 @@ function childPath(parent: string, key: string | number): string {
   if (typeof key === 'number') return `${parent}[${key}]`;
   if (/^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(key)) return parent ? `${parent}.${key}` : key;
   return `${parent}[${JSON.stringify(key)}]`;
-}
-
-/** The lone surrogate in s, or undefined; String.prototype.isWellFormed is not in ES2022's lib. */
-function loneSurrogate(s: string): number | undefined {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0xd800 || c > 0xdfff) continue;
-    if (c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        i++;
-        continue;
-      }
-    }
-    return c;
-  }
-  return undefined;
 }
 
 function surrogateError(path: string, code: number, isKey: boolean): StoreError {
