@@ -20,6 +20,16 @@ export function needsAutoApproval(conditions: Condition[] | undefined): boolean 
   return approvalState(conditions) === 'pending' && ready !== 'Failed' && ready !== 'Issued';
 }
 
+/**
+ * Whether certsmith's approver takes a pending request. A request whose issuer does not exist
+ * is approved, as cert-manager's approver approves every request, and then reports
+ * IssuerNotFound; one whose issuer exists but is of a type certsmith does not sign for
+ * (`issuerServedElsewhere`) is left to that signer's approver.
+ */
+export function autoApproves(input: { autoApprove: boolean; issuerServedElsewhere: boolean; conditions: Condition[] | undefined }): boolean {
+  return input.autoApprove && !input.issuerServedElsewhere && needsAutoApproval(input.conditions);
+}
+
 export function approve(conditions: Condition[] | undefined, now: Date, reason = APPROVER_REASON, message = APPROVED_MESSAGE): Condition[] {
   return setCondition(conditions, { type: 'Approved', status: 'True', reason, message }, now);
 }

@@ -4,7 +4,7 @@ import { getCondition, isTrue, rfc3339, setCondition } from '../../api/condition
 import type { Condition } from '../../api/meta.ts';
 import type { CertificateRequestObj } from '../certificates/objects.ts';
 import type { EventSpec } from '../decision.ts';
-import { approvalState, approve, needsAutoApproval } from './approval.ts';
+import { approvalState, approve, autoApproves } from './approval.ts';
 
 export type CRStatus = NonNullable<CertificateRequestObj['status']>;
 
@@ -58,11 +58,9 @@ export function gateRequest(input: GateInput, now: Date): GateResult {
   if (isTrue(conds, 'InvalidRequest')) return { kind: 'stop', events };
   if (ready?.reason === 'Failed' || ready?.reason === 'Issued') return { kind: 'stop', events };
 
-  // Only issuers certsmith signs for are approved automatically, so a request for an issuer
-  // served elsewhere is left to that signer's approver.
   const issuerType = input.issuer ? issuerTypeOf(input.issuer) : 'unsupported';
   if (approvalState(conds) === 'pending') {
-    if (!input.autoApprove || !input.issuer || issuerType === 'unsupported' || !needsAutoApproval(conds)) {
+    if (!autoApproves({ autoApprove: input.autoApprove, issuerServedElsewhere: !!input.issuer && issuerType === 'unsupported', conditions: conds })) {
       return { kind: 'stop', events: [{ type: 'Normal', reason: 'WaitingForApproval', message: 'Not signing CertificateRequest until it is Approved' }] };
     }
     status = { ...status, conditions: approve(conds, now) };
