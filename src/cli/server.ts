@@ -11,7 +11,7 @@ import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
 import { untilSignal } from './signals.ts';
-import { checkDataDir, DataDirError } from '../server/data-dir.ts';
+import { checkDataDir, DataDirError, lockDataDir } from '../server/data-dir.ts';
 
 export interface ControllerFlags {
   autoApprove: boolean;
@@ -176,6 +176,7 @@ export function registerServerCommand(program: Command) {
       // before anything is read from it: the token there makes an API admin
       try {
         checkDataDir(dataDir);
+        await lockDataDir(dataDir); // held until the process exits: one server per data dir
       } catch (e) {
         if (e instanceof DataDirError) throw new CliError(`--data-dir: ${e.message}`);
         throw e;

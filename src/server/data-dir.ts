@@ -3,7 +3,7 @@
 // the folder or replace the token owns the server, so both are checked before anything is
 // read from them, and refused, not repaired: a folder that was open may already have been
 // tampered with, and silently fixing its mode would hide that.
-import { lstatSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export class DataDirError extends Error {
@@ -55,4 +55,54 @@ export function checkTokenFile(path: string): void {
   if (st.mode & 0o077) {
     throw new DataDirError(`API token ${path} has mode ${octal(st.mode)}: it must be readable and writable by its owner only (chmod 600 ${path}, or remove it and certsmith makes a new one)`);
   }
+}
+
+/** a held data-dir lock: released when the process ends, however it ends */
+export interface DataDirLock {
+  release(): void;
+}
+
+/** held locks, so that a lock is never closed by the garbage collector while its server runs */
+const heldLocks = new Set<{ close(): unknown }>();
+
+/**
+ * One server per data dir: two on one state database would both run --apply, rewrite the
+ * kubeconfig and race each other's controllers. The lock is SQLite's exclusive lock on
+ * DIR/server.lock (an fcntl lock on a database no one else opens): the kernel drops it when
+ * the holder dies, kill -9 included, so there is no stale lock to clean up and no pid-reuse
+ * guess, as a pid file with a liveness check would have. The holder's pid goes to
+ * DIR/server.pid only to name it in the refusal.
+ */
+export async function lockDataDir(dir: string): Promise<DataDirLock> {
+  // loaded here: every other command would pay for the native module
+  const { default: Database } = await import('better-sqlite3');
+  const lockPath = join(dir, 'server.lock');
+  const pidPath = join(dir, 'server.pid');
+  const db = new Database(lockPath, { timeout: 0 });
+  try {
+    db.pragma('journal_mode = OFF');
+    db.pragma('locking_mode = EXCLUSIVE');
+    // the first write takes the exclusive lock; locking_mode EXCLUSIVE keeps it until close
+    db.exec('BEGIN EXCLUSIVE; COMMIT');
+  } catch (e) {
+    db.close();
+    if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw e;
+    let holder = '';
+    try {
+      const pid = readFileSync(pidPath, 'utf8').trim();
+      if (/^[0-9]+$/.test(pid)) holder = ` (pid ${pid})`;
+    } catch {
+      // the holder has not written its pid yet
+    }
+    throw new DataDirError(`data dir ${dir} is in use by another certsmith server${holder}: stop it first, or give this one its own --data-dir`);
+  }
+  writeFileSync(pidPath, `${process.pid}\n`, { mode: 0o600 });
+  heldLocks.add(db);
+  return {
+    release() {
+      if (!heldLocks.delete(db)) return;
+      rmSync(pidPath, { force: true });
+      db.close();
+    },
+  };
 }
