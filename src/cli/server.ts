@@ -11,6 +11,7 @@ import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
 import { untilSignal } from './signals.ts';
+import { backoffFromFlags, BackoffFlagError } from '../composition/backoff.ts';
 import { checkDataDir, DataDirError, lockDataDir } from '../server/data-dir.ts';
 
 export interface ControllerFlags {
@@ -70,13 +71,27 @@ function durationFlag(value: string | undefined, flag: string): number | undefin
 
 const list = (v: string | undefined) => v?.split(',').map((s) => s.trim()).filter(Boolean);
 
+/** cert-manager's rules for the two backoff flags: 0 is the default, negative or max < initial is refused. */
+function backoffFlags(f: ControllerFlags): { initialMs: number; maxMs: number } {
+  try {
+    return backoffFromFlags(
+      { flag: '--backoff-initial', text: f.backoffInitial, ms: durationFlag(f.backoffInitial, '--backoff-initial') },
+      { flag: '--backoff-max', text: f.backoffMax, ms: durationFlag(f.backoffMax, '--backoff-max') },
+    );
+  } catch (e) {
+    if (e instanceof BackoffFlagError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
 export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   parseListen(f.metricsListen, '--metrics-listen');
   parseListen(f.healthListen, '--health-listen');
+  const backoff = backoffFlags(f);
   return {
     noAutoApprove: !f.autoApprove,
-    backoffInitialMs: durationFlag(f.backoffInitial, '--backoff-initial'),
-    backoffMaxMs: durationFlag(f.backoffMax, '--backoff-max'),
+    backoffInitialMs: backoff.initialMs,
+    backoffMaxMs: backoff.maxMs,
     secretsDir: f.secretsDir ? resolve(f.secretsDir) : undefined,
     keepFiles: f.keepFiles,
     filesOwner: f.filesOwner,
