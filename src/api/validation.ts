@@ -12,6 +12,7 @@ import { parseCSR } from '../pki/csr.ts';
 import { parseDuration, formatDuration } from './duration.ts';
 import { isWellFormed, loneSurrogate } from './unicode.ts';
 import type { KubeObject } from './meta.ts';
+import { CAInjectorAnnotation, CERT_MANAGER_PREFIX, isCertManagerKey } from './annotations.ts';
 import type { ResourceType } from './resources.ts';
 import { dns01Providers, issuerTypes, schemasByKind, signatureAlgorithms, tsigAlgorithms } from './schema.ts';
 import { defaultCertificateDurationMs, minimumCertificateDurationMs, minimumRenewBeforeMs } from './defaults.ts';
@@ -582,7 +583,7 @@ function validateCertificateSpec(spec: Obj, p: string, errs: Errors): void {
     validateAnnotationKeys(spec.secretTemplate.annotations, child(tp, 'annotations'), errs);
     if (isObj(spec.secretTemplate.annotations)) {
       for (const k of Object.keys(spec.secretTemplate.annotations)) {
-        if (k.startsWith('cert-manager.io/') && k !== 'cert-manager.io/allow-direct-injection') {
+        if (k.startsWith(CERT_MANAGER_PREFIX) && k !== CAInjectorAnnotation.allowDirectInjection) {
           errs.invalid(mapKey(child(tp, 'annotations'), k), k, 'cert-manager.io/* annotations are not allowed');
         }
       }
@@ -816,11 +817,10 @@ function validateCertificateRequest(obj: KubeObject, old: KubeObject | undefined
       errs.forbidden(cp, `'${t}' condition may not be modified once set`);
     }
   }
-  const owned = (k: string) => k.startsWith('cert-manager.io/') || k.startsWith('acme.cert-manager.io/');
   const a0 = (old.metadata?.annotations ?? {}) as Record<string, string>;
   const a1 = (obj.metadata?.annotations ?? {}) as Record<string, string>;
   for (const k of new Set([...Object.keys(a0), ...Object.keys(a1)])) {
-    if (owned(k) && a0[k] !== a1[k]) errs.forbidden(mapKey('metadata.annotations', k), 'cannot change cert-manager annotation after creation');
+    if (isCertManagerKey(k) && a0[k] !== a1[k]) errs.forbidden(mapKey('metadata.annotations', k), 'cannot change cert-manager annotation after creation');
   }
 }
 

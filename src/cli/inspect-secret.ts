@@ -3,6 +3,7 @@
 import crypto from 'node:crypto';
 import { SecretType } from '../api/resources.ts';
 import type { Secret } from '../api/meta.ts';
+import { CERT_MANAGER_PREFIX } from '../api/annotations.ts';
 import type { Store } from '../store/store.ts';
 import { certificateMatchesKey, parseCertificate, splitPEM, type CertificateInfo } from '../pki/parse.ts';
 import { describeKey } from '../pki/keys.ts';
@@ -135,7 +136,7 @@ export function inspectSecret(secret: Secret, now: Date): string {
   if (keyPem === undefined || !keyPem.trim()) out.push('Private key (tls.key): not present');
   else out.push(`Private key (tls.key): ${certificateMatchesKey(pems[0], keyPem) ? 'matches the certificate' : 'does NOT match the certificate'}`);
   out.push(...caLines(chain, decoded(secret, 'ca.crt')));
-  const annotations = Object.entries(secret.metadata.annotations ?? {}).filter(([k]) => k.startsWith('cert-manager.io/')).sort(([a], [b]) => a.localeCompare(b));
+  const annotations = Object.entries(secret.metadata.annotations ?? {}).filter(([k]) => k.startsWith(CERT_MANAGER_PREFIX)).sort(([a], [b]) => a.localeCompare(b));
   out.push('', 'Annotations:', ...(annotations.length ? annotations.map(([k, v]) => `  ${k}: ${v}`) : ['  <none>']));
   return out.join('\n') + '\n';
 }

@@ -5,24 +5,25 @@
 import type { AcmeAuthorization, AcmeProblem } from '../../acme/client.ts';
 import { AcmeError } from '../../acme/errors.ts';
 import type { ACMEState } from '../../api/types.ts';
+import { ACMEOrderAnnotation } from '../../api/annotations.ts';
 
 /**
  * Why an Order or Challenge failed when the failure is not the user's, written by the controller
  * that saw it (Challenge, then Order). The ACME request controller retries such an Order with a
  * new one without failing the CertificateRequest, so no issuance attempt is counted (seed 000).
  */
-export const ANN_FAILURE_CAUSE = 'acme.certsmith.io/failure-cause';
+export const ANN_FAILURE_CAUSE = ACMEOrderAnnotation.failureCause;
 /** the account URL an Order's ACME order was created under; another account cannot continue it */
-export const ANN_ACCOUNT = 'acme.certsmith.io/account';
+export const ANN_ACCOUNT = ACMEOrderAnnotation.account;
 /**
  * Write-ahead mark: set on the Order before newOrder is sent. An Order that carries it without
  * status.url was interrupted between sending newOrder and recording the answer.
  */
-export const ANN_CREATING = 'acme.certsmith.io/creating-since';
+export const ANN_CREATING = ACMEOrderAnnotation.creatingSince;
 /** RFC 8555 §6.6: the ACME server answered 429 rateLimited; nothing is sent for this Order before this time */
-export const ANN_RATE_LIMITED = 'acme.certsmith.io/rate-limited-until';
+export const ANN_RATE_LIMITED = ACMEOrderAnnotation.rateLimitedUntil;
 /** which retry of its CertificateRequest an Order is (absent: the first Order) */
-export const ANN_RETRY = 'acme.certsmith.io/retry';
+export const ANN_RETRY = ACMEOrderAnnotation.retry;
 
 export type FailureCause =
   /** the CA validated an HTTP-01 token while certsmith (and its responder) was down or restarting */

@@ -2,6 +2,7 @@
 // for, whether the source may give it, and the object with every caBundle field set to it.
 // No I/O: the shell resolves the Certificate and Secret the annotation names and hands them in.
 import type { KubeObject, Secret } from '../../api/meta.ts';
+import { CAInjectorAnnotation } from '../../api/annotations.ts';
 import {
   APIServiceType, CustomResourceDefinitionType, MutatingWebhookConfigurationType, ValidatingWebhookConfigurationType,
   type ResourceType,
@@ -9,13 +10,7 @@ import {
 import type { EventSpec } from '../decision.ts';
 import { ANN, type CertificateObj } from '../certificates/objects.ts';
 
-export const INJECT_ANN = {
-  fromCertificate: 'cert-manager.io/inject-ca-from',
-  fromSecret: 'cert-manager.io/inject-ca-from-secret',
-  apiServerCA: 'cert-manager.io/inject-apiserver-ca',
-  /** on a Secret: its ca.crt may be injected through inject-ca-from-secret */
-  allowDirectInjection: 'cert-manager.io/allow-direct-injection',
-} as const;
+export const INJECT_ANN = CAInjectorAnnotation;
 
 export const INJECT_REASON = {
   badConfig: 'BadConfig',

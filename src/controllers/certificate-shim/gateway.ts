@@ -2,6 +2,7 @@
 // entries, one per Secret their certificateRefs name, with the listener hostnames as hosts.
 // Listeners naming one Secret share its Certificate. The rest of the decision is the shim's.
 import type { KubeObject } from '../../api/meta.ts';
+import { IGNORE_TLS_LISTENERS_ANNOTATION } from '../../api/annotations.ts';
 import type { CertificateObj } from '../certificates/objects.ts';
 import type { EventSpec } from '../decision.ts';
 import { decideShim, warning, type IngressShimOptions, type ShimDecision, type ShimEntry, type ShimSource } from './shim.ts';
@@ -21,7 +22,7 @@ export interface GatewayObj extends KubeObject {
 }
 
 /** Comma-separated listener names the shim leaves alone (cert-manager's cert-manager.io/ignore-tls-listeners). */
-export const IGNORE_TLS_LISTENERS_ANN = 'cert-manager.io/ignore-tls-listeners';
+export const IGNORE_TLS_LISTENERS_ANN = IGNORE_TLS_LISTENERS_ANNOTATION;
 
 // Gateway API allows TLS configuration on these protocols only; an HTTP listener has nothing to certify.
 const TLS_PROTOCOLS = new Set(['HTTPS', 'TLS']);

@@ -2,26 +2,19 @@
 // CA): approval (unless turned off), issuer checks, signing, one status write per pass.
 import { CertificateRequest, ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
 import { record } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateRequestObj, Secret } from '../certificates/objects.ts';
-import { failed, gateRequest, issued, pending, type IssuerLike } from './signing.ts';
+import { failed, gateRequest, issued, pending } from './signing.ts';
+import { issuerResourceNamespace, lookupIssuer } from '../../shared/issuer-lookup.ts';
+import type { IssuerLike } from './signing.ts';
 import { signSelfSigned, signWithCA } from './signers.ts';
 import { retryBackoff } from '../../runtime/workqueue.ts';
 
 const MANAGER = 'certificaterequests-issuer';
 const BY_ISSUER = 'issuer';
-
-export function issuerResourceNamespace(ctx: ControllerContext, issuer: IssuerLike): string {
-  return issuer.kind === 'ClusterIssuer' ? (ctx.options.clusterResourceNamespace ?? 'cert-manager') : issuer.metadata.namespace!;
-}
-
-export function lookupIssuer(ctx: ControllerContext, namespace: string | undefined, ref: { name: string; kind?: string }): IssuerLike | undefined {
-  return ref.kind === 'ClusterIssuer'
-    ? ctx.informers.informerFor<IssuerLike & KubeObject>(ClusterIssuer).get(undefined, ref.name)
-    : ctx.informers.informerFor<IssuerLike & KubeObject>(Issuer).get(namespace, ref.name);
-}
 
 export function requestController(ctx: ControllerContext): ControllerSpec {
   const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
@@ -69,7 +62,7 @@ export function requestController(ctx: ControllerContext): ControllerSpec {
       }
       let outcome;
       if (gate.issuerType === 'selfSigned') {
-        const keyName = cr.metadata.annotations?.['cert-manager.io/private-key-secret-name'];
+        const keyName = cr.metadata.annotations?.[CertificateAnnotation.privateKeySecretName];
         const keySecret = keyName ? await ctx.store.get<Secret>(SecretType, namespace, keyName) : undefined;
         outcome = await signSelfSigned(cr, keySecret, now);
       } else {

@@ -2,12 +2,9 @@
 // annotations that ingress-shim puts on a Certificate (and that reach the Order through its
 // CertificateRequest) replace the picked solver's ingress name or class for this Order only.
 import type { ACMESolver } from '../../../api/types.ts';
+import { HTTP01OverrideAnnotation } from '../../../api/annotations.ts';
 
-export const HTTP01_OVERRIDE = {
-  ingressName: 'acme.cert-manager.io/http01-override-ingress-name',
-  ingressClass: 'acme.cert-manager.io/http01-override-ingress-class',
-  ingressClassName: 'acme.cert-manager.io/http01-override-ingress-ingressclassname',
-} as const;
+export const HTTP01_OVERRIDE = HTTP01OverrideAnnotation;
 
 /**
  * solver with its http01.ingress pointed where the annotations say; solvers without an ingress

@@ -6,11 +6,12 @@ import net from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, OwnerReference } from '../../../../api/meta.ts';
 import type { Challenge, PodTemplate } from '../../../../api/types.ts';
+import { HTTP01SolverLabel, INGRESS_CLASS_ANNOTATION } from '../../../../api/annotations.ts';
 
-export const SOLVER_LABEL = 'acme.cert-manager.io/http01-solver';
-export const DOMAIN_LABEL = 'acme.cert-manager.io/http-domain';
-export const TOKEN_LABEL = 'acme.cert-manager.io/http-token';
-export const INGRESS_CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
+export const SOLVER_LABEL = HTTP01SolverLabel.solver;
+export const DOMAIN_LABEL = HTTP01SolverLabel.domain;
+export const TOKEN_LABEL = HTTP01SolverLabel.token;
+export { INGRESS_CLASS_ANNOTATION };
 export const SOLVER_NAME_PREFIX = 'cm-acme-http-solver-';
 /** the port acmesolver listens on inside the Pod, and the Service's port (cert-manager's acmeSolverListenPort) */
 export const SOLVER_PORT = 8089;
