@@ -1,4 +1,5 @@
 // PKCS#10 (RFC 2986) requests, encoded and decoded with the DER codec in der.ts.
+import { BoundedCache } from '../runtime/bounded-cache.ts';
 import crypto from 'node:crypto';
 import {
   bitString, contents, decodeOID, decodeSmallInteger, integer, oid, sequence,
@@ -56,14 +57,12 @@ export async function createCSR(template: CertificateTemplate, privateKeyPem: st
 }
 
 // Signing parses the CSR that the request flow has parsed already; keep recent results.
-const parsedCSRs = new Map<string, CSRInfo>();
-const PARSED_CSR_LIMIT = 4096;
+const parsedCSRs = new BoundedCache<string, CSRInfo>(4096);
 
 export function parseCSR(pem: string): CSRInfo {
   const hit = typeof pem === 'string' ? parsedCSRs.get(pem) : undefined;
   if (hit) return hit;
   const info = parseCSRUncached(pem);
-  if (parsedCSRs.size >= PARSED_CSR_LIMIT) parsedCSRs.delete(parsedCSRs.keys().next().value as string);
   parsedCSRs.set(pem, info);
   return info;
 }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { BoundedCache } from '../runtime/bounded-cache.ts';
 import { bitString, explicit, integer, sequence, time } from './der.ts';
 import { parseCSR } from './csr.ts';
 import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
@@ -57,15 +58,13 @@ function floorToSecond(ms: number): Date {
 interface Signer { key: crypto.KeyObject; /** DER of the issuer's subject Name */ subject: Buffer; keyId: Buffer; notAfter?: Date }
 
 // A CA signs many certificates in a row; decoding and cross-checking its pair once saves ~1 ms each.
-const issuerCache = new Map<string, Signer>();
-const ISSUER_CACHE_LIMIT = 64;
+const issuerCache = new BoundedCache<string, Signer>(64);
 
 function loadIssuer(certPem: string, keyPem: string): Signer {
   const cacheKey = `${certPem}\0${keyPem}`;
   const cached = issuerCache.get(cacheKey);
   if (cached) return cached;
   const signer = decodeIssuer(certPem, keyPem);
-  if (issuerCache.size >= ISSUER_CACHE_LIMIT) issuerCache.delete(issuerCache.keys().next().value as string);
   issuerCache.set(cacheKey, signer);
   return signer;
 }

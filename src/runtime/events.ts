@@ -3,6 +3,7 @@
 // instead of creating another, so a controller retrying every few seconds leaves one Event;
 // and, as client-go's spam filter, each object gets a burst of 25 events then one per 5
 // minutes, so an object failing in a tight loop cannot flood the store.
+import { BoundedCache } from './bounded-cache.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { EventType } from '../api/resources.ts';
 import { isNotFound, type Store } from '../store/store.ts';
@@ -52,9 +53,8 @@ export class EventRecorder {
   private readonly log: Logger;
   private readonly component: string;
   private readonly host: string;
-  private readonly cacheSize: number;
-  private readonly seen = new Map<string, Seen>();
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly seen: BoundedCache<string, Seen>;
+  private readonly buckets: BoundedCache<string, Bucket>;
   private readonly spamBurst: number;
   private readonly refillMs: number;
   /** one write at a time per aggregation key, so that a burst of repeats counts up instead of racing to create */
@@ -66,7 +66,8 @@ export class EventRecorder {
     this.clock = opts.clock ?? realClock;
     this.component = opts.component;
     this.host = opts.host ?? '';
-    this.cacheSize = opts.cacheSize ?? 4096;
+    this.seen = new BoundedCache(opts.cacheSize ?? 4096);
+    this.buckets = new BoundedCache(opts.cacheSize ?? 4096);
     this.spamBurst = opts.spamBurst ?? 25;
     this.refillMs = (opts.spamRefillSeconds ?? 300) * 1000;
     this.log = (opts.logger ?? silentLogger).child({ component: opts.component });
@@ -102,9 +103,7 @@ export class EventRecorder {
     const b = this.buckets.get(key) ?? { tokens: this.spamBurst, at: now };
     b.tokens = Math.min(this.spamBurst, b.tokens + Math.max(0, now - b.at) / this.refillMs);
     b.at = now;
-    this.buckets.delete(key);
     this.buckets.set(key, b);
-    if (this.buckets.size > this.cacheSize) this.buckets.delete(this.buckets.keys().next().value!);
     if (b.tokens < 1) return false;
     b.tokens -= 1;
     return true;
@@ -161,8 +160,6 @@ export class EventRecorder {
   }
 
   private remember(key: string, s: Seen): void {
-    this.seen.delete(key);
     this.seen.set(key, s);
-    if (this.seen.size > this.cacheSize) this.seen.delete(this.seen.keys().next().value!);
   }
 }

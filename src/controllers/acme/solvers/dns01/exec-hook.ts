@@ -8,6 +8,7 @@
 // environment or argv of execFile, never through a shell. Each run is bounded by a timeout and
 // runs in its own process group, which is killed whole when the time is up, so a hook's children
 // (a curl it started) do not outlive it.
+import { BoundedCache } from '../../../../runtime/bounded-cache.ts';
 import { spawn } from 'node:child_process';
 
 export const EXEC_GROUP = 'certsmith.io';
@@ -115,7 +116,7 @@ export class ExecDNSHooks {
    * (when it settles and again when it is deleted), and a user's script, written for certbot, expects
    * one cleanup per auth. Bounded: the oldest are forgotten first.
    */
-  private readonly cleaned = new Set<string>();
+  private readonly cleaned = new BoundedCache<string, true>(MAX_REMEMBERED);
   constructor(private readonly hooks: ExecHooks) {}
 
   get configured(): boolean {
@@ -143,8 +144,7 @@ export class ExecDNSHooks {
     if (this.hooks.cleanupHook) await runHook(this.hooks.cleanupHook, [], certbotEnv(c, authOutput), this.timeout());
     if (this.hooks.legoExec) await runHook(this.hooks.legoExec, ['cleanup', fqdnOf(c.domain), c.value], {}, this.timeout());
     this.authOutputs.delete(key);
-    this.cleaned.add(key);
-    if (this.cleaned.size > MAX_REMEMBERED) this.cleaned.delete(this.cleaned.values().next().value!);
+    this.cleaned.set(key, true);
   }
 }
 
