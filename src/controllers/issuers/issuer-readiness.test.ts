@@ -1,0 +1,70 @@
+// decideIssuerReady as a table: the Ready condition of SelfSigned and CA issuers (cert-manager's
+// issuers controller: the CA issuer checks its key pair Secret), one row per reason.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decideIssuerReady } from './issuer-readiness.ts';
+import type { IssuerLike } from '../requests/signing.ts';
+import type { Secret } from '../certificates/objects.ts';
+import type { Condition } from '../../api/meta.ts';
+import { NOW, caKeyPair, cert, cond, issuer, key, secretFor } from '../testing/fixtures.ts';
+
+interface Row {
+  name: string;
+  why: string;
+  issuer: IssuerLike;
+  caSecret?: Secret;
+  /** "status reason: message" of Ready; undefined: nothing to write */
+  want?: string | RegExp;
+}
+
+test('decideIssuerReady: one row per reason', async () => {
+  const ca = await caKeyPair('ca');
+  const leaf = await caKeyPair('leaf', false);
+  const otherKey = await key('other');
+  const caIssuer = issuer({ generation: 4 });
+  const keypair = (o: Parameters<typeof secretFor>[0]) => secretFor({ name: 'ca-keypair', ...o });
+  const verified = 'True KeyPairVerified: Signing CA verified';
+
+  const rows: Row[] = [
+    { name: 'SelfSigned', why: 'always ready: it has nothing to check', issuer: issuer({ spec: { selfSigned: {} } }), want: 'True IsReady: ' },
+    { name: 'CA without its Secret', why: 'ErrGetKeyPair naming the Secret', issuer: caIssuer, want: 'False ErrGetKeyPair: Error getting keypair for CA issuer: secret "ca-keypair" not found' },
+    { name: 'CA Secret without tls.key', why: 'both halves are needed to sign', issuer: caIssuer, caSecret: keypair({ certPem: ca.certPem }), want: /^False ErrInvalidKeyPair: .*does not hold a valid PEM tls\.crt and tls\.key$/ },
+    { name: 'CA Secret with a garbage certificate', why: 'an unreadable certificate is not a key pair', issuer: caIssuer, caSecret: keypair({ keyPem: ca.keyPem, certPem: 'garbage' }), want: /^False ErrInvalidKeyPair: .*does not hold a valid PEM/ },
+    { name: 'CA key does not match its certificate', why: 'signing with it would produce certificates no one can verify', issuer: caIssuer, caSecret: keypair({ keyPem: otherKey, certPem: ca.certPem }), want: /^False ErrInvalidKeyPair: .*private key in secret "ca-keypair" does not match its certificate$/ },
+    { name: 'CA Secret holds a leaf', why: 'a certificate without CA basic constraints cannot sign', issuer: caIssuer, caSecret: keypair({ keyPem: leaf.keyPem, certPem: leaf.certPem }), want: /^False ErrInvalidKeyPair: .*is not a CA certificate$/ },
+    { name: 'CA key pair valid', why: 'Ready once the pair is a CA and matches', issuer: caIssuer, caSecret: keypair({ keyPem: ca.keyPem, certPem: ca.certPem }), want: verified },
+    {
+      name: 'CA Secret holds a chain', why: 'the first certificate of tls.crt is the CA\'s',
+      issuer: caIssuer, caSecret: keypair({ keyPem: ca.keyPem, certPem: ca.certPem + await cert({ keyPem: otherKey, isCA: true }) }), want: verified,
+    },
+    { name: 'ACME issuer', why: 'left to the ACME account controller', issuer: issuer({ spec: { acme: {} } }) },
+    { name: 'unknown issuer type', why: 'not certsmith\'s to judge', issuer: issuer({ spec: { vault: {} } }) },
+    {
+      // fed its own earlier output, as the store returns it (the comparison is of the JSON text)
+      name: 'already Ready with the same condition', why: 'no write when nothing changes',
+      issuer: issuer({ generation: 4, conditions: decideIssuerReady(caIssuer, keypair({ keyPem: ca.keyPem, certPem: ca.certPem }), new Date('2026-01-01T00:00:00Z')) }),
+      caSecret: keypair({ keyPem: ca.keyPem, certPem: ca.certPem }),
+    },
+  ];
+
+  const failures: string[] = [];
+  for (const r of rows) {
+    const conds = decideIssuerReady(r.issuer, r.caSecret, NOW);
+    const ready = conds?.find((c) => c.type === 'Ready');
+    const got = ready ? `${ready.status} ${ready.reason}: ${ready.message}` : undefined;
+    const ok = r.want instanceof RegExp ? got !== undefined && r.want.test(got) : got === r.want;
+    if (!ok) failures.push(`${r.name} (${r.why}): got ${got}`);
+  }
+  assert.deepEqual(failures, []);
+});
+
+test('decideIssuerReady: observedGeneration and lastTransitionTime', async () => {
+  const ca = await caKeyPair('ca');
+  const secret = secretFor({ name: 'ca-keypair', keyPem: ca.keyPem, certPem: ca.certPem });
+  const was: Condition = cond('Ready', 'False', 'ErrGetKeyPair', 'x', { lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 });
+  const ready = decideIssuerReady(issuer({ generation: 2, conditions: [was] }), secret, NOW)?.find((c) => c.type === 'Ready');
+  assert.equal(ready?.observedGeneration, 2, 'the generation judged');
+  assert.equal(ready?.lastTransitionTime, '2026-06-01T00:00:00Z', 'False → True is a transition at now');
+  const again = decideIssuerReady(issuer({ generation: 3, conditions: [{ ...ready!, observedGeneration: 2 }] }), secret, NOW);
+  assert.equal(again?.find((c) => c.type === 'Ready')?.lastTransitionTime, '2026-06-01T00:00:00Z', 'a new generation alone is no transition');
+});
