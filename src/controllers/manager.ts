@@ -8,7 +8,7 @@ import { EventRecorder } from '../runtime/events.ts';
 import { createLogger, type Logger } from '../runtime/logger.ts';
 import { createMetrics, type CertsmithMetrics } from '../metrics/registry.ts';
 import { startOperationalServers, type OperationalServers } from '../metrics/http.ts';
-import { Certificate } from '../api/resources.ts';
+import { Certificate, Challenge, ClusterIssuer, Issuer } from '../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from './context.ts';
 import { triggerController } from './certificates/trigger/controller.ts';
 import { keyManagerController } from './certificates/keymanager/controller.ts';
@@ -115,7 +115,10 @@ export async function startControllers(o: {
     store: informers.observing(o.store), informers, clock: o.clock, logger, options: o.options, metrics,
     recorder: new EventRecorder({ store: o.store, clock: o.clock, component: 'cert-manager', logger }),
   };
-  metrics.setCertificateSource(() => informers.informerFor(Certificate).list());
+  metrics.setSources({
+    certificates: () => informers.informerFor(Certificate).list(), issuers: () => informers.informerFor(Issuer).list(),
+    clusterIssuers: () => informers.informerFor(ClusterIssuer).list(), challenges: () => informers.informerFor(Challenge).list(),
+  });
 
   const specs: ControllerSpec[] = [
     triggerController(ctx), keyManagerController(ctx), requestManagerController(ctx), issuingController(ctx),

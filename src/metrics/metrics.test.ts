@@ -98,3 +98,35 @@ test('a port already taken fails the start and leaves nothing listening', async 
     await new Promise((r) => blocker.close(r));
   }
 });
+
+test('issuer, clusterissuer and challenge gauges under cert-manager names and labels, read at scrape time', async () => {
+  const issuer = (kind: string, name: string, namespace: string | undefined, status?: string): KubeObject => ({
+    apiVersion: 'cert-manager.io/v1', kind, metadata: { name, ...(namespace ? { namespace } : {}) },
+    status: status ? { conditions: [{ type: 'Ready', status }] } : {},
+  });
+  const challenge = (name: string, status: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'acme.cert-manager.io/v1', kind: 'Challenge', metadata: { namespace: 'ns', name },
+    spec: { dnsName: 'example.com', type: 'DNS-01' }, status,
+  });
+  let challenges = [challenge('c1', { state: 'pending', processing: true }), challenge('c2', {})];
+  const m = createMetrics({
+    issuers: () => [issuer('Issuer', 'ca', 'ns', 'True')],
+    clusterIssuers: () => [issuer('ClusterIssuer', 'le', undefined, 'False'), issuer('ClusterIssuer', 'new', undefined)],
+    challenges: () => challenges,
+  });
+  let text = await m.text();
+  assert.equal(sample(text, 'certmanager_issuer_ready_status{name="ca",namespace="ns",condition="True"}'), 1);
+  assert.equal(sample(text, 'certmanager_issuer_ready_status{name="ca",namespace="ns",condition="False"}'), 0);
+  assert.equal(sample(text, 'certmanager_clusterissuer_ready_status{name="le",condition="False"}'), 1);
+  assert.equal(sample(text, 'certmanager_clusterissuer_ready_status{name="le",condition="True"}'), 0);
+  assert.equal(sample(text, 'certmanager_clusterissuer_ready_status{name="new",condition="Unknown"}'), 1);
+  const c1 = 'name="c1",namespace="ns",domain="example.com",type="DNS-01",processing="true",reason=""';
+  assert.equal(sample(text, `certmanager_certificate_challenge_status{${c1},status="pending"}`), 1);
+  assert.equal(sample(text, `certmanager_certificate_challenge_status{${c1},status="valid"}`), 0);
+  // a challenge with no state yet reports the empty state, as upstream's collector does
+  assert.equal(sample(text, 'certmanager_certificate_challenge_status{name="c2",namespace="ns",domain="example.com",type="DNS-01",processing="false",reason="",status=""}'), 1);
+  challenges = [challenge('c1', { state: 'invalid', processing: false, reason: 'connection refused' })];
+  text = await m.text();
+  assert.equal(sample(text, 'certmanager_certificate_challenge_status{name="c1",namespace="ns",domain="example.com",type="DNS-01",processing="false",reason="connection refused",status="invalid"}'), 1);
+  assert.equal(text.includes('name="c2"'), false);
+});

@@ -41,16 +41,36 @@ function issuerLabels(c: CertificateLike) {
   };
 }
 
-export interface MetricsOptions {
+/** The objects the state gauges read at scrape time, like cert-manager's collectors over the informer caches. */
+export interface MetricSources {
+  certificates?: () => Iterable<KubeObject>;
+  issuers?: () => Iterable<KubeObject>;
+  clusterIssuers?: () => Iterable<KubeObject>;
+  challenges?: () => Iterable<KubeObject>;
+}
+
+export interface MetricsOptions extends MetricSources {
   registry?: Registry;
   clock?: Clock;
-  /** read at scrape time, like cert-manager's collector over the informer cache */
-  certificates?: () => Iterable<KubeObject>;
 }
+
+interface IssuerLike extends KubeObject {
+  status?: { conditions?: Condition[] };
+}
+
+interface ChallengeLike extends KubeObject {
+  spec?: { dnsName?: string; type?: string };
+  status?: { processing?: boolean; reason?: string; state?: string };
+}
+
+const readyConditions = ['True', 'False', 'Unknown'] as const;
+/** Every state cert-manager's collector reports, "" (not yet set) included, so a series exists for each. */
+const challengeStates = ['', 'errored', 'expired', 'invalid', 'pending', 'processing', 'ready', 'valid'] as const;
+const readyOf = (o: IssuerLike | CertificateLike) => o.status?.conditions?.find((x) => x.type === 'Ready')?.status ?? 'Unknown';
 
 export class CertsmithMetrics {
   readonly registry: Registry;
-  private certificates: () => Iterable<KubeObject>;
+  private readonly sources: Required<MetricSources>;
   private readonly syncCalls: Counter<'controller'>;
   private readonly syncErrors: Counter<'controller'>;
   private readonly acmeRequests: Counter<(typeof acmeLabels)[number]>;
@@ -60,10 +80,15 @@ export class CertsmithMetrics {
 
   constructor(opts: MetricsOptions = {}) {
     this.registry = opts.registry ?? new Registry();
-    this.certificates = opts.certificates ?? (() => []);
+    const none = () => [];
+    this.sources = {
+      certificates: opts.certificates ?? none, issuers: opts.issuers ?? none,
+      clusterIssuers: opts.clusterIssuers ?? none, challenges: opts.challenges ?? none,
+    };
     const clock = opts.clock ?? realClock;
     const registers = [this.registry];
-    const certs = () => [...this.certificates()] as CertificateLike[];
+    const sources = this.sources;
+    const certs = () => [...sources.certificates()] as CertificateLike[];
 
     const timestampGauge = (name: string, help: string, pick: (c: CertificateLike) => string | undefined) =>
       new Gauge({
@@ -84,11 +109,50 @@ export class CertsmithMetrics {
       collect() {
         this.reset();
         for (const c of certs()) {
-          const ready = c.status?.conditions?.find((x) => x.type === 'Ready')?.status ?? 'Unknown';
-          for (const condition of ['True', 'False', 'Unknown']) {
+          const ready = readyOf(c);
+          for (const condition of readyConditions) {
             const { name, namespace, ...issuer } = issuerLabels(c);
             this.set({ name, namespace, condition, ...issuer }, condition === ready ? 1 : 0);
           }
+        }
+      },
+    });
+    new Gauge({
+      name: 'certmanager_issuer_ready_status', help: 'The ready status of the issuer.',
+      labelNames: ['name', 'namespace', 'condition'], registers,
+      collect() {
+        this.reset();
+        for (const i of sources.issuers() as Iterable<IssuerLike>) {
+          const ready = readyOf(i);
+          for (const condition of readyConditions) {
+            this.set({ name: i.metadata.name ?? '', namespace: i.metadata.namespace ?? '', condition }, condition === ready ? 1 : 0);
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: 'certmanager_clusterissuer_ready_status', help: 'The ready status of the clusterissuer.',
+      labelNames: ['name', 'condition'], registers,
+      collect() {
+        this.reset();
+        for (const i of sources.clusterIssuers() as Iterable<IssuerLike>) {
+          const ready = readyOf(i);
+          for (const condition of readyConditions) this.set({ name: i.metadata.name ?? '', condition }, condition === ready ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'certmanager_certificate_challenge_status', help: 'The status of certificate challenges.',
+      labelNames: ['name', 'namespace', 'domain', 'type', 'processing', 'reason', 'status'], registers,
+      collect() {
+        this.reset();
+        for (const ch of sources.challenges() as Iterable<ChallengeLike>) {
+          const state = ch.status?.state ?? '';
+          const labels = {
+            name: ch.metadata.name ?? '', namespace: ch.metadata.namespace ?? '', domain: ch.spec?.dnsName ?? '',
+            type: ch.spec?.type ?? '', processing: String(ch.status?.processing ?? false), reason: ch.status?.reason ?? '',
+          };
+          for (const status of challengeStates) this.set({ ...labels, status }, status === state ? 1 : 0);
         }
       },
     });
@@ -108,9 +172,9 @@ export class CertsmithMetrics {
     this.bypassed = new Counter({ name: 'certmanager_certificate_renewal_bypassed_total', help: 'Renewals that went ahead despite the renewal policy, by reason (e.g. expiry_imminent).', labelNames: ['reason'], registers });
   }
 
-  /** Where the certificate gauges read from at scrape time (normally the Certificate informer's list). */
-  setCertificateSource(fn: () => Iterable<KubeObject>): void {
-    this.certificates = fn;
+  /** Where the state gauges read from at scrape time (normally the informers' lists). */
+  setSources(sources: MetricSources): void {
+    Object.assign(this.sources, Object.fromEntries(Object.entries(sources).filter(([, fn]) => fn !== undefined)));
   }
 
   controllerSync(controller: string): void {
