@@ -12,6 +12,7 @@ import { parseCSR } from '../pki/csr.ts';
 import { parseDuration, formatDuration } from './duration.ts';
 import { isWellFormed, loneSurrogate } from './unicode.ts';
 import type { KubeObject } from './meta.ts';
+import { dns1123LabelError, dns1123SubdomainError, labelValueError, qualifiedNameError } from './names.ts';
 import { CAInjectorAnnotation, CERT_MANAGER_PREFIX, isCertManagerKey } from './annotations.ts';
 import type { ResourceType } from './resources.ts';
 import { dns01Providers, issuerTypes, schemasByKind, signatureAlgorithms, tsigAlgorithms } from './schema.ts';
@@ -259,48 +260,13 @@ function validateWellFormed(v: unknown, path: string, errs: Errors): void {
 // ---------------------------------------------------------------------------------------------
 // names, labels, annotations
 
-const dns1123LabelRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const dns1123SubdomainRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const dns1123SubdomainMsg = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const dns1123LabelMsg = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name', or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-export function dns1123SubdomainError(name: string): string | undefined {
-  if (name.length > 253) return 'must be no more than 253 characters';
-  if (!dns1123SubdomainRe.test(name)) return dns1123SubdomainMsg;
-  return undefined;
-}
-
-export function dns1123LabelError(name: string): string | undefined {
-  if (name.length > 63) return 'must be no more than 63 characters';
-  if (!dns1123LabelRe.test(name)) return dns1123LabelMsg;
-  return undefined;
-}
-
-const qualifiedNamePartRe = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-
-function qualifiedNameError(key: string): string | undefined {
-  const parts = key.split('/');
-  if (parts.length > 2) return "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character, with an optional DNS subdomain prefix and '/'";
-  const name = parts[parts.length - 1];
-  if (parts.length === 2) {
-    if (parts[0] === '') return 'prefix part must be non-empty';
-    const pe = dns1123SubdomainError(parts[0]);
-    if (pe) return `prefix part ${pe}`;
-  }
-  if (name.length === 0) return 'name part must be non-empty';
-  if (name.length > 63) return 'name part must be no more than 63 characters';
-  if (!qualifiedNamePartRe.test(name)) return "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-  return undefined;
-}
-
 function validateLabels(labels: unknown, path: string, errs: Errors): void {
   if (!isObj(labels)) return;
   for (const [k, v] of Object.entries(labels)) {
     const ke = qualifiedNameError(k);
     if (ke) errs.invalid(path, k, ke);
-    if (isStr(v) && v !== '' && (v.length > 63 || !qualifiedNamePartRe.test(v))) {
-      errs.invalid(mapKey(path, k), v, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character, at most 63 characters");
-    }
+    const ve = isStr(v) ? labelValueError(v) : undefined;
+    if (ve) errs.invalid(mapKey(path, k), v, ve);
   }
 }
 

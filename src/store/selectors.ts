@@ -2,6 +2,7 @@
 // labels.Parse and fields.ParseSelector), shared by the store backends and the API server.
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
+import { labelValueError, qualifiedNameError } from '../api/names.ts';
 import { StoreError } from './store.ts';
 
 export type LabelOperator = 'Equals' | 'NotEquals' | 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
@@ -23,30 +24,16 @@ export interface LabelSelectorObject {
   matchExpressions?: { key: string; operator: string; values?: string[] }[];
 }
 
-const nameRe = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$/;
-const dnsSubdomainRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 /** Why a label key is invalid, or undefined when it is valid. */
 export function labelKeyProblem(key: string): string | undefined {
-  const slash = key.indexOf('/');
-  const name = slash >= 0 ? key.slice(slash + 1) : key;
-  if (slash >= 0) {
-    const prefix = key.slice(0, slash);
-    if (!prefix || prefix.length > 253 || !dnsSubdomainRe.test(prefix)) return `invalid label key "${key}": prefix must be a DNS subdomain`;
-  }
-  if (!name || name.length > 63 || !nameRe.test(name)) {
-    return `invalid label key "${key}": name part must be 63 characters or less, alphanumeric, '-', '_' or '.', starting and ending alphanumeric`;
-  }
-  return undefined;
+  const e = qualifiedNameError(key);
+  return e ? `invalid label key "${key}": ${e}` : undefined;
 }
 
 /** Why a label value is invalid, or undefined when it is valid (the empty value is valid). */
 export function labelValueProblem(value: string): string | undefined {
-  if (value === '') return undefined;
-  if (value.length > 63 || !nameRe.test(value)) {
-    return `invalid label value "${value}": must be 63 characters or less, alphanumeric, '-', '_' or '.', starting and ending alphanumeric`;
-  }
-  return undefined;
+  const e = labelValueError(value);
+  return e ? `invalid label value "${value}": ${e}` : undefined;
 }
 
 function checkRequirement(r: LabelRequirement): LabelRequirement {

@@ -4,11 +4,10 @@
 import { randomInt } from 'node:crypto';
 import type { KubeObject, Secret } from '../../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../../api/resources.ts';
+import { dns1123LabelError, dns1123SubdomainError } from '../../api/names.ts';
 import { labelKeyProblem, labelValueProblem } from '../selectors.ts';
 import { StoreError, type StatusCause } from '../store.ts';
 
-const dnsSubdomainRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const dnsLabelRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 // the alphabet of Kubernetes' utilrand.String: no vowels, so generated names spell no words
 const generatedNameAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
@@ -45,7 +44,7 @@ export function checkKind(type: ResourceType, obj: KubeObject): void {
 export function checkNamespace(type: ResourceType, namespace: string | undefined): string {
   if (type.namespaced) {
     if (!namespace) throw new StoreError('BadRequest', `${qualifiedResource(type)} is namespaced: a namespace is required`);
-    if (namespace.length > 63 || !dnsLabelRe.test(namespace)) {
+    if (dns1123LabelError(namespace)) {
       throw new StoreError('Invalid', `metadata.namespace: Invalid value: "${namespace}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`,
         [{ field: 'metadata.namespace', message: 'invalid namespace name', reason: 'FieldValueInvalid' }]);
     }
@@ -57,8 +56,7 @@ export function checkNamespace(type: ResourceType, namespace: string | undefined
 
 export function checkName(type: ResourceType, name: string): void {
   const label = type.group === '' && type.kind === 'Namespace';
-  const ok = label ? name.length <= 63 && dnsLabelRe.test(name) : name.length <= 253 && dnsSubdomainRe.test(name);
-  if (!ok) {
+  if ((label ? dns1123LabelError(name) : dns1123SubdomainError(name)) !== undefined) {
     throw new StoreError('Invalid', `${type.kind} "${name}" is invalid: metadata.name: Invalid value: "${name}": must be a lowercase RFC 1123 ${label ? 'label' : 'subdomain'}`,
       [{ field: 'metadata.name', message: `Invalid value: "${name}"`, reason: 'FieldValueInvalid' }]);
   }
