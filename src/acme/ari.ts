@@ -3,6 +3,7 @@
 // Pure: no clock, no I/O; the ACME client fetches, the controllers decide.
 import { createHash } from 'node:crypto';
 import { base64url } from './jws.ts';
+import { isoTime } from '../api/time.ts';
 
 /** cert-manager's ACMERenewalWindow: RFC 3339 times, end after start. */
 export interface SuggestedWindow {
@@ -54,7 +55,7 @@ export function parseRenewalInfo(body: unknown): RenewalInfo {
   // RFC 9773 §4.2: a window whose end is not after its start is invalid and must be ignored.
   if (!(end > start)) throw new Error(`renewalInfo: suggestedWindow end ${w.end} is not after start ${w.start}`);
   return {
-    suggestedWindow: { start: new Date(start).toISOString().replace(/\.000Z$/, 'Z'), end: new Date(end).toISOString().replace(/\.000Z$/, 'Z') },
+    suggestedWindow: { start: isoTime(new Date(start)), end: isoTime(new Date(end)) },
     ...(typeof b.explanationURL === 'string' && b.explanationURL ? { explanationURL: b.explanationURL } : {}),
   };
 }

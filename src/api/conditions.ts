@@ -1,5 +1,10 @@
 // cert-manager's set-condition rule: same status keeps lastTransitionTime, a status change resets it.
 import type { Condition } from './meta.ts';
+import { rfc3339 } from './time.ts';
+
+// Condition times are written here; the formatters live in time.ts and are re-exported for the
+// many controllers that set conditions and stamp status fields in one breath.
+export { isoTime, rfc3339 } from './time.ts';
 
 export function getCondition(conditions: Condition[] | undefined, type: string): Condition | undefined {
   return conditions?.find((c) => c.type === type);
@@ -27,12 +32,3 @@ export function removeCondition(conditions: Condition[] | undefined, type: strin
   return (conditions ?? []).filter((c) => c.type !== type);
 }
 
-/** Kubernetes timestamps have second precision. */
-export function rfc3339(d: Date): string {
-  return isoTime(new Date(Math.floor(d.getTime() / 1000) * 1000));
-}
-
-/** An instant as RFC 3339 for messages: whole seconds without ".000", milliseconds kept when present. */
-export function isoTime(d: Date): string {
-  return d.toISOString().replace('.000Z', 'Z');
-}

@@ -5,6 +5,7 @@
 // minutes, so an object failing in a tight loop cannot flood the store.
 import { BoundedCache } from './bounded-cache.ts';
 import type { KubeObject } from '../api/meta.ts';
+import { rfc3339 } from '../api/time.ts';
 import { EventType } from '../api/resources.ts';
 import { isNotFound, type Store } from '../store/store.ts';
 import { realClock, type Clock } from './clock.ts';
@@ -42,10 +43,6 @@ export interface EventRecorderOptions {
 interface Seen { namespace: string; name: string; count: number; firstTimestamp: string }
 interface Bucket { tokens: number; at: number }
 
-/** Kubernetes Event timestamps have second precision. */
-function eventTime(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export class EventRecorder {
   private readonly store: Store;
@@ -115,7 +112,7 @@ export class EventRecorder {
   }
 
   private async write(key: string, obj: KubeObject, type: EventKind, reason: string, message: string): Promise<void> {
-    const now = eventTime(this.clock.now());
+    const now = rfc3339(this.clock.now());
     const prior = this.seen.get(key);
     if (prior) {
       const count = prior.count + 1;

@@ -9,6 +9,7 @@
 // Update, recordUpdate), so appliers conflict with it as they do on kube-apiserver.
 import { StoreError } from '../../store/store.ts';
 import type { KubeObject } from '../../api/meta.ts';
+import { rfc3339 } from '../../api/time.ts';
 
 type Path = string[];
 type Json = Record<string, unknown>;
@@ -130,7 +131,7 @@ export interface ApplyRequest {
 function entryFor(req: ApplyRequest, apiVersion: string | undefined, paths: Path[]): ManagedFieldsEntry {
   return {
     manager: req.manager, operation: 'Apply', ...(apiVersion ? { apiVersion } : {}),
-    time: req.now().toISOString().replace(/\.\d{3}Z$/, 'Z'), fieldsType: 'FieldsV1', fieldsV1: encodeFieldsV1(paths),
+    time: rfc3339(req.now()), fieldsType: 'FieldsV1', fieldsV1: encodeFieldsV1(paths),
     ...(req.scope === 'status' ? { subresource: 'status' } : {}),
   };
 }
@@ -225,7 +226,7 @@ export function recordUpdate<T extends KubeObject>(stored: KubeObject | undefine
     .filter((p) => !removedKeys.has(key(p)));
   const entry: ManagedFieldsEntry = {
     manager, operation: 'Update', ...(next.apiVersion ? { apiVersion: next.apiVersion } : {}),
-    time: now().toISOString().replace(/\.\d{3}Z$/, 'Z'), fieldsType: 'FieldsV1', fieldsV1: encodeFieldsV1(own),
+    time: rfc3339(now()), fieldsType: 'FieldsV1', fieldsV1: encodeFieldsV1(own),
   };
   const at = mine ? updated.indexOf(mine) : -1;
   if (at >= 0) updated.splice(at, 1, ...(own.length ? [entry] : []));

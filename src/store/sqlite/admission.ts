@@ -18,11 +18,6 @@ export function generatedNameSuffix(): string {
   return s;
 }
 
-/** RFC 3339 with whole seconds, as Kubernetes writes metav1.Time. */
-export function kubeTimestamp(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 export function qualifiedResource(type: ResourceType): string {
   return type.group ? `${type.plural}.${type.group}` : type.plural;
 }

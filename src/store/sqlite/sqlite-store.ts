@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { KubeObject, ObjectMeta } from '../../api/meta.ts';
+import { rfc3339 } from '../../api/time.ts';
 import { apiVersionOf, NamespaceType, type ResourceType } from '../../api/resources.ts';
 import { realClock, type Clock } from '../../runtime/clock.ts';
 import { applyJSONPatch, applyMergePatch, jsonEqual } from '../patch.ts';
@@ -15,7 +16,7 @@ import {
   type Watch, type WatchEvent, type WatchOptions, type WriteOptions,
 } from '../store.ts';
 import {
-  checkKind, checkLabels, checkName, checkNamespace, checkSecretImmutable, generatedNameSuffix, kubeTimestamp,
+  checkKind, checkLabels, checkName, checkNamespace, checkSecretImmutable, generatedNameSuffix,
   normalizeSecret, qualifiedResource,
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
@@ -342,7 +343,7 @@ export class SqliteStore implements Store {
     checkName(type, meta.name!);
     checkLabels(type, o);
     meta.uid = randomUUID();
-    meta.creationTimestamp = kubeTimestamp(this.clock.now());
+    meta.creationTimestamp = rfc3339(this.clock.now());
     meta.generation = 1;
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
@@ -706,7 +707,7 @@ export class SqliteStore implements Store {
     if (old.metadata.finalizers?.length) {
       if (old.metadata.deletionTimestamp) return old;
       const next = structuredClone(old);
-      next.metadata.deletionTimestamp = kubeTimestamp(this.clock.now());
+      next.metadata.deletionTimestamp = rfc3339(this.clock.now());
       next.metadata.deletionGracePeriodSeconds = 0;
       if ((next.metadata.generation ?? 0) > 0) next.metadata.generation = next.metadata.generation! + 1;
       this.appendChange(key, 'MODIFIED', next, rev, JSON.stringify(old));
@@ -770,7 +771,7 @@ export class SqliteStore implements Store {
     }
     const obj: KubeObject = {
       apiVersion: 'v1', kind: 'Namespace',
-      metadata: { name: ns, uid: randomUUID(), creationTimestamp: kubeTimestamp(this.clock.now()), generation: 1, labels: { 'kubernetes.io/metadata.name': ns } },
+      metadata: { name: ns, uid: randomUUID(), creationTimestamp: rfc3339(this.clock.now()), generation: 1, labels: { 'kubernetes.io/metadata.name': ns } },
       spec: { finalizers: [] }, status: { phase: 'Active' },
     };
     const prev = this.st.lastRev.get(NamespaceType.group, NamespaceType.plural, '', ns)?.id ?? null;
