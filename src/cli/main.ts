@@ -14,6 +14,9 @@ import { registerAcmeSolverCommand } from './acmesolver.ts';
 import { registerInspectCommand } from './inspect-command.ts';
 import { registerCheckCommand } from './check-api.ts';
 import { registerCreateCommand } from './create-certificaterequest.ts';
+import { registerDashboardCommand } from './dashboard.ts';
+import { registerAcmeAccountCommands } from './acme-account.ts';
+import { registerDoctorCommand } from './doctor.ts';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -35,6 +38,9 @@ export function buildProgram(): Command {
   registerInspectCommand(program);
   registerCheckCommand(program);
   registerCreateCommand(program);
+  registerDashboardCommand(program);
+  registerAcmeAccountCommands(program);
+  registerDoctorCommand(program);
   return program;
 }
 

@@ -1,0 +1,75 @@
+// certsmith doctor [CERTIFICATE]: why a Certificate is not Ready, in sentences with the fix.
+// Exit status 1 when something blocks issuance.
+import type { Command } from 'commander';
+import { connect } from './client.ts';
+import { CliError } from './cli-error.ts';
+import { parseDuration } from '../api/duration.ts';
+
+interface DoctorFlags {
+  namespace?: string;
+  acmeHttp01SolverNameservers?: string;
+  dns01RecursiveNameservers?: string;
+  dns01RecursiveNameserversOnly?: boolean;
+  dns01AuthoritativePort: string;
+  http01Port: string;
+  caaIdentity: string[];
+  backoffInitial: string;
+  backoffMax: string;
+}
+
+const list = (v: string | undefined) => v?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+
+function port(v: string, flag: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new CliError(`${flag} must be a port number from 1 to 65535, got "${v}"`);
+  return n;
+}
+
+export function registerDoctorCommand(program: Command) {
+  program
+    .command('doctor')
+    .description('check why Certificates are not issued (DNS, HTTP-01, CAA, DNS-01 TXT, ACME account, problems, rate limits, issuer, backoff); exit 1 when something blocks issuance')
+    .argument('[certificate]', 'Certificate name (default: every Certificate)')
+    .option('-n, --namespace <ns>', 'namespace (default: all namespaces, or the kubeconfig\'s when a name is given)')
+    .option('--acme-http01-solver-nameservers <list>', 'the server\'s resolvers for names (host:port, comma-separated; default the system\'s)')
+    .option('--dns01-recursive-nameservers <list>', 'the server\'s resolvers for DNS-01 checks')
+    .option('--dns01-recursive-nameservers-only', 'as the server: check TXT records at these resolvers only, not at the zone\'s nameservers')
+    .option('--dns01-authoritative-port <port>', 'port the zones\' nameservers answer on', '53')
+    .option('--http01-port <port>', 'port the CA connects to for HTTP-01', '80')
+    .option('--caa-identity <domain>', 'the CA\'s CAA identifier, when its ACME directory has no meta.caaIdentities; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--backoff-initial <duration>', 'the server\'s --backoff-initial', '1h')
+    .option('--backoff-max <duration>', 'the server\'s --backoff-max', '32h')
+    .action(async (name: string | undefined, flags: DoctorFlags, cmd: Command) => {
+      const opts = {
+        nameservers: list(flags.acmeHttp01SolverNameservers),
+        dns01Nameservers: list(flags.dns01RecursiveNameservers),
+        dns01NameserversOnly: !!flags.dns01RecursiveNameserversOnly,
+        authoritativePort: port(flags.dns01AuthoritativePort, '--dns01-authoritative-port'),
+        http01Port: port(flags.http01Port, '--http01-port'),
+        caaIdentities: flags.caaIdentity,
+        backoff: { initialMs: parseDuration(flags.backoffInitial), maxMs: parseDuration(flags.backoffMax) },
+        now: () => new Date(),
+      };
+      const conn = await connect(cmd);
+      // the checks, DNS and HTTP code load with this command only
+      const { diagnose, certificatesFor, formatDiagnosis } = await import('../doctor/diagnose.ts');
+      try {
+        const namespace = flags.namespace ?? (name ? conn.namespace : undefined);
+        const certs = await certificatesFor(conn.store, namespace, name);
+        if (name && !certs.length) throw new CliError(`certificate ${namespace}/${name} not found`);
+        if (!certs.length) {
+          process.stdout.write(`No Certificates${namespace ? ` in namespace ${namespace}` : ''}.\n`);
+          return;
+        }
+        let blocked = false;
+        for (const crt of certs) {
+          const d = await diagnose(conn.store, crt, opts);
+          process.stdout.write(formatDiagnosis(d));
+          if (d.findings.some((f) => f.severity === 'error')) blocked = true;
+        }
+        if (blocked) process.exitCode = 1;
+      } finally {
+        await conn.store.close();
+      }
+    });
+}
