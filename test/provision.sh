@@ -10,6 +10,8 @@ command -v kubectl >/dev/null || need+=(kubernetes-client)
 command -v keytool >/dev/null || need+=(default-jre-headless)
 # webroot HTTP-01: the user's web server that serves the challenge files
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+# the dashboard's browser tests drive Debian's chromium headless (playwright-core, no downloaded browser)
+command -v chromium >/dev/null || need+=(chromium)
 # monitoring: promtool checks and unit-tests deploy/monitoring's alerting rules
 command -v promtool >/dev/null || need+=(prometheus)
 if [ ${#need[@]} -gt 0 ]; then
