@@ -1,0 +1,188 @@
+// ACME account operations a person runs by hand, through the issuer's own account key:
+//   certsmith revoke CERTIFICATE [--reason R]        RFC 8555 §7.6
+//   certsmith acme rollover-key ISSUER               RFC 8555 §7.3.5
+//   certsmith acme deactivate-account ISSUER         RFC 8555 §7.3.6
+// The CLI reads the Issuer and its account key Secret through the API (so it needs read access
+// to that Secret, as cmctl does for its own commands) and talks to the ACME server itself.
+import type { Command } from 'commander';
+import { Certificate, ClusterIssuer, Issuer, SecretType } from '../api/resources.ts';
+import type { KubeObject, Secret } from '../api/meta.ts';
+import { isConflict, type Store } from '../store/store.ts';
+import type { AcmeClient } from '../acme/client.ts';
+import { connect } from './client.ts';
+import { CliError } from './cli-error.ts';
+
+interface AcmeIssuer extends KubeObject {
+  spec?: { acme?: { server: string; caBundle?: string; skipTLSVerify?: boolean; privateKeySecretRef: { name: string; key?: string } } };
+  status?: { acme?: { uri?: string } };
+}
+
+/** RFC 5280 CRLReason codes by the names certbot accepts (the ones Let's Encrypt allows). */
+export const REVOCATION_REASONS: Record<string, number> = {
+  unspecified: 0, keycompromise: 1, affiliationchanged: 3, superseded: 4, cessationofoperation: 5,
+};
+
+export function revocationReasonCode(name: string): number {
+  const code = REVOCATION_REASONS[name.toLowerCase()];
+  if (code === undefined) throw new CliError(`--reason: "${name}" is not one of ${Object.keys(REVOCATION_REASONS).join(', ')}`);
+  return code;
+}
+
+interface IssuerAccount {
+  issuer: AcmeIssuer;
+  secret: Secret;
+  keyField: string;
+  keyPem: string;
+  client(keyPem?: string): Promise<AcmeClient>;
+}
+
+async function issuerAccount(store: Store, ref: { name: string; kind?: string }, namespace: string, clusterResourceNamespace: string): Promise<IssuerAccount> {
+  const cluster = ref.kind === 'ClusterIssuer';
+  const issuer = await store.get<AcmeIssuer>(cluster ? ClusterIssuer : Issuer, cluster ? undefined : namespace, ref.name);
+  const label = cluster ? `ClusterIssuer ${ref.name}` : `Issuer ${namespace}/${ref.name}`;
+  if (!issuer) throw new CliError(`${label} not found`);
+  const acme = issuer.spec?.acme;
+  if (!acme) throw new CliError(`${label} is not an ACME issuer`);
+  const secretNamespace = cluster ? clusterResourceNamespace : namespace;
+  const keyField = acme.privateKeySecretRef.key || 'tls.key';
+  const secret = await store.get<Secret>(SecretType, secretNamespace, acme.privateKeySecretRef.name);
+  const keyPem = Buffer.from(secret?.data?.[keyField] ?? '', 'base64').toString('utf8');
+  if (!secret || !keyPem.includes('PRIVATE KEY')) {
+    throw new CliError(`${label}: its account key Secret ${secretNamespace}/${acme.privateKeySecretRef.name} (field ${keyField}) is missing; the issuer has no account yet`);
+  }
+  const { AcmeClient } = await import('../acme/client.ts');
+  return {
+    issuer, secret, keyField, keyPem,
+    async client(pem = keyPem) {
+      const client = new AcmeClient({
+        directoryUrl: acme.server, accountKeyPem: pem, accountUrl: pem === keyPem ? issuer.status?.acme?.uri : undefined,
+        caPem: acme.caBundle ? Buffer.from(acme.caBundle, 'base64').toString('utf8') : undefined, skipTLSVerify: acme.skipTLSVerify,
+      });
+      if (!client.accountUrl) await client.findAccount();
+      return client;
+    },
+  };
+}
+
+/** The leaf (first PEM block) of a Certificate's Secret. */
+async function issuedLeaf(store: Store, namespace: string, name: string): Promise<{ crt: KubeObject & { spec: { secretName: string; issuerRef: { name: string; kind?: string } } }; leafPem: string }> {
+  const crt = await store.get<KubeObject & { spec: { secretName: string; issuerRef: { name: string; kind?: string } } }>(Certificate, namespace, name);
+  if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
+  const secret = await store.get<Secret>(SecretType, namespace, crt.spec.secretName);
+  const chain = Buffer.from(secret?.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
+  const leafPem = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(chain)?.[0];
+  if (!leafPem) throw new CliError(`certificate ${namespace}/${name} has no issued certificate in Secret ${namespace}/${crt.spec.secretName}`);
+  return { crt, leafPem };
+}
+
+/** Pending key of an interrupted rollover, kept in the account Secret until the CA has it. */
+const NEXT_KEY_FIELD = 'certsmith-next-account.key';
+
+/**
+ * Rollover, crash-safe: the new key is written to the Secret beside the old one first, then the
+ * CA is told, then the Secret swaps to the new key alone. Interrupted after the CA switched,
+ * the next run finds the pending key already bound to the account and only finishes the swap.
+ * The Issuer is then touched so that the running controllers rebuild their client.
+ */
+export async function rolloverAccountKey(store: Store, issuerRef: { name: string; kind?: string }, namespace: string, clusterResourceNamespace: string): Promise<{ accountUrl: string }> {
+  const acct = await issuerAccount(store, issuerRef, namespace, clusterResourceNamespace);
+  const { generateAccountKey } = await import('../acme/jws.ts');
+  let secret = acct.secret;
+  const pending = Buffer.from(secret.data?.[NEXT_KEY_FIELD] ?? '', 'base64').toString('utf8');
+  let newKey = pending;
+  let accountUrl: string | undefined;
+  if (pending) {
+    // an earlier rollover stopped half way: does the CA already know the account by the new key?
+    accountUrl = await acct.client(pending).then((c) => c.accountUrl, () => undefined);
+  }
+  if (!accountUrl) {
+    newKey = generateAccountKey();
+    secret = await store.update(SecretType, { ...secret, data: { ...secret.data, [NEXT_KEY_FIELD]: Buffer.from(newKey).toString('base64') } }) as Secret;
+    const old = await acct.client();
+    await old.changeAccountKey(newKey);
+    accountUrl = old.accountUrl!;
+    old.close();
+  }
+  const data = { ...secret.data, [acct.keyField]: Buffer.from(newKey).toString('base64') };
+  delete data[NEXT_KEY_FIELD];
+  await store.update(SecretType, { ...secret, data });
+  await touchIssuer(store, acct.issuer);
+  return { accountUrl };
+}
+
+async function touchIssuer(store: Store, issuer: AcmeIssuer): Promise<void> {
+  const type = issuer.kind === 'ClusterIssuer' ? ClusterIssuer : Issuer;
+  for (let attempt = 0; ; attempt++) {
+    const fresh = await store.get<AcmeIssuer>(type, issuer.metadata.namespace, issuer.metadata.name!);
+    if (!fresh) return;
+    const annotations = { ...(fresh.metadata.annotations ?? {}), 'acme.certsmith.io/account-key-rolled-over': new Date().toISOString() };
+    try {
+      await store.update(type, { ...fresh, metadata: { ...fresh.metadata, annotations } });
+      return;
+    } catch (e) {
+      if (!isConflict(e) || attempt >= 4) throw e;
+    }
+  }
+}
+
+export function registerAcmeAccountCommands(program: Command) {
+  program
+    .command('revoke')
+    .description("revoke a Certificate's current certificate at its ACME CA (RFC 8555 §7.6, with the issuer's account key)")
+    .argument('<name>', 'Certificate name')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('--reason <reason>', `why: ${Object.keys(REVOCATION_REASONS).join(', ')}`, 'unspecified')
+    .option('--cluster-resource-namespace <ns>', "where a ClusterIssuer's account key Secret lives (the server's flag)", 'cert-manager')
+    .action(async (name: string, opts: { namespace?: string; reason: string; clusterResourceNamespace: string }, cmd: Command) => {
+      const reason = revocationReasonCode(opts.reason);
+      const conn = await connect(cmd);
+      try {
+        const ns = opts.namespace ?? conn.namespace;
+        const { crt, leafPem } = await issuedLeaf(conn.store, ns, name);
+        const acct = await issuerAccount(conn.store, crt.spec.issuerRef, ns, opts.clusterResourceNamespace);
+        const client = await acct.client();
+        try {
+          await client.revokeCertificate(leafPem, reason);
+        } finally {
+          client.close();
+        }
+        const { X509Certificate } = await import('node:crypto');
+        process.stdout.write(`Revoked certificate ${new X509Certificate(leafPem).serialNumber} of Certificate ${ns}/${name} (reason ${opts.reason.toLowerCase()}); run \`certsmith renew -n ${ns} ${name}\` to replace it\n`);
+      } finally {
+        await conn.store.close();
+      }
+    });
+
+  const acme = program.command('acme').description('ACME account operations');
+  const issuerCommand = (verb: string, description: string, run: (store: Store, ref: { name: string; kind: string }, ns: string, crns: string) => Promise<string>) =>
+    acme
+      .command(verb)
+      .description(description)
+      .argument('<issuer>', 'Issuer name (or ClusterIssuer name with --cluster)')
+      .option('-n, --namespace <ns>', 'namespace of the Issuer')
+      .option('--cluster', 'the name is a ClusterIssuer')
+      .option('--cluster-resource-namespace <ns>', "where a ClusterIssuer's account key Secret lives (the server's flag)", 'cert-manager')
+      .action(async (name: string, opts: { namespace?: string; cluster?: boolean; clusterResourceNamespace: string }, cmd: Command) => {
+        const conn = await connect(cmd);
+        try {
+          const ref = { name, kind: opts.cluster ? 'ClusterIssuer' : 'Issuer' };
+          process.stdout.write(`${await run(conn.store, ref, opts.namespace ?? conn.namespace, opts.clusterResourceNamespace)}\n`);
+        } finally {
+          await conn.store.close();
+        }
+      });
+  issuerCommand('rollover-key', "replace the issuer's ACME account key with a new one (RFC 8555 §7.3.5); the account stays the same", async (store, ref, ns, crns) => {
+    const { accountUrl } = await rolloverAccountKey(store, ref, ns, crns);
+    return `Rolled over the account key of ${ref.kind} ${ref.name} (account ${accountUrl})`;
+  });
+  issuerCommand('deactivate-account', "deactivate the issuer's ACME account (RFC 8555 §7.3.6); the CA refuses it from then on", async (store, ref, ns, crns) => {
+    const acct = await issuerAccount(store, ref, ns, crns);
+    const client = await acct.client();
+    try {
+      const account = await client.deactivateAccount();
+      return `Deactivated ACME account ${account.url} of ${ref.kind} ${ref.name}; delete its Secret ${acct.secret.metadata.namespace}/${acct.secret.metadata.name} to let the issuer register a new one`;
+    } finally {
+      client.close();
+    }
+  });
+}

@@ -1,0 +1,105 @@
+// Issue 16: revocation (RFC 8555 §7.6) and account key rollover (§7.3.5, §7.3.6) from the CLI,
+// against Pebble. Pebble's management API reports a revoked serial and its reason; after a
+// rollover the old key is refused and the server's next order, signed with the new key, works.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import https from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import type { RunningServer } from '../e2e/harness.ts';
+import { AcmeClient } from '../../src/acme/client.ts';
+import { apply, startCertsmith, stopKeeper, waitAllReady, type Target } from './restart-rig.ts';
+
+const uniq = () => crypto.randomBytes(3).toString('hex');
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+let cts: ChallTestSrv;
+let pebble: Pebble;
+let target: Target;
+let s: RunningServer;
+const dir = mkdtempSync(join(tmpdir(), 'certsmith-revoke-'));
+
+before(async () => {
+  cts = await startChallTestSrv();
+  target = { cts, httpPort: await freePort() };
+  pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: target.httpPort });
+  s = await startCertsmith(target, dir);
+  await apply(s, `apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: pebble }\nspec:\n  acme:\n    server: ${pebble.directoryUrl}\n    caBundle: ${b64(pebble.caPem)}\n    privateKeySecretRef: { name: pebble-account }\n    solvers: [ { http01: { ingress: {} } } ]`);
+});
+
+after(async () => {
+  await s?.stop();
+  if (target) await stopKeeper(target);
+  await Promise.all([pebble?.stop(), cts?.stop()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function issue(name: string): Promise<void> {
+  await apply(s, `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${name}, namespace: default }\nspec: { secretName: ${name}-tls, dnsNames: [${name}-${uniq()}.example.test], privateKey: { algorithm: ECDSA }, issuerRef: { name: pebble, kind: ClusterIssuer } }`);
+  await waitAllReady(s, [name], 60_000);
+}
+
+async function secretField(namespace: string, name: string, field: string): Promise<string> {
+  const r = await s.cli(['get', 'secret', '-n', namespace, name, '-o', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  return Buffer.from((JSON.parse(r.stdout) as { data: Record<string, string> }).data[field], 'base64').toString('utf8');
+}
+
+function pebbleCertStatus(serialHex: string): Promise<{ Status: string; Reason?: number }> {
+  return new Promise((resolve, reject) => {
+    https.get(`${pebble.managementUrl}/cert-status-by-serial/${serialHex}`, { ca: pebble.caPem, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`HTTP ${res.statusCode}: ${body}`))));
+    }).on('error', reject);
+  });
+}
+
+test('certsmith revoke: the CA records the serial as revoked with the reason given', async () => {
+  await issue('to-revoke');
+  const leaf = new crypto.X509Certificate(await secretField('default', 'to-revoke-tls', 'tls.crt'));
+  // Pebble names serials in lower-case hex without leading zeros
+  const serial = BigInt(`0x${leaf.serialNumber}`).toString(16);
+  assert.equal((await pebbleCertStatus(serial)).Status, 'Valid');
+
+  const bad = await s.cli(['revoke', 'to-revoke', '-n', 'default', '--reason', 'stolen']);
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /--reason: "stolen" is not one of unspecified, keycompromise/);
+
+  const r = await s.cli(['revoke', 'to-revoke', '-n', 'default', '--reason', 'keyCompromise']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /Revoked certificate [0-9A-F]+ of Certificate default\/to-revoke \(reason keycompromise\)/);
+  const status = await pebbleCertStatus(serial);
+  assert.equal(status.Status, 'Revoked');
+  assert.equal(status.Reason, 1, 'RFC 5280 keyCompromise');
+});
+
+test('certsmith acme rollover-key: the old key is refused, the account keeps its URL, the next order uses the new key', async () => {
+  await issue('before-rollover');
+  const oldKey = await secretField('cert-manager', 'pebble-account', 'tls.key');
+  const r = await s.cli(['acme', 'rollover-key', 'pebble', '--cluster']);
+  assert.equal(r.code, 0, r.stderr);
+  const accountUrl = /account (\S+)\)/.exec(r.stdout)?.[1];
+  assert.ok(accountUrl, r.stdout);
+  const newKey = await secretField('cert-manager', 'pebble-account', 'tls.key');
+  assert.notEqual(newKey, oldKey, 'the Secret holds the new key');
+
+  const asAccount = async (key: string) => {
+    const c = new AcmeClient({ directoryUrl: pebble.directoryUrl, accountKeyPem: key, caPem: pebble.caPem });
+    try {
+      return await c.findAccount();
+    } finally {
+      c.close();
+    }
+  };
+  await assert.rejects(asAccount(oldKey), /accountDoesNotExist|unauthorized|No existing account/i, 'the CA refuses the old key');
+  assert.equal((await asAccount(newKey)).url, accountUrl, 'the new key is the same account');
+
+  // the running server picked the new key up: its next order is accepted
+  await issue('after-rollover');
+  const issuer = JSON.parse((await s.cli(['get', 'clusterissuer', 'pebble', '-o', 'json'])).stdout) as { status: { acme: { uri: string; lastPrivateKeyHash?: string } } };
+  assert.equal(issuer.status.acme.uri, accountUrl);
+});
