@@ -22,12 +22,12 @@ interface Row {
 async function rows(): Promise<Row[]> {
   const mainKey = await key('main');
   const otherKey = await key('other');
-  const rsaKey = await key('rsa', { algorithm: 'RSA', size: 2048, encoding: 'PKCS1' });
+  const edKey = await key('ed25519', { algorithm: 'Ed25519', encoding: 'PKCS8' });
   const good = await cert({ keyPem: mainKey });
   const otherCert = await cert({ keyPem: otherKey });
-  const rsaCert = await cert({ keyPem: rsaKey });
+  const edCert = await cert({ keyPem: edKey });
   const wrongNames = await cert({ keyPem: mainKey, template: { dnsNames: ['b.example.test'] } });
-  const rsaWrongNames = await cert({ keyPem: rsaKey, template: { dnsNames: ['b.example.test'] } });
+  const edWrongNames = await cert({ keyPem: edKey, template: { dnsNames: ['b.example.test'] } });
   const temporary = await createTemporaryCertificate({ template: { dnsNames: ['a.example.test'] }, keyPem: mainKey, notBefore: NOW, durationMs: 90 * DAY });
   const crt = certificate();
   const ann = issuedAnnotations();
@@ -55,7 +55,7 @@ async function rows(): Promise<Row[]> {
     { name: 'no issuer annotations', why: 'reference 9.1: unlike upstream, an unannotated Secret (e.g. imported) is not a mismatch', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good }) } },
     { name: 'temporary certificate', why: 'a temporary certificate never counts as issued, although it has no issuer annotations', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: temporary }) }, want: { reason: 'IncorrectIssuer', message: /temporary certificate/ } },
     { name: 'issued for another Certificate', why: 'two Certificates sharing a secretName are reported', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: forOtherCertificate }) }, want: { reason: 'IncorrectCertificate', message: /Secret was issued for "b"/ } },
-    { name: 'key algorithm differs from spec', why: 'spec.privateKey.algorithm change re-issues with a new key', input: { certificate: crt, secret: secretFor({ keyPem: rsaKey, certPem: rsaCert, annotations: ann }) }, want: { reason: 'SecretMismatch', message: /Existing private key is not up to date for spec/ } },
+    { name: 'key algorithm differs from spec', why: 'spec.privateKey.algorithm change re-issues with a new key', input: { certificate: crt, secret: secretFor({ keyPem: edKey, certPem: edCert, annotations: ann }) }, want: { reason: 'SecretMismatch', message: /Existing private key is not up to date for spec/ } },
     { name: 'current request made for another key', why: 'the Secret key must be the one the current request was made for', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: ann }), currentCR: await request(otherKey) }, want: { reason: 'SecretMismatch', message: /does not match the current CertificateRequest/ } },
     { name: 'current request does not decode', why: 'an unreadable current request is re-issued', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: ann }), currentCR: undecodable }, want: { reason: 'InvalidCertificateRequest', message: /Failed to decode current CertificateRequest/ } },
     { name: 'current request for other names', why: 'a spec change is seen against the current request', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: ann }), currentCR: await request(mainKey, ['b.example.test']) }, want: { reason: 'RequestChanged', message: /not up to date: \[spec\.dnsNames\]/ } },
@@ -67,10 +67,10 @@ async function rows(): Promise<Row[]> {
     { name: 'first wins: key garbage and no tls.crt', why: 'MissingData before InvalidKeyPair', input: { certificate: crt, secret: secretFor({ keyPem: garbage }) }, want: { reason: 'MissingData', message: /does not contain a certificate/ } },
     { name: 'first wins: key pair broken and another issuer', why: 'InvalidKeyPair before IncorrectIssuer', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: otherCert, annotations: byOtherIssuer }) }, want: { reason: 'InvalidKeyPair', message: /does not match the certificate/ } },
     { name: 'first wins: another issuer and another Certificate', why: 'IncorrectIssuer before IncorrectCertificate', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: { ...byOtherIssuer, [ANN.certificateName]: 'b' } }) }, want: { reason: 'IncorrectIssuer', message: /previously issued by/ } },
-    { name: 'first wins: another Certificate and a key of another algorithm', why: 'IncorrectCertificate before the key-spec SecretMismatch', input: { certificate: crt, secret: secretFor({ keyPem: rsaKey, certPem: rsaCert, annotations: forOtherCertificate }) }, want: { reason: 'IncorrectCertificate', message: /Secret was issued for "b"/ } },
-    { name: 'first wins: key of another algorithm and a request for another key', why: 'the key-spec check before the request-key check (same reason, other message)', input: { certificate: crt, secret: secretFor({ keyPem: rsaKey, certPem: rsaCert, annotations: ann }), currentCR: await request(otherKey) }, want: { reason: 'SecretMismatch', message: /Existing private key is not up to date for spec/ } },
+    { name: 'first wins: another Certificate and a key of another algorithm', why: 'IncorrectCertificate before the key-spec SecretMismatch', input: { certificate: crt, secret: secretFor({ keyPem: edKey, certPem: edCert, annotations: forOtherCertificate }) }, want: { reason: 'IncorrectCertificate', message: /Secret was issued for "b"/ } },
+    { name: 'first wins: key of another algorithm and a request for another key', why: 'the key-spec check before the request-key check (same reason, other message)', input: { certificate: crt, secret: secretFor({ keyPem: edKey, certPem: edCert, annotations: ann }), currentCR: await request(otherKey) }, want: { reason: 'SecretMismatch', message: /Existing private key is not up to date for spec/ } },
     { name: 'first wins: request for another key and other names', why: 'the request-key SecretMismatch before RequestChanged', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: ann }), currentCR: await request(otherKey, ['b.example.test']) }, want: { reason: 'SecretMismatch', message: /does not match the current CertificateRequest/ } },
-    { name: 'first wins: key of another algorithm and a certificate for other names', why: 'the key-spec check before the certificate-spec check', input: { certificate: crt, secret: secretFor({ keyPem: rsaKey, certPem: rsaWrongNames, annotations: ann }) }, want: { reason: 'SecretMismatch', message: /Existing private key is not up to date for spec/ } },
+    { name: 'first wins: key of another algorithm and a certificate for other names', why: 'the key-spec check before the certificate-spec check', input: { certificate: crt, secret: secretFor({ keyPem: edKey, certPem: edWrongNames, annotations: ann }) }, want: { reason: 'SecretMismatch', message: /Existing private key is not up to date for spec/ } },
   ];
 }
 
