@@ -1,0 +1,135 @@
+// Each doctor check's sentence and fix for the facts it is given (no network: the gatherer's job).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkResolution } from './resolution.ts';
+import { checkHTTP01 } from './http01.ts';
+import { caaClimb, checkCAA } from './caa.ts';
+import { checkTXT } from './txt.ts';
+import { checkAccount, checkIssuerReady } from './issuer.ts';
+import { checkLastProblem, parseProblem } from './problem.ts';
+import { checkRateLimits } from './rate-limit.ts';
+import { checkBackoff } from './backoff.ts';
+import { ANN_RATE_LIMITED } from '../../controllers/acme/recovery.ts';
+import { relative } from '../finding.ts';
+
+const now = new Date('2026-03-01T00:00:00Z');
+const servers = ['127.0.0.1:8053'];
+
+test('resolution: addresses, SERVFAIL, NXDOMAIN for HTTP-01 and DNS-01, no answer', () => {
+  assert.deepEqual(checkResolution({ name: 'a.example.test', addresses: ['127.0.0.1'], servers }, true),
+    { check: 'dns', severity: 'ok', sentence: 'a.example.test resolves to 127.0.0.1 (asked 127.0.0.1:8053).' });
+  const sf = checkResolution({ name: 'a.example.test', addresses: [], error: 'ESERVFAIL', servers }, false);
+  assert.equal(sf.severity, 'error');
+  assert.equal(sf.sentence, 'a.example.test does not resolve: 127.0.0.1:8053 answered SERVFAIL, so the CA\'s own lookups (address and CAA) fail too and it will refuse the name.');
+  assert.match(sf.fix!, /dig a\.example\.test @<nameserver>/);
+  assert.equal(checkResolution({ name: 'a.example.test', addresses: [], error: 'ENOTFOUND', servers }, true).severity, 'error');
+  assert.equal(checkResolution({ name: 'a.example.test', addresses: [], error: 'ENOTFOUND', servers }, false).severity, 'info');
+  const none = checkResolution({ name: 'a.example.test', addresses: [], servers }, true);
+  assert.equal(none.sentence, 'a.example.test has no A or AAAA record (asked 127.0.0.1:8053), so the CA has nowhere to connect for HTTP-01.');
+  assert.match(checkResolution({ name: 'a.example.test', addresses: [], error: 'ECONNREFUSED', servers }, true).sentence, /gave no usable answer \(ECONNREFUSED\)/);
+});
+
+test('HTTP-01: refused, probe answered 404, wrong body for a pending challenge, redirect', () => {
+  const url = 'http://a.example.test:5002/.well-known/acme-challenge/t';
+  const refused = checkHTTP01({ name: 'a.example.test', url, outcome: { kind: 'failed', address: '127.0.0.1', port: 5002, code: 'ECONNREFUSED' } });
+  assert.equal(refused.severity, 'error');
+  assert.equal(refused.sentence, `The CA cannot fetch ${url}: nothing listens on 127.0.0.1:5002 (connection refused).`);
+  assert.match(refused.fix!, /--acme-http01-listen/);
+  const probe = checkHTTP01({ name: 'a.example.test', url, outcome: { kind: 'answered', address: '127.0.0.1', port: 5002, status: 404, body: '' } });
+  assert.equal(probe.severity, 'ok');
+  assert.match(probe.sentence, /answered 404 to a token that does not exist, as certsmith's responder does/);
+  const wrong = checkHTTP01({ name: 'a.example.test', url, expected: 't.thumb', outcome: { kind: 'answered', address: '127.0.0.1', port: 5002, status: 200, server: 'nginx', body: 'hello' } });
+  assert.equal(wrong.severity, 'error');
+  assert.equal(wrong.sentence, `${url} answered HTTP 200 with "hello" from 127.0.0.1:5002 (Server: nginx) instead of the pending challenge's key authorization.`);
+  assert.equal(checkHTTP01({ name: 'a.example.test', url, expected: 't.thumb', outcome: { kind: 'answered', address: '127.0.0.1', port: 5002, status: 200, body: 't.thumb' } }).severity, 'ok');
+  assert.equal(checkHTTP01({ name: 'a.example.test', url, outcome: { kind: 'answered', address: '127.0.0.1', port: 5002, status: 301, location: 'https://x/', body: '' } }).severity, 'info');
+  assert.equal(checkHTTP01({ name: 'a.example.test', url, outcome: { kind: 'answered', address: '127.0.0.1', port: 5002, status: 200, body: 'index' } }).severity, 'warning');
+});
+
+test('CAA: climbs to the first non-empty set; issue vs issuewild; identities; SERVFAIL; critical unknown tag', () => {
+  assert.deepEqual(caaClimb('*.a.b.example.test'), ['a.b.example.test', 'b.example.test', 'example.test', 'test']);
+  const empty = (domain: string) => ({ domain, records: [] });
+  const le = { domain: 'example.test', records: [{ flags: 0, tag: 'issue', value: 'letsencrypt.org; validationmethods=dns-01' }] };
+  const forbid = checkCAA('a.example.test', [empty('a.example.test'), le], ['pebble.test']);
+  assert.equal(forbid.severity, 'error');
+  assert.equal(forbid.sentence, 'The CAA issue records at example.test allow only letsencrypt.org to issue for a.example.test; this CA identifies as pebble.test, so it must refuse.');
+  assert.equal(forbid.fix, 'Add example.test. CAA 0 issue "pebble.test" next to the existing records, or remove the CAA restriction.');
+  assert.equal(checkCAA('a.example.test', [le], ['LetsEncrypt.org']).severity, 'ok');
+  assert.equal(checkCAA('a.example.test', [le], undefined).severity, 'warning');
+  assert.match(checkCAA('a.example.test', [le], []).sentence, /publishes no meta\.caaIdentities/);
+  const wild = { domain: 'example.test', records: [{ flags: 0, tag: 'issue', value: 'pebble.test' }, { flags: 0, tag: 'issuewild', value: ';' }] };
+  assert.equal(checkCAA('a.example.test', [wild], ['pebble.test']).severity, 'ok');
+  assert.match(checkCAA('*.example.test', [wild], ['pebble.test']).sentence, /issuewild records at example.test allow only no CA at all/);
+  const sf = checkCAA('a.example.test', [{ domain: 'a.example.test', records: [], error: 'ESERVFAIL' }], ['pebble.test']);
+  assert.equal(sf.severity, 'error');
+  assert.equal(sf.sentence, 'The CAA lookup for a.example.test failed (SERVFAIL); a CA must not issue for a.example.test when it cannot read the CAA records (RFC 8659 §3).');
+  assert.equal(checkCAA('a.example.test', [{ domain: 'a.example.test', records: [{ flags: 128, tag: 'tbs', value: 'x' }] }], ['pebble.test']).severity, 'error');
+  assert.equal(checkCAA('a.example.test', [{ domain: 'a.example.test', records: [{ flags: 0, tag: 'iodef', value: 'mailto:x' }] }], ['pebble.test']).severity, 'ok');
+  assert.equal(checkCAA('a.example.test', [empty('a.example.test'), empty('example.test'), empty('test')], ['pebble.test']).sentence,
+    'No CAA records from a.example.test up to test: any CA may issue.');
+});
+
+test('DNS-01 TXT: per server, the value, a wrong value, none, a failed lookup', () => {
+  const f = checkTXT({ fqdn: '_acme-challenge.a.example.test', expected: 'good', where: 'recursive', seen: { 'r1:53': ['good'], 'r2:53': ['wrong'], 'r3:53': [] } });
+  assert.deepEqual(f.map((x) => x.severity), ['ok', 'error', 'error']);
+  assert.equal(f[1].sentence, 'The recursive resolver r2:53 has "wrong" at _acme-challenge.a.example.test, not the challenge value "good".');
+  assert.equal(f[2].sentence, 'The recursive resolver r3:53 has no TXT record at _acme-challenge.a.example.test, not the challenge value "good".');
+  const e = checkTXT({ fqdn: '_acme-challenge.a.example.test', expected: 'good', where: 'authoritative', seen: {}, error: 'no zone found' });
+  assert.equal(e[0].sentence, 'The TXT record _acme-challenge.a.example.test could not be checked at the authoritative nameservers: no zone found.');
+});
+
+test('issuer readiness and ACME account', () => {
+  assert.equal(checkIssuerReady({ kind: 'ClusterIssuer', name: 'le' }).sentence, 'ClusterIssuer le does not exist.');
+  const notReady = { kind: 'Issuer', name: 'le', issuer: { spec: { acme: {} }, status: { conditions: [{ type: 'Ready', status: 'False' as const, reason: 'ErrRegisterACMEAccount', message: 'Failed to register ACME account: ECONNREFUSED' }] } } };
+  assert.equal(checkIssuerReady(notReady).sentence, 'Issuer le is not Ready (ErrRegisterACMEAccount): Failed to register ACME account: ECONNREFUSED');
+  assert.equal(checkAccount(notReady)?.severity, 'error');
+  assert.match(checkAccount(notReady)!.sentence, /^Issuer le has no usable ACME account: Failed to register/);
+  const ok = { kind: 'Issuer', name: 'le', issuer: { spec: { acme: {} }, status: { acme: { uri: 'https://ca/acct/1', lastRegisteredEmail: 'ops@x' }, conditions: [{ type: 'Ready', status: 'True' as const }] } } };
+  assert.equal(checkIssuerReady(ok).severity, 'ok');
+  assert.equal(checkAccount(ok)?.sentence, 'The ACME account of Issuer le is registered at https://ca/acct/1 with contact ops@x.');
+  assert.equal(checkAccount({ kind: 'Issuer', name: 'ca', issuer: { spec: { ca: {} } } }), undefined);
+});
+
+test('last ACME problem with subproblems, parsed back from the reason', () => {
+  const reason = 'Failed to create Order: urn:ietf:params:acme:error:rejectedIdentifier: Error creating new order (HTTP 400) [a.example.test: urn:ietf:params:acme:error:caa: CAA forbids; b.example.test: urn:ietf:params:acme:error:dns: SERVFAIL]';
+  assert.deepEqual(parseProblem(reason), {
+    type: 'rejectedIdentifier', detail: 'Error creating new order', status: 400,
+    subproblems: [{ identifier: 'a.example.test', type: 'caa', detail: 'CAA forbids' }, { identifier: 'b.example.test', type: 'dns', detail: 'SERVFAIL' }],
+  });
+  const f = checkLastProblem([
+    { kind: 'Order', name: 'old', state: 'errored', reason: 'urn:ietf:params:acme:error:serverInternal: boom', at: '2026-01-01T00:00:00Z' },
+    { kind: 'Order', name: 'new', state: 'errored', reason, at: '2026-02-01T00:00:00Z' },
+  ], false)!;
+  assert.equal(f.severity, 'error');
+  assert.equal(f.sentence, 'The last ACME problem, on Order new (HTTP 400), was rejectedIdentifier: Error creating new order. Subproblems: a.example.test: caa: CAA forbids. b.example.test: dns: SERVFAIL.');
+  assert.match(f.fix!, /CAA records/);
+  assert.equal(checkLastProblem([{ kind: 'Challenge', name: 'c', state: 'pending' }], false), undefined);
+  assert.equal(checkLastProblem([{ kind: 'Order', name: 'o', state: 'invalid', reason: 'odd' }], true)?.sentence, 'Order o is invalid: odd');
+});
+
+test('rate limits: until a future time blocks, a past one does not', () => {
+  const f = checkRateLimits([
+    { order: 'o1', annotations: { [ANN_RATE_LIMITED]: '2026-03-01T01:30:00Z' }, reason: 'Rate limited by the ACME server until 2026-03-01T01:30:00Z: too many new orders' },
+    { order: 'o2', annotations: { [ANN_RATE_LIMITED]: '2026-02-28T23:00:00Z' } },
+    { order: 'o3' },
+  ], now);
+  assert.equal(f.length, 2);
+  assert.equal(f[0].severity, 'error');
+  assert.equal(f[0].sentence, 'The ACME server rate-limited Order o1 (too many new orders); its Retry-After says to wait, so certsmith sends nothing for this order before 2026-03-01T01:30:00Z (in 1h 30m).');
+  assert.equal(f[1].severity, 'info');
+});
+
+test('backoff: attempts, last failure and the next attempt', () => {
+  const f = checkBackoff({ certificate: 'web', ready: false, failedAttempts: 3, lastFailureTime: '2026-02-28T23:00:00Z', nextAttempt: new Date('2026-03-01T03:00:00Z') }, now)!;
+  assert.equal(f.severity, 'error');
+  assert.equal(f.sentence, 'Issuance of web failed 3 times in a row, last at 2026-02-28T23:00:00Z; certsmith tries again at 2026-03-01T03:00:00.000Z (in 3h).');
+  assert.equal(f.fix, 'Fix the cause above, then run "certsmith renew web" to try at once instead of waiting.');
+  assert.equal(checkBackoff({ certificate: 'web', ready: true, failedAttempts: 1, lastFailureTime: '2026-02-28T23:00:00Z', nextAttempt: new Date('2026-03-01T00:00:00Z') }, now)?.severity, 'warning');
+  assert.equal(checkBackoff({ certificate: 'web', ready: true, failedAttempts: 0 }, now), undefined);
+});
+
+test('relative times', () => {
+  assert.equal(relative(new Date('2026-03-01T00:00:40Z'), now), 'in 40s');
+  assert.equal(relative(new Date('2026-02-28T23:57:00Z'), now), '3m ago');
+  assert.equal(relative(new Date('2026-03-03T05:00:00Z'), now), 'in 2d 5h');
+});
