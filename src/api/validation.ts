@@ -6,10 +6,10 @@ import { isIP } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { Kind, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
-import { CronExpressionParser } from 'cron-parser';
 import { CertificationRequest } from 'pkijs';
 import { parseCSR } from '../pki/csr.ts';
 import { parseDuration, formatDuration } from './duration.ts';
+import { checkRenewalWindows, type WindowProblem } from './renewal-windows.ts';
 import { isWellFormed, loneSurrogate } from './unicode.ts';
 import type { KubeObject } from './meta.ts';
 import { dns1123LabelError, dns1123SubdomainError, labelValueError, qualifiedNameError } from './names.ts';
@@ -628,32 +628,21 @@ function validateCertificateDurations(spec: Obj, p: string, errs: Errors): void 
   }
 }
 
-const cronDescriptors = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 const cronHint = 'cron needs to follow: minute hour day-of-month month day-of-week';
 
-export function validTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat(undefined, { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Returns why a window's cron expression is unusable, or undefined when it parses. */
-export function cronExpressionError(expr: string, timeZone = 'UTC'): string | undefined {
-  const e = expr.trim();
-  if (e === '') return 'must not be empty';
-  if (e.startsWith('@')) {
-    return cronDescriptors.has(e.toLowerCase()) ? undefined : `invalid cron syntax: unrecognized descriptor ${JSON.stringify(e)}. ${cronHint}`;
-  }
-  const fields = e.split(/\s+/).length;
-  if (fields !== 5) return `invalid cron syntax: expected exactly 5 fields, found ${fields}: ${JSON.stringify(e)}. ${cronHint}`;
-  try {
-    CronExpressionParser.parse(e, { tz: timeZone });
-    return undefined;
-  } catch (err) {
-    return `invalid cron syntax: ${(err as Error).message}. ${cronHint}`;
+/** The runtime parser's problem as the webhook words it; problems of shape are the schema's to report. */
+function windowFieldError(p: WindowProblem, errs: Errors): void {
+  switch (p.code) {
+    case 'notList': case 'notObject': case 'wrongType': case 'cronRequired': return;
+    case 'unknownTimeZone': return errs.invalid(p.field, p.value, 'invalid value for timezone. timezone must be IANA compliant');
+    case 'durationRequired': return errs.required(p.field, 'duration (or windowDuration) must be specified and greater than 0');
+    case 'durationInvalid': return errs.invalid(p.field, p.value, p.detail ?? p.message);
+    case 'durationNotPositive': return errs.invalid(p.field, p.value, 'must be greater than 0');
+    case 'cronEmptyList': return errs.required(p.field, 'at least one cron expression is required');
+    case 'cronEmpty': return errs.invalid(p.field, p.value, 'must not be empty');
+    case 'cronDescriptor': return errs.invalid(p.field, p.value, `invalid cron syntax: unrecognized descriptor ${JSON.stringify(String(p.value).trim())}. ${cronHint}`);
+    case 'cronFields': return errs.invalid(p.field, p.value, `invalid cron syntax: expected exactly 5 fields, found ${p.fieldCount}: ${JSON.stringify(String(p.value).trim())}. ${cronHint}`);
+    case 'cronSyntax': return errs.invalid(p.field, p.value, `invalid cron syntax: ${p.detail}. ${cronHint}`);
   }
 }
 
@@ -663,45 +652,19 @@ function validateRenewal(renewal: Obj, p: string, errs: Errors): void {
     errs.forbidden(child(p, 'windows'), 'windows cannot be set when `renewal.policy` is set to Disabled');
     return;
   }
+  // An admission-only rule: the controller reads the seed spelling when both are given, so two
+  // spellings that disagree are refused here rather than one of them silently ignored.
   windows.forEach((w, i) => {
     if (!isObj(w)) return;
     const wp = index(child(p, 'windows'), i);
-    // Seed spelling first; cert-manager's spelling is accepted and must agree when both are given.
-    const durKey = w.duration !== undefined ? 'duration' : 'windowDuration';
     if (w.duration !== undefined && w.windowDuration !== undefined && w.duration !== w.windowDuration) {
       errs.invalid(child(wp, 'windowDuration'), w.windowDuration, 'duration and windowDuration are two spellings of one field and must agree');
     }
-    const durValue = w[durKey];
-    if (durValue === undefined || durValue === '') errs.required(child(wp, 'duration'), 'duration (or windowDuration) must be specified and greater than 0');
-    else {
-      const ms = tryDuration(durValue, child(wp, durKey), errs);
-      if (ms !== undefined && ms <= 0) errs.invalid(child(wp, durKey), durValue, 'must be greater than 0');
-    }
-
-    const tzKey = w.timeZone !== undefined ? 'timeZone' : 'timezone';
     if (w.timeZone !== undefined && w.timezone !== undefined && w.timeZone !== w.timezone) {
       errs.invalid(child(wp, 'timezone'), w.timezone, 'timeZone and timezone are two spellings of one field and must agree');
     }
-    let tz = 'UTC';
-    const tzValue = w[tzKey];
-    if (isStr(tzValue) && tzValue !== '') {
-      if (validTimeZone(tzValue)) tz = tzValue;
-      else errs.invalid(child(wp, tzKey), tzValue, 'invalid value for timezone. timezone must be IANA compliant');
-    }
-
-    const cp = child(wp, 'cron');
-    if (isStr(w.cron)) {
-      const e = cronExpressionError(w.cron, tz);
-      if (e) errs.invalid(cp, w.cron, e);
-    } else if (Array.isArray(w.cron)) {
-      if (w.cron.length === 0) errs.required(cp, 'at least one cron expression is required');
-      w.cron.forEach((c, j) => {
-        if (!isStr(c)) return;
-        const e = cronExpressionError(c, tz);
-        if (e) errs.invalid(index(cp, j), c, e);
-      });
-    }
   });
+  for (const problem of checkRenewalWindows(renewal.windows, child(p, 'windows')).problems) windowFieldError(problem, errs);
 }
 
 // ---------------------------------------------------------------------------------------------
