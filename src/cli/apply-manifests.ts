@@ -7,6 +7,7 @@ import { resourceTypeFor, type ResourceType } from '../api/resources.ts';
 import { StoreError, isConflict, type Store } from '../store/store.ts';
 import type { Manifest } from './manifests.ts';
 import { qualifiedKind } from './client.ts';
+import type { FieldValidation } from '../api/unknown-fields.ts';
 
 export type ApplyAction = 'created' | 'configured' | 'unchanged';
 
@@ -23,6 +24,17 @@ export interface ApplyReport {
   applied: string[];
   /** "error: <file>: <Kind> <ns>/<name>: <field>: <message>", one per problem */
   errors: string[];
+  /** 'Warning: unknown field "spec.x"', as kubectl prints the server's warnings (fieldValidation Warn) */
+  warnings: string[];
+}
+
+export interface ApplyOptions {
+  defaultNamespace: string;
+  /**
+   * What to do with fields the schema does not know, as kubectl's --validate: Strict (the
+   * default) refuses the document, Warn drops the fields and says so, Ignore drops them.
+   */
+  fieldValidation?: FieldValidation;
 }
 
 const fieldManager = 'certsmith-apply';
@@ -61,9 +73,13 @@ function comparable(o: KubeObject) {
   return c;
 }
 
-export async function applyManifests(store: Store, manifests: Manifest[], opts: { defaultNamespace: string }): Promise<ApplyReport> {
+export async function applyManifests(store: Store, manifests: Manifest[], opts: ApplyOptions): Promise<ApplyReport> {
   const errors: string[] = [];
+  const warnings: string[] = [];
   const plans: Plan[] = [];
+  const fieldValidation = opts.fieldValidation ?? 'Strict';
+  // loaded here: the served schemas it walks are not needed by every command that imports this module
+  const { pruneUnknownFields, strictProblems } = await import('../api/unknown-fields.ts');
   for (const manifest of manifests) {
     const { file } = manifest;
     const type = resourceTypeFor(manifest.obj.apiVersion, manifest.obj.kind);
@@ -78,6 +94,14 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       errors.push(`error: ${file}: ${label(type, obj)}: metadata.name: Required value: name is required`);
       continue;
     }
+    // checked here, not only by the server: `server --apply` writes in process, and a
+    // cluster's API server may be older than fieldValidation
+    const unknown = strictProblems([], pruneUnknownFields(type, obj));
+    if (unknown.length && fieldValidation === 'Strict') {
+      errors.push(`error: ${file}: ${label(type, obj)}: strict decoding error: ${unknown.join(', ')}`);
+      continue;
+    }
+    if (fieldValidation === 'Warn') warnings.push(...unknown.map((p) => `Warning: ${p}`));
     try {
       const existing = await store.get(type, obj.metadata.namespace, obj.metadata.name);
       if (existing) {
@@ -92,7 +116,7 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       errors.push(...errorLines(file, label(type, obj), e));
     }
   }
-  if (errors.length) return { applied: [], errors };
+  if (errors.length) return { applied: [], errors, warnings };
 
   const applied: string[] = [];
   for (const plan of plans) {
@@ -121,5 +145,5 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       errors.push(...errorLines(plan.manifest.file, label(type, obj), e));
     }
   }
-  return { applied, errors };
+  return { applied, errors, warnings };
 }

@@ -9,6 +9,8 @@ import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../api/resources.ts';
 import { openAPIV3Index, openAPIV3Document } from '../api/openapi.ts';
+import { duplicateFields, jsonPointer, parseFieldValidation, pruneUnknownFields, pruneUnknownPatchFields, strictProblems, type FieldValidation } from '../api/unknown-fields.ts';
+import { applyJSONPatch } from '../store/patch.ts';
 import { StoreError, WatchTooSlowError, tooLargeResourceVersion, type Store, type PatchType, type DeleteOptions, type WatchEvent, type Watch } from '../store/store.ts';
 import { checkValueShape, maxNestingDepth, nestingError, textNestsDeeperThan } from '../store/object-checks.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from './discovery.ts';
@@ -138,8 +140,16 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
  * the same shape checks as a JSON one; its nesting is bounded by its message definitions.
  */
 async function readObject(req: http.IncomingMessage, what = 'request body'): Promise<any> {
+  return (await readObjectAndText(req, what)).value;
+}
+
+/** readObject, with the JSON text it came from (duplicate keys are only visible there); protobuf has none. */
+async function readObjectAndText(req: http.IncomingMessage, what = 'request body'): Promise<{ value: any; text?: string }> {
   const bytes = await readBodyBytes(req);
-  if (!isProtobufMediaType(req.headers['content-type'])) return parseJSON(textOf(bytes), what);
+  if (!isProtobufMediaType(req.headers['content-type'])) {
+    const text = textOf(bytes);
+    return { value: parseJSON(text, what), text };
+  }
   let value: Record<string, unknown>;
   try {
     value = decodeObject(bytes);
@@ -148,7 +158,7 @@ async function readObject(req: http.IncomingMessage, what = 'request body'): Pro
     throw e;
   }
   checkValueShape(value);
-  return value;
+  return { value };
 }
 
 /**
@@ -233,6 +243,40 @@ function wantsTable(req: http.IncomingMessage) {
 
 function hashOf(s: string) {
   return createHash('sha256').update(s).digest();
+}
+
+function fieldValidationOf(q: URLSearchParams): FieldValidation {
+  const v = q.get('fieldValidation');
+  const mode = parseFieldValidation(v);
+  if (!mode) throw new HttpError(400, 'BadRequest', `fieldValidation: Unsupported value: ${JSON.stringify(v)}: supported values: "Ignore", "Strict", "Warn"`);
+  return mode;
+}
+
+/**
+ * Unknown and duplicate fields as kube-apiserver treats them: Strict refuses the write with its
+ * strict decoding error (`decodePrefix` is what kube says before it when a body fails to
+ * decode), Warn sends each problem as a Warning header (code 299, as kubectl prints them),
+ * Ignore says nothing. The unknown fields are already pruned from what will be stored.
+ */
+function enforceFieldValidation(mode: FieldValidation, problems: string[], res: http.ServerResponse, decodePrefix = '') {
+  if (!problems.length || mode === 'Ignore') return;
+  if (mode === 'Strict') throw new HttpError(400, 'BadRequest', `${decodePrefix}strict decoding error: ${problems.join(', ')}`);
+  res.setHeader('Warning', problems.map((p) => `299 - ${JSON.stringify(p)}`));
+}
+
+const jsonPatchOpFields = new Set(['op', 'path', 'value', 'from']);
+
+/** kube's complaints about the operations of a JSON patch themselves: unknown members of an operation, duplicate ones. */
+function jsonPatchProblems(ops: unknown, text: string): string[] {
+  const out = duplicateFields(text).map((p) => `json patch duplicate field "${p}"`);
+  if (Array.isArray(ops)) {
+    ops.forEach((op, i) => {
+      if (op && typeof op === 'object' && !Array.isArray(op)) {
+        for (const k of Object.keys(op)) if (!jsonPatchOpFields.has(k)) out.push(`json patch unknown field "[${i}].${k}"`);
+      }
+    });
+  }
+  return out;
 }
 
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
@@ -378,8 +422,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
           return sendObject(req, res, 200, { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta, items: list.items });
         }
         case 'POST': {
-          const obj = objectFromBody(type, await readObject(req), namespace);
+          const mode = fieldValidationOf(q);
+          const body = await readObjectAndText(req);
+          const obj = objectFromBody(type, body.value, namespace);
           route.bodyName = obj.metadata.name;
+          const duplicates = mode !== 'Ignore' && body.text !== undefined ? duplicateFields(body.text) : [];
+          enforceFieldValidation(mode, strictProblems(duplicates, pruneUnknownFields(type, obj)), res, decodePrefix(type));
           const created = await store.create(type, obj, { dryRun, fieldManager });
           return sendObject(req, res, 201, created);
         }
@@ -405,7 +453,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         return table ? sendJSON(res, 200, asTable([obj], { resourceVersion: obj.metadata.resourceVersion })) : sendObject(req, res, 200, obj);
       }
       case 'PUT': {
-        const obj = objectFromBody(type, await readObject(req), namespace);
+        const mode = fieldValidationOf(q);
+        const body = await readObjectAndText(req);
+        const obj = objectFromBody(type, body.value, namespace);
+        const duplicates = mode !== 'Ignore' && body.text !== undefined ? duplicateFields(body.text) : [];
+        enforceFieldValidation(mode, strictProblems(duplicates, pruneUnknownFields(type, obj)), res, decodePrefix(type));
         if (obj.metadata.name !== name) {
           throw new HttpError(400, 'BadRequest', `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
         }
@@ -422,6 +474,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         if (patchType === 'apply' && !fieldManager) {
           throw new HttpError(400, 'BadRequest', 'PATCH requests with application/apply-patch+yaml require fieldManager');
         }
+        const mode = fieldValidationOf(q);
         const text = await readBody(req);
         let patch: unknown;
         if (patchType === 'apply') {
@@ -435,7 +488,18 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
           }
           if (!patch || typeof patch !== 'object') throw new HttpError(400, 'BadRequest', 'the apply body must be an object');
           checkValueShape(patch);
-        } else patch = parseJSON(text, 'patch');
+          // YAML refuses duplicate keys while parsing; what is left are unknown fields
+          enforceFieldValidation(mode, strictProblems([], pruneUnknownFields(type, patch)), res);
+        } else {
+          patch = parseJSON(text, 'patch');
+          if (patchType === 'merge') {
+            const duplicates = mode !== 'Ignore' ? duplicateFields(text) : [];
+            const unknown = patch && typeof patch === 'object' ? pruneUnknownPatchFields(type, patch) : [];
+            enforceFieldValidation(mode, strictProblems(duplicates, unknown), res);
+          } else {
+            patch = await prunedJSONPatch(route, patch, mode, text, res);
+          }
+        }
         // an apply that creates answers 201, as kube-apiserver's does
         const creates = patchType === 'apply' && !subresource && !(await store.get(type, namespace, name));
         const out = await store.patch(type, namespace, name, patchType, patch, {
@@ -456,6 +520,26 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       default:
         throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${resourceName(type)}`);
     }
+  }
+
+  /**
+   * A JSON patch is checked on its result, as kube-apiserver checks it: the patch is tried on
+   * the stored object, and a remove operation is added for each unknown field it would leave.
+   * (A patch that cannot apply is left for the store to refuse with its own error.)
+   */
+  async function prunedJSONPatch(route: ResourceRoute, patch: unknown, mode: FieldValidation, text: string, res: http.ServerResponse): Promise<unknown> {
+    const problems = mode === 'Ignore' ? [] : jsonPatchProblems(patch, text);
+    const current = Array.isArray(patch) ? await store.get(route.type, route.namespace, route.name!) : undefined;
+    let unknown: ReturnType<typeof pruneUnknownFields> = [];
+    if (current) {
+      try {
+        unknown = pruneUnknownFields(route.type, applyJSONPatch(structuredClone(current), patch as any));
+      } catch {
+        unknown = [];
+      }
+    }
+    enforceFieldValidation(mode, [...problems, ...strictProblems([], unknown)], res);
+    return unknown.length ? [...(patch as unknown[]), ...unknown.map((u) => ({ op: 'remove', path: jsonPointer(u.pointer) }))] : patch;
   }
 
   async function serveWatch(route: ResourceRoute, q: URLSearchParams, res: http.ServerResponse, table: boolean) {
@@ -583,6 +667,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       });
     },
   };
+}
+
+/** What kube-apiserver says before a decoding error of a body of this kind. */
+function decodePrefix(type: ResourceType): string {
+  return `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: `;
 }
 
 /** The object a POST or PUT carries, checked against the URL it was sent to. */
