@@ -2,7 +2,7 @@
 // or Denied condition of a CertificateRequest, which may be set once and never changed.
 import type { Command } from 'commander';
 import { CertificateRequest } from '../api/resources.ts';
-import { approvalState, approve, deny } from '../controllers/requests/approval.ts';
+import { approvalState, approve, deny } from '../shared/approval.ts';
 import type { CertificateRequestObj } from '../controllers/certificates/objects.ts';
 import type { Store } from '../store/store.ts';
 import { connect } from './client.ts';

@@ -8,7 +8,7 @@ import type { Condition } from '../api/meta.ts';
 import { parseDuration } from '../api/duration.ts';
 import type { Store } from '../store/store.ts';
 import type { CertificateRequestObj } from '../controllers/certificates/objects.ts';
-import { keySpecOf, templateOf, type CertificateSpecLike } from '../controllers/certificates/template.ts';
+import { keySpecOf, requestSpecOf, templateOf, type CertificateSpecLike } from '../shared/certificate-template.ts';
 import { parseManifests } from './manifests.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
@@ -46,13 +46,7 @@ export function certificateRequestFor(name: string, namespace: string, spec: Cer
     apiVersion: 'cert-manager.io/v1',
     kind: 'CertificateRequest',
     metadata: { name, namespace },
-    spec: {
-      request: Buffer.from(csrPem).toString('base64'),
-      issuerRef: spec.issuerRef,
-      ...(spec.duration ? { duration: spec.duration } : {}),
-      ...(spec.isCA ? { isCA: true } : {}),
-      ...(spec.usages ? { usages: spec.usages } : {}),
-    },
+    spec: requestSpecOf(spec, csrPem),
   };
 }
 

@@ -5,8 +5,7 @@ import { Certificate, CertificateRequest, Challenge, ClusterIssuer, EventType, I
 import type { Condition, KubeObject, Secret } from '../api/meta.ts';
 import type { Store } from '../store/store.ts';
 import type { CertificateObj, CertificateRequestObj } from '../controllers/certificates/objects.ts';
-import { failedAttemptsOf } from '../controllers/certificates/objects.ts';
-import { nextAttemptTime, defaultBackoff } from '../controllers/certificates/backoff.ts';
+import { failedAttemptsOf, failuresInSameMinute, nextAttemptTime, defaultBackoff, spreadsRetries } from '../shared/backoff.ts';
 import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';
 import { connect } from './client.ts';
@@ -31,7 +30,7 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   // the certificate parser and the renewal logic are loaded by this command only, not by
   // every command the program knows (`certsmith --help` included)
   const [{ renewalFor }, { parseCertMemo }] = await Promise.all([
-    import('../controllers/certificates/renewal-decision.ts'), import('../controllers/certificates/parsed.ts'),
+    import('../shared/renewal/renewal-decision.ts'), import('../shared/parse-memo.ts'),
   ]);
   const crt = await store.get<CertificateObj>(Certificate, namespace, name);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
@@ -97,12 +96,9 @@ export async function certificateStatus(store: Store, namespace: string, name: s
 
   const attempts = failedAttemptsOf(s);
   if (s.lastFailureTime) {
-    // the trigger controller's module, for one constant: only when there is a failure to report
-    const { SPREAD_THRESHOLD } = await import('../controllers/certificates/trigger/trigger.ts');
     const all = (await store.list<CertificateObj>(Certificate)).items;
-    const minute = Math.floor(Date.parse(s.lastFailureTime) / 60_000);
-    const peers = all.filter((c) => c.status?.lastFailureTime && Math.floor(Date.parse(c.status.lastFailureTime) / 60_000) === minute).length;
-    const next = nextAttemptTime({ lastFailureTime: new Date(s.lastFailureTime), attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg: backoff, spread: peers >= SPREAD_THRESHOLD, ...(leaf?.value ? { notAfter: leaf.value.notAfter } : {}) });
+    const spread = spreadsRetries(failuresInSameMinute(s.lastFailureTime, all));
+    const next = nextAttemptTime({ lastFailureTime: new Date(s.lastFailureTime), attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg: backoff, spread, ...(leaf?.value ? { notAfter: leaf.value.notAfter } : {}) });
     out.push(`Failed Issuance Attempts: ${attempts || 1}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(next)}`);
   }
   if (s.revision !== undefined) out.push(`Revision: ${s.revision}`);

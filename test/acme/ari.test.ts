@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { startFaultProxy, type FaultProxy, type RenewalInfoAnswer } from '../rig/fault-proxy.ts';
 import type { RunningServer } from '../e2e/harness.ts';
-import { parseCertMemo } from '../../src/controllers/certificates/parsed.ts';
+import { parseCertMemo } from '../../src/shared/parse-memo.ts';
 import { certIdOf } from '../../src/acme/ari.ts';
-import { baseRenewalTime } from '../../src/controllers/certificates/renewal/renewal-time.ts';
+import { baseRenewalTime } from '../../src/shared/renewal/renewal-time.ts';
 import { apply, events, issuerStatus, killAndRestart, manifest, startCertsmith, stopKeeper, type Target } from './restart-rig.ts';
 
 const uniq = () => crypto.randomBytes(3).toString('hex');

@@ -4,7 +4,7 @@
 import net from 'node:net';
 import { formatDuration, parseDuration } from '../../api/duration.ts';
 import { keyUsages } from '../../api/schema.ts';
-import type { CertificateSpecLike } from '../certificates/template.ts';
+import type { CertificateSpecLike } from '../../shared/certificate-template.ts';
 // the Secret annotations of the same names: the shim reads on an Ingress what issuing writes on a Secret
 import { ANN } from '../certificates/objects.ts';
 

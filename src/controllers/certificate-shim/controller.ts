@@ -4,9 +4,10 @@
 import { Certificate, GatewayType, IngressType, type ResourceType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { isNotFound } from '../../store/store.ts';
-import { controllerOwnerKey, keyFor, splitKey } from '../../runtime/controller.ts';
+import { keyFor, splitKey } from '../../runtime/controller.ts';
 import { record, type ControllerContext, type ControllerSpec } from '../context.ts';
 import type { CertificateObj } from '../certificates/objects.ts';
+import { wakeOwners } from '../../shared/watch.ts';
 import { decideIngressShim, SHIM_REASON, type IngressObj, type IngressShimOptions, type ShimDecision } from './shim.ts';
 import { decideGatewayShim, type GatewayObj } from './gateway.ts';
 
@@ -34,13 +35,7 @@ function shimController<O extends KubeObject>(ctx: ControllerContext, shim: {
       owners.onAdd((o) => enqueue(keyFor(o)));
       owners.onUpdate((_, o) => enqueue(keyFor(o)));
       // A Certificate it controls changed or went away: put it back as the owner says.
-      const byOwner = (c: KubeObject) => {
-        const key = controllerOwnerKey(c, shim.ownerType);
-        if (key) enqueue(key);
-      };
-      certificates.onAdd(byOwner);
-      certificates.onUpdate((_, c) => byOwner(c));
-      certificates.onDelete(byOwner);
+      wakeOwners(certificates, shim.ownerType, enqueue);
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);

@@ -10,7 +10,7 @@ import { Certificate as CertificateType } from '../../api/resources.ts';
 import { fieldErrorText, validate } from '../../api/validation.ts';
 import type { EventSpec } from '../decision.ts';
 import type { CertificateObj } from '../certificates/objects.ts';
-import type { CertificateSpecLike } from '../certificates/template.ts';
+import type { CertificateSpecLike } from '../../shared/certificate-template.ts';
 import { BadAnnotationError, CERTIFICATE_ANN, INGRESS_ANN, annotationOfSpecField, specFromAnnotations } from './annotations.ts';
 
 export interface IngressTLS { hosts?: string[]; secretName?: string }

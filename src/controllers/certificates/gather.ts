@@ -3,11 +3,12 @@
 import { Certificate, CertificateRequest, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { Informer } from '../../runtime/informer.ts';
-import { controllerOwnerKey } from '../../runtime/controller.ts';
+import { wakeOwners } from '../../shared/watch.ts';
 import type { ControllerContext } from '../context.ts';
-import { ANN, LABEL, controllerOwnerUID, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
+import { ANN, LABEL, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
+import { controllerOwnerUID } from '../../shared/ownership.ts';
 import type { CertificateInput } from './policies.ts';
-import { nextRevision } from './requestmanager/requestmanager.ts';
+import { nextRevision } from '../../shared/revisions.ts';
 
 export const BY_OWNER = 'owner';
 export const BY_SECRET = 'secretName';
@@ -39,18 +40,11 @@ export function watchCertificateGraph(c: CertificateCaches, enqueue: (key: strin
   c.certificates.onAdd(certKey);
   c.certificates.onUpdate((_, n) => certKey(n));
   c.certificates.onDelete(certKey);
-  const ownerCert = (o: KubeObject) => {
-    const key = controllerOwnerKey(o, Certificate);
-    if (key) enqueue(key);
-  };
   const bySecretName = (s: KubeObject) => {
     for (const crt of c.certificates.byIndex(BY_SECRET, `${s.metadata.namespace}/${s.metadata.name}`)) certKey(crt);
   };
-  for (const inf of [c.requests, c.secrets] as Informer<KubeObject>[]) {
-    inf.onAdd(ownerCert);
-    inf.onUpdate((_, n) => ownerCert(n));
-    inf.onDelete(ownerCert);
-  }
+  wakeOwners(c.requests, Certificate, enqueue);
+  wakeOwners(c.secrets, Certificate, enqueue);
   c.secrets.onAdd(bySecretName);
   c.secrets.onUpdate((_, n) => bySecretName(n));
   c.secrets.onDelete(bySecretName);

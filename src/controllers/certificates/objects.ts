@@ -1,6 +1,6 @@
 // The controllers' view of the objects they read: the fields they rely on, nothing more.
 import type { Condition, KubeObject, Secret } from '../../api/meta.ts';
-import type { CertificateSpecLike } from './template.ts';
+import type { CertificateSpecLike } from '../../shared/certificate-template.ts';
 
 export interface CertificateStatusLike {
   conditions?: Condition[];
@@ -63,19 +63,3 @@ export const LABEL = {
   fao: 'controller.cert-manager.io/fao',
   nextPrivateKey: 'cert-manager.io/next-private-key',
 } as const;
-
-export function isDeleting(o: KubeObject): boolean {
-  return !!o.metadata.deletionTimestamp;
-}
-
-export function controllerOwnerUID(o: KubeObject): string | undefined {
-  return o.metadata.ownerReferences?.find((r) => r.controller)?.uid;
-}
-
-export function ownerRefTo(owner: KubeObject): NonNullable<KubeObject['metadata']['ownerReferences']>[number] {
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name!, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
-}
-
-export function failedAttemptsOf(status: CertificateStatusLike | undefined): number {
-  return status?.issuanceAttempts ?? status?.failedIssuanceAttempts ?? 0;
-}

@@ -2,8 +2,8 @@
 // gathered objects and names the first reason a Certificate needs (re-)issuing, as cert-manager does.
 import { isTrue } from '../../api/conditions.ts';
 import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
-import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from './parsed.ts';
-import { issuerRefKey, keySpecOf, templateOf } from './template.ts';
+import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from '../../shared/parse-memo.ts';
+import { issuerRefKey, keySpecOf, templateOf } from '../../shared/certificate-template.ts';
 import { parseDuration } from '../../api/duration.ts';
 import { keyMatchesSpec, publicKeyFingerprint } from '../../pki/keys.ts';
 import { csrMismatches, certificateMismatches } from '../../pki/match.ts';

@@ -6,7 +6,7 @@ import type { ControllerContext, ControllerSpec, ReconcileResult } from '../cont
 import { splitKey } from '../../runtime/controller.ts';
 import { BY_SECRET, certificateCaches, ownedRequests, requestForRevision, type CertificateCaches } from '../certificates/gather.ts';
 import { issuanceCompleting, secretCertificate } from '../certificates/policies.ts';
-import { nextRevision } from '../certificates/requestmanager/requestmanager.ts';
+import { nextRevision } from '../../shared/revisions.ts';
 import { ANN, type CertificateObj, type Secret } from '../certificates/objects.ts';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
 import { isSafeLineageName, listLineages, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';

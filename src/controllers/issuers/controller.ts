@@ -4,7 +4,7 @@ import type { KubeObject } from '../../api/meta.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { Secret } from '../certificates/objects.ts';
-import { issuerResourceNamespace } from '../requests/controller.ts';
+import { issuerResourceNamespace } from '../../shared/issuer-lookup.ts';
 import type { IssuerLike } from '../requests/signing.ts';
 import { decideIssuerReady } from './issuer-readiness.ts';
 import { retryBackoff } from '../../runtime/workqueue.ts';

@@ -2,7 +2,7 @@
 import { setCondition } from '../../api/conditions.ts';
 import type { Condition } from '../../api/meta.ts';
 import type { Secret } from '../certificates/objects.ts';
-import { decodeBase64, parseCertMemo, parseKeyMemo } from '../certificates/parsed.ts';
+import { decodeBase64, parseCertMemo, parseKeyMemo } from '../../shared/parse-memo.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
 import type { IssuerLike } from '../requests/signing.ts';
 import { issuerTypeOf } from '../requests/signing.ts';

@@ -1,6 +1,6 @@
 // The CertificateRequest controller for the issuers certsmith signs with itself (SelfSigned,
 // CA): approval (unless turned off), issuer checks, signing, one status write per pass.
-import { CertificateRequest, ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
+import { CertificateRequest, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { CertificateAnnotation } from '../../api/annotations.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
@@ -9,24 +9,14 @@ import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateRequestObj, Secret } from '../certificates/objects.ts';
 import { failed, gateRequest, issued, pending } from './signing.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../shared/issuer-lookup.ts';
-import type { IssuerLike } from './signing.ts';
+import { wakeByIssuer } from '../../shared/watch.ts';
 import { signSelfSigned, signWithCA } from './signers.ts';
 import { retryBackoff } from '../../runtime/workqueue.ts';
 
 const MANAGER = 'certificaterequests-issuer';
-const BY_ISSUER = 'issuer';
 
 export function requestController(ctx: ControllerContext): ControllerSpec {
   const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
-  const issuers = ctx.informers.informerFor<IssuerLike & KubeObject>(Issuer);
-  const clusterIssuers = ctx.informers.informerFor<IssuerLike & KubeObject>(ClusterIssuer);
-  if (!requests.hasIndex(BY_ISSUER)) {
-    requests.addIndex(BY_ISSUER, (r) => {
-      const ref = r.spec?.issuerRef;
-      if (!ref) return [];
-      return [ref.kind === 'ClusterIssuer' ? `ClusterIssuer//${ref.name}` : `Issuer/${r.metadata.namespace}/${ref.name}`];
-    });
-  }
   return {
     name: MANAGER,
     workers: 4,
@@ -35,13 +25,7 @@ export function requestController(ctx: ControllerContext): ControllerSpec {
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       requests.onAdd(key);
       requests.onUpdate((_, n) => key(n));
-      const byIssuer = (kind: string) => (o: KubeObject) => {
-        for (const r of requests.byIndex(BY_ISSUER, `${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)) key(r);
-      };
-      issuers.onAdd(byIssuer('Issuer'));
-      issuers.onUpdate((_, n) => byIssuer('Issuer')(n));
-      clusterIssuers.onAdd(byIssuer('ClusterIssuer'));
-      clusterIssuers.onUpdate((_, n) => byIssuer('ClusterIssuer')(n));
+      wakeByIssuer(ctx.informers, requests, key);
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);

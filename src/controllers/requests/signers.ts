@@ -1,7 +1,7 @@
 // The SelfSigned and CA signers: given a request and the key material they read, produce the
 // certificate and CA, or say why not (pending = retry later, failed = terminal for this request).
-import { durationMsOf } from '../certificates/template.ts';
-import { decodeBase64, parseCertCached, parseCertMemo, parseKeyMemo, requestCSR } from '../certificates/parsed.ts';
+import { durationMsOf } from '../../shared/certificate-template.ts';
+import { decodeBase64, parseCertCached, parseCertMemo, parseKeyMemo, requestCSR } from '../../shared/parse-memo.ts';
 import type { CertificateRequestObj, Secret } from '../certificates/objects.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
 import { signCertificate } from '../../pki/sign.ts';

@@ -4,7 +4,7 @@ import { getCondition, isTrue, rfc3339, setCondition } from '../../api/condition
 import type { Condition } from '../../api/meta.ts';
 import type { CertificateRequestObj } from '../certificates/objects.ts';
 import type { EventSpec } from '../decision.ts';
-import { approvalState, approve, autoApproves } from './approval.ts';
+import { approvalState, approve, autoApproves } from '../../shared/approval.ts';
 
 export type CRStatus = NonNullable<CertificateRequestObj['status']>;
 

@@ -4,8 +4,8 @@ import type { KubeObject, Secret } from '../../../api/meta.ts';
 import { generateAccountKey, type AcmeClient } from '../../../acme/client.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
-import { issuerResourceNamespace } from '../../requests/controller.ts';
-import { decodeBase64, parseKeyMemo } from '../../certificates/parsed.ts';
+import { issuerResourceNamespace } from '../../../shared/issuer-lookup.ts';
+import { decodeBase64, parseKeyMemo } from '../../../shared/parse-memo.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { acmeAction, accountKeyHash } from './registry.ts';
 import {

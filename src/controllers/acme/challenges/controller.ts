@@ -10,7 +10,7 @@ import { isConflict, isNotFound } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
-import { lookupIssuer } from '../../requests/controller.ts';
+import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { clientForIssuer, reportAccountGone } from '../account/controller.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';

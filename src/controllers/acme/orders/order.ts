@@ -4,7 +4,7 @@
 import net from 'node:net';
 import { rfc3339 } from '../../../api/conditions.ts';
 import type { ACMESolver, Challenge, ChallengeSpec, Order, OrderStatus } from '../../../api/types.ts';
-import { ownerRefTo } from '../../certificates/objects.ts';
+import { ownerRefTo } from '../../../shared/ownership.ts';
 import type { EventSpec } from '../../decision.ts';
 import { computeName } from '../names.ts';
 import { selectSolver } from './solver-selection.ts';

@@ -1,15 +1,16 @@
 // Shell of the ACME CertificateRequest controller ("certificaterequests-issuer-acme").
-import { Certificate, CertificateRequest, ClusterIssuer, Issuer, Order } from '../../../api/resources.ts';
+import { Certificate, CertificateRequest, Order } from '../../../api/resources.ts';
 import type { KubeObject } from '../../../api/meta.ts';
 import type { Order as OrderObj } from '../../../api/types.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
-import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { ANN, type CertificateObj, type CertificateRequestObj } from '../../certificates/objects.ts';
 import { ariEnabled } from '../../certificates/renewal/ari-controller.ts';
-import { lookupIssuer, writeStatus } from '../../requests/controller.ts';
+import { writeStatus } from '../../requests/controller.ts';
+import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
+import { wakeByIssuer, wakeOwners } from '../../../shared/watch.ts';
 import { issuerTypeOf } from '../../requests/signing.ts';
 import { isTrue } from '../../../api/conditions.ts';
 import { decideOrderRequest, isActiveAcmeRequest } from './order-request.ts';
@@ -21,7 +22,6 @@ export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
   const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
   const orders = ctx.informers.informerFor<OrderObj>(Order);
   const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);
-  const issuerInformers = [Issuer, ClusterIssuer].map((type) => ({ kind: type.kind, informer: ctx.informers.informerFor(type) }));
   return {
     name: MANAGER,
     workers: 4,
@@ -30,23 +30,9 @@ export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       requests.onAdd(key);
       requests.onUpdate((_, n) => key(n));
-      const byOwner = (o: OrderObj) => {
-        const k = controllerOwnerKey(o, CertificateRequest);
-        if (k) enqueue(k);
-      };
-      orders.onAdd(byOwner);
-      orders.onUpdate((_, n) => byOwner(n));
-      orders.onDelete(byOwner);
+      wakeOwners(orders, CertificateRequest, enqueue);
       // An issuer becoming Ready releases the requests that waited for it.
-      for (const { kind, informer } of issuerInformers) {
-        const wake = (i: KubeObject) => {
-          for (const r of requests.list(kind === 'Issuer' ? i.metadata.namespace : undefined)) {
-            if ((r.spec.issuerRef.kind || 'Issuer') === kind && r.spec.issuerRef.name === i.metadata.name && isActiveAcmeRequest(r)) key(r);
-          }
-        };
-        informer.onAdd(wake);
-        informer.onUpdate((_, n) => wake(n));
-      }
+      wakeByIssuer(ctx.informers, requests, key, isActiveAcmeRequest);
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);

@@ -3,14 +3,14 @@ import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, targetSecret, watchCertificateGraph } from '../gather.ts';
 import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
-import { decodeBase64 } from '../parsed.ts';
+import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideIssuing, issuedStatus } from './issuing.ts';
 import { buildSecretData, certificateAnnotations, composeSecret } from './secret.ts';
 import { upkeepReason } from './upkeep.ts';
 import { encodePrivateKey } from '../../../pki/keys.ts';
-import { durationMsOf, keySpecOf, templateOf } from '../template.ts';
+import { durationMsOf, keySpecOf, templateOf } from '../../../shared/certificate-template.ts';
 import { createTemporaryCertificate } from '../../../pki/temporary.ts';
 import { isTrue } from '../../../api/conditions.ts';
 

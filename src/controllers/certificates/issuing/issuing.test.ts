@@ -12,7 +12,8 @@ import { createTemporaryCertificate } from '../../../pki/temporary.ts';
 import { firstViolation, secretPolicies } from '../policies.ts';
 import { decideReadiness } from '../readiness/readiness.ts';
 import type { Condition } from '../../../api/meta.ts';
-import { decideRequestManager, requestName } from '../requestmanager/requestmanager.ts';
+import { decideRequestManager } from '../requestmanager/requestmanager.ts';
+import { requestName } from '../../../shared/revisions.ts';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const b64 = (s: string) => Buffer.from(s).toString('base64');

@@ -4,11 +4,14 @@
 import { getCondition, isTrue, rfc3339, setCondition, removeCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
 import { keyMatchesSpec, publicKeyFingerprint } from '../../../pki/keys.ts';
-import { failedAttemptsOf, isDeleting, type CertificateObj, type CertificateRequestObj, type CertificateStatusLike, type Secret } from '../objects.ts';
-import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from '../parsed.ts';
+import { type CertificateObj, type CertificateRequestObj, type CertificateStatusLike, type Secret } from '../objects.ts';
+import { failedAttemptsOf } from '../../../shared/backoff.ts';
+import { isDeleting } from '../../../shared/ownership.ts';
+import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from '../../../shared/parse-memo.ts';
 import { firstViolation, requestMismatches, temporaryCertificatePolicies } from '../policies.ts';
-import { isFromEarlierAttempt, nextRevision, revisionOf } from '../requestmanager/requestmanager.ts';
-import { keySpecOf } from '../template.ts';
+import { isFromEarlierAttempt } from '../requestmanager/requestmanager.ts';
+import { nextRevision, revisionOf } from '../../../shared/revisions.ts';
+import { keySpecOf } from '../../../shared/certificate-template.ts';
 import type { EventSpec } from '../../decision.ts';
 
 export interface IssuingInput {

@@ -4,8 +4,8 @@
 import { encodePrivateKey } from '../../../pki/keys.ts';
 import { combinedPEM, createJKS, createPKCS12, createTruststoreJKS, createTruststorePKCS12, pemToDER } from '../../../pki/encodings.ts';
 import { ANN, LABEL, type CertificateObj, type Secret } from '../objects.ts';
-import { encodeBase64, parseCertCached, parseKeyMemo } from '../parsed.ts';
-import { keySpecOf } from '../template.ts';
+import { encodeBase64, parseCertCached, parseKeyMemo } from '../../../shared/parse-memo.ts';
+import { keySpecOf } from '../../../shared/certificate-template.ts';
 
 /** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
 export const MANAGED_KEYS = ['tls.crt', 'tls.key', 'ca.crt', 'key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 'keystore.jks', 'truststore.jks'];

@@ -4,10 +4,11 @@ import { encodePrivateKey, generatePrivateKey } from '../../../pki/keys.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, targetSecret, watchCertificateGraph } from '../gather.ts';
-import { LABEL, ownerRefTo, type CertificateObj, type Secret } from '../objects.ts';
-import { decodeBase64, encodeBase64 } from '../parsed.ts';
+import { LABEL, type CertificateObj, type Secret } from '../objects.ts';
+import { ownerRefTo } from '../../../shared/ownership.ts';
+import { decodeBase64, encodeBase64 } from '../../../shared/parse-memo.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
-import { keySpecOf } from '../template.ts';
+import { keySpecOf } from '../../../shared/certificate-template.ts';
 import { decideKeyManager, gateKeyReplacements } from './keymanager.ts';
 import { ReplacementHistories } from '../replacement-backoff.ts';
 

@@ -2,9 +2,10 @@
 // Certificate and names it in status; when issuing ends, deletes it.
 import { getCondition } from '../../../api/conditions.ts';
 import { keyMatchesSpec } from '../../../pki/keys.ts';
-import { isDeleting, type CertificateObj, type Secret } from '../objects.ts';
-import { decodeBase64, parseKeyMemo } from '../parsed.ts';
-import { keySpecOf, rotationPolicyOf } from '../template.ts';
+import { type CertificateObj, type Secret } from '../objects.ts';
+import { isDeleting } from '../../../shared/ownership.ts';
+import { decodeBase64, parseKeyMemo } from '../../../shared/parse-memo.ts';
+import { keySpecOf, rotationPolicyOf } from '../../../shared/certificate-template.ts';
 import type { EventSpec } from '../../decision.ts';
 import { defaultReplacementBackoff, gateReplacement, type ReplacementBackoff, type ReplacementHistory } from '../replacement-backoff.ts';
 

@@ -1,6 +1,6 @@
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { BY_SECRET, certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
-import { isSecretOwner } from '../trigger/controller.ts';
+import { isSecretOwner } from '../../../shared/ownership.ts';
 import { ANN } from '../objects.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideReadiness, readinessChanged, withReadiness } from './readiness.ts';

@@ -5,9 +5,9 @@ import { removeCondition, rfc3339, setCondition } from '../../../api/conditions.
 import type { Condition } from '../../../api/meta.ts';
 import type { CertificateObj, CertificateStatusLike } from '../objects.ts';
 import { firstViolation, secretCertificate, secretPolicies, type CertificateInput } from '../policies.ts';
-import { renewalFor } from '../renewal-decision.ts';
-import { lastIssuanceTime } from '../min-interval.ts';
-import type { RenewalDecision } from '../renewal/renewal-time.ts';
+import { renewalFor } from '../../../shared/renewal/renewal-decision.ts';
+import { lastIssuanceTime } from '../../../shared/renewal/min-interval.ts';
+import type { RenewalDecision } from '../../../shared/renewal/renewal-time.ts';
 
 export type ReadinessFields = Pick<CertificateStatusLike, 'conditions' | 'notBefore' | 'notAfter' | 'renewalTime' | 'renewal'>;
 

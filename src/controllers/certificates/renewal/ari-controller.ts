@@ -8,13 +8,13 @@ import type { ACMEIssuer } from '../../../api/types.ts';
 import { AcmeError } from '../../../acme/client.ts';
 import { certIdOf, type CertificateAriStatus } from '../../../acme/ari.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { lookupIssuer } from '../../requests/controller.ts';
+import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { clientForIssuer } from '../../acme/account/controller.ts';
 import { acmeAction } from '../../acme/account/registry.ts';
 import type { AcmeRuntime } from '../../acme/runtime.ts';
 import { certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
-import { decodeBase64, parseCertMemo } from '../parsed.ts';
+import { decodeBase64, parseCertMemo } from '../../../shared/parse-memo.ts';
 import { ariStatusAfterAnswer, ariStatusAfterError, decideAriCheck } from './ari-check.ts';
 import type { CertificateObj } from '../objects.ts';
 

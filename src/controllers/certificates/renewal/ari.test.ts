@@ -1,7 +1,7 @@
 // ARI (RFC 9773) in the renewal decision and the fetch schedule: fake times only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { computeRenewal, type AriInput, type RenewalInput } from './renewal-time.ts';
+import { computeRenewal, type AriInput, type RenewalInput } from '../../../shared/renewal/renewal-time.ts';
 import { ariRenewalPoint } from '../../../acme/ari.ts';
 import { ariStatusAfterAnswer, ariStatusAfterError, decideAriCheck } from './ari-check.ts';
 

@@ -3,11 +3,12 @@ import { isNotFound } from '../../../store/store.ts';
 import { createCSR } from '../../../pki/csr.ts';
 import { record, type ControllerContext, type ControllerSpec } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, watchCertificateGraph } from '../gather.ts';
-import { ANN, ownerRefTo, type CertificateObj, type CertificateRequestObj } from '../objects.ts';
-import { decodeBase64, encodeBase64 } from '../parsed.ts';
+import { ANN, type CertificateObj, type CertificateRequestObj } from '../objects.ts';
+import { ownerRefTo } from '../../../shared/ownership.ts';
+import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { failedIssuance } from '../issuing/issuing.ts';
-import { templateOf } from '../template.ts';
+import { requestSpecOf, templateOf } from '../../../shared/certificate-template.ts';
 import { decideRequestManager, gateReplacements } from './requestmanager.ts';
 import { ReplacementHistories } from '../replacement-backoff.ts';
 
@@ -80,12 +81,6 @@ function requestFor(crt: CertificateObj, a: { name: string; revision: number; at
       annotations,
       ownerReferences: [ownerRefTo(crt)],
     },
-    spec: {
-      request: encodeBase64(csrPem),
-      issuerRef: crt.spec.issuerRef,
-      ...(crt.spec.duration ? { duration: crt.spec.duration } : {}),
-      ...(crt.spec.isCA ? { isCA: true } : {}),
-      ...(crt.spec.usages ? { usages: crt.spec.usages } : {}),
-    },
+    spec: requestSpecOf(crt.spec, csrPem),
   };
 }

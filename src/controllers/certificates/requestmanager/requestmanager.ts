@@ -1,11 +1,13 @@
 // Request manager: while Issuing=True, keeps exactly one CertificateRequest for the next
 // revision, built from the spec and the next private key. A request that failed or was denied
 // in an earlier attempt is replaced, never reused (upstream reuses denied ones and never recovers).
-import { createHash } from 'node:crypto';
 import { getCondition, isTrue } from '../../../api/conditions.ts';
 import { publicKeyFingerprint } from '../../../pki/keys.ts';
-import { ANN, failedAttemptsOf, isDeleting, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
-import { decodeBase64, parseKeyMemo, requestCSR } from '../parsed.ts';
+import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
+import { failedAttemptsOf } from '../../../shared/backoff.ts';
+import { isDeleting } from '../../../shared/ownership.ts';
+import { nextRevision, requestName, revisionOf } from '../../../shared/revisions.ts';
+import { decodeBase64, parseKeyMemo, requestCSR } from '../../../shared/parse-memo.ts';
 import { requestMismatches } from '../policies.ts';
 import { defaultReplacementBackoff, gateReplacement, type ReplacementBackoff, type ReplacementHistory } from '../replacement-backoff.ts';
 
@@ -23,15 +25,6 @@ export type RequestAction =
   | { kind: 'delete'; name: string; why: string; cause: DeleteCause }
   | { kind: 'create'; name: string; revision: number; attempt: number; keySecretName: string };
 
-export function nextRevision(crt: CertificateObj): number {
-  return (crt.status?.revision ?? 0) + 1;
-}
-
-export function revisionOf(cr: CertificateRequestObj): number | undefined {
-  const v = cr.metadata.annotations?.[ANN.revision];
-  return v && /^\d+$/.test(v) ? Number(v) : undefined;
-}
-
 /** Whether a request belongs to an attempt that has already been recorded as failed. */
 export function isFromEarlierAttempt(crt: CertificateObj, cr: CertificateRequestObj): boolean {
   const attempt = cr.metadata.annotations?.[ANN.issuanceAttempt];
@@ -45,15 +38,6 @@ export function isFromEarlierAttempt(crt: CertificateObj, cr: CertificateRequest
 export function isFinished(cr: CertificateRequestObj): boolean {
   const ready = getCondition(cr.status?.conditions, 'Ready');
   return isTrue(cr.status?.conditions, 'Denied') || isTrue(cr.status?.conditions, 'InvalidRequest') || ready?.reason === 'Failed' || ready?.reason === 'Denied';
-}
-
-/** cert-manager's stable request name: the Certificate name (hashed when long) and the revision. */
-export function requestName(crtName: string, revision: number): string {
-  let base = crtName;
-  if (crtName.length > 233) {
-    base = crtName.slice(0, 168).replace(/[^a-z0-9]+$/, '') + '-' + createHash('sha256').update(crtName).digest('hex');
-  }
-  return `${base}-${revision}`;
 }
 
 export function decideRequestManager(input: RequestManagerInput): RequestAction[] {

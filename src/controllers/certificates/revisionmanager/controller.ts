@@ -5,7 +5,7 @@ import { isNotFound } from '../../../store/store.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { certificateCaches, ownedRequests, watchCertificateGraph } from '../gather.ts';
 import type { CertificateObj, CertificateRequestObj } from '../objects.ts';
-import { revisionOf } from '../requestmanager/requestmanager.ts';
+import { revisionOf } from '../../../shared/revisions.ts';
 import { withCertificate } from '../shell.ts';
 
 export function requestsToPrune(crt: CertificateObj, requests: CertificateRequestObj[]): string[] {

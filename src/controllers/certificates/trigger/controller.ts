@@ -1,6 +1,7 @@
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
-import { defaultBackoff } from '../backoff.ts';
+import { defaultBackoff, failureMinuteOf } from '../../../shared/backoff.ts';
+import { isSecretOwner } from '../../../shared/ownership.ts';
 import { certificateCaches, gatherCertificate, gatherFresh, watchCertificateGraph, BY_SECRET } from '../gather.ts';
 import type { CertificateInput } from '../policies.ts';
 import { ANN, type CertificateObj } from '../objects.ts';
@@ -15,7 +16,7 @@ export function triggerController(ctx: ControllerContext): ControllerSpec {
   if (!c.certificates.hasIndex(BY_FAILURE_MINUTE)) {
     c.certificates.addIndex(BY_FAILURE_MINUTE, (crt) => {
       const t = crt.status?.lastFailureTime;
-      return t ? [String(Math.floor(Date.parse(t) / 60_000))] : [];
+      return t ? [String(failureMinuteOf(t))] : [];
     });
   }
   const backoff = {
@@ -32,7 +33,7 @@ export function triggerController(ctx: ControllerContext): ControllerSpec {
         return decideTrigger({
           ...input,
           isSecretOwner: isSecretOwner(crt, c.certificates.byIndex(BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[ANN.certificateName]),
-          failuresInSameMinute: failedAt ? c.certificates.byIndex(BY_FAILURE_MINUTE, String(Math.floor(Date.parse(failedAt) / 60_000))).length : 0,
+          failuresInSameMinute: failedAt ? c.certificates.byIndex(BY_FAILURE_MINUTE, String(failureMinuteOf(failedAt))).length : 0,
         }, ctx.clock.now(), backoff);
       };
       let input = await gatherCertificate(ctx, c, cached);
@@ -57,16 +58,4 @@ export function triggerController(ctx: ControllerContext): ControllerSpec {
       return { requeueAfterMs: d.requeueAfterMs };
     }),
   };
-}
-
-/**
- * cert-manager's ownership guard for Certificates sharing a secretName: the oldest (then by
- * name) wins, unless the Secret already names one of them.
- */
-export function isSecretOwner(crt: CertificateObj, sameSecret: CertificateObj[], annotatedName: string | undefined): boolean {
-  if (sameSecret.length <= 1) return true;
-  if (annotatedName && sameSecret.some((x) => x.metadata.name === annotatedName)) return annotatedName === crt.metadata.name;
-  const sorted = [...sameSecret].sort((a, b) =>
-    (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
-  return sorted[0].metadata.name === crt.metadata.name;
 }

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { decideTrigger, SPREAD_THRESHOLD, type TriggerInput } from './trigger.ts';
-import { defaultBackoff } from '../backoff.ts';
+import { decideTrigger, type TriggerInput } from './trigger.ts';
+import { SPREAD_THRESHOLD } from '../../../shared/backoff.ts';
+import { defaultBackoff } from '../../../shared/backoff.ts';
 import type { CertificateObj } from '../objects.ts';
 
 const HOUR = 3_600_000;

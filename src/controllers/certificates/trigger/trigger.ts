@@ -2,11 +2,12 @@
 // acts while Issuing is already True (a person may have set it to force issuance).
 import { getCondition, isoTime, setCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
-import { nextAttemptTime, type BackoffConfig } from '../backoff.ts';
-import { failedAttemptsOf, isDeleting } from '../objects.ts';
+import { nextAttemptTime, spreadsRetries, type BackoffConfig } from '../../../shared/backoff.ts';
+import { failedAttemptsOf } from '../../../shared/backoff.ts';
+import { isDeleting } from '../../../shared/ownership.ts';
 import { firstViolation, requestMismatches, secretCertificate, secretPolicies, type CertificateInput, type Violation } from '../policies.ts';
-import { renewalFor } from '../renewal-decision.ts';
-import { lastIssuanceTime } from '../min-interval.ts';
+import { renewalFor } from '../../../shared/renewal/renewal-decision.ts';
+import { lastIssuanceTime } from '../../../shared/renewal/min-interval.ts';
 import type { EventSpec } from '../../decision.ts';
 
 export interface TriggerInput extends CertificateInput {
@@ -25,8 +26,6 @@ export interface TriggerDecision {
 }
 
 const NOT_OWNER_RECHECK_MS = 3 * 60_000;
-/** failures within one minute from this many Certificates look like an outage: spread their retries */
-export const SPREAD_THRESHOLD = 10;
 
 export function decideTrigger(input: TriggerInput, now: Date, backoff: BackoffConfig): TriggerDecision {
   const crt = input.certificate;
@@ -76,7 +75,7 @@ function backoffWait(input: TriggerInput, now: Date, cfg: BackoffConfig): Trigge
   const notAfter = input.secret ? secretCertificate(input.secret)?.notAfter : undefined;
   const next = nextAttemptTime({
     lastFailureTime: new Date(status.lastFailureTime), attempts, uid: input.certificate.metadata.uid ?? '', cfg,
-    spread: input.failuresInSameMinute >= SPREAD_THRESHOLD, ...(notAfter ? { notAfter } : {}),
+    spread: spreadsRetries(input.failuresInSameMinute), ...(notAfter ? { notAfter } : {}),
   });
   const left = next.getTime() - now.getTime();
   if (left <= 0) return undefined;

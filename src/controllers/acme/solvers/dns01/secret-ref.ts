@@ -5,8 +5,8 @@ import { SecretType } from '../../../../api/resources.ts';
 import type { Secret } from '../../../../api/meta.ts';
 import type { Challenge } from '../../../../api/types.ts';
 import type { ControllerContext } from '../../../context.ts';
-import { issuerResourceNamespace, lookupIssuer } from '../../../requests/controller.ts';
-import { decodeBase64 } from '../../../certificates/parsed.ts';
+import { issuerResourceNamespace, lookupIssuer } from '../../../../shared/issuer-lookup.ts';
+import { decodeBase64 } from '../../../../shared/parse-memo.ts';
 
 export interface SecretKeyRef {
   name: string;

@@ -1,7 +1,8 @@
 // Maps a Certificate spec onto the neutral PKI template, the one place that knows both shapes.
-import type { CertificateTemplate, X509Subject } from '../../pki/template.ts';
-import type { KeySpec } from '../../pki/keys.ts';
-import { parseDuration } from '../../api/duration.ts';
+import type { CertificateTemplate, X509Subject } from '../pki/template.ts';
+import type { KeySpec } from '../pki/keys.ts';
+import { parseDuration } from '../api/duration.ts';
+import type { CertificateRequestObj } from '../controllers/certificates/objects.ts';
 
 /** The spec fields the lifecycle reads; the schema's full type is wider. */
 export interface CertificateSpecLike {
@@ -82,4 +83,19 @@ export function templateOf(spec: CertificateSpecLike): CertificateTemplate {
 /** An empty kind means Issuer and an empty group cert-manager.io, in every comparison. */
 export function issuerRefKey(ref: { name: string; kind?: string; group?: string }): string {
   return `${ref.kind || 'Issuer'}.${ref.group || 'cert-manager.io'}/${ref.name}`;
+}
+
+/**
+ * The spec of the CertificateRequest made for a Certificate spec and a CSR: the issuer, and the
+ * duration, isCA and usages cert-manager copies. The request manager and `certsmith create
+ * certificaterequest` both build requests with it.
+ */
+export function requestSpecOf(spec: CertificateSpecLike, csrPem: string): CertificateRequestObj['spec'] {
+  return {
+    request: Buffer.from(csrPem).toString('base64'),
+    issuerRef: spec.issuerRef,
+    ...(spec.duration ? { duration: spec.duration } : {}),
+    ...(spec.isCA ? { isCA: true } : {}),
+    ...(spec.usages ? { usages: spec.usages } : {}),
+  };
 }

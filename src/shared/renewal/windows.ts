@@ -9,7 +9,7 @@
 // mapped to an instant by instantOfWallClock, which gives every local date exactly one start.
 import { createRequire } from 'node:module';
 import type { CronExpression, CronExpressionParser as CronExpressionParserType } from 'cron-parser';
-import { parseDuration } from '../../../api/duration.ts';
+import { parseDuration } from '../../api/duration.ts';
 import { isKnownTimeZone, instantOfWallClock, wallClockOf } from './wall-clock.ts';
 
 // cron-parser is loaded on first use, synchronously (its CommonJS build): most Certificates have

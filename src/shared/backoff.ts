@@ -29,6 +29,30 @@ export function resolveBackoffConfig(partial: Partial<BackoffConfig> = {}): Back
   return { initialMs, maxMs };
 }
 
+/** failures within one minute from this many Certificates look like an outage: spread their retries */
+export const SPREAD_THRESHOLD = 10;
+
+/** The bucket a failure falls in for the spread rule: the minute of status.lastFailureTime. */
+export function failureMinuteOf(lastFailureTime: string): number {
+  return Math.floor(Date.parse(lastFailureTime) / 60_000);
+}
+
+/** How many of `certificates` failed in the same minute as `lastFailureTime` (itself included when listed). */
+export function failuresInSameMinute(lastFailureTime: string, certificates: readonly { status?: { lastFailureTime?: string } }[]): number {
+  const minute = failureMinuteOf(lastFailureTime);
+  return certificates.filter((c) => c.status?.lastFailureTime && failureMinuteOf(c.status.lastFailureTime) === minute).length;
+}
+
+/** Whether retries get spreadOffset: this many Certificates failed in the same minute (an outage). */
+export function spreadsRetries(failuresInSameMinute: number): boolean {
+  return failuresInSameMinute >= SPREAD_THRESHOLD;
+}
+
+/** failedAttempts, 0 when neither counter is set. */
+export function failedAttemptsOf(status: { issuanceAttempts?: number; failedIssuanceAttempts?: number } | undefined): number {
+  return status?.issuanceAttempts ?? status?.failedIssuanceAttempts ?? 0;
+}
+
 /**
  * The number of consecutive failed issuances. The seed's status.issuanceAttempts wins;
  * cert-manager's status.failedIssuanceAttempts is read when the seed's field is absent.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatDuration } from '../../../api/duration.ts';
+import { formatDuration } from '../../api/duration.ts';
 import {
   baseRenewalTime, computeRenewal, nextWindowStartAfter, parseWindows, windowContaining,
   type ParsedWindow, type RenewalInput, type RenewalReason,

@@ -1,13 +1,13 @@
 // When a certificate should be renewed: cert-manager's renewBefore arithmetic plus the renewal
 // policy and windows of seed 003. Pure: every input, including the certificate's validity, is
 // passed in, and nothing here reads a clock.
-import { parseDuration } from '../../../api/duration.ts';
+import { parseDuration } from '../../api/duration.ts';
 import {
   lastWindowClosedBy, nextWindowStartAfter, parseWindows, windowContaining,
   type ParsedWindow, type RenewalWindowSpec, type WindowOccurrence,
 } from './windows.ts';
-import { isoTime } from '../../../api/conditions.ts';
-import { ariRenewalPoint } from '../../../acme/ari.ts';
+import { isoTime } from '../../api/conditions.ts';
+import { ariRenewalPoint } from '../../acme/ari.ts';
 
 export { parseWindows, windowContaining, nextWindowStartAfter, lastWindowClosedBy } from './windows.ts';
 export type { ParsedWindow, RenewalWindowSpec, WindowOccurrence } from './windows.ts';

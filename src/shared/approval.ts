@@ -1,7 +1,7 @@
 // Approval of CertificateRequests: the conditions cert-manager's approver writes, and the
 // check every signer makes before it signs.
-import { getCondition, isTrue, setCondition } from '../../api/conditions.ts';
-import type { Condition } from '../../api/meta.ts';
+import { getCondition, isTrue, setCondition } from '../api/conditions.ts';
+import type { Condition } from '../api/meta.ts';
 
 export const APPROVER_REASON = 'cert-manager.io';
 export const APPROVED_MESSAGE = 'Certificate request has been approved by cert-manager.io';

@@ -3,9 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { holdForMinimumInterval, lastIssuanceTime, minimumIssuanceIntervalMs } from './min-interval.ts';
-import type { RenewalDecision } from './renewal/renewal-time.ts';
-import { decideTrigger } from './trigger/trigger.ts';
-import { defaultBackoff } from './backoff.ts';
+import type { RenewalDecision } from './renewal-time.ts';
+import { decideTrigger } from '../../controllers/certificates/trigger/trigger.ts';
+import { defaultBackoff } from '../backoff.ts';
 import { generatePrivateKey } from '../../pki/keys.ts';
 import { createCSR } from '../../pki/csr.ts';
 import { signCertificate } from '../../pki/sign.ts';

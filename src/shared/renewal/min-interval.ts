@@ -15,7 +15,7 @@
 // above 90% of the duration), which no sensible configuration asks for, and bounds any
 // Certificate to at most ~10 renewals per lifetime and 12 per hour. Issuances a user caused
 // (spec changed, Secret missing or altered, `certsmith renew`) are never held.
-import type { RenewalDecision } from './renewal/renewal-time.ts';
+import type { RenewalDecision } from './renewal-time.ts';
 import { isoTime } from '../../api/conditions.ts';
 
 export const MINIMUM_INTERVAL_FLOOR_MS = 5 * 60_000;

@@ -3,9 +3,9 @@
 // holds an answer about this very certificate, then the minimum interval between issuances;
 // shared by the trigger (to act) and readiness (to report), so status.renewalTime is when
 // renewal really happens.
-import { computeRenewal, type AriInput, type RenewalDecision } from './renewal/renewal-time.ts';
+import { computeRenewal, type AriInput, type RenewalDecision } from './renewal-time.ts';
 import { holdForMinimumInterval } from './min-interval.ts';
-import type { CertificateObj } from './objects.ts';
+import type { CertificateObj } from '../../controllers/certificates/objects.ts';
 import type { CertificateInfo } from '../../pki/parse.ts';
 import { certIdOf } from '../../acme/ari.ts';
 

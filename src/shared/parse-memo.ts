@@ -1,9 +1,9 @@
 // Parsing keys and certificates is the hot path of every reconcile; results are memoised by
 // content (bounded), so 1,000 Certificates do not re-parse the same PEM on every event.
 import type { KeyObject } from 'node:crypto';
-import { parsePrivateKey } from '../../pki/keys.ts';
-import { parseCertificate, type CertificateInfo } from '../../pki/parse.ts';
-import { parseCSR, type CSRInfo } from '../../pki/csr.ts';
+import { parsePrivateKey } from '../pki/keys.ts';
+import { parseCertificate, type CertificateInfo } from '../pki/parse.ts';
+import { parseCSR, type CSRInfo } from '../pki/csr.ts';
 
 const LIMIT = 20_000;
 

@@ -1,0 +1,22 @@
+// Finding the issuer a request or Certificate names, and the namespace its Secrets live in
+// (a ClusterIssuer's in the cluster resource namespace), the same way in every controller.
+import { ClusterIssuer, Issuer } from '../api/resources.ts';
+import type { KubeObject } from '../api/meta.ts';
+import type { InformerFactory } from '../runtime/informer.ts';
+import type { IssuerLike } from '../controllers/requests/signing.ts';
+
+/** The part of a controller's context the lookup reads. */
+export interface IssuerLookupContext {
+  informers: InformerFactory;
+  options: { clusterResourceNamespace?: string };
+}
+
+export function issuerResourceNamespace(ctx: IssuerLookupContext, issuer: IssuerLike): string {
+  return issuer.kind === 'ClusterIssuer' ? (ctx.options.clusterResourceNamespace ?? 'cert-manager') : issuer.metadata.namespace!;
+}
+
+export function lookupIssuer(ctx: IssuerLookupContext, namespace: string | undefined, ref: { name: string; kind?: string }): IssuerLike | undefined {
+  return ref.kind === 'ClusterIssuer'
+    ? ctx.informers.informerFor<IssuerLike & KubeObject>(ClusterIssuer).get(undefined, ref.name)
+    : ctx.informers.informerFor<IssuerLike & KubeObject>(Issuer).get(namespace, ref.name);
+}
