@@ -8,6 +8,7 @@ import { Kind, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import { CertificationRequest } from 'pkijs';
 import { parseCSR } from '../pki/csr.ts';
+import { parseLiteralSubject } from '../pki/x509-fields.ts';
 import { parseDuration, formatDuration } from './duration.ts';
 import { checkRenewalWindows, type WindowProblem } from './renewal-windows.ts';
 import { isWellFormed, loneSurrogate } from './unicode.ts';
@@ -310,51 +311,6 @@ function validateIssuerRef(ref: unknown, path: string, errs: Errors): void {
   }
 }
 
-const literalSubjectKeys = new Set(['C', 'O', 'OU', 'CN', 'SERIALNUMBER', 'L', 'ST', 'STREET', 'POSTALCODE', 'UID', 'DC']);
-
-interface RDNAttribute { type: string; value: string }
-
-/** RFC 4514 DN → attributes; throws on syntax errors. Enough to check keys and find the CN. */
-export function parseLiteralSubject(dn: string): RDNAttribute[] {
-  const attrs: RDNAttribute[] = [];
-  let i = 0;
-  const s = dn.trim();
-  if (s === '') throw new Error('empty distinguished name');
-  while (i < s.length) {
-    const eq = s.indexOf('=', i);
-    if (eq < 0) throw new Error(`DN ended with incomplete type, value pair: ${JSON.stringify(s.slice(i))}`);
-    const type = s.slice(i, eq).trim();
-    if (!/^([A-Za-z][A-Za-z0-9-]*|\d+(\.\d+)+)$/.test(type)) throw new Error(`invalid attribute type ${JSON.stringify(type)}`);
-    i = eq + 1;
-    let value = '';
-    if (s[i] === '#') {
-      const m = /^#([0-9A-Fa-f]{2})+/.exec(s.slice(i));
-      if (!m) throw new Error('invalid hex-encoded attribute value');
-      value = m[0];
-      i += m[0].length;
-    } else {
-      while (i < s.length && s[i] !== ',' && s[i] !== '+') {
-        if (s[i] === '\\') {
-          const hex = /^[0-9A-Fa-f]{2}/.exec(s.slice(i + 1));
-          if (hex) { value += String.fromCharCode(parseInt(hex[0], 16)); i += 3; continue; }
-          if (i + 1 >= s.length) throw new Error('DN ended with an incomplete escape');
-          value += s[i + 1];
-          i += 2;
-          continue;
-        }
-        value += s[i];
-        i++;
-      }
-    }
-    attrs.push({ type, value: value.trim() });
-    if (i < s.length) {
-      i++; // the ',' or '+' separator
-      if (i >= s.length) throw new Error('DN ended with a trailing separator');
-    }
-  }
-  return attrs;
-}
-
 // RFC 5322 dot-atom on both sides of the @: what Go's mail.ParseAddress accepts for a bare
 // address (quoted local parts aside), in the ASCII an rfc822Name (IA5String) can carry.
 const atom = "[A-Za-z0-9!#$%&'*+\\-/=?^_`{|}~]+";
@@ -463,6 +419,8 @@ function tryDuration(v: unknown, path: string, errs: Errors): number | undefined
   }
 }
 
+const commonNameOID = '2.5.4.3';
+
 function validateCertificateSpec(spec: Obj, p: string, errs: Errors): void {
   // 1. secretName
   if (!isStr(spec.secretName) || spec.secretName === '') errs.required(child(p, 'secretName'), 'must be specified');
@@ -473,7 +431,7 @@ function validateCertificateSpec(spec: Obj, p: string, errs: Errors): void {
   // 2. issuerRef
   validateIssuerRef(spec.issuerRef, child(p, 'issuerRef'), errs);
 
-  // 3. literalSubject
+  // 3. literalSubject: parsed by the parser the CSR builder uses, so what is admitted can be encoded
   let commonName = isStr(spec.commonName) ? spec.commonName : '';
   if (isStr(spec.literalSubject) && spec.literalSubject !== '') {
     const lp = child(p, 'literalSubject');
@@ -481,16 +439,14 @@ function validateCertificateSpec(spec: Obj, p: string, errs: Errors): void {
     if (isObj(spec.subject) && Object.values(spec.subject).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined && v !== ''))) {
       errs.invalid(child(p, 'subject'), spec.subject, 'When providing a `LiteralSubject` no `Subject` properties may be provided.');
     }
-    try {
-      const attrs = parseLiteralSubject(spec.literalSubject);
-      for (const a of attrs) {
-        if (!/^\d/.test(a.type) && !literalSubjectKeys.has(a.type.toUpperCase())) {
-          errs.invalid(lp, spec.literalSubject, `Literal subject contains unrecognized key with value [${a.value}]`);
-        }
+    // A lone surrogate is reported once, by validateWellFormed.
+    if (isWellFormed(spec.literalSubject)) {
+      try {
+        const cn = parseLiteralSubject(spec.literalSubject).flat().find((a) => a.type === commonNameOID)?.value;
+        commonName = typeof cn === 'string' ? cn : cn ? `#${cn.toString('hex')}` : '';
+      } catch (err) {
+        errs.invalid(lp, spec.literalSubject, (err as Error).message);
       }
-      commonName = attrs.find((a) => a.type.toUpperCase() === 'CN' || a.type === '2.5.4.3')?.value ?? '';
-    } catch (err) {
-      errs.invalid(lp, spec.literalSubject, (err as Error).message);
     }
   }
 

@@ -1,8 +1,6 @@
 // Mapping between CertificateTemplate and the X.509 structures (subject Name, extensions) shared by CSRs and
 // certificates, encoded and decoded with the DER codec in der.ts.
 import crypto from 'node:crypto';
-import { createRequire } from 'node:module';
-import type { Name as X509NameType } from '@peculiar/x509';
 import {
   boolean, contents, DERError, DERReader, decodeBoolean, decodeNamedBits, decodeOctetAlignedBitString, decodeOID,
   decodeSmallInteger, decodeString, explicit, implicit, integer, namedBits, octetString, oid, printableString,
@@ -21,12 +19,6 @@ export const EXTENSION_OID = {
   subjectKeyIdentifier: '2.5.29.14', keyUsage: '2.5.29.15', subjectAltName: '2.5.29.17', basicConstraints: '2.5.29.19',
   nameConstraints: '2.5.29.30', authorityKeyIdentifier: '2.5.29.35', extKeyUsage: '2.5.29.37',
 } as const;
-
-/** RFC 4514 keys cert-manager's literalSubject accepts beyond those @peculiar/x509 knows. */
-const LITERAL_SUBJECT_EXTRA_KEYS: Record<string, string> = {
-  SERIALNUMBER: OID.serialNumber, serialNumber: OID.serialNumber, STREET: OID.street, street: OID.street,
-  POSTALCODE: OID.postalCode, postalCode: OID.postalCode, UID: OID.uid, uid: OID.uid,
-};
 
 /** Short names as Go's pkix.Name.String() prints them. */
 const SHORT_NAME_BY_OID: Record<string, string> = {
@@ -95,7 +87,7 @@ function attributeText(a: NameAttribute): string {
 
 /** DER of the subject the template asks for. */
 export function subjectNameFromTemplate(t: CertificateTemplate): Buffer {
-  if (t.literalSubject) return parseLiteralSubject(t.literalSubject);
+  if (t.literalSubject) return encodeLiteralSubject(t.literalSubject);
   const name: DistinguishedName = [];
   const s = t.subject ?? {};
   for (const [field, type] of SUBJECT_FIELD_ORDER) {
@@ -107,36 +99,102 @@ export function subjectNameFromTemplate(t: CertificateTemplate): Buffer {
   return encodeName(name);
 }
 
-// @peculiar/x509 (with reflect-metadata, which it needs loaded first) takes longer to load than
-// the rest of the PKI code together, and only literalSubject uses it: every CLI command that
-// parses a certificate would pay for it. Loaded on first use, synchronously (its CommonJS build).
-let X509Name: typeof X509NameType | undefined;
-function x509Name(): typeof X509NameType {
-  if (!X509Name) {
-    const require = createRequire(import.meta.url);
-    require('reflect-metadata');
-    X509Name = (require('@peculiar/x509') as typeof import('@peculiar/x509')).Name;
+/**
+ * cert-manager's literalSubject keys (pkg/util/pki attributeTypeNames), matched as written: any
+ * other key must be a dotted OID. "E", "emailAddress" or a lower-case "cn" are refused, as
+ * cert-manager refuses them.
+ */
+const LITERAL_SUBJECT_KEYS: Record<string, string> = {
+  C: OID.country, O: OID.organization, OU: OID.organizationalUnit, CN: OID.commonName, SERIALNUMBER: OID.serialNumber,
+  L: OID.locality, ST: OID.province, STREET: OID.street, POSTALCODE: OID.postalCode, UID: OID.uid, DC: OID.domainComponent,
+};
+
+/** One attribute of a literalSubject: its key as written, its OID, and its value (text, or the DER a "#hex" value names). */
+export interface LiteralSubjectAttribute { key: string; type: string; value: string | Buffer }
+
+/** Why a literalSubject cannot be used; `unrecognizedValue` is set when the cause is an unknown key. */
+export class LiteralSubjectError extends Error {
+  constructor(message: string, readonly unrecognizedValue?: string) {
+    super(message);
   }
-  return X509Name;
 }
 
-// Spec comparisons encode the same literalSubject on every reconcile; the RFC 4514 parser is not cheap.
+/**
+ * The one RFC 4514 parser of spec.literalSubject, used by admission and by the CSR builder: the
+ * RDNs as written (last RDN of the Name first), each a list of attributes ('+' joins them).
+ */
+export function parseLiteralSubject(dn: string): LiteralSubjectAttribute[][] {
+  // A lone surrogate would be encoded as U+FFFD, like Buffer.from (see utf8String).
+  if (!isWellFormedString(dn)) throw new LiteralSubjectError('invalid literalSubject: not well-formed Unicode (lone UTF-16 surrogate)');
+  const s = dn.trim();
+  if (s === '') throw new LiteralSubjectError('invalid literalSubject: empty distinguished name');
+  const rdns: LiteralSubjectAttribute[][] = [[]];
+  let i = 0;
+  while (i < s.length) {
+    const eq = s.indexOf('=', i);
+    if (eq < 0) throw new LiteralSubjectError(`invalid literalSubject: DN ended with incomplete type, value pair: ${JSON.stringify(s.slice(i))}`);
+    const key = s.slice(i, eq).trim();
+    if (!/^([A-Za-z][A-Za-z0-9-]*|\d+(\.\d+)+)$/.test(key)) throw new LiteralSubjectError(`invalid literalSubject: invalid attribute type ${JSON.stringify(key)}`);
+    i = eq + 1;
+    let value: string | Buffer = '';
+    if (s[i] === '#') {
+      const m = /^#((?:[0-9A-Fa-f]{2})+)\s*/.exec(s.slice(i));
+      if (!m) throw new LiteralSubjectError('invalid literalSubject: invalid hex-encoded attribute value');
+      value = Buffer.from(m[1], 'hex');
+      i += m[0].length;
+      if (i < s.length && s[i] !== ',' && s[i] !== '+') throw new LiteralSubjectError('invalid literalSubject: a hex-encoded attribute value must end at a separator');
+    } else {
+      let text = '';
+      while (i < s.length && s[i] !== ',' && s[i] !== '+') {
+        if (s[i] === '\\') {
+          const hex = /^[0-9A-Fa-f]{2}/.exec(s.slice(i + 1));
+          if (hex) { text += String.fromCharCode(parseInt(hex[0], 16)); i += 3; continue; }
+          if (i + 1 >= s.length) throw new LiteralSubjectError('invalid literalSubject: DN ended with an incomplete escape');
+          text += s[i + 1];
+          i += 2;
+          continue;
+        }
+        text += s[i];
+        i++;
+      }
+      value = text.trim();
+    }
+    const type = LITERAL_SUBJECT_KEYS[key] ?? (/^\d/.test(key) ? key : undefined);
+    if (!type) {
+      const shown = typeof value === 'string' ? value : `#${value.toString('hex')}`;
+      throw new LiteralSubjectError(`Literal subject contains unrecognized key with value [${shown}]`, shown);
+    }
+    rdns[rdns.length - 1].push({ key, type, value });
+    if (i < s.length) {
+      if (s[i] === ',') rdns.push([]);
+      i++; // the ',' or '+' separator
+      if (i >= s.length) throw new LiteralSubjectError('invalid literalSubject: DN ended with a trailing separator');
+    }
+  }
+  return rdns;
+}
+
+function literalAttributeValue(a: LiteralSubjectAttribute): Buffer {
+  if (typeof a.value === 'string') return attributeValue(a.value);
+  const reader = new DERReader(a.value, 'attribute value');
+  try {
+    reader.read();
+    if (reader.done) return a.value;
+  } catch { /* reported below */ }
+  throw new LiteralSubjectError(`invalid literalSubject: the hex-encoded value of ${a.key} is not one DER element`);
+}
+
+// Spec comparisons encode the same literalSubject on every reconcile.
 const literalSubjectDER = new Map<string, Buffer>();
 const LITERAL_SUBJECT_CACHE_LIMIT = 1024;
 
-/** RFC 4514 strings list the last RDN first, so the parsed sequence is reversed (as cert-manager does). */
-export function parseLiteralSubject(literal: string): Buffer {
+/** The Name a literalSubject stands for, as DER. RFC 4514 lists the last RDN first, so the RDNs are reversed (as cert-manager does). */
+export function encodeLiteralSubject(literal: string): Buffer {
   const hit = literalSubjectDER.get(literal);
   if (hit) return hit;
-  let der: Buffer;
-  // The DN parser would encode a lone surrogate as U+FFFD, like Buffer.from (see utf8String).
-  if (!isWellFormedString(literal)) throw new Error('invalid literalSubject: not well-formed Unicode (lone UTF-16 surrogate)');
-  try {
-    const parsed = decodeName(Buffer.from(new (x509Name())(literal, LITERAL_SUBJECT_EXTRA_KEYS).toArrayBuffer()));
-    der = encodeName(parsed.reverse());
-  } catch (err) {
-    throw new Error(`invalid literalSubject: ${(err as Error).message}`);
-  }
+  const name: DistinguishedName = parseLiteralSubject(literal).reverse()
+    .map((rdn) => rdn.map((a) => ({ type: a.type, value: literalAttributeValue(a) })));
+  const der = encodeName(name);
   if (literalSubjectDER.size >= LITERAL_SUBJECT_CACHE_LIMIT) literalSubjectDER.delete(literalSubjectDER.keys().next().value as string);
   literalSubjectDER.set(literal, der);
   return der;
