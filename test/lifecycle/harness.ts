@@ -1,8 +1,9 @@
 // Runs every controller on an in-memory SQLite store with a fake clock, so tests can make
-// hours pass instantly and look at what a user would see.
+// hours pass instantly and look at what a user would see. The stack is the one `certsmith
+// server` runs (src/composition): admission (defaulting and validation) in front of the store.
 import { FakeClock, type Clock } from '../../src/runtime/clock.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { startControllers, type ControllerOptions, type RunningControllers } from '../../src/controllers/manager.ts';
+import { compose, type ControllerOptions, type RunningControllers } from '../../src/composition/index.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { Certificate, CertificateRequest, ClusterIssuer, Issuer, SecretType, resourceTypeFor, type ResourceType } from '../../src/api/resources.ts';
 import type { KubeObject, Secret } from '../../src/api/meta.ts';
@@ -12,7 +13,10 @@ import { certificateMatchesKey } from '../../src/pki/parse.ts';
 
 export interface Lifecycle {
   clock: FakeClock;
+  /** what every writer uses, as the API server's clients do: admission in front of the backend */
   store: Store;
+  /** the SQLite store itself, without admission: for tests that stand for a backend without a webhook */
+  backend: Store;
   running: RunningControllers;
   settle(): Promise<void>;
   advance(ms: number): Promise<void>;
@@ -29,21 +33,27 @@ export interface Lifecycle {
  * clock: ACME talks to a real Pebble in real time, so those tests pass realClock; the default
  * FakeClock lets the other tests make hours pass instantly (advance() needs it).
  */
-export async function startLifecycle(o: { start?: string; options?: ControllerOptions; clock?: Clock; storeView?: (store: Store) => Store } = {}): Promise<Lifecycle> {
+export async function startLifecycle(o: {
+  start?: string; options?: ControllerOptions; clock?: Clock;
+  /** what the controllers see of the store, e.g. a backend that stores what the embedded one refuses */
+  storeView?: (store: Store) => Store;
+  /** false: no admission, as on a cluster with only the CRDs installed (no webhook); on by default */
+  admission?: boolean;
+} = {}): Promise<Lifecycle> {
   const clock = (o.clock ?? new FakeClock(o.start ?? '2026-01-01T00:00:00Z')) as FakeClock;
-  const store = openSqliteStore({ path: ':memory:', clock });
+  const stack = compose({ store: openSqliteStore({ path: ':memory:', clock }), clock, logger: silentLogger, admission: o.admission });
+  const store = stack.store;
   const mismatchedSecretVersions: string[] = [];
   // Watches every Secret version: key and certificate must never disagree in any of them.
-  const watch = store.watch<Secret>(SecretType, { resourceVersion: '0' }, (e: WatchEvent<Secret>) => {
+  const watch = stack.backend.watch<Secret>(SecretType, { resourceVersion: '0' }, (e: WatchEvent<Secret>) => {
     const d = e.object.data;
     if (e.type === 'DELETED' || !d?.['tls.crt'] || !d['tls.key']) return;
     const ok = certificateMatchesKey(Buffer.from(d['tls.crt'], 'base64').toString(), Buffer.from(d['tls.key'], 'base64').toString());
     if (!ok) mismatchedSecretVersions.push(`${e.object.metadata.namespace}/${e.object.metadata.name}@${e.object.metadata.resourceVersion}`);
   }, () => {});
-  // storeView: what the controllers see, e.g. a backend that stores what the embedded one refuses
-  const running = await startControllers({ store: o.storeView ? o.storeView(store) : store, clock, logger: silentLogger, options: { metricsListen: '', healthListen: '', ...o.options } });
+  const running = await stack.startControllers({ view: o.storeView, options: { metricsListen: '', healthListen: '', ...o.options } });
   const lc: Lifecycle = {
-    clock, store, running, mismatchedSecretVersions,
+    clock, store, backend: stack.backend, running, mismatchedSecretVersions,
     // reads lc.running each time: a test may restart the controllers
     settle: () => lc.running.manager.whenIdle({ timeoutMs: 60_000 }),
     async advance(ms) {
@@ -77,8 +87,9 @@ export async function startLifecycle(o: { start?: string; options?: ControllerOp
     },
     async stop() {
       watch.stop();
+      // a test may have restarted the controllers: stop the ones running now, then the stack
       await lc.running.stop();
-      await store.close();
+      await stack.stop();
     },
   };
   return lc;

@@ -70,7 +70,8 @@ test('Disabled never renews automatically, but a manual renew works', async () =
 });
 
 test('an invalid time zone is reported and schedules no renewal until fixed', async () => {
-  const lc = await startLifecycle();
+  // no admission, which refuses the zone: the controller's own check, as on a cluster with only the CRDs
+  const lc = await startLifecycle({ admission: false });
   try {
     await withLongCA(lc);
     await lc.apply(certificate('badzone', { dnsNames: ['bz.example.test'], duration: '24h', renewal: { windows: [{ cron: '0 1 * * *', duration: '2h', timeZone: 'Mars/Olympus_Mons' }] } }));

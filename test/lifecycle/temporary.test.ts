@@ -131,7 +131,11 @@ test('a failed request keeps the temporary certificate until the backoff ends, t
     // the issuer gives up on the request, as a signer does with Ready=False/Failed
     const [cr] = await lc.requests();
     const now = rfc3339(lc.clock.now());
-    await lc.store.updateStatus(CertificateRequest, { ...cr, status: { ...cr.status, failureTime: now, conditions: [{ type: 'Ready', status: 'False', reason: 'Failed', message: 'signer gave up', lastTransitionTime: now }] } });
+    await lc.store.updateStatus(CertificateRequest, { ...cr, status: {
+      ...cr.status, failureTime: now,
+      // the Approved condition stays: once set, it may not be changed (admission refuses it)
+      conditions: [...(cr.status?.conditions ?? []).filter((c) => c.type !== 'Ready'), { type: 'Ready', status: 'False', reason: 'Failed', message: 'signer gave up', lastTransitionTime: now }],
+    } });
     await lc.settle();
     let crt = await lc.certificate('web');
     assert.equal(crt.status?.issuanceAttempts, 1, JSON.stringify(crt.status));
