@@ -6,7 +6,6 @@ import { isIP } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { Kind, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
-import { CertificationRequest } from 'pkijs';
 import { parseCSR } from '../pki/csr.ts';
 import { parseLiteralSubject } from '../pki/x509-fields.ts';
 import { parseDuration, formatDuration } from './duration.ts';
@@ -626,27 +625,19 @@ function validateRenewal(renewal: Obj, p: string, errs: Errors): void {
 // ---------------------------------------------------------------------------------------------
 // CertificateRequest
 
-function decodeCSR(request: string): string | undefined {
-  const pem = Buffer.from(request, 'base64').toString('latin1');
-  const m = /-----BEGIN (NEW )?CERTIFICATE REQUEST-----([\s\S]*?)-----END (NEW )?CERTIFICATE REQUEST-----/.exec(pem);
-  if (!m) return 'encoded CSR error: failed to decode PEM block containing certificate request';
-  try {
-    const der = Buffer.from(m[2].replace(/\s+/g, ''), 'base64');
-    CertificationRequest.fromBER(der);
-    return undefined;
-  } catch (err) {
-    return `encoded CSR error: ${(err as Error).message}`;
-  }
-}
-
 /**
- * The issuer signs the names the CSR carries, so they are held to the Certificate's rules
- * (issue 12, finding 7): the first bad name, as `encoded CSR error: dnsNames[1]: Invalid value: ...`.
+ * The CSR is read by the parser the signers use (pki/csr.ts: structure and signature), and the
+ * names it carries are held to the Certificate's rules, since the issuer signs them (issue 12,
+ * finding 7): the first bad name, as `encoded CSR error: dnsNames[1]: Invalid value: ...`.
  */
-function csrNamesError(request: string): string | undefined {
+function csrError(request: string): string | undefined {
+  const pem = Buffer.from(request, 'base64').toString('latin1');
+  if (!/-----BEGIN (NEW )?CERTIFICATE REQUEST-----[\s\S]*?-----END (NEW )?CERTIFICATE REQUEST-----/.test(pem)) {
+    return 'encoded CSR error: failed to decode PEM block containing certificate request';
+  }
   let t;
   try {
-    t = parseCSR(Buffer.from(request, 'base64').toString('latin1')).template;
+    t = parseCSR(pem).template;
   } catch (err) {
     return `encoded CSR error: ${(err as Error).message}`;
   }
@@ -675,7 +666,7 @@ function validateCertificateRequest(obj: KubeObject, old: KubeObject | undefined
   if (spec) {
     validateIssuerRef(spec.issuerRef, 'spec.issuerRef', errs);
     if (!old && isStr(spec.request) && spec.request !== '') {
-      const e = decodeCSR(spec.request) ?? csrNamesError(spec.request);
+      const e = csrError(spec.request);
       if (e) errs.invalid('spec.request', '<csr>', e);
     }
     tryDuration(spec.duration, 'spec.duration', errs);
