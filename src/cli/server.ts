@@ -4,7 +4,7 @@ import { resolve, join } from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.ts';
 import { NamespaceType } from '../api/resources.ts';
-import type { ControllerOptions } from '../controllers/manager.ts';
+import type { ControllerOptions } from '../shared/controller-options.ts';
 import { isConflict, type Store } from '../store/store.ts';
 import type { EncryptionConfiguration } from '../store/sqlite/encryption.ts';
 import { readManifests, ManifestError } from './manifests.ts';

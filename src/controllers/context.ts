@@ -5,7 +5,7 @@ import type { Store } from '../store/store.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { InformerFactory } from '../runtime/informer.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { ControllerOptions } from './manager.ts';
+import type { ControllerOptions } from '../shared/controller-options.ts';
 import type { EventSpec } from './decision.ts';
 import type { CertsmithMetrics } from '../metrics/registry.ts';
 

@@ -10,6 +10,9 @@ import { createMetrics, type CertsmithMetrics } from '../metrics/registry.ts';
 import { startOperationalServers, type OperationalServers } from '../metrics/http.ts';
 import { Certificate, Challenge, ClusterIssuer, Issuer } from '../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from './context.ts';
+import type { ControllerOptions } from '../shared/controller-options.ts';
+
+export type { ControllerOptions };
 import { triggerController } from './certificates/trigger/controller.ts';
 import { keyManagerController } from './certificates/keymanager/controller.ts';
 import { requestManagerController } from './certificates/requestmanager/controller.ts';
@@ -22,76 +25,6 @@ import { filesControllers } from './files/controller.ts';
 import { acmeControllers } from './acme/controllers.ts';
 import { gatewayShimController, ingressShimController } from './certificate-shim/controller.ts';
 import { caInjectorControllers } from './cainjector/controller.ts';
-
-export interface ControllerOptions {
-  /** leave CertificateRequests for a person or another approver */
-  noAutoApprove?: boolean;
-  backoffInitialMs?: number;
-  backoffMaxMs?: number;
-  /** mirror issued Secrets to files */
-  secretsDir?: string;
-  keepFiles?: boolean;
-  /** "uid:gid" or "user[:group]" of the mirrored files and folders */
-  filesOwner?: string;
-  deployHook?: string;
-  acmeHTTP01Listen?: string;
-  /**
-   * how HTTP-01 tokens are served: 'embedded' from this process's listener (acmeHTTP01Listen), or
-   * 'kubernetes' from a solver Pod, Service and Ingress per challenge, as cert-manager does (default 'embedded')
-   */
-  http01Mode?: 'embedded' | 'kubernetes';
-  /** image of the Kubernetes-mode solver Pod (cert-manager's --acme-http01-solver-image); default certsmith:latest */
-  acmeHTTP01SolverImage?: string;
-  /** port the Kubernetes-mode self-check GETs on the domain; 80 unless a test routes it elsewhere */
-  acmeHTTP01SelfCheckPort?: number;
-  acmeHTTP01SolverNameservers?: string[];
-  /**
-   * --acme-http01-webroot: HTTP-01 tokens are written below this folder for the user's own web
-   * server to serve (solvers/webroot.ts) instead of from the embedded listener. Server
-   * configuration only: no resource can name a folder certsmith writes to.
-   */
-  acmeHTTP01Webroot?: string;
-  /**
-   * DNS-01 exec hooks (solvers/dns01/exec-hook.ts), selected by an Issuer's dns01 solver
-   * `webhook: {groupName: certsmith.io, solverName: exec}`. Server configuration only: a resource
-   * never names a program. certbot's convention (CERTBOT_* environment) and/or lego's exec one.
-   */
-  dns01AuthHook?: string;
-  dns01CleanupHook?: string;
-  dns01Exec?: string;
-  /** how long one hook run may take before its process group is killed (default 120 s) */
-  dns01HookTimeoutMs?: number;
-  /**
-   * Tests only: the base URL of a DNS provider's API (a loopback server that follows the vendor's
-   * documented API). Never a flag and never read from a resource, so credentials only ever go to
-   * the vendor's real endpoint in use.
-   */
-  dns01ProviderAPIs?: { cloudflare?: string; digitalocean?: string; route53?: string };
-  dns01RecursiveNameservers?: string[];
-  dns01RecursiveNameserversOnly?: boolean;
-  /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */
-  clusterResourceNamespace?: string;
-  /** host:port of the operational servers; port 0 picks a free port; '' turns them off */
-  metricsListen?: string;
-  healthListen?: string;
-  /** false turns off ingress-shim (Certificates from annotated Ingresses); on by default, as upstream */
-  ingressShim?: boolean;
-  /** issuer for Ingresses that ask with an auto-certificate annotation (cert-manager's --default-issuer-name/kind/group) */
-  defaultIssuerName?: string;
-  defaultIssuerKind?: string;
-  defaultIssuerGroup?: string;
-  /** cert-manager's --auto-certificate-annotations; default kubernetes.io/tls-acme */
-  autoCertificateAnnotations?: string[];
-  /**
-   * cert-manager's --enable-gateway-api: gateway-shim (Certificates from annotated Gateways) and the
-   * HTTP-01 gatewayHTTPRoute solver's HTTPRoutes; off unless set, as the Gateway API CRDs may be missing
-   */
-  enableGatewayAPI?: boolean;
-  /** false turns off the CA injector (caBundle of annotated webhook configurations, APIServices, CRDs); on by default */
-  caInjector?: boolean;
-  /** PEM of the API server's CA, injected where cert-manager.io/inject-apiserver-ca is "true" */
-  apiServerCABundle?: string;
-}
 
 export interface RunningControllers {
   manager: ControllerManager;

@@ -4,7 +4,7 @@
 // solver, and the DNS providers in dns01/. Returns undefined when the Challenge is for a built-in solver.
 import { Challenge as ChallengeType, Order as OrderType } from '../../../api/resources.ts';
 import type { Challenge, Order } from '../../../api/types.ts';
-import type { ControllerOptions } from '../../manager.ts';
+import type { ControllerOptions } from '../../../shared/controller-options.ts';
 import type { ControllerContext } from '../../context.ts';
 import type { ChallengeSolver } from '../challenges/solvers.ts';
 import { selfCheckHTTP01 } from './http01.ts';

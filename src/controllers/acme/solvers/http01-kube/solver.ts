@@ -6,7 +6,7 @@ import { HTTPRouteType, IngressType, PodType, ServiceType, type ResourceType } f
 import type { KubeObject } from '../../../../api/meta.ts';
 import type { Challenge } from '../../../../api/types.ts';
 import { isNotFound, type Store } from '../../../../store/store.ts';
-import type { ControllerOptions } from '../../../manager.ts';
+import type { ControllerOptions } from '../../../../shared/controller-options.ts';
 import type { ChallengeSolver } from '../../challenges/solvers.ts';
 import { selfCheckHTTP01 } from '../http01.ts';
 import {
