@@ -31,10 +31,14 @@ test('resolution: addresses, SERVFAIL, NXDOMAIN for HTTP-01 and DNS-01, no answe
 
 test('HTTP-01: refused, probe answered 404, wrong body for a pending challenge, redirect', () => {
   const url = 'http://a.example.test:5002/.well-known/acme-challenge/t';
-  const refused = checkHTTP01({ name: 'a.example.test', url, outcome: { kind: 'failed', address: '127.0.0.1', port: 5002, code: 'ECONNREFUSED' } });
+  const refused = checkHTTP01({ name: 'a.example.test', url, expected: 't.thumb', outcome: { kind: 'failed', address: '127.0.0.1', port: 5002, code: 'ECONNREFUSED' } });
   assert.equal(refused.severity, 'error');
   assert.equal(refused.sentence, `The CA cannot fetch ${url}: nothing listens on 127.0.0.1:5002 (connection refused).`);
   assert.match(refused.fix!, /--acme-http01-listen/);
+  const notYet = checkHTTP01({ name: 'a.example.test', url, outcome: { kind: 'failed', address: '127.0.0.1', port: 5002, code: 'ECONNREFUSED' } });
+  assert.equal(notYet.severity, 'warning');
+  assert.equal(notYet.sentence, `Nothing listens on 127.0.0.1:5002 for ${url} yet (connection refused); certsmith starts its HTTP-01 responder with the first challenge, so this blocks issuance only if that address does not lead to this server.`);
+  assert.equal(checkHTTP01({ name: 'a.example.test', url, outcome: { kind: 'failed', address: '127.0.0.1', port: 5002, code: 'ETIMEDOUT' } }).severity, 'error');
   const probe = checkHTTP01({ name: 'a.example.test', url, outcome: { kind: 'answered', address: '127.0.0.1', port: 5002, status: 404, body: '' } });
   assert.equal(probe.severity, 'ok');
   assert.match(probe.sentence, /answered 404 to a token that does not exist, as certsmith's responder does/);

@@ -31,6 +31,15 @@ export function checkHTTP01(p: HTTP01Probe): Finding {
     const what = o.code === 'ECONNREFUSED' ? `nothing listens on ${o.address}:${o.port} (connection refused)`
       : o.code === 'ETIMEDOUT' || o.code === 'ETIMEOUT' ? `${o.address}:${o.port} did not answer in time (${o.code})`
       : `the connection to ${o.address}:${o.port} failed (${o.code})`;
+    if (p.expected === undefined && o.code === 'ECONNREFUSED') {
+      // certsmith binds its responder on the first HTTP-01 challenge: with none pending, a refusal
+      // only blocks if what the CA reaches is not this server (NAT, proxy, another host)
+      return {
+        check: 'http-01', severity: 'warning',
+        sentence: `Nothing listens on ${o.address}:${o.port} for ${p.url} yet (connection refused); certsmith starts its HTTP-01 responder with the first challenge, so this blocks issuance only if that address does not lead to this server.`,
+        fix: `Make port ${o.port} of ${p.name} reach this server's --acme-http01-listen address (forward it through NAT, a firewall or a load balancer), then run doctor again while a challenge is pending.`,
+      };
+    }
     return {
       check: 'http-01', severity: 'error',
       sentence: `The CA cannot fetch ${p.url}: ${what}.`,
