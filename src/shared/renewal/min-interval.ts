@@ -34,15 +34,17 @@ export function lastIssuanceTime(notBefore: Date, requestCreated?: string): Date
 }
 
 /** Moves a scheduled renewal that comes too soon after the last issuance to the earliest allowed time. */
-export function holdForMinimumInterval(d: RenewalDecision, leaf: { notBefore: Date; notAfter: Date }, issuedAt: Date = leaf.notBefore): RenewalDecision {
+export function holdForMinimumInterval(
+  d: RenewalDecision, leaf: { notBefore: Date; notAfter: Date }, issuedAt: Date = leaf.notBefore,
+  interval = { ms: minimumIssuanceIntervalMs(leaf.notBefore, leaf.notAfter), rule: 'max(5m, 10% of the validity)' },
+): RenewalDecision {
   if (d.kind !== 'scheduled') return d;
-  const interval = minimumIssuanceIntervalMs(leaf.notBefore, leaf.notAfter);
   // Whole seconds, like every renewal time (status fields are RFC 3339 seconds).
-  const earliest = new Date(Math.ceil((issuedAt.getTime() + interval) / 1000) * 1000);
+  const earliest = new Date(Math.ceil((issuedAt.getTime() + interval.ms) / 1000) * 1000);
   if (d.renewalTime.getTime() >= earliest.getTime()) return d;
   return {
     ...d,
     renewalTime: earliest,
-    message: `${d.message}; held until ${isoTime(earliest)} by the minimum interval between issuances (max(5m, 10% of the validity) after the last one)`,
+    message: `${d.message}; held until ${isoTime(earliest)} by the minimum interval between issuances (${interval.rule} after the last one)`,
   };
 }

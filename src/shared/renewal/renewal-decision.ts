@@ -4,7 +4,7 @@
 // shared by the trigger (to act) and readiness (to report), so status.renewalTime is when
 // renewal really happens.
 import { computeRenewal, type AriInput, type RenewalDecision } from './renewal-time.ts';
-import { holdForMinimumInterval } from './min-interval.ts';
+import { holdForMinimumInterval, MINIMUM_INTERVAL_FLOOR_MS } from './min-interval.ts';
 import type { CertificateObj } from '../../controllers/certificates/objects.ts';
 import type { CertificateInfo } from '../../pki/parse.ts';
 import { certIdOf } from '../../acme/ari.ts';
@@ -35,8 +35,17 @@ export function renewalFor(certificate: CertificateObj, leaf: CertificateInfo, i
     windows: renewal.windows,
     ...(ari ? { ari } : {}),
   });
-  // The CA asking for this certificate to be replaced now (its window had ended when fetched,
-  // RFC 9773 §4.2: revocation ahead) is not a loop certsmith starts: the answer is about this one
-  // certificate, and its replacement gets an answer of its own.
-  return d.kind === 'scheduled' && d.reason === 'ARIRenewNow' ? d : holdForMinimumInterval(d, leaf, issuedAt);
+  if (d.kind === 'scheduled' && d.reason === 'ARIRenewNow') return holdRenewNow(d, leaf, certificate.status?.revision, issuedAt);
+  return holdForMinimumInterval(d, leaf, issuedAt);
+}
+
+/**
+ * The CA asking for a certificate to be replaced now (its window had ended when fetched, RFC 9773
+ * §4.2: revocation ahead) is not held by the 10%-of-validity interval: the CA knows something the
+ * schedule does not. The first certificate of a Certificate (revision 1) is replaced at once; a
+ * later one no sooner than 5 minutes after its own issuance, so that a CA answering "now" for
+ * every certificate, its replacements included, gets one order per 5 minutes, not a loop.
+ */
+export function holdRenewNow(d: RenewalDecision, leaf: { notBefore: Date; notAfter: Date }, revision: number | undefined, issuedAt?: Date): RenewalDecision {
+  return (revision ?? 1) <= 1 ? d : holdForMinimumInterval(d, leaf, issuedAt, { ms: MINIMUM_INTERVAL_FLOOR_MS, rule: '5m, the CA asking again for a replacement' });
 }
