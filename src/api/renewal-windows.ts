@@ -60,7 +60,10 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Whether the runtime knows this IANA zone name (as time.LoadLocation would load it). */
+/**
+ * Whether the runtime's tz database knows the zone (as time.LoadLocation would load it). The name
+ * is kept as written, not replaced by ICU's canonical form (Asia/Kolkata resolves to Asia/Calcutta).
+ */
 export function isKnownTimeZone(name: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });

@@ -21,19 +21,6 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/**
- * Whether the runtime's tz database knows the zone. The name is kept as written, not replaced by
- * ICU's canonical form, which prefers legacy names (Asia/Kolkata resolves to Asia/Calcutta).
- */
-export function isKnownTimeZone(name: string): boolean {
-  try {
-    formatterFor(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The zone's UTC offset in ms at an instant (local = instant + offset). */
 export function utcOffsetAt(timeZone: string, instantMs: number): number {
   const whole = Math.floor(instantMs / 1000) * 1000;

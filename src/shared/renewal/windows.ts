@@ -7,124 +7,24 @@
 // skips a whole day in zones with a 30-minute shift (Australia/Lord_Howe). Instead cron is
 // matched on the zone's wall-clock timeline in UTC (exact, no DST there) and each match is
 // mapped to an instant by instantOfWallClock, which gives every local date exactly one start.
-import { createRequire } from 'node:module';
-import type { CronExpression, CronExpressionParser as CronExpressionParserType } from 'cron-parser';
-import { parseDuration } from '../../api/duration.ts';
-import { isKnownTimeZone, instantOfWallClock, wallClockOf } from './wall-clock.ts';
+//
+// What a valid window is (and its parsing) is decided in api/renewal-windows.ts, which admission
+// uses too; this module only schedules parsed windows.
+import type { CronExpression } from 'cron-parser';
+import { cronExpressionParser, type ParsedWindow } from '../../api/renewal-windows.ts';
+import { instantOfWallClock, wallClockOf } from './wall-clock.ts';
 
-// cron-parser is loaded on first use, synchronously (its CommonJS build): most Certificates have
-// no windows, and `certsmith status` would otherwise pay for it at start.
-let cronParser: typeof CronExpressionParserType | undefined;
-function cronExpressionParser(): typeof CronExpressionParserType {
-  return (cronParser ??= (createRequire(import.meta.url)('cron-parser') as typeof import('cron-parser')).CronExpressionParser);
-}
-
-/** A window as written in spec.renewal.windows, in either the seed's or cert-manager's spelling. */
-export interface RenewalWindowSpec {
-  cron: string[] | string;
-  duration?: string;
-  windowDuration?: string;
-  timeZone?: string;
-  timezone?: string;
-}
-
-/** One start schedule: a window spec with a list of cron expressions yields one per entry. */
-export interface ParsedWindow {
-  /** Position in spec.renewal.windows. */
-  index: number;
-  cron: string;
-  durationMs: number;
-  timeZone: string;
-  /** An expression that names no real date (e.g. 31 February) parses but never opens. */
-  neverOpens: boolean;
-}
+export { parseWindows } from '../../api/renewal-windows.ts';
+export type { ParsedWindow, RenewalWindowSpec } from '../../api/renewal-windows.ts';
 
 export interface WindowOccurrence { start: Date; end: Date; index: number; cron: string; timeZone: string }
 
-const DESCRIPTORS = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 // Larger than any DST shift in the tz database (Lord Howe 30m, most 1h, a few historic 2h),
 // so a wall-clock search started this far out cannot miss a start near the boundary.
 const SHIFT_MARGIN_MS = 3 * 3_600_000;
 const DAY_MS = 86_400_000;
 // Far enough that a leap-day-only expression (Feb 29 across the skipped 2100) still fires.
 const DEFAULT_HORIZON_MS = 9 * 366 * DAY_MS;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function parseCron(expr: string): { ok: true; neverOpens: boolean } | { ok: false; reason: string } {
-  const text = expr.trim();
-  if (text.startsWith('@')) {
-    if (!DESCRIPTORS.has(text.toLowerCase())) return { ok: false, reason: `unknown descriptor "${text}"` };
-  } else {
-    const fields = text.split(/\s+/).filter(Boolean).length;
-    if (fields !== 5) {
-      return { ok: false, reason: `invalid cron expression "${expr}": expected 5 fields (minute hour day-of-month month day-of-week), got ${fields}` };
-    }
-  }
-  try {
-    cronExpressionParser().parse(text, { tz: 'UTC', currentDate: 0 });
-    return { ok: true, neverOpens: false };
-  } catch (err) {
-    const message = (err as Error).message;
-    // cron-parser rejects a day of month that no listed month has (0 0 31 2 *); cron and
-    // cert-manager accept it as a schedule that never fires, so it means "no window".
-    if (message === 'Invalid explicit day of month definition') return { ok: true, neverOpens: true };
-    return { ok: false, reason: `invalid cron expression "${expr}": ${message}` };
-  }
-}
-
-/**
- * Validates and normalises spec.renewal.windows. Seed spelling wins where both are given:
- * cron list or string, duration | windowDuration, timeZone | timezone (UTC when absent or empty).
- * Errors name the offending field path.
- */
-export function parseWindows(windows: unknown): { windows: ParsedWindow[] } | { error: string } {
-  if (windows === undefined || windows === null) return { windows: [] };
-  if (!Array.isArray(windows)) return { error: 'spec.renewal.windows: must be a list' };
-  const parsed: ParsedWindow[] = [];
-  for (let index = 0; index < windows.length; index++) {
-    const path = `spec.renewal.windows[${index}]`;
-    const w: unknown = windows[index];
-    if (!isRecord(w)) return { error: `${path}: must be an object with cron, duration and timeZone` };
-
-    const zoneField = w.timeZone !== undefined ? 'timeZone' : 'timezone';
-    const zoneValue = w[zoneField];
-    if (zoneValue !== undefined && zoneValue !== null && typeof zoneValue !== 'string') {
-      return { error: `${path}.${zoneField}: must be a string` };
-    }
-    const timeZone = typeof zoneValue === 'string' && zoneValue.trim() !== '' ? zoneValue.trim() : 'UTC';
-    if (!isKnownTimeZone(timeZone)) return { error: `${path}.${zoneField}: unknown time zone "${timeZone}"` };
-
-    const durationField = w.duration !== undefined ? 'duration' : 'windowDuration';
-    const durationValue = w[durationField];
-    if (durationValue === undefined || durationValue === null || durationValue === '') {
-      return { error: `${path}.duration: required (a Go duration such as "6h")` };
-    }
-    if (typeof durationValue !== 'string') return { error: `${path}.${durationField}: must be a Go duration string such as "6h"` };
-    let durationMs: number;
-    try {
-      durationMs = parseDuration(durationValue);
-    } catch (err) {
-      return { error: `${path}.${durationField}: ${(err as Error).message}` };
-    }
-    if (!(durationMs > 0)) return { error: `${path}.${durationField}: must be a positive duration, got "${durationValue}"` };
-
-    const crons = typeof w.cron === 'string' ? [{ expr: w.cron, path: `${path}.cron` }]
-      : Array.isArray(w.cron) ? w.cron.map((expr: unknown, i: number) => ({ expr, path: `${path}.cron[${i}]` }))
-        : undefined;
-    if (!crons) return { error: `${path}.cron: required (a cron expression or a list of them)` };
-    if (crons.length === 0) return { error: `${path}.cron: must list at least one cron expression` };
-    for (const { expr, path: cronPath } of crons) {
-      if (typeof expr !== 'string' || expr.trim() === '') return { error: `${cronPath}: must be a non-empty cron expression` };
-      const result = parseCron(expr);
-      if (!result.ok) return { error: `${cronPath}: ${result.reason}` };
-      parsed.push({ index, cron: expr.trim(), durationMs, timeZone, neverOpens: result.neverOpens });
-    }
-  }
-  return { windows: parsed };
-}
 
 function wallClockSchedule(w: ParsedWindow, fromWallMs: number, startWallMs: number, endWallMs: number): CronExpression {
   return cronExpressionParser().parse(w.cron, {
