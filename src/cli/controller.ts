@@ -78,8 +78,8 @@ export function registerControllerCommand(program: Command) {
       if (election && election.leaseDurationMs <= election.renewDeadlineMs) throw new CliError('--leader-election-lease-duration must be longer than --leader-election-renew-deadline');
       if (election && election.renewDeadlineMs <= 1.2 * election.retryPeriodMs) throw new CliError('--leader-election-renew-deadline must be longer than 1.2 × --leader-election-retry-period');
 
-      const [{ openClusterStore, ClusterConfigError }, { realClock }, { createLogger }, { startControllers }, { createMetrics }, { startOperationalServers }, { LeaderElector }] = await Promise.all([
-        import('../store/kube/cluster-store.ts'), import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../controllers/manager.ts'),
+      const [{ openClusterStore, ClusterConfigError }, { realClock }, { createLogger }, { startControllerManager }, { createMetrics }, { startOperationalServers }, { LeaderElector }] = await Promise.all([
+        import('../store/kube/cluster-store.ts'), import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../composition/index.ts'),
         import('../metrics/registry.ts'), import('../metrics/http.ts'), import('../runtime/leaderelection.ts'),
       ]);
       const logger = createLogger({ name: 'certsmith' });
@@ -101,7 +101,7 @@ export function registerControllerCommand(program: Command) {
 
       // Served from the start so that followers answer probes and scrapes too.
       const metrics = createMetrics({ clock: realClock });
-      let controllers: Awaited<ReturnType<typeof startControllers>> | undefined;
+      let controllers: Awaited<ReturnType<typeof startControllerManager>> | undefined;
       let starting: Promise<void> | undefined;
       let stopping = false;
       const opsListen = { metrics: options.metricsListen, health: options.healthListen };
@@ -116,7 +116,8 @@ export function registerControllerCommand(program: Command) {
       if (servers) process.stdout.write(`certsmith controller: metrics on http://${servers.metricsAddress}/metrics, health probes on http://${servers.healthAddress}\n`);
       const run = () => {
         starting = (async () => {
-          controllers = await startControllers({
+          // no admission added: the cluster's API server admits every write
+          controllers = await startControllerManager({
             store, clock: realClock, logger, metrics, namespace: flags.namespace,
             options: { ...options, metricsListen: '', healthListen: '', apiServerCABundle: conn.caPem },
           });

@@ -205,18 +205,19 @@ export function registerServerCommand(program: Command) {
         throw e;
       }
       // loaded here, not at the top: every other command would pay for the controllers' start-up
-      const [{ realClock }, { createLogger }, { startControllers }, { openSqliteStore }, { withAdmission }, { startApiServer }, { ensureServingCertificate }, { writeKubeconfig, ensureAccessToken }] = await Promise.all([
-        import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../controllers/manager.ts'), import('../store/sqlite/index.ts'),
-        import('../server/admission.ts'), import('../server/api-server.ts'), import('../server/tls.ts'), import('../server/kubeconfig.ts'),
+      const [{ realClock }, { createLogger }, { compose }, { openSqliteStore }, { ensureServingCertificate }, { writeKubeconfig, ensureAccessToken }] = await Promise.all([
+        import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../composition/index.ts'), import('../store/sqlite/index.ts'),
+        import('../server/tls.ts'), import('../server/kubeconfig.ts'),
       ]);
       const logger = createLogger({ name: 'certsmith' });
 
       if (encryption) {
         logger.info({ resources: encryption.resources.map((r) => ({ resources: r.resources, providers: r.providers.map((p) => p.type) })) }, 'encryption at rest');
       }
-      const raw = await openSqliteStore({ path: join(dataDir, 'state.db'), encryption });
-      const store = withAdmission(raw);
-      const stopped: Array<() => Promise<void>> = [() => store.close()];
+      // admission in front of the store: every writer (API, controllers, --apply) is defaulted and validated
+      const stack = compose({ store: await openSqliteStore({ path: join(dataDir, 'state.db'), encryption }), clock: realClock, logger });
+      const { store } = stack;
+      const stopped: Array<() => Promise<void>> = [() => stack.stop()];
       const shutdown = async () => {
         for (const stop of stopped.reverse()) await stop().catch(() => {});
       };
@@ -231,16 +232,14 @@ export function registerServerCommand(program: Command) {
 
         const tls = await ensureServingCertificate(dataDir, { hosts: [host] });
         const token = ensureAccessToken(dataDir);
-        const api = await startApiServer({ store, host, port, tls, token, logger: logger.child({ component: 'apiserver' }) });
-        stopped.push(() => api.close());
+        const api = await stack.serveApi({ host, port, tls, token });
         const clientHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
         const server = `https://${clientHost.includes(':') ? `[${clientHost}]` : clientHost}:${api.port}`;
         const kubeconfig = join(dataDir, 'kubeconfig');
         writeKubeconfig(kubeconfig, { server, caPem: tls.caPem, token });
 
         if (flags.controllers) {
-          const controllers = await startControllers({ store, clock: realClock, options: { ...options, apiServerCABundle: tls.caPem } });
-          stopped.push(() => controllers.stop());
+          await stack.startControllers({ options: { ...options, apiServerCABundle: tls.caPem } });
         }
         process.stdout.write(`certsmith server listening on ${server} (kubeconfig: ${kubeconfig})\n`);
       } catch (e) {
