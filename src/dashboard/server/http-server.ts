@@ -1,0 +1,140 @@
+// The dashboard's HTTP listener: static assets from the repository, JSON views, and a stream of
+// server-sent events. Loopback only (see README "Dashboard"): the Host header must name the
+// loopback address too, so a web page on another origin cannot reach it through DNS rebinding.
+import http from 'node:http';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, extname } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { LiveView, Snapshot } from './live-view.ts';
+import type { Logger } from '../../runtime/logger.ts';
+
+/** src/dashboard/assets from this file in src/ or its compiled twin in dist/ (rootDir keeps them as deep) */
+export const assetsDir = join(import.meta.dirname, '..', '..', '..', 'src', 'dashboard', 'assets');
+
+const contentTypes: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml',
+};
+
+// the page may load and fetch only from itself: no CDN, no inline script, nothing framed
+const securityHeaders = {
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+export class DashboardAddressError extends Error {}
+
+/** The dashboard listens on loopback only: it has no login of its own. */
+export function checkLoopback(host: string): void {
+  if (host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return;
+  throw new DashboardAddressError(`"${host}" is not a loopback address: the dashboard has no login of its own and listens on 127.0.0.1, ::1 or localhost only (reach it from elsewhere through an SSH tunnel)`);
+}
+
+function loadAssets(): Map<string, { body: Buffer; type: string }> {
+  const out = new Map<string, { body: Buffer; type: string }>();
+  for (const f of readdirSync(assetsDir)) {
+    const type = contentTypes[extname(f)];
+    if (type) out.set(f, { body: readFileSync(join(assetsDir, f)), type });
+  }
+  if (!out.has('index.html')) throw new Error(`the dashboard's assets are missing from ${assetsDir}`);
+  return out;
+}
+
+export interface DashboardServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function serveDashboard(view: LiveView, opts: { host: string; port: number; logger: Logger }): Promise<DashboardServer> {
+  checkLoopback(opts.host);
+  const assets = loadAssets();
+  const streams = new Set<http.ServerResponse>();
+  let port = opts.port;
+
+  const allowedHost = (h: string | undefined) => {
+    if (!h) return false;
+    const m = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d+))?$/.exec(h);
+    if (!m || Number(m[3] ?? 80) !== port) return false;
+    try {
+      checkLoopback(m[1] ?? m[2]);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  const send = (res: http.ServerResponse, status: number, type: string, body: string | Buffer) => {
+    res.writeHead(status, { ...securityHeaders, 'Content-Type': type });
+    res.end(body);
+  };
+  const json = (res: http.ServerResponse, status: number, value: unknown) => send(res, status, 'application/json; charset=utf-8', JSON.stringify(value));
+
+  const stream = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    res.writeHead(200, { ...securityHeaders, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+    // EventSource reconnects by itself after this long when the connection drops (a restart)
+    res.write('retry: 1000\n\n');
+    const push = (s: Snapshot) => res.write(`event: snapshot\ndata: ${JSON.stringify(s)}\n\n`);
+    const unsubscribe = view.subscribe(push);
+    // a (re)connected page starts from the whole current list, never from deltas it may have missed
+    view.snapshot().then(push, (e: Error) => res.write(`event: problem\ndata: ${JSON.stringify({ message: e.message })}\n\n`));
+    // comments keep proxies and idle timers from closing a quiet stream
+    const beat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+    streams.add(res);
+    const done = () => {
+      clearInterval(beat);
+      unsubscribe();
+      streams.delete(res);
+    };
+    req.on('close', done);
+    res.on('error', done);
+  };
+
+  const server = http.createServer((req, res) => {
+    if (!allowedHost(req.headers.host)) return send(res, 403, 'text/plain; charset=utf-8', 'the dashboard answers on its loopback address only\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'the dashboard is read-only\n');
+    const url = new URL(req.url ?? '/', 'http://dashboard');
+    const path = url.pathname;
+    if (path === '/' || path === '/index.html') {
+      const a = assets.get('index.html')!;
+      return send(res, 200, a.type, a.body);
+    }
+    if (path.startsWith('/assets/')) {
+      const a = assets.get(path.slice('/assets/'.length));
+      return a ? send(res, 200, a.type, a.body) : send(res, 404, 'text/plain; charset=utf-8', 'no such asset\n');
+    }
+    if (path === '/api/stream') return stream(req, res);
+    if (path === '/api/certificates') {
+      view.snapshot().then((s) => json(res, 200, s), (e: Error) => json(res, 503, { message: e.message }));
+      return;
+    }
+    const m = /^\/api\/certificates\/([^/]+)\/([^/]+)$/.exec(path);
+    if (m) {
+      const [ns, name] = [decodeURIComponent(m[1]), decodeURIComponent(m[2])];
+      view.certificate(ns, name).then(
+        (d) => (d ? json(res, 200, d) : json(res, 404, { message: `certificate ${ns}/${name} not found` })),
+        (e: Error) => json(res, 503, { message: e.message }),
+      );
+      return;
+    }
+    send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  const hostPart = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  opts.logger.info({ port }, 'dashboard listening');
+  return {
+    url: `http://${hostPart}:${port}/`,
+    port,
+    close: () => new Promise<void>((resolve) => {
+      for (const r of streams) r.end();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}

@@ -1,0 +1,55 @@
+// When a Certificate renews and why, and when a failed one is tried again, in the words people
+// read: one explanation shared by `certsmith status` and the dashboard, so they never disagree
+// with each other or with the trigger controller whose rules they describe.
+import type { CertificateObj } from '../controllers/certificates/objects.ts';
+import { failedAttemptsOf } from './backoff.ts';
+import { nextAttemptTime, defaultBackoff, type BackoffConfig } from './backoff.ts';
+import { renewalFor } from './renewal/renewal-decision.ts';
+import type { RenewalDecision } from './renewal/renewal-time.ts';
+import { SPREAD_THRESHOLD } from './backoff.ts';
+import type { CertificateInfo } from '../pki/parse.ts';
+
+export type { RenewalDecision };
+
+/** The renewal decision the trigger controller acts on, for the certificate in the Secret. */
+export function renewalDecisionFor(crt: CertificateObj, leaf: CertificateInfo): RenewalDecision {
+  return renewalFor(crt, leaf);
+}
+
+/** "RenewBefore: renews 360h before expiry" style: the rule that set the time, then why. */
+export function renewalReasonInWords(d: RenewalDecision): string {
+  return d.kind === 'scheduled' ? `${d.reason}: ${d.message}` : `${d.kind}: ${d.message}`;
+}
+
+/** The maintenance window the renewal time fell in, as `certsmith status` prints it; undefined without one. */
+export function renewalWindowInWords(d: RenewalDecision): string | undefined {
+  if (d.kind !== 'scheduled' || !d.window) return undefined;
+  const w = d.window;
+  return `${w.start.toISOString()} – ${w.end.toISOString()} (windows[${w.index}] "${w.cron}" in ${w.timeZone})`;
+}
+
+export interface RetrySchedule {
+  /** failed issuance attempts in a row (at least 1 once lastFailureTime is set) */
+  attempts: number;
+  lastFailureTime: Date;
+  nextAttempt: Date;
+}
+
+/**
+ * When a Certificate whose last issuance failed is tried again; undefined when it has not failed.
+ * `certificates` are all Certificates: when many failed in the same minute the trigger spreads
+ * their retries, and the answer must match what it does. `notAfter`: the certificate in use.
+ */
+export function retryScheduleFor(crt: CertificateObj, certificates: readonly CertificateObj[], cfg: BackoffConfig = defaultBackoff, notAfter?: Date): RetrySchedule | undefined {
+  const s = crt.status ?? {};
+  if (!s.lastFailureTime) return undefined;
+  const lastFailureTime = new Date(s.lastFailureTime);
+  if (Number.isNaN(lastFailureTime.getTime())) return undefined;
+  const attempts = failedAttemptsOf(s);
+  const minute = Math.floor(lastFailureTime.getTime() / 60_000);
+  const peers = certificates.filter((c) => c.status?.lastFailureTime && Math.floor(Date.parse(c.status.lastFailureTime) / 60_000) === minute).length;
+  const nextAttempt = nextAttemptTime({
+    lastFailureTime, attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg, spread: peers >= SPREAD_THRESHOLD, ...(notAfter ? { notAfter } : {}),
+  });
+  return { attempts: attempts || 1, lastFailureTime, nextAttempt };
+}

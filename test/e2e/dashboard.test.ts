@@ -1,0 +1,281 @@
+// The dashboard in a real browser (Debian's chromium, headless, driven by playwright-core)
+// against a real `certsmith server`: the examples, an ACME certificate Pebble cannot validate
+// (HTTP-01 on a port nobody serves, so it fails and backs off), one whose self-check cannot pass,
+// one renewing inside a maintenance window and a short-lived one in another namespace. Both the
+// server's own dashboard (--dashboard-listen) and `certsmith dashboard` through the kubeconfig
+// are open while the server restarts and a renewal is asked for with `certsmith renew`.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { certsmithBin, repoRoot, startServer, waitFor, type RunningServer } from './harness.ts';
+import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import { loadClientConfig } from '../../src/server/kubeconfig.ts';
+import { HttpStore } from '../../src/store/http/http-store.ts';
+import { SecretType } from '../../src/api/resources.ts';
+import type { Secret } from '../../src/api/meta.ts';
+
+const artifacts = join(repoRoot, 'test-artifacts', 'dashboard');
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+function manifests(pebble: Pebble): string {
+  const docs = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } },
+    {
+      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'pebble' },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl, email: 'ops@example.test', caBundle: b64(pebble.caPem), privateKeySecretRef: { name: 'pebble-account' },
+          solvers: [
+            // Pebble connects to a port nobody serves: skip the self-check so that it tries and fails
+            { selector: { dnsNames: ['unreachable.example.test'] }, http01: { ingress: {} }, waitInsteadOfSelfCheck: '0s' },
+            { selector: { dnsNames: ['selfcheck.example.test'] }, dns01: { webhook: { groupName: 'certsmith.io', solverName: 'exec' } } },
+          ],
+        },
+      },
+    },
+    {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'acme-failing', namespace: 'default' },
+      spec: { secretName: 'acme-failing-tls', dnsNames: ['unreachable.example.test'], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'pebble', kind: 'ClusterIssuer' } },
+    },
+    {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'acme-selfcheck', namespace: 'default' },
+      spec: { secretName: 'acme-selfcheck-tls', dnsNames: ['selfcheck.example.test'], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'pebble', kind: 'ClusterIssuer' } },
+    },
+    {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'in-window', namespace: 'default' },
+      spec: {
+        secretName: 'in-window-tls', dnsNames: ['window.example.test'], duration: '720h', renewBefore: '240h',
+        renewal: { policy: 'RenewBefore', windows: [{ cron: '0 0 * * *', duration: '24h' }] },
+        issuerRef: { name: 'example-ca', kind: 'Issuer' },
+      },
+    },
+    {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'short-lived', namespace: 'team-a' },
+      spec: { secretName: 'short-lived-tls', commonName: 'short.example.test', duration: '2h', issuerRef: { name: 'selfsigned', kind: 'ClusterIssuer' } },
+    },
+  ];
+  return docs.map((d) => JSON.stringify(d)).join('\n---\n') + '\n';
+}
+
+interface DashboardProcess { url: string; child: ChildProcess; output(): string; stop(): Promise<void> }
+
+async function startDashboardCommand(kubeconfig: string): Promise<DashboardProcess> {
+  const child = spawn(process.execPath, [certsmithBin, '--kubeconfig', kubeconfig, 'dashboard', '--listen', '127.0.0.1:0'], {
+    cwd: repoRoot, env: { ...process.env, CERTSMITH_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  const url = await waitFor('certsmith dashboard to listen', () => /certsmith dashboard on (\S+)/.exec(out)?.[1], 30_000);
+  return {
+    url, child, output: () => out,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Records what the browser receives on the event stream, which Playwright cannot read back. */
+const recordEventStream = () => {
+  const w = window as unknown as { __sse: string[] };
+  w.__sse = [];
+  const Original = window.EventSource;
+  window.EventSource = class extends Original {
+    constructor(url: string | URL, init?: EventSourceInit) {
+      super(url, init);
+      this.addEventListener('snapshot', (e) => w.__sse.push((e as MessageEvent<string>).data));
+    }
+  };
+};
+
+describe('dashboard in chromium against a real server', () => {
+  let cts: ChallTestSrv;
+  let pebble: Pebble;
+  let server: RunningServer;
+  let dashboard: DashboardProcess;
+  let context: BrowserContext;
+  let page: Page;
+  let serverPage: Page;
+  let workDir: string;
+  let apiPort: number;
+  let serverDashboardPort: number;
+  let serverArgs: string[];
+  const requests: string[] = [];
+  const bodies: { url: string; body: string }[] = [];
+
+  before(async () => {
+    mkdirSync(artifacts, { recursive: true });
+    workDir = mkdtempSync(join(tmpdir(), 'certsmith-dashboard-'));
+    cts = await startChallTestSrv();
+    pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() });
+    writeFileSync(join(workDir, 'acme.yaml'), manifests(pebble));
+    writeFileSync(join(workDir, 'dns01-noop.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    [apiPort, serverDashboardPort] = [await freePort(), await freePort()];
+    serverArgs = [
+      '--listen', `127.0.0.1:${apiPort}`, '--dashboard-listen', `127.0.0.1:${serverDashboardPort}`,
+      '--apply', 'examples/', '--apply', join(workDir, 'acme.yaml'),
+      '--acme-http01-listen', `127.0.0.1:${await freePort()}`, '--acme-http01-solver-nameservers', cts.dnsServer,
+      // the DNS-01 hook adds no record: the self-check at the only resolver never sees the TXT
+      '--dns01-exec', join(workDir, 'dns01-noop.sh'), '--dns01-recursive-nameservers', cts.dnsServer, '--dns01-recursive-nameservers-only',
+    ];
+    server = await startServer({ dataDir: join(workDir, 'data'), args: serverArgs, timeoutMs: 60_000 });
+    dashboard = await startDashboardCommand(server.kubeconfig);
+
+    context = await chromium.launchPersistentContext(join(workDir, 'chromium-profile'), {
+      executablePath: '/usr/bin/chromium', headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    await context.addInitScript(recordEventStream);
+    context.on('request', (r) => requests.push(r.url()));
+    context.on('response', (r) => {
+      if ((r.headers()['content-type'] ?? '').startsWith('text/event-stream')) return;
+      r.text().then((body) => bodies.push({ url: r.url(), body }), () => {});
+    });
+    page = context.pages()[0] ?? await context.newPage();
+    serverPage = await context.newPage();
+  });
+
+  after(async () => {
+    await context?.close();
+    await dashboard?.stop();
+    await server?.stop();
+    await Promise.all([pebble?.stop(), cts?.stop()]);
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+  });
+
+  const row = (p: Page, key: string) => p.locator(`#certificates tbody tr[data-certificate="${key}"]`);
+  const shot = (p: Page, name: string) => p.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+
+  test('the list shows every certificate in its state, filters and sorts by expiry', async () => {
+    await page.goto(dashboard.url);
+    await page.locator('#connection[data-connection="live"]').waitFor();
+    for (const key of ['default/example-ca', 'default/web-rsa', 'default/api-ecdsa', 'default/mesh-ed25519', 'default/java-app', 'default/in-window']) {
+      await row(page, key).and(page.locator('[data-state="ready"]')).waitFor({ timeout: 60_000 });
+    }
+    await row(page, 'team-a/short-lived').and(page.locator('[data-state="expiring"]')).waitFor({ timeout: 60_000 });
+    // Pebble refuses the challenge: the order fails and the certificate backs off
+    await row(page, 'default/acme-failing').and(page.locator('[data-state="backing-off"]')).waitFor({ timeout: 120_000 });
+    assert.match(await row(page, 'default/acme-failing').innerText(), /Backing off[\s\S]*Failed/);
+    assert.equal(await row(page, 'default/acme-selfcheck').getAttribute('data-state'), 'renewing');
+    await shot(page, 'list');
+
+    await page.selectOption('#filter-state', 'backing-off');
+    assert.deepEqual(await page.locator('#certificates tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-certificate'))), ['default/acme-failing']);
+    await page.selectOption('#filter-state', 'expiring');
+    assert.deepEqual(await page.locator('#certificates tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-certificate'))), ['team-a/short-lived']);
+    await page.selectOption('#filter-state', '');
+    await page.selectOption('#filter-namespace', 'team-a');
+    assert.equal(await page.locator('#certificates tbody tr').count(), 1);
+    await page.selectOption('#filter-namespace', '');
+    await page.selectOption('#filter-issuer', 'ClusterIssuer/pebble');
+    assert.deepEqual((await page.locator('#certificates tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-certificate')))).sort(), ['default/acme-failing', 'default/acme-selfcheck']);
+    await shot(page, 'list-filtered-issuer');
+    await page.selectOption('#filter-issuer', '');
+
+    // soonest expiry first (the 2-hour certificate), then latest first after the header is pressed
+    const keys = () => page.locator('#certificates tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-certificate')));
+    assert.equal((await keys())[0], 'team-a/short-lived');
+    await page.locator('#sort-expiry').focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await page.locator('th[aria-sort]').getAttribute('aria-sort'), 'descending');
+    assert.equal((await keys())[0], 'default/example-ca');
+  });
+
+  test('the timeline shows validity, renewal windows, failures and the next attempt', async () => {
+    await page.goto(`${dashboard.url}#/timeline`);
+    const failing = page.locator('#timeline section[data-certificate="default/acme-failing"]');
+    await failing.waitFor();
+    assert.match(await failing.innerText(), /Failed attempts\s+1[\s\S]*Last failure[\s\S]*Next attempt\s+\d{4}-/);
+    assert.equal(await failing.locator('.track .mark.next').count(), 1);
+    const windowed = page.locator('#timeline section[data-certificate="default/in-window"]');
+    assert.match(await windowed.innerText(), /InsideWindow/);
+    assert.match(await windowed.innerText(), /Renewal window[\s\S]*windows\[0\] "0 0 \* \* \*"/);
+    assert.equal(await windowed.locator('.track .window').count(), 1);
+    assert.match(await page.locator('#timeline section[data-certificate="default/web-rsa"]').innerText(), /RenewBefore: /);
+    await shot(page, 'timeline');
+  });
+
+  test("a failing certificate's page shows its order, challenge and ACME error; a self-check failure shows its reason", async () => {
+    await page.goto(`${dashboard.url}#/certificates/default/acme-failing`);
+    await page.locator('#chain [data-order-state="invalid"]').waitFor({ timeout: 60_000 });
+    const chain = await page.locator('#chain').innerText();
+    assert.match(chain, /CertificateRequest acme-failing-\S+ \(revision 1\)/);
+    assert.match(chain, /Order \S+: invalid/);
+    assert.match(chain, /ACME: /);
+    assert.match(await page.locator('#chain table.challenges').innerText(), /unreachable\.example\.test\s+invalid/);
+    assert.match(await page.locator('#conditions').innerText(), /Issuing\s+False\s+Failed/);
+    assert.ok(await page.locator('#events tbody tr').count() > 0);
+    assert.match(await page.locator('#renewal-reason').innerText(), /not known until the certificate is issued/);
+    // headings and labelled controls: what a screen reader lists
+    assert.deepEqual(await page.locator('h2').allInnerTexts(), ['Summary', 'Next renewal', 'Conditions', 'Certificate in the Secret', 'Requests, orders and challenges', 'Deploy hooks and files', 'Revisions', 'Events']);
+    await shot(page, 'detail-acme-failing');
+
+    await page.goto(`${dashboard.url}#/certificates/default/acme-selfcheck`);
+    const challenge = page.locator('#chain table.challenges tbody tr');
+    await waitFor('the self-check result on the challenge', async () => /selfcheck\.example\.test\s+pending\s+yes\s+\S/.test(await challenge.first().innerText().catch(() => '')), 60_000, 500);
+    await shot(page, 'detail-selfcheck');
+  });
+
+  test('a renewal through the CLI appears without a reload, also across a server restart', async () => {
+    await page.goto(`${dashboard.url}#/certificates/default/web-rsa`);
+    await page.locator('#detail-revision', { hasText: '1' }).waitFor();
+    assert.match(await page.locator('#renewal-reason').innerText(), /^RenewBefore: /);
+    assert.match(await page.locator('#leaf').innerText(), /Subject\s+CN=www\.example\.test/);
+    await serverPage.goto(`http://127.0.0.1:${serverDashboardPort}/`);
+    await row(serverPage, 'default/web-rsa').and(serverPage.locator('[data-revision="1"]')).waitFor({ timeout: 30_000 });
+    // marks that a reload would wipe
+    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
+    await serverPage.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
+
+    assert.equal(await server.stop(), 0);
+    await serverPage.locator('#connection[data-connection="reconnecting"]').waitFor({ timeout: 30_000 });
+    server = await startServer({ dataDir: join(workDir, 'data'), args: serverArgs, timeoutMs: 60_000 });
+    await serverPage.locator('#connection[data-connection="live"]').waitFor({ timeout: 30_000 });
+
+    const renew = await server.cli(['renew', 'web-rsa', '-n', 'default']);
+    assert.equal(renew.code, 0, renew.stderr);
+    await page.locator('#detail-revision', { hasText: '2' }).waitFor({ timeout: 60_000 });
+    await row(serverPage, 'default/web-rsa').and(serverPage.locator('[data-revision="2"]')).waitFor({ timeout: 60_000 });
+    assert.equal(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 1);
+    assert.equal(await serverPage.evaluate(() => (window as unknown as { marker?: number }).marker), 1);
+    assert.match(await page.locator('#revisions').innerText(), /\n2\s+web-rsa-\S+\s.*Issued/);
+    await shot(page, 'detail-web-rsa-renewed');
+    await shot(serverPage, 'server-dashboard-after-restart');
+  });
+
+  test('the browser talks to 127.0.0.1 only and never receives a private key', async () => {
+    assert.ok(requests.length > 0);
+    const elsewhere = requests.filter((u) => new URL(u).hostname !== '127.0.0.1');
+    assert.deepEqual(elsewhere, []);
+
+    const config = loadClientConfig({ kubeconfig: server.kubeconfig });
+    const store = new HttpStore({ server: config.server, caPem: config.caPem, token: config.token, qps: 0 });
+    let secrets: Secret[];
+    try {
+      secrets = (await store.list<Secret>(SecretType)).items;
+    } finally {
+      await store.close();
+    }
+    // every Secret value but the public certificates: keys, keystores, passwords, the ACME account key
+    const secretValues = secrets.flatMap((s) => Object.entries(s.data ?? {}).filter(([k]) => k !== 'tls.crt' && k !== 'ca.crt').map(([k, v]) => ({ where: `${s.metadata.namespace}/${s.metadata.name} ${k}`, v })));
+    assert.ok(secretValues.some((x) => x.where.endsWith('tls.key')));
+    const received = [...bodies, ...(await Promise.all([page, serverPage].map(async (p) => ({ url: `${p.url()} (event stream)`, body: (await p.evaluate(() => (window as unknown as { __sse: string[] }).__sse)).join('\n') }))))];
+    assert.ok(received.some((r) => r.body.includes('"certificates"')), 'the event stream was recorded');
+    for (const r of received) {
+      assert.doesNotMatch(r.body, /PRIVATE KEY/, r.url);
+      for (const { where, v } of secretValues) {
+        if (v.length < 12) continue;
+        assert.ok(!r.body.includes(v), `${r.url} carries ${where}`);
+        const decoded = Buffer.from(v, 'base64').toString('utf8');
+        const pemBody = decoded.split('\n').filter((l) => l && !l.startsWith('-----')).join('');
+        if (pemBody.length >= 40) assert.ok(!r.body.includes(pemBody.slice(0, 40)), `${r.url} carries ${where}`);
+      }
+    }
+  });
+});
