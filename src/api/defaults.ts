@@ -3,6 +3,7 @@
 // else (issuerRef kind/group, rotationPolicy Always, duration 90d, key size) is a *runtime*
 // default that controllers apply to a copy; the helpers below give them one definition.
 
+import { parseDuration } from './duration.ts';
 import type { KubeObject } from './meta.ts';
 import type { ResourceType } from './resources.ts';
 import type { CertificateSpec, CertificateStatus, IssuerRef, RenewalWindow } from './types.ts';
@@ -59,8 +60,13 @@ export function sameIssuer(a: IssuerRef, b: IssuerRef): boolean {
   return a.name === b.name && issuerRefKind(a) === issuerRefKind(b) && issuerRefGroup(a) === issuerRefGroup(b);
 }
 
-export function rotationPolicyOf(spec: CertificateSpec): 'Never' | 'Always' {
+export function rotationPolicyOf(spec: Pick<CertificateSpec, 'privateKey'>): 'Never' | 'Always' {
   return spec.privateKey?.rotationPolicy ?? defaultRotationPolicy;
+}
+
+/** The validity a Certificate or CertificateRequest asks for: spec.duration, else cert-manager's 90 days. */
+export function durationMsOf(spec: { duration?: string }): number {
+  return spec.duration ? parseDuration(spec.duration) : defaultCertificateDurationMs;
 }
 
 /** The failed-attempt counter: the seed's issuanceAttempts, else cert-manager's failedIssuanceAttempts. */

@@ -1,7 +1,6 @@
 // Maps a Certificate spec onto the neutral PKI template, the one place that knows both shapes.
 import type { CertificateTemplate, X509Subject } from '../pki/template.ts';
 import type { KeySpec } from '../pki/keys.ts';
-import { parseDuration } from '../api/duration.ts';
 import type { CertificateRequestObj } from '../controllers/certificates/objects.ts';
 
 /** The spec fields the lifecycle reads; the schema's full type is wider. */
@@ -41,21 +40,11 @@ export interface CertificateSpecLike {
   renewal?: unknown;
 }
 
-export const DEFAULT_DURATION_MS = 90 * 24 * 3_600_000;
-
 export function keySpecOf(spec: CertificateSpecLike): KeySpec {
   const pk = spec.privateKey ?? {};
   const algorithm = pk.algorithm ?? 'RSA';
   const size = algorithm === 'Ed25519' ? undefined : pk.size || (algorithm === 'ECDSA' ? 256 : 2048);
   return { algorithm, size, encoding: pk.encoding ?? 'PKCS1' };
-}
-
-export function rotationPolicyOf(spec: CertificateSpecLike): 'Never' | 'Always' {
-  return spec.privateKey?.rotationPolicy ?? 'Always';
-}
-
-export function durationMsOf(spec: { duration?: string }): number {
-  return spec.duration ? parseDuration(spec.duration) : DEFAULT_DURATION_MS;
 }
 
 export function templateOf(spec: CertificateSpecLike): CertificateTemplate {

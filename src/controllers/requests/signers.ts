@@ -1,6 +1,6 @@
 // The SelfSigned and CA signers: given a request and the key material they read, produce the
 // certificate and CA, or say why not (pending = retry later, failed = terminal for this request).
-import { durationMsOf } from '../../shared/certificate-template.ts';
+import { durationMsOf } from '../../api/defaults.ts';
 import { decodeBase64, parseCertCached, parseCertMemo, parseKeyMemo, requestCSR } from '../../shared/parse-memo.ts';
 import type { CertificateRequestObj, Secret } from '../certificates/objects.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';

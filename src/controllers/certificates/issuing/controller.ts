@@ -10,7 +10,8 @@ import { decideIssuing, issuedStatus } from './issuing.ts';
 import { buildSecretData, certificateAnnotations, composeSecret } from './secret.ts';
 import { upkeepReason } from './upkeep.ts';
 import { encodePrivateKey } from '../../../pki/keys.ts';
-import { durationMsOf, keySpecOf, templateOf } from '../../../shared/certificate-template.ts';
+import { keySpecOf, templateOf } from '../../../shared/certificate-template.ts';
+import { durationMsOf } from '../../../api/defaults.ts';
 import { createTemporaryCertificate } from '../../../pki/temporary.ts';
 import { isTrue } from '../../../api/conditions.ts';
 

@@ -5,7 +5,8 @@ import { keyMatchesSpec } from '../../../pki/keys.ts';
 import { type CertificateObj, type Secret } from '../objects.ts';
 import { isDeleting } from '../../../shared/ownership.ts';
 import { decodeBase64, parseKeyMemo } from '../../../shared/parse-memo.ts';
-import { keySpecOf, rotationPolicyOf } from '../../../shared/certificate-template.ts';
+import { keySpecOf } from '../../../shared/certificate-template.ts';
+import { rotationPolicyOf } from '../../../api/defaults.ts';
 import type { EventSpec } from '../../decision.ts';
 import { defaultReplacementBackoff, gateReplacement, type ReplacementBackoff, type ReplacementHistory } from '../replacement-backoff.ts';
 
