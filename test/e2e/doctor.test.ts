@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import { freePort, startChallTestSrv, startNamed, startPebble, type ChallTestSrv, type Named, type Pebble } from '../rig/index.ts';
 import { startFaultProxy, type FaultProxy } from '../rig/fault-proxy.ts';
 import { makeTempDir, removeTempDir } from '../rig/processes.ts';
 import { startServer, waitFor, type RunningServer } from './harness.ts';
@@ -19,6 +19,7 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 describe('certsmith doctor', () => {
   let cts: ChallTestSrv;
+  let named: Named;
   let pebble: Pebble;
   let proxy: FaultProxy;
   let server: RunningServer;
@@ -55,6 +56,8 @@ describe('certsmith doctor', () => {
 
   before(async () => {
     cts = await startChallTestSrv();
+    // authoritative for dns.example.test, where the DNS-01 names live; the hook writes to challtestsrv only
+    named = await startNamed({ zone: 'dns.example.test', tsig: { name: 'doctor-key', algorithm: 'hmac-sha256' } });
     httpPort = await freePort();
     pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort });
     proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
@@ -83,7 +86,7 @@ describe('certsmith doctor', () => {
   after(async () => {
     await server?.stop();
     server?.cleanup();
-    await Promise.all([proxy?.stop(), pebble?.stop(), cts?.stop()]);
+    await Promise.all([proxy?.stop(), pebble?.stop(), cts?.stop(), named?.stop()]);
     if (dir) await removeTempDir(dir);
   });
 
@@ -102,6 +105,23 @@ describe('certsmith doctor', () => {
     assert.ok(r.stdout.includes(`[ERROR] rate-limit: The ACME server rate-limited Order ${order.metadata.name} (too many new orders (10) from this account in the last 3 hours); its Retry-After says to wait, so certsmith sends nothing for this order before ${until} (in `), r.stdout);
     assert.match(r.stdout, /fix: Wait for that time; deleting and recreating the Certificate does not help/);
     assert.match(r.stdout, /problem blocks issuance\./);
+  });
+
+  // second, for the same reason: the one refused newOrder is this Certificate's
+  test('an order the CA refuses: the last ACME problem and the backoff until the next attempt; exit 1', async () => {
+    const refused = proxy.answer({ method: 'POST', path: /\/order-plz$/ }, { status: 400, type: 'rejectedIdentifier', detail: 'Error creating new order :: Cannot issue for "refused.example.test": policy forbids it' });
+    await certificate('refused', `refused-${uniq()}.example.test`);
+    await refused.hit;
+    type Failed = { status?: { lastFailureTime?: string } };
+    const failedAt = await waitFor('Certificate refused failed', async () => (await getJSON<Failed>('certificate', 'refused'))?.status?.lastFailureTime, 30_000, 250);
+    const r = await doctor(['refused']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /\[ERROR\] acme-problem: The last ACME problem, on Order refused-\S+ \(HTTP 400\), was rejectedIdentifier: Error creating new order :: Cannot issue for "refused\.example\.test": policy forbids it\./);
+    assert.match(r.stdout, /fix: The CA will not issue for this name at all \(its policy\)/);
+    // the server's default backoff: one hour after the first failure
+    const next = new Date(Date.parse(failedAt) + 3_600_000).toISOString();
+    assert.ok(r.stdout.includes(`[ERROR] backoff: Issuance of refused failed 1 time in a row, last at ${failedAt}; certsmith tries again at ${next} (in `), r.stdout);
+    assert.ok(r.stdout.includes('fix: Fix the cause above, then run "certsmith renew refused" to try at once instead of waiting.'), r.stdout);
   });
 
   test('a healthy HTTP-01 certificate: every check passes and the exit status is 0', async () => {
@@ -175,6 +195,11 @@ describe('certsmith doctor', () => {
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.ok(r.stdout.includes(`[ERROR] dns-01: The recursive resolver ${cts.dnsServer} has "stale-value" at _acme-challenge.${name}, not the challenge value "${ch.spec.key}".`), r.stdout);
     assert.match(r.stdout, /fix: Something else wrote TXT/);
+    // the zone's own nameserver (named, found through its SOA and NS records) never got the record
+    const auth = await server.cli(['doctor', 'wrong-txt', '--dns01-recursive-nameservers', named.server, '--dns01-authoritative-port', String(named.port)]);
+    assert.equal(auth.code, 1, auth.stdout + auth.stderr);
+    assert.ok(auth.stdout.includes(`[ERROR] dns-01: The authoritative nameserver 127.0.0.1:${named.port} has no TXT record at _acme-challenge.${name}, not the challenge value "${ch.spec.key}".`), auth.stdout);
+    assert.ok(auth.stdout.includes(`[ERROR] dns-01: The recursive resolver ${named.server} has no TXT record at _acme-challenge.${name}`), auth.stdout);
     // the record fixed by hand: the self-check passes, the certificate is issued, nothing is left to report
     await cts.setTXT(`_acme-challenge.${name}`, ch.spec.key);
     await waitFor('Certificate wrong-txt Ready', async () => isReady(await getJSON<Conditioned>('certificate', 'wrong-txt')), 60_000, 250);
@@ -196,6 +221,6 @@ describe('certsmith doctor', () => {
     assert.match(r.stdout, /\[ERROR\] issuer: ClusterIssuer gone is not Ready \(ErrRegisterACMEAccount\): Failed to register ACME account: .*ECONNREFUSED/);
     assert.match(r.stdout, /\[ERROR\] account: ClusterIssuer gone has no usable ACME account: Failed to register ACME account/);
     assert.match(r.stdout, /\[warning\] caa: The ACME directory could not be read to learn the CA's CAA identifiers: GET https:\/\/127\.0\.0\.1:\d+\/dir: connect ECONNREFUSED/);
-    for (const c of ['good', 'held', 'orphan', 'limited', 'broken', 'caa', 'wrong-txt']) assert.match(r.stdout, new RegExp(`^Certificate default/${c}: `, 'm'));
+    for (const c of ['good', 'held', 'refused', 'orphan', 'limited', 'broken', 'caa', 'wrong-txt']) assert.match(r.stdout, new RegExp(`^Certificate default/${c}: `, 'm'));
   });
 });
