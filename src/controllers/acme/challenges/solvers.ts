@@ -7,23 +7,7 @@ import { selfCheckHTTP01 } from '../solvers/http01.ts';
 import { kubernetesHTTP01Solver } from '../solvers/http01-kube/solver.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { providerSolver } from '../solvers/providers.ts';
-
-export interface CheckResult {
-  ok: boolean;
-  reason?: string;
-}
-
-export interface ChallengeSolver {
-  present(): Promise<void>;
-  /**
-   * Serves again what a restart lost, without side effects elsewhere: the embedded HTTP-01
-   * responder keeps tokens in memory, so a Challenge presented or accepted by an earlier process
-   * must be given back to it before the CA looks. Absent for solvers whose state outlives us.
-   */
-  restore?(): Promise<void>;
-  check(): Promise<CheckResult>;
-  cleanUp(): Promise<void>;
-}
+import type { ChallengeSolver } from '../solvers/solver.ts';
 
 function http01Solver(ctx: ControllerContext, rt: AcmeRuntime, c: Challenge): ChallengeSolver {
   return {

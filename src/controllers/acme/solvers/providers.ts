@@ -6,7 +6,7 @@ import { Challenge as ChallengeType, Order as OrderType } from '../../../api/res
 import type { Challenge, Order } from '../../../api/types.ts';
 import type { ControllerOptions } from '../../../shared/controller-options.ts';
 import type { ControllerContext } from '../../context.ts';
-import type { ChallengeSolver } from '../challenges/solvers.ts';
+import type { ChallengeSolver } from './solver.ts';
 import { selfCheckHTTP01 } from './http01.ts';
 import { cleanUpWebroot, presentWebroot } from './webroot.ts';
 import { ExecDNSHooks, selectsExecHook, type HookChallenge } from './dns01/exec-hook.ts';

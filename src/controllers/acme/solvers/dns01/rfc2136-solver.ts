@@ -7,7 +7,7 @@ import type { Challenge } from '../../../../api/types.ts';
 import type { ControllerContext } from '../../../context.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../../shared/parse-memo.ts';
-import type { ChallengeSolver } from '../../challenges/solvers.ts';
+import type { ChallengeSolver } from '../solver.ts';
 import { addTXT, removeTXT, type TsigAlgorithm, type TsigKey } from './rfc2136.ts';
 import { findZone } from './selfcheck.ts';
 import { checkTXT } from './txt-check.ts';

@@ -7,7 +7,7 @@ import type { KubeObject } from '../../../../api/meta.ts';
 import type { Challenge } from '../../../../api/types.ts';
 import { isNotFound, type Store } from '../../../../store/store.ts';
 import type { ControllerOptions } from '../../../../shared/controller-options.ts';
-import type { ChallengeSolver } from '../../challenges/solvers.ts';
+import type { ChallengeSolver } from '../solver.ts';
 import { selfCheckHTTP01 } from '../http01.ts';
 import {
   httpRouteFits, isControlledBy, routesChallenge, solverHTTPRoute, solverIngress, solverLabelSelector, solverPod, solverService,
