@@ -50,6 +50,7 @@ interface ServerFlags extends ControllerFlags {
   apply: string[];
   controllers: boolean;
   encryptionProviderConfig?: string;
+  dashboardListen?: string;
 }
 
 /** HOST:PORT, [v6]:PORT or :PORT into its parts. */
@@ -176,6 +177,7 @@ export function registerServerCommand(program: Command) {
     .option('--listen <host:port>', 'API server address', '127.0.0.1:6443')
     .option('--apply <path>', 'manifests (file or folder) applied at start; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--encryption-provider-config <file>', "kube-apiserver's EncryptionConfiguration: encrypt Secrets at rest in the state database")
+    .option('--dashboard-listen <host:port>', 'also serve the read-only web dashboard on this address')
     .option('--no-controllers', 'serve the API only; controllers run elsewhere, e.g. "certsmith controller --kubeconfig DIR/kubeconfig"')
     .option('--secrets-dir <dir>', 'mirror issued Secrets to files under this folder')
     .option('--keep-files', 'keep mirrored files when their Certificate is deleted')
@@ -240,6 +242,11 @@ export function registerServerCommand(program: Command) {
 
         if (flags.controllers) {
           await stack.startControllers({ options: { ...options, apiServerCABundle: tls.caPem } });
+        }
+        if (flags.dashboardListen) {
+          const dashboard = await (await import('./dashboard.ts')).startDashboardOn(store, flags.dashboardListen, '--dashboard-listen', logger, { initialMs: options.backoffInitialMs, maxMs: options.backoffMaxMs });
+          stopped.push(() => dashboard.close());
+          process.stdout.write(`certsmith dashboard on ${dashboard.url}\n`);
         }
         process.stdout.write(`certsmith server listening on ${server} (kubeconfig: ${kubeconfig})\n`);
       } catch (e) {
