@@ -3,10 +3,11 @@
 // Used by `certsmith apply` (over HTTP) and `certsmith server --apply` (in process).
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../api/meta.ts';
-import { resourceTypeFor, type ResourceType } from '../api/resources.ts';
+import { NamespaceType, resourceTypeFor, type ResourceType } from '../api/resources.ts';
 import { StoreError, isConflict, type Store } from '../store/store.ts';
 import type { Manifest } from './manifests.ts';
 import { qualifiedKind } from './client.ts';
+import { builtInNamespaces } from '../server/namespaces.ts';
 import type { FieldValidation } from '../api/unknown-fields.ts';
 
 export type ApplyAction = 'created' | 'configured' | 'unchanged';
@@ -20,7 +21,7 @@ interface Plan {
 }
 
 export interface ApplyReport {
-  /** "certificate.cert-manager.io/foo created", in manifest order */
+  /** "certificate.cert-manager.io/foo created", Namespaces first, then in manifest order */
   applied: string[];
   /** "error: <file>: <Kind> <ns>/<name>: <field>: <message>", one per problem */
   errors: string[];
@@ -80,7 +81,26 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
   const fieldValidation = opts.fieldValidation ?? 'Strict';
   // loaded here: the served schemas it walks are not needed by every command that imports this module
   const { pruneUnknownFields, strictProblems } = await import('../api/unknown-fields.ts');
-  for (const manifest of manifests) {
+  // Namespaces first: nothing can be created in a namespace that does not exist yet
+  const isNamespace = (m: Manifest) => resourceTypeFor(m.obj.apiVersion, m.obj.kind) === NamespaceType;
+  const ordered = [...manifests.filter(isNamespace), ...manifests.filter((m) => !isNamespace(m))];
+  const namespacesApplied = new Set(ordered.filter(isNamespace).map((m) => m.obj.metadata?.name));
+  const namespaceExists = new Map<string, boolean>();
+  const exists = async (ns: string) => {
+    // the server makes these when it starts, also after an in-process `server --apply`
+    if (builtInNamespaces.includes(ns)) return true;
+    if (!namespaceExists.has(ns)) {
+      try {
+        namespaceExists.set(ns, !!(await store.get(NamespaceType, undefined, ns)));
+      } catch (e) {
+        // one who may not read Namespaces (a namespaced role on a cluster) leaves the check to the API server
+        if (!(e instanceof StoreError) || e.code !== 403) throw e;
+        namespaceExists.set(ns, true);
+      }
+    }
+    return namespaceExists.get(ns)!;
+  };
+  for (const manifest of ordered) {
     const { file } = manifest;
     const type = resourceTypeFor(manifest.obj.apiVersion, manifest.obj.kind);
     if (!type) {
@@ -102,6 +122,17 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       continue;
     }
     if (fieldValidation === 'Warn') warnings.push(...unknown.map((p) => `Warning: ${p}`));
+    const ns = type.namespaced ? obj.metadata.namespace! : undefined;
+    if (ns && !(await exists(ns))) {
+      if (!namespacesApplied.has(ns)) {
+        errors.push(`error: ${file}: ${label(type, obj)}: namespaces "${ns}" not found`);
+        continue;
+      }
+      // its Namespace comes with this apply, so the API server cannot check it before that is
+      // written: it is checked when written
+      plans.push({ manifest, type, obj, unchanged: false });
+      continue;
+    }
     try {
       const existing = await store.get(type, obj.metadata.namespace, obj.metadata.name);
       if (existing) {

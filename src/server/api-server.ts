@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import YAML from 'yaml';
 import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
-import { apiVersionOf, type ResourceType } from '../api/resources.ts';
+import { NamespaceType, apiVersionOf, type ResourceType } from '../api/resources.ts';
 import { openAPIV3Index, openAPIV3Document } from '../api/openapi.ts';
 import { duplicateFields, jsonPointer, parseFieldValidation, pruneUnknownFields, pruneUnknownPatchFields, strictProblems, type FieldValidation } from '../api/unknown-fields.ts';
 import { applyJSONPatch } from '../store/patch.ts';
@@ -15,6 +15,7 @@ import { StoreError, WatchTooSlowError, tooLargeResourceVersion, type Store, typ
 import { checkValueShape, maxNestingDepth, nestingError, textNestsDeeperThan } from '../store/object-checks.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from './discovery.ts';
 import { tableFor } from './table.ts';
+import { builtInNamespaces } from './namespaces.ts';
 import { ProtobufDecodeError, decodeObject, encodeObject, isProtobufMediaType, protobufMediaType } from './protobuf/codec.ts';
 import { authorizationGroup, authorizationVersion, reviewAccess, reviewRules } from './authorization.ts';
 import { openAPIV2Document, openAPIV2Protobuf, openAPIV2ProtobufContentType, openAPIV2ProtobufMediaTypes } from './openapi/v2.ts';
@@ -32,6 +33,12 @@ export interface ApiServerOptions {
   /** how long a watch stays open when the client names no timeoutSeconds */
   defaultWatchTimeoutSeconds?: number;
   now?: () => Date;
+  /**
+   * Namespaces that exist from the start, as on a cluster: objects may only be created in a
+   * namespace that exists. Default: default, kube-system, kube-public and cert-manager (the
+   * cluster resource namespace and leader election's).
+   */
+  namespaces?: readonly string[];
 }
 
 export interface RunningApiServer {
@@ -57,7 +64,7 @@ const watchLingerMs = 10_000;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 class HttpError extends Error {
-  constructor(readonly code: number, readonly reason: string, message: string) {
+  constructor(readonly code: number, readonly reason: string, message: string, readonly details?: object) {
     super(message);
   }
 }
@@ -100,7 +107,7 @@ function errorStatus(e: unknown, route?: ResourceRoute) {
     if (s.details && route?.type.group) s.details.group = route.type.group;
     return s;
   }
-  if (e instanceof HttpError) return statusBody(e.code, e.reason, e.message);
+  if (e instanceof HttpError) return statusBody(e.code, e.reason, e.message, e.details);
   return undefined;
 }
 
@@ -287,6 +294,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const tokenHash = opts.token ? hashOf(opts.token) : undefined;
   const openWatches = new Set<() => void>();
   let serverAddress = '';
+  await ensureNamespaces(store, opts.namespaces ?? builtInNamespaces);
 
   function authorized(req: http.IncomingMessage) {
     if (!tokenHash) return true;
@@ -422,6 +430,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
           return sendObject(req, res, 200, { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta, items: list.items });
         }
         case 'POST': {
+          await checkNamespaceExists(type, namespace);
           const mode = fieldValidationOf(q);
           const body = await readObjectAndText(req);
           const obj = objectFromBody(type, body.value, namespace);
@@ -502,6 +511,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         }
         // an apply that creates answers 201, as kube-apiserver's does
         const creates = patchType === 'apply' && !subresource && !(await store.get(type, namespace, name));
+        if (creates) await checkNamespaceExists(type, namespace);
         const out = await store.patch(type, namespace, name, patchType, patch, {
           dryRun, fieldManager, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
         });
@@ -520,6 +530,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       default:
         throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${resourceName(type)}`);
     }
+  }
+
+  /**
+   * kube-apiserver's NamespaceLifecycle admission: nothing is created in a namespace that does
+   * not exist (the store would otherwise make the namespace up), with kube's 404.
+   */
+  async function checkNamespaceExists(type: ResourceType, namespace: string | undefined) {
+    if (!type.namespaced || !namespace) return;
+    if (await store.get(NamespaceType, undefined, namespace)) return;
+    throw new HttpError(404, 'NotFound', `namespaces "${namespace}" not found`, { name: namespace, kind: 'namespaces' });
   }
 
   /**
@@ -667,6 +687,18 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       });
     },
   };
+}
+
+async function ensureNamespaces(store: Store, names: readonly string[]) {
+  for (const name of names) {
+    if (await store.get(NamespaceType, undefined, name)) continue;
+    try {
+      await store.create(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    } catch (e) {
+      // another writer made it meanwhile
+      if (!(e instanceof StoreError && e.reason === 'AlreadyExists')) throw e;
+    }
+  }
 }
 
 /** What kube-apiserver says before a decoding error of a body of this kind. */

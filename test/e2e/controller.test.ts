@@ -59,6 +59,10 @@ test('certsmith controller --namespace reconciles that namespace only', async ()
   try {
     await controller.waitForOutput(/certsmith controller running against \S+ \(namespace team-a\)/);
     const issuerAndCert = (ns: string) => `
+apiVersion: v1
+kind: Namespace
+metadata: { name: ${ns} }
+---
 apiVersion: cert-manager.io/v1
 kind: Issuer
 metadata: { name: selfsigned, namespace: ${ns} }
