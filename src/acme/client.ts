@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { AcmeError, type AcmeProblem } from './errors.ts';
-import { base64url, externalAccountBinding, jwkThumbprint, signJws } from './jws.ts';
+import { base64url, externalAccountBinding, jwkThumbprint, publicJwk, signJws } from './jws.ts';
 import { parseRenewalInfo, type RenewalInfo } from './ari.ts';
 
 export { AcmeError, type AcmeProblem } from './errors.ts';
@@ -147,6 +147,14 @@ export function topIssuerCommonName(chainPem: string): string | undefined {
     ?.slice(3);
 }
 
+/** The error an invalid or expired order stands for (its problem document, named with the order); undefined otherwise. */
+export function failedOrderProblem(order: AcmeOrder): AcmeError | undefined {
+  if (order.status !== 'invalid' && order.status !== 'expired') return undefined;
+  return new AcmeError(order.error ?? { type: `${PROBLEM}orderNotReady`, detail: 'order failed without a problem' }, {
+    context: `order ${order.url} for ${order.identifiers.map((i) => i.value).join(', ')} is ${order.status}`,
+  });
+}
+
 /**
  * A small RFC 8555 client. It keeps every Replay-Nonce it is given, caches the directory and polls on a short
  * schedule, so that a single-name certificate with a known account costs 7-8 requests rather than the 14+ of
@@ -248,6 +256,31 @@ export class AcmeClient {
   }
 
   /**
+   * Revokes a certificate this account ordered (RFC 8555 §7.6), signed with the account key.
+   * reason: an RFC 5280 CRLReason code (0 unspecified, 1 keyCompromise, 4 superseded, 5 cessationOfOperation, ...).
+   */
+  async revokeCertificate(certificatePem: string, reason?: number): Promise<void> {
+    const dir = await this.getDirectory();
+    if (!dir.revokeCert) throw new Error(`ACME server ${this.directoryUrl} offers no revokeCert`);
+    const der = new crypto.X509Certificate(certificatePem).raw;
+    await this.post(dir.revokeCert, { certificate: base64url(der), ...(reason !== undefined ? { reason } : {}) });
+  }
+
+  /**
+   * Account key rollover (RFC 8555 §7.3.5): the inner JWS, signed by the new key with its JWK and
+   * no nonce, names the account and the old key; the outer JWS is signed by the old key. On
+   * success the server knows the account by the new key only; this client keeps the old one, so
+   * the caller builds a new client.
+   */
+  async changeAccountKey(newKeyPem: string): Promise<void> {
+    const dir = await this.getDirectory();
+    if (!dir.keyChange) throw new Error(`ACME server ${this.directoryUrl} offers no keyChange`);
+    const account = await this.kid();
+    const inner = signJws(crypto.createPrivateKey(newKeyPem), { url: dir.keyChange }, { account, oldKey: publicJwk(this.accountKey) });
+    await this.post(dir.keyChange, inner);
+  }
+
+  /**
    * The order URLs of the account's orders list (RFC 8555 §7.1.2.1), following `Link: rel="next"`
    * for at most maxPages pages; `complete` says whether the list ended within them.
    */
@@ -315,6 +348,18 @@ export class AcmeClient {
     return (await this.getResource<AcmeAuthorization>(url)).value;
   }
 
+  /** One look at an order that is being waited on, with the Retry-After the server asked for before the next. */
+  async lookAtOrder(url: string): Promise<{ order: AcmeOrder; retryAfterMs?: number }> {
+    const { value, retryAfterMs } = await this.getResource<AcmeOrder>(url);
+    return { order: value, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  }
+
+  /** One look at an authorization that is being waited on, with the Retry-After the server asked for before the next. */
+  async lookAtAuthorization(url: string): Promise<{ authorization: AcmeAuthorization; retryAfterMs?: number }> {
+    const { value, retryAfterMs } = await this.getResource<AcmeAuthorization>(url);
+    return { authorization: value, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  }
+
   async getChallenge(url: string): Promise<AcmeChallenge> {
     return (await this.getResource<AcmeChallenge>(url)).value;
   }
@@ -349,11 +394,8 @@ export class AcmeClient {
       (o) => until.includes(o.status) || ['valid', 'invalid', 'expired', 'deactivated', 'revoked'].includes(o.status),
       'order',
     );
-    if (order.status === 'invalid' || order.status === 'expired') {
-      throw new AcmeError(order.error ?? { type: `${PROBLEM}orderNotReady`, detail: 'order failed without a problem' }, {
-        context: `order ${url} for ${order.identifiers.map((i) => i.value).join(', ')} is ${order.status}`,
-      });
-    }
+    const failed = failedOrderProblem(order);
+    if (failed) throw failed;
     return order;
   }
 

@@ -3,6 +3,12 @@
 import type { Challenge } from '../../../api/types.ts';
 import { parseDuration } from '../../../api/duration.ts';
 import { FINAL_STATES } from '../orders/order.ts';
+import {
+  ANN_ACCEPTED_AT, ANN_NEXT_LOOK, AUTHORIZATION_PACE, lookDueInMs, msSince, nextLookDelayMs, preciseTime, SELF_CHECK_PACE,
+} from '../look-schedule.ts';
+
+/** how long an accepted challenge may stay unanswered before it is given up as errored */
+export const POLL_TIMEOUT_MS = 2 * 60_000;
 
 export const FINALIZER = 'finalizer.acme.cert-manager.io';
 /** the name cert-manager moved to; honoured on objects it wrote */
@@ -18,7 +24,9 @@ export type ChallengeStep =
   | { kind: 'self-check' }
   | { kind: 'wait'; remainingMs: number; reason: string }
   | { kind: 'accept' }
-  | { kind: 'poll' };
+  | { kind: 'poll' }
+  /** a self-check or a poll was done recently: the next one is due then (ANN_NEXT_LOOK, ANN_ACCEPTED_AT) */
+  | { kind: 'look-later'; afterMs: number };
 
 export function hasFinalizer(c: Challenge): boolean {
   return !!c.metadata.finalizers?.some((f) => f === FINALIZER || LEGACY_FINALIZERS.includes(f));
@@ -38,14 +46,53 @@ export function decideChallenge(c: Challenge, now: Date): ChallengeStep {
   if (!hasFinalizer(c)) return { kind: 'add-finalizer' };
   if (!st.state) return { kind: 'initial-state' };
   // 'processing' is what this controller records once it has accepted the challenge.
-  if (st.state === 'processing') return { kind: 'poll' };
+  if (st.state === 'processing') {
+    // The first look waits a moment after the accepting POST; later ones when the last look said.
+    const acceptedAt = Date.parse(c.metadata.annotations?.[ANN_ACCEPTED_AT] ?? '');
+    const firstDue = Number.isFinite(acceptedAt) ? acceptedAt + AUTHORIZATION_PACE.firstMs - now.getTime() : 0;
+    const dueInMs = Math.max(firstDue, lookDueInMs(c.metadata.annotations, now));
+    return dueInMs > 0 ? { kind: 'look-later', afterMs: dueInMs } : { kind: 'poll' };
+  }
   if (!st.presented) return { kind: 'present' };
   const wait = c.spec.solver.waitInsteadOfSelfCheck;
-  if (wait === undefined) return { kind: 'self-check' };
+  if (wait === undefined) {
+    const dueInMs = lookDueInMs(c.metadata.annotations, now);
+    return dueInMs > 0 ? { kind: 'look-later', afterMs: dueInMs } : { kind: 'self-check' };
+  }
   const readyAt = Date.parse(st.presentedAt ?? '') + parseDuration(wait);
   const remaining = readyAt - now.getTime();
   if (Number.isFinite(remaining) && remaining > 0) {
     return { kind: 'wait', remainingMs: remaining, reason: `Waiting ${Math.ceil(remaining / 1000)}s before accepting ${c.spec.type} challenge without self-check` };
   }
   return { kind: 'accept' };
+}
+
+/** What a failed self-check or a still-pending authorization leads to. */
+export type LookOutcome =
+  | { kind: 'look-later'; afterMs: number; annotations: Record<string, string> }
+  | { kind: 'give-up'; reason: string };
+
+/** After a failed self-check: the wait doubles with the time since the record was presented (200 ms up to 10 s). */
+export function afterFailedSelfCheck(c: Challenge, now: Date): LookOutcome & { kind: 'look-later' } {
+  const afterMs = nextLookDelayMs(SELF_CHECK_PACE, msSince(c.status?.presentedAt, now));
+  return { kind: 'look-later', afterMs, annotations: { [ANN_NEXT_LOOK]: preciseTime(new Date(now.getTime() + afterMs)) } };
+}
+
+/**
+ * After a poll that found the authorization still pending: give up POLL_TIMEOUT_MS after the
+ * challenge was accepted, else look again after a wait that doubles with the time since the
+ * accepting POST (50 ms up to 2 s), no sooner than the server's Retry-After. A Challenge accepted
+ * without the mark (by an older certsmith) counts from this look.
+ */
+export function afterPendingAuthorization(c: Challenge, now: Date, retryAfterMs?: number): LookOutcome {
+  const recorded = c.metadata.annotations?.[ANN_ACCEPTED_AT];
+  const waited = recorded ? msSince(recorded, now) : 0;
+  if (waited > POLL_TIMEOUT_MS) {
+    return { kind: 'give-up', reason: `Error accepting authorization: still pending ${POLL_TIMEOUT_MS / 1000}s after the challenge was accepted` };
+  }
+  const afterMs = nextLookDelayMs(AUTHORIZATION_PACE, waited, retryAfterMs);
+  return {
+    kind: 'look-later', afterMs,
+    annotations: { ...(recorded ? {} : { [ANN_ACCEPTED_AT]: preciseTime(now) }), [ANN_NEXT_LOOK]: preciseTime(new Date(now.getTime() + afterMs)) },
+  };
 }

@@ -4,7 +4,6 @@
 // polling) are requeues, never sleeps.
 import { Challenge, Order } from '../../../api/resources.ts';
 import type { Challenge as ChallengeObj, ChallengeStatus, Order as OrderObj, ACMEState } from '../../../api/types.ts';
-import { rfc3339 } from '../../../api/conditions.ts';
 import { AcmeError, type AcmeAuthorization, type AcmeClient } from '../../../acme/client.ts';
 import { isConflict, isNotFound } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
@@ -14,7 +13,9 @@ import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { clientForIssuer, reportAccountGone } from '../account/controller.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
-import { decideChallenge, FINALIZER, LEGACY_FINALIZERS } from './challenge.ts';
+import { afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER, LEGACY_FINALIZERS } from './challenge.ts';
+import { ANN_ACCEPTED_AT, ANN_ACCEPTED_BY, AUTHORIZATION_PACE, preciseTime, SELF_CHECK_PACE } from '../look-schedule.ts';
+import { randomUUID } from 'node:crypto';
 import { scheduleChallenges } from './scheduler.ts';
 import { WrittenVersions } from '../written-versions.ts';
 import { solverFor, usesEmbeddedResponder } from './solvers.ts';
@@ -25,14 +26,6 @@ import { retryBackoff } from '../../../runtime/workqueue.ts';
 
 const MANAGER = 'challenges';
 const SCHEDULE_KEY = 'schedule';
-/** Pebble and real CAs validate in milliseconds to seconds: start looking soon, then back off. */
-const POLL_FIRST_MS = 50;
-const POLL_MAX_MS = 2_000;
-const CHECK_FIRST_MS = 200;
-/** cert-manager's DNS01CheckRetryPeriod, the longest wait between self-checks */
-const CHECK_MAX_MS = 10_000;
-/** how long an accepted challenge may stay unanswered before it is given up as errored */
-const POLL_TIMEOUT_MS = 2 * 60_000;
 
 export function challengeSchedulerController(ctx: ControllerContext): ControllerSpec {
   const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
@@ -76,29 +69,23 @@ function authorizationProblem(authz: AcmeAuthorization): string {
   return new AcmeError(problem, { context: `authorization for ${authz.identifier.value} is ${authz.status}${failed ? ` (${failed.type})` : ''}` }).message;
 }
 
-interface Progress {
-  checks: number;
-  polls: number;
-  acceptedAt?: number;
-  /** this process sent the accepting POST, so its responder was up while the CA validated */
-  acceptedHere?: boolean;
-  wakeAt: number;
-}
-
 type StepResult = { next: ChallengeObj } | { done: { requeueAfterMs?: number } | undefined };
 
 export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
   const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
   const orders = ctx.informers.informerFor<OrderObj>(Order);
-  const progress = new Map<string, Progress>();
   const written = new WrittenVersions();
+  /**
+   * Names this controller instance on the Challenges it accepts (ANN_ACCEPTED_BY): one accepted by
+   * an earlier process was validated while that process's HTTP-01 responder may have been down.
+   */
+  const instance = randomUUID();
 
-  const progressOf = (c: ChallengeObj): Progress => {
-    const uid = c.metadata.uid ?? c.metadata.name!;
-    let p = progress.get(uid);
-    if (!p) progress.set(uid, (p = { checks: 0, polls: 0, wakeAt: 0 }));
-    return p;
-  };
+  async function annotate(c: ChallengeObj, annotations: Record<string, string>): Promise<ChallengeObj> {
+    return written.noteWrite(await ctx.store.update<ChallengeObj>(Challenge, {
+      ...c, metadata: { ...c.metadata, annotations: { ...(c.metadata.annotations ?? {}), ...annotations } },
+    }, { fieldManager: MANAGER })) as ChallengeObj;
+  }
 
   async function setStatus(c: ChallengeObj, patch: Partial<ChallengeStatus>): Promise<ChallengeObj> {
     const status = { ...(c.status ?? {}), ...patch };
@@ -153,10 +140,9 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
 
   /** The Challenge status for a failed authorization, with the cause when it was certsmith's own absence. */
   async function authorizationFailed(c: ChallengeObj, authz: AcmeAuthorization, state: ACMEState): Promise<StepResult> {
-    const p = progressOf(c);
     const reason = `Error accepting authorization: ${authorizationProblem(authz)}`;
     const problem = authz.challenges.find((x) => x.url === c.spec.url)?.error ?? authz.challenges.find((x) => x.error)?.error;
-    if (solverWasUnavailable({ type: c.spec.type, embeddedResponder: usesEmbeddedResponder(ctx, c), acceptedByEarlierProcess: !p.acceptedHere, problem })) {
+    if (solverWasUnavailable({ type: c.spec.type, embeddedResponder: usesEmbeddedResponder(ctx, c), acceptedByEarlierProcess: c.metadata.annotations?.[ANN_ACCEPTED_BY] !== instance, problem })) {
       const why = `${reason} (the challenge was accepted before certsmith restarted, so its HTTP-01 responder was not serving the token while the ACME server validated; the Order is retried and this does not count as a failed issuance)`;
       ctx.recorder.event(c, 'Warning', 'SolverUnavailable', why);
       return { next: await failForCause(c, 'solver-unavailable', { state, reason: why }) };
@@ -169,10 +155,11 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
   async function step(c: ChallengeObj): Promise<StepResult> {
     const now = ctx.clock.now();
     const decision = decideChallenge(c, now);
-    const p = progressOf(c);
     switch (decision.kind) {
       case 'none':
         return { done: undefined };
+      case 'look-later':
+        return { done: { requeueAfterMs: decision.afterMs } };
       case 'cleanup': {
         if (c.status?.presented) {
           try {
@@ -186,7 +173,6 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
             }
           }
         }
-        progress.delete(c.metadata.uid ?? c.metadata.name!);
         let cur = c;
         if (!c.metadata.deletionTimestamp) cur = await setStatus(c, { presented: false, processing: false });
         const finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== FINALIZER && !LEGACY_FINALIZERS.includes(f));
@@ -226,36 +212,33 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
           throw e;
         }
         ctx.recorder.event(c, 'Normal', 'Presented', `Presented challenge using ${c.spec.type} challenge mechanism`);
-        return { next: await setStatus(c, { presented: true, presentedAt: rfc3339(now), reason: '' }) };
+        // With milliseconds: the self-check pace counts from here, and its first waits are 200 ms.
+        return { next: await setStatus(c, { presented: true, presentedAt: preciseTime(now), reason: '' }) };
       }
       case 'self-check': {
-        if (p.wakeAt > now.getTime()) return { done: { requeueAfterMs: p.wakeAt - now.getTime() } };
         const result = await solverFor(ctx, rt, c).check();
-        if (result.ok) {
-          p.checks = 0;
-          return accept(c);
-        }
-        const delay = Math.min(CHECK_MAX_MS, CHECK_FIRST_MS * 2 ** p.checks++);
-        p.wakeAt = now.getTime() + delay;
-        await setStatus(c, { reason: `Waiting for ${c.spec.type} challenge propagation: ${result.reason}` });
-        return { done: { requeueAfterMs: delay } };
+        if (result.ok) return accept(c);
+        const later = afterFailedSelfCheck(c, now);
+        // The mark first: the status write wakes this Challenge, and the mark says not before then.
+        const marked = await annotate(c, later.annotations);
+        await setStatus(marked, { reason: `Waiting for ${c.spec.type} challenge propagation: ${result.reason}` });
+        return { done: { requeueAfterMs: later.afterMs } };
       }
       case 'wait':
         await setStatus(c, { reason: decision.reason });
-        return { done: { requeueAfterMs: Math.min(decision.remainingMs, CHECK_MAX_MS) } };
+        return { done: { requeueAfterMs: Math.min(decision.remainingMs, SELF_CHECK_PACE.maxMs) } };
       case 'accept':
         return accept(c);
       case 'poll': {
-        if (p.wakeAt > now.getTime()) return { done: { requeueAfterMs: p.wakeAt - now.getTime() } };
-        p.acceptedAt ??= now.getTime();
         // After a restart the CA may not have looked yet: the token must be there when it does.
         await restoreSolver(c);
         const acme = await client(c);
         const moved = await accountMoved(c, acme);
         if (moved) return moved;
         let authz: AcmeAuthorization;
+        let retryAfterMs: number | undefined;
         try {
-          authz = await acmeAction('wait_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
+          ({ authorization: authz, retryAfterMs } = await acmeAction('wait_authorization', () => acme.lookAtAuthorization(c.spec.authorizationURL)));
         } catch (e) {
           const gone = await accountGone(c, acme, e);
           if (gone) return gone;
@@ -265,12 +248,10 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
         }
         if (authz.status === 'valid') return verified(c);
         if (authz.status !== 'pending') return authorizationFailed(c, authz, stateOf(authz.status));
-        if (now.getTime() - p.acceptedAt > POLL_TIMEOUT_MS) {
-          return { next: await setStatus(c, { state: 'errored', reason: `Error accepting authorization: still pending ${POLL_TIMEOUT_MS / 1000}s after the challenge was accepted` }) };
-        }
-        const delay = Math.min(POLL_MAX_MS, POLL_FIRST_MS * 2 ** p.polls++);
-        p.wakeAt = now.getTime() + delay;
-        return { done: { requeueAfterMs: delay } };
+        const later = afterPendingAuthorization(c, now, retryAfterMs);
+        if (later.kind === 'give-up') return { next: await setStatus(c, { state: 'errored', reason: later.reason }) };
+        await annotate(c, later.annotations);
+        return { done: { requeueAfterMs: later.afterMs } };
       }
     }
   }
@@ -280,15 +261,14 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     return { next: await setStatus(c, { state: 'valid', reason: 'Successfully authorized domain' }) };
   }
 
-  /** Polls from now on; acceptedHere says whether this process's own POST started the validation. */
+  /**
+   * Polls from now on; acceptedHere says whether this process's own POST started the validation.
+   * The marks go first: the status write wakes this Challenge, and they say when the first look is due.
+   */
   async function startPolling(c: ChallengeObj, acceptedHere: boolean, reason: string): Promise<StepResult> {
-    const p = progressOf(c);
-    p.acceptedAt = ctx.clock.now().getTime();
-    p.acceptedHere = acceptedHere;
-    p.polls = 0;
-    p.wakeAt = p.acceptedAt + POLL_FIRST_MS;
-    await setStatus(c, { state: 'processing', reason });
-    return { done: { requeueAfterMs: POLL_FIRST_MS } };
+    const marked = await annotate(c, { [ANN_ACCEPTED_AT]: preciseTime(ctx.clock.now()), [ANN_ACCEPTED_BY]: acceptedHere ? instance : 'an earlier process' });
+    await setStatus(marked, { state: 'processing', reason });
+    return { done: { requeueAfterMs: AUTHORIZATION_PACE.firstMs } };
   }
 
   async function accept(c: ChallengeObj): Promise<StepResult> {

@@ -3,7 +3,7 @@
 import { Challenge, ClusterIssuer, Issuer, Order } from '../../../api/resources.ts';
 import type { KubeObject } from '../../../api/meta.ts';
 import type { ACMEIssuer, IssuerStatus, Challenge as ChallengeObj, Order as OrderObj, OrderStatus, ACMEState } from '../../../api/types.ts';
-import { AcmeError, type AcmeClient, type AcmeOrder } from '../../../acme/client.ts';
+import { AcmeError, failedOrderProblem, type AcmeClient, type AcmeOrder } from '../../../acme/client.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
@@ -19,8 +19,9 @@ import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_R
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { WrittenVersions } from '../written-versions.ts';
-import { decideOrder, failedStatus, orderIdentifiers } from './order.ts';
+import { decideOrder, decideOrderLook, failedStatus, orderIdentifiers } from './order.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
+import { BoundedCache } from '../../../runtime/bounded-cache.ts';
 
 const MANAGER = 'orders';
 /**
@@ -91,16 +92,35 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
     }));
   }
 
-  async function download(client: AcmeClient, order: OrderObj, acme: ACMEIssuer, fromFinalize?: AcmeOrder): Promise<OrderStatus> {
-    const o = fromFinalize?.status === 'valid' ? fromFinalize : await acmeAction('wait_order', () => client.waitForOrder(order.status!.url!, ['valid']));
-    if (!o.certificate) throw new Error(`order ${o.url} is ${o.status} without a certificate URL`);
-    const pem = await acmeAction('fetch_cert', () => client.downloadCertificate(o.certificate!, { preferredChain: acme.preferredChain }));
-    ctx.recorder.event(order, 'Normal', 'Complete', 'Order completed successfully');
-    return { ...(order.status ?? {}), state: 'valid', certificate: Buffer.from(pem).toString('base64') };
+  /**
+   * Acts on what the ACME server said the order is (the answer to finalize, or one look at it):
+   * downloads a valid order's certificate, or records when to look again and requeues. Never waits.
+   */
+  async function proceed(client: AcmeClient, order: OrderObj, acme: ACMEIssuer, o: AcmeOrder, retryAfterMs?: number): Promise<{ requeueAfterMs: number } | undefined> {
+    const next = decideOrderLook(order, o.status, ctx.clock.now(), retryAfterMs);
+    switch (next.kind) {
+      case 'failed':
+        throw failedOrderProblem(o)!;
+      case 'no-certificate':
+        throw new Error(`order ${o.url} is ${o.status} without a certificate URL`);
+      case 'look-later': {
+        // The mark first: the status write wakes this Order, and the mark says not before then.
+        const marked = await annotate(order, next.annotations);
+        await writeStatus(marked, { ...(order.status ?? {}), state: stateOf(o.status) });
+        return { requeueAfterMs: next.afterMs };
+      }
+      case 'download': {
+        if (!o.certificate) throw new Error(`order ${o.url} is ${o.status} without a certificate URL`);
+        const pem = await acmeAction('fetch_cert', () => client.downloadCertificate(o.certificate!, { preferredChain: acme.preferredChain }));
+        ctx.recorder.event(order, 'Normal', 'Complete', 'Order completed successfully');
+        await writeStatus(order, { ...(order.status ?? {}), state: 'valid', certificate: Buffer.from(pem).toString('base64') });
+        return undefined;
+      }
+    }
   }
 
   // One listing of the account's orders serves every lost Order found after the same restart.
-  const listings = new Map<string, { at: number; urls: Promise<string[]> }>();
+  const listings = new BoundedCache<string, { at: number; urls: Promise<string[]> }>(64);
   const LISTING_TTL_MS = 10_000;
   /** most orders of the list looked at per lost Order (newest first) */
   const MAX_CANDIDATES = 8;
@@ -164,6 +184,7 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       const step = decideOrder({ order, solvers: issuer?.spec?.acme?.solvers ?? [], challenges: owned, issuer: issuerState }, ctx.clock.now());
       if (step.kind === 'none' || step.kind === 'wait-issuer') return;
       if (step.kind === 'rate-limited') return { requeueAfterMs: step.untilMs };
+      if (step.kind === 'look-later') return { requeueAfterMs: step.afterMs };
       if (step.kind === 'no-solver') {
         // Waits for an issuer change, which re-queues the Order.
         record(ctx, order, [step.event]);
@@ -279,7 +300,8 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
             const csrPem = decodeBase64(order.spec.request);
             let finalized: AcmeOrder;
             try {
-              finalized = await acmeAction('create_order_cert', () => client.finalizeOrder(order.status!.finalizeURL!, csrPem, { orderUrl: order.status!.url }));
+              // Without waiting: a processing order is looked at again by a requeue, not by a sleeping worker.
+              finalized = await acmeAction('create_order_cert', () => client.finalizeOrder(order.status!.finalizeURL!, csrPem, { orderUrl: order.status!.url, wait: false }));
             } catch (e) {
               if (!(e instanceof AcmeError && (e.shortType === 'orderNotReady' || e.status === 403))) throw e;
               // Finalized before (a lost response) or not ready after all: ask once what the order is.
@@ -292,12 +314,12 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
               }
               finalized = current;
             }
-            await writeStatus(order, await download(client, order, acme, finalized));
-            return;
+            return await proceed(client, order, acme, finalized);
           }
-          case 'download':
-            await writeStatus(order, await download(client, order, acme));
-            return;
+          case 'download': {
+            const { order: current, retryAfterMs } = await acmeAction('wait_order', () => client.lookAtOrder(order.status!.url!));
+            return await proceed(client, order, acme, current, retryAfterMs);
+          }
         }
       } catch (e) {
         const gone = accountGoneProblem(e);

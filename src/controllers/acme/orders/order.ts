@@ -10,6 +10,7 @@ import { computeName } from '../names.ts';
 import { selectSolver } from './solver-selection.ts';
 import { withHTTP01Overrides } from './http01-overrides.ts';
 import { ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isFailureCause, type FailureCause } from '../recovery.ts';
+import { ANN_FINALIZED_AT, ANN_NEXT_LOOK, lookDueInMs, msSince, nextLookDelayMs, ORDER_PACE, preciseTime } from '../look-schedule.ts';
 
 export const FAILURE_STATES = ['invalid', 'expired', 'errored'];
 export const FINAL_STATES = ['valid', ...FAILURE_STATES];
@@ -30,6 +31,9 @@ export type OrderStep =
   | { kind: 'create-challenges'; challenges: ChallengeDraft[] }
   | { kind: 'no-solver'; event: EventSpec }
   | { kind: 'finalize' }
+  /** the order is being processed and was looked at recently: look again then (ANN_NEXT_LOOK) */
+  | { kind: 'look-later'; afterMs: number }
+  /** one look at the order; a valid one's certificate is downloaded */
   | { kind: 'download' }
   | { kind: 'fail'; status: OrderStatus; event: EventSpec; cause?: FailureCause };
 
@@ -119,7 +123,10 @@ export function decideOrder(input: OrderInput, now: Date): OrderStep {
     return input.challenges.length ? { kind: 'delete-challenges', names: input.challenges.map((c) => c.metadata.name!) } : { kind: 'none' };
   }
   if ((st.authorizations ?? []).some((a) => !a.identifier)) return { kind: 'fetch-authorizations' };
-  if (state === 'valid' || state === 'processing') return { kind: 'download' };
+  if (state === 'valid' || state === 'processing') {
+    const dueInMs = lookDueInMs(order.metadata.annotations, now);
+    return dueInMs > 0 ? { kind: 'look-later', afterMs: dueInMs } : { kind: 'download' };
+  }
 
   const required = requiredChallenges(input);
   if (required.error) {
@@ -146,4 +153,33 @@ export function decideOrder(input: OrderInput, now: Date): OrderStep {
   // All authorizations valid means the order is ready (RFC 8555 §7.1.6): finalize without asking first.
   if (mine.every((c) => c.status?.state === 'valid')) return { kind: 'finalize' };
   return { kind: 'none' };
+}
+
+/** What one look at an order being waited on (after finalize) leads to. */
+export type OrderLookStep =
+  /** valid: download the certificate now */
+  | { kind: 'download' }
+  /** invalid or expired: the order's problem is the error */
+  | { kind: 'failed' }
+  /** final without a certificate (deactivated, revoked): nothing to download */
+  | { kind: 'no-certificate' }
+  /** not final yet: record when to look again (and since when it is waited on), requeue */
+  | { kind: 'look-later'; afterMs: number; annotations: Record<string, string> };
+
+/**
+ * The decision after one look at the ACME order (or the answer to finalize): the wait before the
+ * next look doubles with the time waited since the order was first found processing, bounded by
+ * ORDER_PACE, and is never shorter than the server's Retry-After.
+ */
+export function decideOrderLook(order: Order, acmeStatus: string, now: Date, retryAfterMs?: number): OrderLookStep {
+  if (acmeStatus === 'valid') return { kind: 'download' };
+  if (acmeStatus === 'invalid' || acmeStatus === 'expired') return { kind: 'failed' };
+  if (acmeStatus === 'deactivated' || acmeStatus === 'revoked') return { kind: 'no-certificate' };
+  const since = order.metadata.annotations?.[ANN_FINALIZED_AT];
+  const waited = since ? msSince(since, now) : 0;
+  const afterMs = nextLookDelayMs(ORDER_PACE, waited, retryAfterMs);
+  return {
+    kind: 'look-later', afterMs,
+    annotations: { ...(since ? {} : { [ANN_FINALIZED_AT]: preciseTime(now) }), [ANN_NEXT_LOOK]: preciseTime(new Date(now.getTime() + afterMs)) },
+  };
 }
