@@ -5,14 +5,15 @@ import { Certificate, CertificateRequest, Challenge, ClusterIssuer, Issuer, Orde
 import type { ACMESolver, Challenge as ChallengeObj, Order as OrderObj } from '../api/types.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { Store } from '../store/store.ts';
-import type { CertificateObj, CertificateRequestObj } from '../controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../api/types.ts';
 import { selectSolver } from '../controllers/acme/orders/solver-selection.ts';
-import { failedAttemptsOf, failuresInSameMinute, nextAttemptTime, spreadsRetries, type BackoffConfig } from '../shared/backoff.ts';
+import type { BackoffConfig } from '../shared/backoff.ts';
+import { retryScheduleFor } from '../shared/certificate-schedule.ts';
 import type { Finding } from './finding.ts';
 import { checkResolution } from './checks/resolution.ts';
 import { checkHTTP01 } from './checks/http01.ts';
 import { checkCAA } from './checks/caa.ts';
-import { checkTXT } from './checks/txt.ts';
+import { txtFindings } from './checks/txt.ts';
 import { checkAccount, checkIssuerReady, type IssuerFacts } from './checks/issuer.ts';
 import { checkLastProblem, type FailedACMEObject } from './checks/problem.ts';
 import { checkRateLimits } from './checks/rate-limit.ts';
@@ -114,8 +115,8 @@ export async function diagnose(store: Store, crt: CertificateObj, opts: DoctorOp
         }
         const fqdn = `_acme-challenge.${base}`;
         const recursive = opts.dns01Nameservers?.length ? opts.dns01Nameservers : dns.getServers();
-        if (!opts.dns01NameserversOnly) findings.push(...checkTXT(await txtVisibility(fqdn, c.spec.key, 'authoritative', recursive, opts.authoritativePort ?? 53)));
-        findings.push(...checkTXT(await txtVisibility(fqdn, c.spec.key, 'recursive', recursive, opts.authoritativePort ?? 53)));
+        if (!opts.dns01NameserversOnly) findings.push(...txtFindings(await txtVisibility(fqdn, c.spec.key, 'authoritative', recursive, opts.authoritativePort ?? 53)));
+        findings.push(...txtFindings(await txtVisibility(fqdn, c.spec.key, 'recursive', recursive, opts.authoritativePort ?? 53)));
       }
     }
     findings.push(...checkRateLimits(orders.filter((o) => !['valid', 'invalid', 'errored', 'expired'].includes(o.status?.state ?? '')).map((o) => ({
@@ -129,17 +130,14 @@ export async function diagnose(store: Store, crt: CertificateObj, opts: DoctorOp
     if (problem) findings.push(problem);
   }
 
-  const s = crt.status ?? {};
-  if (s.lastFailureTime) {
-    // the same computation as the trigger controller (and `certsmith status`), with the server's settings
-    const attempts = failedAttemptsOf(s);
-    // many failures in one minute look like an outage: the retries are spread
-    const allCertificates = (await store.list<CertificateObj>(Certificate)).items;
-    const next = nextAttemptTime({
-      lastFailureTime: new Date(s.lastFailureTime), attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg: opts.backoff,
-      spread: spreadsRetries(failuresInSameMinute(s.lastFailureTime, allCertificates)), ...(s.notAfter ? { notAfter: new Date(s.notAfter) } : {}),
-    });
-    const b = checkBackoff({ certificate: crt.metadata.name!, ready: ready?.status === 'True', failedAttempts: attempts, lastFailureTime: s.lastFailureTime, nextAttempt: next }, now);
+  if (crt.status?.lastFailureTime) {
+    // the schedule the trigger controller keeps (shared with `certsmith status` and the dashboard),
+    // with the server's backoff settings; all Certificates, for its spread rule
+    const all = (await store.list<CertificateObj>(Certificate)).items;
+    const retry = retryScheduleFor(crt, all, opts.backoff, crt.status.notAfter ? new Date(crt.status.notAfter) : undefined);
+    const b = retry && checkBackoff({
+      certificate: crt.metadata.name!, ready: ready?.status === 'True', failedAttempts: retry.attempts, lastFailureTime: crt.status.lastFailureTime, nextAttempt: retry.nextAttempt,
+    }, now);
     if (b) findings.push(b);
   }
   return { certificate: `${ns}/${crt.metadata.name}`, headline, findings };

@@ -148,7 +148,7 @@ export function checkValueShape(value: unknown, limit = maxNestingDepth): void {
  * map[string]string for every kind, Secret data is base64 and stringData strings. Normalizes
  * null map values to "" in place, as Go's decoder does; throws 400 for what Go cannot decode.
  */
-export function decodeObject(type: ResourceType, obj: KubeObject): void {
+export function normalizeLikeGoDecoder(type: ResourceType, obj: KubeObject): void {
   const meta = obj.metadata as unknown;
   if (meta !== undefined && meta !== null) {
     if (!isMap(meta)) throw decodeError(`json: cannot unmarshal ${goJSONType(meta)} into Go struct field ${type.kind}.metadata of type v1.ObjectMeta`);
@@ -186,7 +186,7 @@ export function checkAnnotations(type: ResourceType, obj: KubeObject): void {
 /** Everything above, for an object about to be admitted or stored. */
 export function checkObject(type: ResourceType, obj: KubeObject): void {
   checkValueShape(obj);
-  decodeObject(type, obj);
+  normalizeLikeGoDecoder(type, obj);
   checkAnnotations(type, obj);
 }
 

@@ -13,7 +13,7 @@ export interface AcmeRuntime {
 }
 
 /** Splits cert-manager's "--acme-http01-listen" value: ":80", "127.0.0.1:8089", "[::1]:80". */
-export function parseListen(listen: string): { host: string; port: number } {
+export function parseHTTP01Listen(listen: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d+)$/.exec(listen);
   if (!m) throw new Error(`invalid listen address "${listen}": want HOST:PORT or :PORT`);
   return { host: m[1] ?? m[2] ?? '', port: Number(m[3]) };
@@ -43,7 +43,7 @@ export function createAcmeRuntime(ctx: ControllerContext, clientOptions?: Partia
     registry,
     http01() {
       if (!server) {
-        const { host, port } = parseListen(ctx.options.acmeHTTP01Listen ?? ':80');
+        const { host, port } = parseHTTP01Listen(ctx.options.acmeHTTP01Listen ?? ':80');
         server = startResponder(ctx, host || '::', port);
         // A failed bind is reported to this challenge and tried again by the next one.
         server.catch(() => (server = undefined));

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { checkResolution } from './resolution.ts';
 import { checkHTTP01 } from './http01.ts';
 import { caaClimb, checkCAA } from './caa.ts';
-import { checkTXT } from './txt.ts';
+import { txtFindings } from './txt.ts';
 import { checkAccount, checkIssuerReady } from './issuer.ts';
 import { checkLastProblem, parseProblem } from './problem.ts';
 import { checkRateLimits } from './rate-limit.ts';
@@ -74,11 +74,11 @@ test('CAA: climbs to the first non-empty set; issue vs issuewild; identities; SE
 });
 
 test('DNS-01 TXT: per server, the value, a wrong value, none, a failed lookup', () => {
-  const f = checkTXT({ fqdn: '_acme-challenge.a.example.test', expected: 'good', where: 'recursive', seen: { 'r1:53': ['good'], 'r2:53': ['wrong'], 'r3:53': [] } });
+  const f = txtFindings({ fqdn: '_acme-challenge.a.example.test', expected: 'good', where: 'recursive', seen: { 'r1:53': ['good'], 'r2:53': ['wrong'], 'r3:53': [] } });
   assert.deepEqual(f.map((x) => x.severity), ['ok', 'error', 'error']);
   assert.equal(f[1].sentence, 'The recursive resolver r2:53 has "wrong" at _acme-challenge.a.example.test, not the challenge value "good".');
   assert.equal(f[2].sentence, 'The recursive resolver r3:53 has no TXT record at _acme-challenge.a.example.test, not the challenge value "good".');
-  const e = checkTXT({ fqdn: '_acme-challenge.a.example.test', expected: 'good', where: 'authoritative', seen: {}, error: 'no zone found' });
+  const e = txtFindings({ fqdn: '_acme-challenge.a.example.test', expected: 'good', where: 'authoritative', seen: {}, error: 'no zone found' });
   assert.equal(e[0].sentence, 'The TXT record _acme-challenge.a.example.test could not be checked at the authoritative nameservers: no zone found.');
 });
 

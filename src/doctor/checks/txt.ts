@@ -13,7 +13,7 @@ export interface TXTVisibility {
   error?: string;
 }
 
-export function checkTXT(v: TXTVisibility): Finding[] {
+export function txtFindings(v: TXTVisibility): Finding[] {
   const label = v.where === 'authoritative' ? 'authoritative nameserver' : 'recursive resolver';
   if (v.error) {
     return [{

@@ -24,7 +24,7 @@ export interface ExecHooks {
   timeoutMs?: number;
 }
 
-export const DEFAULT_HOOK_TIMEOUT_MS = 120_000;
+export const DEFAULT_DNS01_HOOK_TIMEOUT_MS = 120_000;
 /** what a hook may print: more is cut, so a chatty script cannot fill memory */
 const MAX_OUTPUT = 64 * 1024;
 const MAX_REMEMBERED = 10_000;
@@ -124,7 +124,7 @@ export class ExecDNSHooks {
   }
 
   private timeout(): number {
-    return this.hooks.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
+    return this.hooks.timeoutMs ?? DEFAULT_DNS01_HOOK_TIMEOUT_MS;
   }
 
   /** key: the challenge's identity (namespace/name), so a retried present replaces the output */
