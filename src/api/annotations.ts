@@ -132,6 +132,9 @@ export const ACMEOrderAnnotation = {
   retry: 'acme.certsmith.io/retry',
 } as const;
 
+/** On an ACME Issuer: set by `certsmith acme-account` after a key rollover, so the issuer controller looks again. */
+export const ACCOUNT_KEY_ROLLED_OVER_ANNOTATION = 'acme.certsmith.io/account-key-rolled-over';
+
 /** Whether key is one cert-manager owns (cert-manager.io/… or acme.cert-manager.io/…). */
 export function isCertManagerKey(key: string): boolean {
   return key.startsWith(CERT_MANAGER_PREFIX) || key.startsWith(ACME_CERT_MANAGER_PREFIX);

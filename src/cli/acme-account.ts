@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { Certificate, ClusterIssuer, Issuer, SecretType } from '../api/resources.ts';
 import type { KubeObject, Secret } from '../api/meta.ts';
+import { ACCOUNT_KEY_ROLLED_OVER_ANNOTATION } from '../api/annotations.ts';
 import { isConflict, type Store } from '../store/store.ts';
 import type { AcmeClient } from '../acme/client.ts';
 import { connect } from './client.ts';
@@ -115,7 +116,7 @@ async function touchIssuer(store: Store, issuer: AcmeIssuer): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const fresh = await store.get<AcmeIssuer>(type, issuer.metadata.namespace, issuer.metadata.name!);
     if (!fresh) return;
-    const annotations = { ...(fresh.metadata.annotations ?? {}), 'acme.certsmith.io/account-key-rolled-over': new Date().toISOString() };
+    const annotations = { ...(fresh.metadata.annotations ?? {}), [ACCOUNT_KEY_ROLLED_OVER_ANNOTATION]: new Date().toISOString() };
     try {
       await store.update(type, { ...fresh, metadata: { ...fresh.metadata, annotations } });
       return;
