@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { decideOrder, type OrderInput, type OrderStep } from './order.ts';
 import type { ACMESolver, Challenge, Order } from '../../../api/types.ts';
 import { ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED } from '../recovery.ts';
+import { ANN_NEXT_LOOK } from '../look-schedule.ts';
 import { NOW, b64 } from '../../testing/fixtures.ts';
 
 interface Row {
@@ -83,7 +84,9 @@ test('decideOrder: one row per step', () => {
     { name: 'valid with its certificate, no Challenges', why: 'done: nothing to do', input: input(order({ state: 'valid', certificate: true })), want: { kind: 'none' } },
     { name: 'done, rate-limit mark and issuer not ready', why: 'a finished Order only cleans up; neither mark nor issuer holds that back', input: input(order({ state: 'valid', certificate: true, annotations: rateLimited }), { issuer: { ready: false }, challenges: [challenge('valid')] }), want: { kind: 'delete-challenges', names: [draft.metadata.name!] } },
     { name: 'authorizations not fetched', why: 'identifiers come from the ACME server first', input: input(order({ state: 'pending', authorizations: [authz(undefined)] })), want: { kind: 'fetch-authorizations' } },
-    { name: 'processing', why: 'finalized: the certificate is downloaded when ready', input: input(order({ state: 'processing' })), want: { kind: 'download' } },
+    { name: 'processing', why: 'finalized, never looked at: one look now (download when valid)', input: input(order({ state: 'processing' })), want: { kind: 'download' } },
+    { name: 'processing, looked at moments ago', why: 'the Order controller requeues instead of sleeping: look again at the recorded next-look time', input: input(order({ state: 'processing', annotations: { [ANN_NEXT_LOOK]: '2026-06-01T00:00:02.500Z' } })), want: { kind: 'look-later', afterMs: 2500 } },
+    { name: 'processing, next look due', why: 'one look at the order once its time has come', input: input(order({ state: 'processing', annotations: { [ANN_NEXT_LOOK]: '2026-06-01T00:00:00.000Z' } })), want: { kind: 'download' } },
     { name: 'valid without certificate', why: 'download the chain', input: input(order({ state: 'valid' })), want: { kind: 'download' } },
     {
       name: 'no solver for a name', why: 'Warning Solver event naming the identifier; no Challenge created',
