@@ -13,17 +13,16 @@ import { randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
-import { withAdmission } from '../src/server/admission.ts';
-import { startApiServer, type RunningApiServer } from '../src/server/api-server.ts';
+import type { RunningApiServer } from '../src/server/api-server.ts';
 import { ensureServingCertificate } from '../src/server/tls.ts';
 import { HttpStore } from '../src/store/http/http-store.ts';
 import { realClock } from '../src/runtime/clock.ts';
 import { silentLogger } from '../src/runtime/logger.ts';
-import { startControllers } from '../src/controllers/manager.ts';
+import { compose, startControllerManager } from '../src/composition/index.ts';
 import { Certificate, EventType, SecretType, resourceTypeFor, type ResourceType } from '../src/api/resources.ts';
 import type { KubeObject } from '../src/api/meta.ts';
 import type { Store } from '../src/store/store.ts';
-import type { CertificateObj } from '../src/controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../src/api/types.ts';
 
 const namespace = 'bench';
 
@@ -78,17 +77,18 @@ interface Bench {
 
 async function startBenchServer(): Promise<Bench> {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-kube-'));
-  const raw = withAdmission(openSqliteStore({ path: join(dir, 'state.db') }));
+  // certsmith server's stack (src/composition): admission in front of SQLite, the API over HTTPS
+  const stack = compose({ store: openSqliteStore({ path: join(dir, 'state.db') }), clock: realClock, logger: silentLogger });
+  const raw = stack.store;
   const counter = countingAtServer(raw);
   const tls = await ensureServingCertificate(dir);
   const token = randomBytes(24).toString('base64url');
-  const server = await startApiServer({ store: counter.store, tls: { certPem: tls.certPem, keyPem: tls.keyPem }, token });
+  const server = await stack.serveApi({ view: () => counter.store, tls: { certPem: tls.certPem, keyPem: tls.keyPem }, token });
   const caPem = readFileSync(join(dir, 'pki', 'ca.crt'), 'utf8');
   return {
     dir, server, raw, counter, caPem, token,
     async close() {
-      await server.close();
-      await raw.close();
+      await stack.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -133,7 +133,7 @@ async function issuanceRun(label: string, count: number, qps: number, burst: num
   const client = new HttpStore({ server: b.server.url, caPem: b.caPem, token: b.token, qps, burst });
   try {
     await createCAIssuer(b.raw);
-    const running = await startControllers({ store: client, clock: realClock, logger: silentLogger, options: { metricsListen: '', healthListen: '' } });
+    const running = await startControllerManager({ store: client, clock: realClock, logger: silentLogger, options: { metricsListen: '', healthListen: '' } });
     await until('the CA Ready', async () => (await readyCount(b.raw, 'ca')) === 1, 60_000);
     await settle(b.counter);
     b.counter.reset();
@@ -187,7 +187,7 @@ async function runControllersChild() {
   const t0 = performance.now();
   // the cluster defaults: QPS 20, burst 50
   const client = new HttpStore({ server: url, caPem, token });
-  const running = await startControllers({ store: client, clock: realClock, logger: silentLogger, options: { metricsListen: '', healthListen: '' } });
+  const running = await startControllerManager({ store: client, clock: realClock, logger: silentLogger, options: { metricsListen: '', healthListen: '' } });
   const syncedMs = performance.now() - t0;
   await new Promise((r) => setTimeout(r, 2000));
   // a collection first, so that RSS is what the caches hold rather than garbage from the initial lists

@@ -10,7 +10,10 @@ import type { CertsmithMetrics } from '../metrics/registry.ts';
 import { withAdmission } from '../server/admission.ts';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../server/api-server.ts';
 import { startControllers, type RunningControllers } from '../controllers/manager.ts';
-import { type ControllerOptions } from '../shared/controller-options.ts';
+import { type AggregatedAPICall, type ControllerOptions } from '../shared/controller-options.ts';
+import { aggregatedAPICaller } from '../server/aggregation.ts';
+import { HttpStore } from '../store/http/http-store.ts';
+import { StoreError } from '../store/store.ts';
 import { resolveBackoffConfig } from './backoff.ts';
 
 export type { ControllerOptions, RunningControllers, RunningApiServer };
@@ -47,8 +50,8 @@ export interface Composition {
   readonly backend: Store;
   /** the store every writer uses (the API server, the controllers, --apply) */
   readonly store: Store;
-  /** serves the Kubernetes API on `store`; stopped by stop() */
-  serveApi(o: Omit<ApiServerOptions, 'store'>): Promise<RunningApiServer>;
+  /** serves the Kubernetes API on `store` (or a view of it, e.g. a bench's write counter); stopped by stop() */
+  serveApi(o: Omit<ApiServerOptions, 'store'> & { view?: (store: Store) => Store }): Promise<RunningApiServer>;
   /** starts every controller on `store`; stopped by stop() */
   startControllers(o: ControllerStart): Promise<RunningControllers>;
   /** stops what was started, newest first (controllers before the API server), then closes the store */
@@ -65,11 +68,30 @@ export function normalizeControllerOptions(options: ControllerOptions): Controll
   return { ...options, backoffInitialMs: backoff.initialMs, backoffMaxMs: backoff.maxMs };
 }
 
+/**
+ * How webhook DNS-01 solvers are reached: through the cluster's API server when the store is one
+ * (its aggregation layer proxies to the solver's APIService), else through the embedded server's
+ * own aggregation over the store's APIService and Service objects.
+ */
+function aggregatedAPIFor(store: Store): AggregatedAPICall {
+  if (store instanceof HttpStore) {
+    return async (method, path, body) => {
+      try {
+        return await store.request(method, path, { body });
+      } catch (e) {
+        if (e instanceof StoreError) return { status: e.code, body: { message: e.message } };
+        throw e;
+      }
+    };
+  }
+  return aggregatedAPICaller(store);
+}
+
 /** Starts the controllers on a store as given (no admission added): `certsmith controller` against a cluster. */
 export function startControllerManager(o: ControllerStart & { store: Store; clock: Clock }): Promise<RunningControllers> {
   return startControllers({
     store: o.view ? o.view(o.store) : o.store, clock: o.clock, logger: o.logger, namespace: o.namespace, metrics: o.metrics,
-    options: normalizeControllerOptions(o.options),
+    options: normalizeControllerOptions({ ...o.options, aggregatedAPI: o.options.aggregatedAPI ?? aggregatedAPIFor(o.store) }),
   });
 }
 
@@ -80,8 +102,8 @@ export function compose(o: CompositionOptions): Composition {
   return {
     backend: o.store,
     store,
-    async serveApi(api) {
-      const running = await startApiServer({ logger: o.logger?.child({ component: 'apiserver' }), ...api, store });
+    async serveApi({ view, ...api }) {
+      const running = await startApiServer({ logger: o.logger?.child({ component: 'apiserver' }), ...api, store: view ? view(store) : store });
       stops.push(() => running.close());
       return running;
     },
