@@ -6,7 +6,7 @@ import type { Condition, KubeObject, Secret } from '../api/meta.ts';
 import { CertificateAnnotation } from '../api/annotations.ts';
 import type { Store } from '../store/store.ts';
 import type { CertificateObj, CertificateRequestObj } from '../controllers/certificates/objects.ts';
-import { failedAttemptsOf, failuresInSameMinute, nextAttemptTime, defaultBackoff, spreadsRetries } from '../shared/backoff.ts';
+import { defaultBackoff } from '../shared/backoff.ts';
 import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';
 import { connect } from './client.ts';
@@ -30,8 +30,8 @@ async function eventLines(store: Store, obj: KubeObject, indent: string): Promis
 export async function certificateStatus(store: Store, namespace: string, name: string, backoff = defaultBackoff): Promise<string> {
   // the certificate parser and the renewal logic are loaded by this command only, not by
   // every command the program knows (`certsmith --help` included)
-  const [{ renewalFor }, { parseCertMemo }] = await Promise.all([
-    import('../shared/renewal/renewal-decision.ts'), import('../shared/parse-memo.ts'),
+  const [{ renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor }, { parseCertMemo }] = await Promise.all([
+    import('../shared/certificate-schedule.ts'), import('../shared/parse-memo.ts'),
   ]);
   const crt = await store.get<CertificateObj>(Certificate, namespace, name);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
@@ -75,13 +75,10 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   // Renewal: when and why.
   let renewal = `Renewal Time: ${s.renewalTime ?? '<none>'}`;
   if (leaf?.value) {
-    const r = renewalFor(crt, leaf.value);
-    if (r.kind === 'scheduled') {
-      renewal += ` (${r.reason}: ${r.message})`;
-      if (r.window) renewal += `\n  Renewal window: ${r.window.start.toISOString()} – ${r.window.end.toISOString()} (windows[${r.window.index}] "${r.window.cron}" in ${r.window.timeZone})`;
-    } else {
-      renewal += ` (${r.kind}: ${r.message})`;
-    }
+    const r = renewalDecisionFor(crt, leaf.value);
+    renewal += ` (${renewalReasonInWords(r)})`;
+    const window = renewalWindowInWords(r);
+    if (window) renewal += `\n  Renewal window: ${window}`;
   }
   out.push(renewal);
   // ACME renewal information (RFC 9773): the CA's window, why, and when certsmith asks again.
@@ -95,12 +92,11 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     if (ari.lastError) out.push(`  Last Error: ${ari.lastError} (the ordinary renewal time applies without a window)`);
   }
 
-  const attempts = failedAttemptsOf(s);
   if (s.lastFailureTime) {
+    // every Certificate: retries of many failing in the same minute are spread
     const all = (await store.list<CertificateObj>(Certificate)).items;
-    const spread = spreadsRetries(failuresInSameMinute(s.lastFailureTime, all));
-    const next = nextAttemptTime({ lastFailureTime: new Date(s.lastFailureTime), attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg: backoff, spread, ...(leaf?.value ? { notAfter: leaf.value.notAfter } : {}) });
-    out.push(`Failed Issuance Attempts: ${attempts || 1}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(next)}`);
+    const retry = retryScheduleFor(crt, all, backoff, leaf?.value?.notAfter);
+    if (retry) out.push(`Failed Issuance Attempts: ${retry.attempts}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(retry.nextAttempt)}`);
   }
   if (s.revision !== undefined) out.push(`Revision: ${s.revision}`);
 

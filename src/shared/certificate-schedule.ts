@@ -1,12 +1,10 @@
 // When a Certificate renews and why, and when a failed one is tried again, in the words people
 // read: one explanation shared by `certsmith status` and the dashboard, so they never disagree
 // with each other or with the trigger controller whose rules they describe.
-import type { CertificateObj } from '../controllers/certificates/objects.ts';
-import { failedAttemptsOf } from './backoff.ts';
-import { nextAttemptTime, defaultBackoff, type BackoffConfig } from './backoff.ts';
+import type { Certificate as CertificateObj } from '../api/types.ts';
+import { failedAttemptsOf, failuresInSameMinute, nextAttemptTime, defaultBackoff, spreadsRetries, type BackoffConfig } from './backoff.ts';
 import { renewalFor } from './renewal/renewal-decision.ts';
 import type { RenewalDecision } from './renewal/renewal-time.ts';
-import { SPREAD_THRESHOLD } from './backoff.ts';
 import type { CertificateInfo } from '../pki/parse.ts';
 
 export type { RenewalDecision };
@@ -46,10 +44,7 @@ export function retryScheduleFor(crt: CertificateObj, certificates: readonly Cer
   const lastFailureTime = new Date(s.lastFailureTime);
   if (Number.isNaN(lastFailureTime.getTime())) return undefined;
   const attempts = failedAttemptsOf(s);
-  const minute = Math.floor(lastFailureTime.getTime() / 60_000);
-  const peers = certificates.filter((c) => c.status?.lastFailureTime && Math.floor(Date.parse(c.status.lastFailureTime) / 60_000) === minute).length;
-  const nextAttempt = nextAttemptTime({
-    lastFailureTime, attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg, spread: peers >= SPREAD_THRESHOLD, ...(notAfter ? { notAfter } : {}),
-  });
+  const spread = spreadsRetries(failuresInSameMinute(s.lastFailureTime, certificates));
+  const nextAttempt = nextAttemptTime({ lastFailureTime, attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg, spread, ...(notAfter ? { notAfter } : {}) });
   return { attempts: attempts || 1, lastFailureTime, nextAttempt };
 }
