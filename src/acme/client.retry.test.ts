@@ -2,7 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AcmeClient, AcmeError, generateAccountKey, linkUrls, parseRetryAfter, topIssuerCommonName } from './client.ts';
+import { AcmeClient, AcmeError, generateAccountKey, linkUrls, topIssuerCommonName } from './client.ts';
+import { parseRetryAfter } from '../runtime/retry-after.ts';
 
 // Pebble never rate-limits and never sends Retry-After, so these server behaviours are scripted here.
 type Reply = { status: number; body?: unknown; headers?: Record<string, string> };

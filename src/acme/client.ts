@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { parseRetryAfter } from '../runtime/retry-after.ts';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -111,14 +112,6 @@ interface HttpResponse {
 
 const PROBLEM = 'urn:ietf:params:acme:error:';
 const MAX_BODY = 4 * 1024 * 1024;
-
-/** Parses Retry-After (delta-seconds or HTTP-date) into ms from now. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
 
 /** The URLs of `Link: <url>;rel="<rel>"` headers, resolved against base. */
 export function linkUrls(rawHeaders: string[], rel: string, base: string): string[] {

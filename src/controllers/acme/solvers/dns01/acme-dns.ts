@@ -7,7 +7,7 @@
 // values per account and has no delete call, so cleanup does nothing (cert-manager's behaviour).
 //   https://github.com/joohoi/acme-dns#update-endpoint
 import { ProviderConfigError } from './secret-ref.ts';
-import { retryAfterMs } from './cloudflare.ts';
+import { providerRetryDelayMs } from './cloudflare.ts';
 
 export interface AcmeDNSAccount {
   username: string;
@@ -49,7 +49,7 @@ export async function acmeDNSUpdate(host: string, account: AcmeDNSAccount, value
     });
     const text = await res.text();
     if (res.status === 429 && attempt < MAX_ATTEMPTS) {
-      await new Promise((r) => setTimeout(r, retryAfterMs(res.headers.get('retry-after'))));
+      await new Promise((r) => setTimeout(r, providerRetryDelayMs(res.headers.get('retry-after'))));
       continue;
     }
     if (res.ok) return;

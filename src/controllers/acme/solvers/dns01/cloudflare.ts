@@ -7,6 +7,7 @@
 // per-Challenge backoff.
 //   https://developers.cloudflare.com/api/resources/zones/methods/list/
 //   https://developers.cloudflare.com/api/resources/dns/subresources/records/
+import { parseRetryAfter } from '../../../../runtime/retry-after.ts';
 import { ProviderConfigError } from './secret-ref.ts';
 
 export const CLOUDFLARE_API = 'https://api.cloudflare.com/client/v4';
@@ -37,11 +38,12 @@ export class CloudflareError extends Error {
 const MAX_ATTEMPTS = 3;
 const MAX_RETRY_AFTER_MS = 10_000;
 
-export function retryAfterMs(header: string | null): number {
-  const s = Number(header);
-  if (Number.isFinite(s) && s >= 0) return Math.min(s * 1000, MAX_RETRY_AFTER_MS);
-  const at = header ? Date.parse(header) : NaN;
-  return Number.isFinite(at) ? Math.min(Math.max(at - Date.now(), 0), MAX_RETRY_AFTER_MS) : 1000;
+/**
+ * How long a DNS provider's client waits before retrying a throttled or failed call: the
+ * server's Retry-After (RFC 9110), else fallbackMs; never more than 10 s, as an issuance waits.
+ */
+export function providerRetryDelayMs(retryAfter: string | null, fallbackMs = 1000, now = Date.now()): number {
+  return Math.min(parseRetryAfter(retryAfter, now) ?? fallbackMs, MAX_RETRY_AFTER_MS);
 }
 
 export class CloudflareClient {
@@ -68,7 +70,7 @@ export class CloudflareClient {
         env = undefined;
       }
       if (res.status === 429 && attempt < MAX_ATTEMPTS) {
-        await new Promise((r) => setTimeout(r, retryAfterMs(res.headers.get('retry-after'))));
+        await new Promise((r) => setTimeout(r, providerRetryDelayMs(res.headers.get('retry-after'))));
         continue;
       }
       if (!res.ok || !env?.success) {

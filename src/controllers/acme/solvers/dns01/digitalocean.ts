@@ -7,7 +7,7 @@
 //   https://docs.digitalocean.com/reference/api/digitalocean/#tag/Domain-Records
 //   https://docs.digitalocean.com/reference/api/digitalocean/#section/Introduction/Rate-Limit
 import { ProviderConfigError } from './secret-ref.ts';
-import { retryAfterMs } from './cloudflare.ts';
+import { providerRetryDelayMs } from './cloudflare.ts';
 
 export const DIGITALOCEAN_API = 'https://api.digitalocean.com';
 
@@ -30,9 +30,9 @@ const MAX_ATTEMPTS = 3;
 const MAX_PAGES = 20;
 
 function waitMs(h: Headers): number {
-  if (h.get('retry-after')) return retryAfterMs(h.get('retry-after'));
+  // Without Retry-After, DigitalOcean's ratelimit-reset (epoch seconds) says when the window reopens.
   const reset = Number(h.get('ratelimit-reset'));
-  return Number.isFinite(reset) && reset > 0 ? retryAfterMs(String(Math.max(0, reset - Date.now() / 1000))) : 1000;
+  return providerRetryDelayMs(h.get('retry-after'), Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - Date.now()) : 1000);
 }
 
 export class DigitalOceanClient {
