@@ -1,0 +1,227 @@
+// Certificate: cert-manager's ValidateCertificateSpec (numbered as there), plus the renewal
+// windows, read by the parser the renewal controller uses (src/api/renewal-windows.ts).
+import { isIP } from 'node:net';
+import { parseLiteralSubject } from '../../pki/x509-fields.ts';
+import { formatDuration } from '../duration.ts';
+import { CAInjectorAnnotation, CERT_MANAGER_PREFIX } from '../annotations.ts';
+import { defaultCertificateDurationMs, minimumCertificateDurationMs, minimumRenewBeforeMs } from '../defaults.ts';
+import { checkRenewalWindows, type WindowProblem } from '../renewal-windows.ts';
+import { signatureAlgorithms } from '../schema.ts';
+import { dns1123SubdomainError } from '../names.ts';
+import { isWellFormed } from '../unicode.ts';
+import { child, index, isNum, isObj, isStr, mapKey, strings, tryDuration, type Errors, type Obj } from './field-errors.ts';
+import { validateIssuerRef } from './issuer-ref.ts';
+import { validateAnnotationKeys, validateLabels } from './metadata.ts';
+import { validateDNSNames, validateEmails, validateIPs, validateURIs } from './subject-alt-names.ts';
+
+function parseCIDR(s: string): boolean {
+  const m = /^(.+)\/(\d{1,3})$/.exec(s);
+  if (!m) return false;
+  const fam = isIP(m[1]);
+  const bits = Number(m[2]);
+  return (fam === 4 && bits <= 32) || (fam === 6 && bits <= 128);
+}
+
+const commonNameOID = '2.5.4.3';
+
+export function validateCertificateSpec(spec: Obj, p: string, errs: Errors): void {
+  // 1. secretName
+  if (!isStr(spec.secretName) || spec.secretName === '') errs.required(child(p, 'secretName'), 'must be specified');
+  else {
+    const e = dns1123SubdomainError(spec.secretName);
+    if (e) errs.invalid(child(p, 'secretName'), spec.secretName, e);
+  }
+  // 2. issuerRef
+  validateIssuerRef(spec.issuerRef, child(p, 'issuerRef'), errs);
+
+  // 3. literalSubject: parsed by the parser the CSR builder uses, so what is admitted can be encoded
+  let commonName = isStr(spec.commonName) ? spec.commonName : '';
+  if (isStr(spec.literalSubject) && spec.literalSubject !== '') {
+    const lp = child(p, 'literalSubject');
+    if (commonName !== '') errs.invalid(child(p, 'commonName'), commonName, 'When providing a `LiteralSubject` no `commonName` may be provided.');
+    if (isObj(spec.subject) && Object.values(spec.subject).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined && v !== ''))) {
+      errs.invalid(child(p, 'subject'), spec.subject, 'When providing a `LiteralSubject` no `Subject` properties may be provided.');
+    }
+    // A lone surrogate is reported once, by validateWellFormed.
+    if (isWellFormed(spec.literalSubject)) {
+      try {
+        const cn = parseLiteralSubject(spec.literalSubject).flat().find((a) => a.type === commonNameOID)?.value;
+        commonName = typeof cn === 'string' ? cn : cn ? `#${cn.toString('hex')}` : '';
+      } catch (err) {
+        errs.invalid(lp, spec.literalSubject, (err as Error).message);
+      }
+    }
+  }
+
+  // 4. at least one identity
+  const nonEmpty = (k: string) => Array.isArray(spec[k]) && (spec[k] as unknown[]).length > 0;
+  if (commonName === '' && !['dnsNames', 'uris', 'emailAddresses', 'ipAddresses', 'otherNames'].some(nonEmpty)) {
+    errs.invalid(p, '', 'at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set');
+  }
+  // 5. commonName length
+  if (commonName.length > 64) {
+    errs.invalid(child(p, isStr(spec.literalSubject) && spec.literalSubject ? 'literalSubject' : 'commonName'), commonName, 'must be no more than 64 characters');
+  }
+  // 6. IPs, 7. emails; then dnsNames and URIs, which upstream does not check (issue 12, finding 7)
+  validateIPs(spec.ipAddresses, child(p, 'ipAddresses'), errs);
+  validateEmails(spec.emailAddresses, child(p, 'emailAddresses'), errs);
+  validateDNSNames(spec.dnsNames, child(p, 'dnsNames'), errs);
+  validateURIs(spec.uris, child(p, 'uris'), errs);
+  // 8. otherNames
+  if (Array.isArray(spec.otherNames)) {
+    spec.otherNames.forEach((on, i) => {
+      if (!isObj(on)) return;
+      const op = index(child(p, 'otherNames'), i);
+      if (!isStr(on.oid) || on.oid === '') errs.required(child(op, 'oid'), 'must be specified');
+      else if (!/^[0-2](\.(0|[1-9]\d*))+$/.test(on.oid)) errs.invalid(child(op, 'oid'), on.oid, 'invalid oid syntax');
+      if (!isStr(on.utf8Value) || on.utf8Value === '') errs.required(child(op, 'utf8Value'), 'must be set to a valid non-empty UTF8 string');
+    });
+  }
+
+  // 9. private key, 10. signature algorithm
+  const pk = isObj(spec.privateKey) ? spec.privateKey : {};
+  const alg = isStr(pk.algorithm) && pk.algorithm !== '' ? pk.algorithm : 'RSA';
+  const sizePath = child(child(p, 'privateKey'), 'size');
+  if (isNum(pk.size) && pk.size !== 0) {
+    if (alg === 'RSA' && (pk.size < 2048 || pk.size > 8192)) errs.invalid(sizePath, pk.size, 'must be between 2048 & 8192 for rsa keyAlgorithm');
+    if (alg === 'ECDSA' && ![256, 384, 521].includes(pk.size)) errs.notSupported(sizePath, pk.size, ['256', '384', '521']);
+  }
+  if (isStr(spec.signatureAlgorithm) && (signatureAlgorithms as readonly string[]).includes(spec.signatureAlgorithm)) {
+    const allowed: Record<string, string[]> = {
+      RSA: ['SHA256WithRSA', 'SHA384WithRSA', 'SHA512WithRSA'],
+      ECDSA: ['ECDSAWithSHA256', 'ECDSAWithSHA384', 'ECDSAWithSHA512'],
+      Ed25519: ['PureEd25519'],
+    };
+    if (allowed[alg] && !allowed[alg].includes(spec.signatureAlgorithm)) errs.notSupported(child(p, 'signatureAlgorithm'), spec.signatureAlgorithm, allowed[alg]);
+  }
+
+  // 11. duration / renewBefore / renewBeforePercentage
+  validateCertificateDurations(spec, p, errs);
+
+  // 13. revisionHistoryLimit
+  if (isNum(spec.revisionHistoryLimit) && spec.revisionHistoryLimit < 1) errs.invalid(child(p, 'revisionHistoryLimit'), spec.revisionHistoryLimit, 'must not be less than 1');
+
+  // 14. secretTemplate
+  if (isObj(spec.secretTemplate)) {
+    const tp = child(p, 'secretTemplate');
+    validateLabels(spec.secretTemplate.labels, child(tp, 'labels'), errs);
+    validateAnnotationKeys(spec.secretTemplate.annotations, child(tp, 'annotations'), errs);
+    if (isObj(spec.secretTemplate.annotations)) {
+      for (const k of Object.keys(spec.secretTemplate.annotations)) {
+        if (k.startsWith(CERT_MANAGER_PREFIX) && k !== CAInjectorAnnotation.allowDirectInjection) {
+          errs.invalid(mapKey(child(tp, 'annotations'), k), k, 'cert-manager.io/* annotations are not allowed');
+        }
+      }
+    }
+  }
+
+  // 15. nameConstraints
+  if (isObj(spec.nameConstraints)) {
+    const np = child(p, 'nameConstraints');
+    if (spec.isCA !== true) errs.invalid(np, spec.nameConstraints, 'isCa should be true when nameConstraints is set');
+    if (!isObj(spec.nameConstraints.permitted) && !isObj(spec.nameConstraints.excluded)) errs.invalid(np, spec.nameConstraints, 'either permitted or excluded must be set');
+    for (const side of ['permitted', 'excluded'] as const) {
+      const item = spec.nameConstraints[side];
+      if (!isObj(item)) continue;
+      strings(item.ipRanges).forEach((r, i) => { if (!parseCIDR(r)) errs.invalid(index(child(child(np, side), 'ipRanges'), i), r, 'invalid CIDR address'); });
+      validateEmails(item.emailAddresses, child(child(np, side), 'emailAddresses'), errs);
+    }
+  }
+
+  // 16. additionalOutputFormats
+  if (Array.isArray(spec.additionalOutputFormats)) {
+    const seen = new Set<string>();
+    spec.additionalOutputFormats.forEach((f, i) => {
+      if (!isObj(f) || !isStr(f.type)) return;
+      if (seen.has(f.type)) errs.duplicate(child(index(child(p, 'additionalOutputFormats'), i), 'type'), f.type);
+      seen.add(f.type);
+    });
+  }
+
+  // 17. keystores
+  if (isObj(spec.keystores)) {
+    for (const [k, label] of [['jks', 'JKS'], ['pkcs12', 'PKCS#12']] as const) {
+      const ks = spec.keystores[k];
+      if (!isObj(ks)) continue;
+      const kp = child(child(p, 'keystores'), k);
+      const hasRef = isObj(ks.passwordSecretRef) && isStr(ks.passwordSecretRef.name) && ks.passwordSecretRef.name !== '';
+      const hasPw = ks.password !== undefined;
+      if (hasRef && hasPw) errs.forbidden(kp, `exactly one of passwordSecretRef and password must be provided for ${label} keystores; cannot set both`);
+      else if (!hasRef && !hasPw) errs.required(kp, `must set exactly one of passwordSecretRef and password for ${label} keystores`);
+      else if (hasPw && ks.password === '') errs.invalid(child(kp, 'password'), '', `literal password cannot be empty if set on ${label} keystores`);
+    }
+  }
+
+  // 18. renewal
+  if (isObj(spec.renewal)) validateRenewal(spec.renewal, child(p, 'renewal'), errs);
+}
+
+function validateCertificateDurations(spec: Obj, p: string, errs: Errors): void {
+  const dp = child(p, 'duration');
+  const rp = child(p, 'renewBefore');
+  const pp = child(p, 'renewBeforePercentage');
+  const parsedDuration = tryDuration(spec.duration, dp, errs);
+  const renewBefore = tryDuration(spec.renewBefore, rp, errs);
+  const duration = parsedDuration ?? defaultCertificateDurationMs;
+  if (parsedDuration !== undefined && parsedDuration < minimumCertificateDurationMs) {
+    errs.invalid(dp, spec.duration, `certificate duration must be greater than ${formatDuration(minimumCertificateDurationMs)}`);
+  }
+  const pct = spec.renewBeforePercentage;
+  if (spec.renewBefore !== undefined && pct !== undefined) {
+    const msg = 'renewBefore and renewBeforePercentage are mutually exclusive and cannot both be set';
+    errs.invalid(rp, spec.renewBefore, msg);
+    errs.invalid(pp, pct, msg);
+    return;
+  }
+  if (renewBefore !== undefined) {
+    if (renewBefore < minimumRenewBeforeMs) errs.invalid(rp, spec.renewBefore, `certificate renewBefore must be greater than ${formatDuration(minimumRenewBeforeMs)}`);
+    else if (renewBefore >= duration) errs.invalid(rp, spec.renewBefore, `certificate duration ${formatDuration(duration)} must be greater than renewBefore ${formatDuration(renewBefore)}`);
+  }
+  // Upstream checks the complement percentage and skips the check when duration and renewBefore
+  // are unset (reference §9.5); the rule here is the one the controllers actually rely on.
+  if (isNum(pct)) {
+    if (pct <= 0 || pct >= 100) errs.invalid(pp, pct, 'must be greater than 0 and less than 100');
+    else if ((duration * pct) / 100 < minimumRenewBeforeMs) {
+      errs.invalid(pp, pct, `certificate renewBeforePercentage must result in a renewBefore greater than ${formatDuration(minimumRenewBeforeMs)}`);
+    }
+  }
+}
+
+const cronHint = 'cron needs to follow: minute hour day-of-month month day-of-week';
+
+/** The runtime parser's problem as the webhook words it; problems of shape are the schema's to report. */
+function windowFieldError(p: WindowProblem, errs: Errors): void {
+  switch (p.code) {
+    case 'notList': case 'notObject': case 'wrongType': case 'cronRequired': return;
+    case 'unknownTimeZone': return errs.invalid(p.field, p.value, 'invalid value for timezone. timezone must be IANA compliant');
+    case 'durationRequired': return errs.required(p.field, 'duration (or windowDuration) must be specified and greater than 0');
+    case 'durationInvalid': return errs.invalid(p.field, p.value, p.detail ?? p.message);
+    case 'durationNotPositive': return errs.invalid(p.field, p.value, 'must be greater than 0');
+    case 'cronEmptyList': return errs.required(p.field, 'at least one cron expression is required');
+    case 'cronEmpty': return errs.invalid(p.field, p.value, 'must not be empty');
+    case 'cronDescriptor': return errs.invalid(p.field, p.value, `invalid cron syntax: unrecognized descriptor ${JSON.stringify(String(p.value).trim())}. ${cronHint}`);
+    case 'cronFields': return errs.invalid(p.field, p.value, `invalid cron syntax: expected exactly 5 fields, found ${p.fieldCount}: ${JSON.stringify(String(p.value).trim())}. ${cronHint}`);
+    case 'cronSyntax': return errs.invalid(p.field, p.value, `invalid cron syntax: ${p.detail}. ${cronHint}`);
+  }
+}
+
+function validateRenewal(renewal: Obj, p: string, errs: Errors): void {
+  const windows = Array.isArray(renewal.windows) ? renewal.windows : [];
+  if (renewal.policy === 'Disabled' && windows.length > 0) {
+    errs.forbidden(child(p, 'windows'), 'windows cannot be set when `renewal.policy` is set to Disabled');
+    return;
+  }
+  // An admission-only rule: the controller reads the seed spelling when both are given, so two
+  // spellings that disagree are refused here rather than one of them silently ignored.
+  windows.forEach((w, i) => {
+    if (!isObj(w)) return;
+    const wp = index(child(p, 'windows'), i);
+    if (w.duration !== undefined && w.windowDuration !== undefined && w.duration !== w.windowDuration) {
+      errs.invalid(child(wp, 'windowDuration'), w.windowDuration, 'duration and windowDuration are two spellings of one field and must agree');
+    }
+    if (w.timeZone !== undefined && w.timezone !== undefined && w.timeZone !== w.timezone) {
+      errs.invalid(child(wp, 'timezone'), w.timezone, 'timeZone and timezone are two spellings of one field and must agree');
+    }
+  });
+  for (const problem of checkRenewalWindows(renewal.windows, child(p, 'windows')).problems) windowFieldError(problem, errs);
+}

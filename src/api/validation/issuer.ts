@@ -1,0 +1,114 @@
+// Issuer and ClusterIssuer: one issuer type, and the ACME issuer's server, account key, EAB and
+// solvers (a Challenge's solver is checked by the same rules).
+import { isIP } from 'node:net';
+import { dns01Providers, issuerTypes, tsigAlgorithms } from '../schema.ts';
+import { child, index, isObj, isStr, tryDuration, type Errors, type Obj } from './field-errors.ts';
+
+function present(o: Obj, k: string): boolean {
+  return o[k] !== undefined && o[k] !== null;
+}
+
+export function validateIssuerSpec(spec: Obj, p: string, errs: Errors): void {
+  const configured = issuerTypes.filter((t) => present(spec, t));
+  if (configured.length === 0) errs.required(p, 'at least one issuer must be configured');
+  for (const extra of configured.slice(1)) errs.forbidden(child(p, extra), 'may not specify more than one issuer type');
+
+  if (isObj(spec.ca) && (!isStr(spec.ca.secretName) || spec.ca.secretName === '')) errs.required(child(child(p, 'ca'), 'secretName'), 'must be specified');
+  if (isObj(spec.acme)) validateACMEIssuer(spec.acme, child(p, 'acme'), errs);
+  if (isObj(spec.vault) && isObj(spec.vault.auth)) {
+    const auth = spec.vault.auth;
+    const n = ['tokenSecretRef', 'appRole', 'kubernetes', 'clientCertificate'].filter((k) => present(auth, k)).length;
+    if (n !== 1) errs.invalid(child(child(p, 'vault'), 'auth'), auth, 'please supply exactly one of: appRole, kubernetes, tokenSecretRef, clientCertificate');
+  }
+  if (isObj(spec.venafi)) {
+    const venafi = spec.venafi;
+    const n = ['tpp', 'cloud'].filter((k) => present(venafi, k)).length;
+    if (n !== 1) errs.invalid(child(p, 'venafi'), spec.venafi, 'please supply exactly one of: tpp, cloud');
+  }
+}
+
+function validateACMEIssuer(acme: Obj, p: string, errs: Errors): void {
+  if (!isStr(acme.server) || acme.server === '') errs.required(child(p, 'server'), 'acme server URL is a required field');
+  else if (!/^https?:\/\//.test(acme.server) || !URL.canParse(acme.server)) errs.invalid(child(p, 'server'), acme.server, 'must be an http or https URL');
+  const pk = acme.privateKeySecretRef;
+  if (!isObj(pk) || !isStr(pk.name) || pk.name === '') errs.required(child(child(p, 'privateKeySecretRef'), 'name'), 'private key secret name is a required field');
+  if (isStr(acme.caBundle) && acme.caBundle !== '') {
+    if (acme.skipTLSVerify === true) errs.invalid(child(p, 'caBundle'), '<bundle>', 'caBundle and skipTLSVerify are mutually exclusive and cannot both be set');
+    else if (base64Re.test(acme.caBundle) && !Buffer.from(acme.caBundle, 'base64').toString('latin1').includes('-----BEGIN CERTIFICATE-----')) {
+      errs.invalid(child(p, 'caBundle'), '<bundle>', 'cert bundle didn\'t contain any valid certificates');
+    }
+  }
+  if (isObj(acme.externalAccountBinding)) {
+    const ep = child(p, 'externalAccountBinding');
+    const eab = acme.externalAccountBinding;
+    if (!isStr(eab.keyID) || eab.keyID === '') errs.required(child(ep, 'keyID'), 'the keyID field is required when using externalAccountBinding');
+    if (!isObj(eab.keySecretRef) || !isStr(eab.keySecretRef.name) || eab.keySecretRef.name === '') {
+      errs.required(child(child(ep, 'keySecretRef'), 'name'), 'the keySecretRef.name field is required when using externalAccountBinding');
+    }
+  }
+  if (Array.isArray(acme.solvers)) {
+    acme.solvers.forEach((s, i) => { if (isObj(s)) validateSolver(s, index(child(p, 'solvers'), i), errs); });
+  }
+}
+
+const serviceTypes = ['ClusterIP', 'NodePort'];
+const base64Re = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export function validateSolver(s: Obj, p: string, errs: Errors): void {
+  const types = ['http01', 'dns01'].filter((k) => present(s, k));
+  if (types.length === 0) errs.required(p, 'no solver type configured');
+  if (types.length > 1) errs.forbidden(child(p, 'dns01'), 'may not specify more than one solver type in a single solver');
+  if (isStr(s.waitInsteadOfSelfCheck)) {
+    const ms = tryDuration(s.waitInsteadOfSelfCheck, child(p, 'waitInsteadOfSelfCheck'), errs);
+    if (ms !== undefined && ms < 0) errs.invalid(child(p, 'waitInsteadOfSelfCheck'), s.waitInsteadOfSelfCheck, 'must not be negative');
+  }
+
+  if (isObj(s.http01)) {
+    const hp = child(p, 'http01');
+    const kinds = ['ingress', 'gatewayHTTPRoute'].filter((k) => present(s.http01 as Obj, k));
+    if (kinds.length === 0) errs.required(hp, 'no HTTP01 solver type configured');
+    if (kinds.length > 1) errs.forbidden(child(hp, 'gatewayHTTPRoute'), "only one of 'ingress' or 'gatewayHTTPRoute' may be specified");
+    for (const k of kinds) {
+      const cfg = (s.http01 as Obj)[k];
+      if (!isObj(cfg)) continue;
+      if (isStr(cfg.serviceType) && cfg.serviceType !== '' && !serviceTypes.includes(cfg.serviceType)) errs.notSupported(child(child(hp, k), 'serviceType'), cfg.serviceType, serviceTypes);
+      if (k === 'ingress' && ['class', 'ingressClassName', 'name'].filter((f) => isStr(cfg[f]) && cfg[f] !== '').length > 1) {
+        errs.invalid(child(hp, 'ingress'), cfg, "only one of 'ingressClassName', 'name' or 'class' should be specified");
+      }
+    }
+  }
+
+  if (isObj(s.dns01)) {
+    const dp = child(p, 'dns01');
+    const providers = dns01Providers.filter((k) => present(s.dns01 as Obj, k));
+    if (providers.length === 0) errs.required(dp, 'no DNS01 provider configured');
+    for (const extra of providers.slice(1)) errs.forbidden(child(dp, extra), 'may not specify more than one provider type');
+    if (isObj(s.dns01.rfc2136)) validateRFC2136(s.dns01.rfc2136, child(dp, 'rfc2136'), errs);
+  }
+}
+
+function validateRFC2136(r: Obj, p: string, errs: Errors): void {
+  if (!isStr(r.nameserver) || r.nameserver === '') errs.required(child(p, 'nameserver'));
+  else if (!validNameserver(r.nameserver)) {
+    errs.invalid(child(p, 'nameserver'), r.nameserver, 'nameserver must be set in the form host:port where host is an IPv4 address, an enclosed IPv6 address or a hostname');
+  }
+  if (isStr(r.tsigAlgorithm) && r.tsigAlgorithm !== '' && !(tsigAlgorithms as readonly string[]).includes(r.tsigAlgorithm.toUpperCase())) {
+    errs.notSupported(child(p, 'tsigAlgorithm'), r.tsigAlgorithm, tsigAlgorithms);
+  }
+  if (isStr(r.tsigKeyName) && r.tsigKeyName !== '') {
+    const ref = r.tsigSecretSecretRef;
+    if (!isObj(ref) || !isStr(ref.name) || ref.name === '') errs.required(child(child(p, 'tsigSecretSecretRef'), 'name'), 'required when tsigKeyName is set');
+  }
+}
+
+function validNameserver(ns: string): boolean {
+  const hostname = /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\.?$/;
+  const port = (s: string) => /^\d{1,5}$/.test(s) && Number(s) > 0 && Number(s) < 65536;
+  const bracketed = /^\[([^\]]+)\](?::(.*))?$/.exec(ns);
+  if (bracketed) return isIP(bracketed[1]) === 6 && (bracketed[2] === undefined || port(bracketed[2]));
+  if (isIP(ns) !== 0) return true;
+  const i = ns.lastIndexOf(':');
+  if (i < 0) return hostname.test(ns);
+  const host = ns.slice(0, i);
+  return port(ns.slice(i + 1)) && (isIP(host) === 4 || hostname.test(host));
+}
