@@ -46,6 +46,12 @@ export interface ControllerOptions {
    */
   dns01ProviderAPIs?: { cloudflare?: string; digitalocean?: string; route53?: string };
   dns01RecursiveNameservers?: string[];
+  /**
+   * A request through the Kubernetes API's aggregation layer, how webhook DNS-01 solvers are
+   * reached (POST /apis/<groupName>/v1alpha1/<solverName>): the embedded server's own
+   * aggregation, or the cluster's API server. The composition fills it in.
+   */
+  aggregatedAPI?: AggregatedAPICall;
   dns01RecursiveNameserversOnly?: boolean;
   /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */
   clusterResourceNamespace?: string;
@@ -70,3 +76,6 @@ export interface ControllerOptions {
   /** PEM of the API server's CA, injected where cert-manager.io/inject-apiserver-ca is "true" */
   apiServerCABundle?: string;
 }
+
+/** One request to an aggregated API (see ControllerOptions.aggregatedAPI). */
+export type AggregatedAPICall = (method: 'POST', path: string, body: unknown) => Promise<{ status: number; body: unknown }>;

@@ -10,9 +10,10 @@ export interface ListenerCert {
 
 /**
  * A throwaway CA and a leaf for localhost/127.0.0.1, for servers that must speak HTTPS (Pebble).
- * Go refuses certificates without SANs, hence the explicit subjectAltName.
+ * Go refuses certificates without SANs, hence the explicit subjectAltName; dnsNames adds names
+ * (e.g. a Service's `<name>.<namespace>.svc` for an aggregated API server).
  */
-export async function makeListenerCert(dir: string): Promise<ListenerCert> {
+export async function makeListenerCert(dir: string, opts: { dnsNames?: string[] } = {}): Promise<ListenerCert> {
   const p = (f: string) => path.join(dir, f);
   await runCommand('openssl', [
     'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '30',
@@ -25,7 +26,7 @@ export async function makeListenerCert(dir: string): Promise<ListenerCert> {
   ]);
   await fsp.writeFile(
     p('leaf.ext'),
-    'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n',
+    `subjectAltName=${['DNS:localhost', ...(opts.dnsNames ?? []).map((n) => `DNS:${n}`), 'IP:127.0.0.1'].join(',')}\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n`,
   );
   await runCommand('openssl', [
     'x509', '-req', '-in', p('leaf.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial',

@@ -17,6 +17,7 @@ import { ProviderConfigError, readSecretKey } from './dns01/secret-ref.ts';
 import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
 import { accountFor, acmeDNSUpdate } from './dns01/acme-dns.ts';
 import { Route53Solver, type AwsKeys } from './dns01/route53.ts';
+import { webhookSolver } from './webhook-solver.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
   return {
@@ -169,5 +170,6 @@ export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeS
   if (dns01?.digitalocean) return digitaloceanSolver(ctx, c);
   if (dns01?.acmeDNS) return acmeDNSSolver(ctx, c);
   if (dns01?.route53) return route53Solver(ctx, c);
+  if (dns01?.webhook) return webhookSolver(ctx, c);
   return undefined;
 }

@@ -1,0 +1,120 @@
+// DNS-01 through cert-manager's webhook solver contract (issue 14): a solver of our own
+// (test/rig/webhook-solver.ts) registered with an APIService and a Service, reached through the
+// embedded server's API aggregation, publishes the TXT record into bind9 with nsupdate; Pebble
+// validates through bind9 for real (bind9 rather than challtestsrv: upstream's payload carries
+// the zone, found by SOA lookups, which challtestsrv does not answer).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { realClock } from '../../src/runtime/clock.ts';
+import { Certificate, Challenge, ClusterIssuer } from '../../src/api/resources.ts';
+import type { Certificate as CertificateObj, Challenge as ChallengeObj, ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
+import { freePort, startNamed, startPebble, type Named, type Pebble } from '../rig/index.ts';
+import { runCommand } from '../rig/processes.ts';
+import { startWebhookSolver, type TXTPublisher, type WebhookSolver } from '../rig/webhook-solver.ts';
+import { startLifecycle, type Lifecycle } from '../lifecycle/harness.ts';
+import { acmeCertificate, b64, ready, waitFor, waitForReadyCertificate } from './acme-rig.ts';
+
+const uniq = () => crypto.randomBytes(3).toString('hex');
+const GROUP = 'acme.solver.example.test';
+const SOLVER = 'challtestsrv';
+
+/** RFC 2136 updates with bind9's own nsupdate, signed with the zone's TSIG key. */
+function nsupdate(named: Named): TXTPublisher {
+  const update = (line: string) => runCommand('nsupdate', ['-y', `hmac-sha256:solver-key:${named.tsigSecret}`], {
+    input: `server 127.0.0.1 ${named.port}\nzone example.test\n${line}\nsend\n`,
+  }).then(() => undefined);
+  return {
+    setTXT: (fqdn, value) => update(`update add ${fqdn} 60 TXT "${value}"`),
+    clearTXT: (fqdn, value) => update(`update delete ${fqdn} TXT "${value}"`),
+  };
+}
+
+describe('DNS-01 through a webhook solver behind an APIService', () => {
+  let named: Named;
+  let pebble: Pebble;
+  let solver: WebhookSolver;
+  let lc: Lifecycle;
+
+  before(async () => {
+    named = await startNamed({ zone: 'example.test', tsig: { name: 'solver-key', algorithm: 'hmac-sha256' } });
+    pebble = await startPebble({ dnsServer: named.server, httpPort: await freePort() });
+    solver = await startWebhookSolver({ dns: nsupdate(named), group: GROUP, solverName: SOLVER, serviceName: 'solver', namespace: 'cert-manager' });
+    lc = await startLifecycle({ clock: realClock, options: { dns01RecursiveNameservers: [named.server], dns01RecursiveNameserversOnly: true } });
+    await lc.apply({
+      apiVersion: 'v1', kind: 'Service', metadata: { name: 'solver', namespace: 'cert-manager' },
+      spec: { clusterIP: '127.0.0.1', ports: [{ name: 'https', port: 443, targetPort: solver.port }] },
+    });
+    await lc.apply({
+      apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: `v1alpha1.${GROUP}` },
+      spec: { group: GROUP, version: 'v1alpha1', groupPriorityMinimum: 1000, versionPriority: 15, service: { namespace: 'cert-manager', name: 'solver', port: 443 }, caBundle: b64(solver.caPem) },
+    });
+    await lc.apply({
+      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'pebble' },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl, email: 'ops@example.test', caBundle: b64(pebble.caPem), privateKeySecretRef: { name: 'pebble-account' },
+          solvers: [{ dns01: { webhook: { groupName: GROUP, solverName: SOLVER, config: { zone: 'example.test', ttl: 60 } } } }],
+        },
+      },
+    });
+    await waitFor('issuer Ready', async () => ready(await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble')));
+  });
+  after(async () => {
+    await lc?.stop();
+    await Promise.all([pebble?.stop(), solver?.stop(), named?.stop()]);
+  });
+
+  test('a certificate is issued; the solver gets Present then CleanUp with the payload cert-manager sends', async () => {
+    const name = `wh-${uniq()}.example.test`;
+    await lc.apply(acmeCertificate('webhook', [name]));
+    await waitFor('Certificate webhook Ready', async () => ready(await lc.store.get<CertificateObj>(Certificate, 'default', 'webhook')),
+      async () => ({ challenges: (await lc.store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.filter((c) => c.spec.dnsName === name).map((c) => c.status), calls: solver.calls }), 60_000);
+    await waitFor('CleanUp', async () => solver.calls.some((c) => c.action === 'CleanUp'), async () => solver.calls);
+    const mine = solver.calls.filter((c) => c.request.dnsName === name);
+    assert.deepEqual(mine.map((c) => c.action), ['Present', 'CleanUp']);
+    const present = mine[0].request;
+    assert.equal(present.type, 'dns-01');
+    assert.equal(present.resolvedFQDN, `_acme-challenge.${name}.`);
+    assert.match(String(present.resolvedZone), /\.$/, 'the zone, with its trailing dot');
+    assert.equal(present.resourceNamespace, 'cert-manager', "a ClusterIssuer's Secrets live in the cluster resource namespace");
+    assert.equal(present.allowAmbientCredentials, true, 'ClusterIssuers may use ambient credentials, as upstream');
+    assert.deepEqual(present.config, { zone: 'example.test', ttl: 60 }, 'only the solver config, not groupName/solverName');
+    assert.match(String(present.uid), /^[0-9a-f-]{36}$/);
+    assert.equal(typeof present.key, 'string');
+    assert.ok(mine[0].remoteUser, 'X-Remote-User, as kube-apiserver sends to aggregated servers');
+  });
+
+  test("a solver's failure is the Challenge's reason, and the next attempt succeeds", async () => {
+    const name = `wh-fail-${uniq()}.example.test`;
+    solver.failNextPresent('zone example.test is locked by the DNS provider');
+    await lc.apply(acmeCertificate('webhook-fail', [name]));
+    await waitFor('the solver message on the Challenge', async () => {
+      const ch = (await lc.store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.find((c) => c.spec.dnsName === name);
+      return ch?.status?.reason?.includes('zone example.test is locked by the DNS provider');
+    });
+    await waitForReadyCertificate(lc, 'webhook-fail', 90_000);
+  });
+
+  test('an APIService whose Service does not exist: the Challenge says the service is unavailable', async () => {
+    await lc.apply({
+      apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1alpha1.gone.example.test' },
+      spec: { group: 'gone.example.test', version: 'v1alpha1', groupPriorityMinimum: 1000, versionPriority: 15, service: { namespace: 'cert-manager', name: 'gone', port: 443 } },
+    });
+    await lc.apply({
+      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'gone' },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl, caBundle: b64(pebble.caPem), privateKeySecretRef: { name: 'gone-account' },
+          solvers: [{ dns01: { webhook: { groupName: 'gone.example.test', solverName: 'x' } } }],
+        },
+      },
+    });
+    const name = `wh-gone-${uniq()}.example.test`;
+    await lc.apply(acmeCertificate('webhook-gone', [name], 'gone'));
+    await waitFor('ServiceUnavailable on the Challenge', async () => {
+      const ch = (await lc.store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.find((c) => c.spec.dnsName === name);
+      return ch?.status?.reason?.match(/service "cert-manager\/gone" not found/);
+    });
+  });
+});
