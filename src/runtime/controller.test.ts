@@ -6,7 +6,7 @@ import { createMetrics } from '../metrics/registry.ts';
 import { FakeClock } from './clock.ts';
 import { Controller, ControllerManager, controllerOwnerKey, splitKey } from './controller.ts';
 import { InformerFactory } from './informer.ts';
-import { MemoryStore } from './testing/memory-store.ts';
+import { openTestStore } from './testing/test-store.ts';
 
 const settle = async () => { for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); };
 
@@ -129,7 +129,7 @@ test('controllerOwnerKey finds the controlling owner of a kind and group', () =>
 });
 
 test('manager: informers sync before controllers start; whenIdle waits through chains of writes', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock();
   await store.create(Certificate, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: 'ns', name: 'pre' }, spec: {} });
   const informers = new InformerFactory(store, { clock });
@@ -181,7 +181,7 @@ test('manager: informers sync before controllers start; whenIdle waits through c
 });
 
 test('whenIdle gives up with the busy parts named', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const informers = new InformerFactory(store);
   const stuck = new Controller({ name: 'stuck', reconcile: () => new Promise(() => {}) });
   const manager = new ControllerManager({ informers }).add(stuck);

@@ -5,10 +5,10 @@ import { Certificate, ClusterIssuer, EventType } from '../api/resources.ts';
 import { StoreError } from '../store/store.ts';
 import { FakeClock } from './clock.ts';
 import { EventRecorder, type CoreEvent } from './events.ts';
-import { MemoryStore } from './testing/memory-store.ts';
+import { openTestStore } from './testing/test-store.ts';
 
 async function setup() {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock('2026-01-01T00:00:00Z');
   const crt = await store.create<KubeObject>(Certificate, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: 'ns', name: 'web' }, spec: {} });
   const recorder = new EventRecorder({ store, clock, component: 'cert-manager-certificates-issuing' });

@@ -5,7 +5,7 @@ import { Certificate, CertificateRequest, SecretType } from '../api/resources.ts
 import { StoreError } from '../store/store.ts';
 import { FakeClock } from './clock.ts';
 import { Informer, InformerFactory } from './informer.ts';
-import { MemoryStore } from './testing/memory-store.ts';
+import { openTestStore } from './testing/test-store.ts';
 
 const settle = async () => { for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); };
 
@@ -22,7 +22,7 @@ function recorder<T extends KubeObject>(inf: Informer<T>) {
 }
 
 test('lists, syncs, then follows creates, updates and deletes', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   await store.create(Certificate, crt('a', 'one'));
   const inf = new Informer(store, Certificate);
   const seen = recorder(inf);
@@ -48,7 +48,7 @@ test('lists, syncs, then follows creates, updates and deletes', async () => {
 });
 
 test('cached objects are frozen so a controller cannot corrupt the cache', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   await store.create(Certificate, crt('a', 'one', { dnsNames: ['x'] }));
   const inf = new Informer(store, Certificate);
   inf.start();
@@ -59,7 +59,7 @@ test('cached objects are frozen so a controller cannot corrupt the cache', async
 });
 
 test('indices follow changes: CertificateRequests by owner uid', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const inf = new Informer(store, CertificateRequest);
   inf.addIndex('owner', (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
   inf.start();
@@ -83,7 +83,7 @@ test('indices follow changes: CertificateRequests by owner uid', async () => {
 });
 
 test('410 Gone relists and synthesises the changes missed meanwhile', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const keep = await store.create(Certificate, crt('a', 'keep'));
   await store.create(Certificate, crt('a', 'gone'));
   const inf = new Informer(store, Certificate);
@@ -94,17 +94,16 @@ test('410 Gone relists and synthesises the changes missed meanwhile', async () =
   seen.length = 0;
 
   // Changes the watch never sees: then the watch breaks and its revision is compacted away.
-  store.silently((objects) => {
-    for (const [k, o] of objects) {
-      if (o.metadata.name === 'gone') objects.delete(k);
-      if (o.metadata.name === 'keep') objects.set(k, { ...o, spec: { changed: true }, metadata: { ...o.metadata, resourceVersion: '99' } });
-    }
-    objects.set('cert-manager.io/certificates/a/new', { ...crt('a', 'new'), metadata: { namespace: 'a', name: 'new', resourceVersion: '100' } });
+  let changed = '';
+  await store.unseen(async (s) => {
+    await s.delete(Certificate, 'a', 'gone');
+    changed = (await s.update(Certificate, { ...keep, spec: { changed: true } })).metadata.resourceVersion!;
+    await s.create(Certificate, crt('a', 'new'));
   });
   store.compact();
   store.breakWatches(new StoreError('Gone', 'too old resource version'));
   await settle();
-  assert.deepEqual(seen.sort(), ['add new', 'delete gone', `update keep ${keep.metadata.resourceVersion}->99`]);
+  assert.deepEqual(seen.sort(), ['add new', 'delete gone', `update keep ${keep.metadata.resourceVersion}->${changed}`]);
   assert.deepEqual(inf.list().map((o) => o.metadata.name).sort(), ['keep', 'new']);
   // and it watches again
   await store.create(Certificate, crt('a', 'after'));
@@ -116,7 +115,7 @@ test('410 Gone relists and synthesises the changes missed meanwhile', async () =
 });
 
 test('a failed list is retried with backoff on the clock', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock();
   let failures = 2;
   const realList = store.list.bind(store);
@@ -140,7 +139,7 @@ test('a failed list is retried with backoff on the clock', async () => {
 });
 
 test('unmanaged Secrets are cached as metadata only', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const secret = (name: string, labels: Record<string, string>): Secret => ({
     apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
     metadata: { namespace: 'ns', name, labels }, data: { 'tls.key': 'S0VZ', 'tls.crt': 'Q1JU' },
@@ -166,7 +165,7 @@ test('unmanaged Secrets are cached as metadata only', async () => {
 });
 
 test('factory shares one informer per type and starts late ones', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const factory = new InformerFactory(store);
   const a = factory.informerFor(Certificate);
   assert.equal(factory.informerFor(Certificate), a);
@@ -178,7 +177,7 @@ test('factory shares one informer per type and starts late ones', async () => {
 });
 
 test('waitForSync rejects when stopped before syncing', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   store.list = (() => new Promise(() => {})) as typeof store.list;
   const inf = new Informer(store, Certificate);
   inf.start();
@@ -188,7 +187,7 @@ test('waitForSync rejects when stopped before syncing', async () => {
 });
 
 test('resync re-delivers cached objects as updates on the clock', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock();
   await store.create(Certificate, crt('a', 'one'));
   const inf = new Informer(store, Certificate, { clock, resyncMs: 10 * 3600_000 });
@@ -229,7 +228,7 @@ test('a large list arrives in pages from one snapshot, trimmed page by page', as
 });
 
 test('observing(): a write is in the cache once acknowledged, its watch event then changes nothing, and older events are ignored', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const factory = new InformerFactory(store, {});
   const inf = factory.informerFor(Certificate, { namespace: 'a' });
   const seen = recorder(inf);

@@ -4,11 +4,11 @@ import { LeaseType } from '../api/resources.ts';
 import { StoreError } from '../store/store.ts';
 import { FakeClock } from './clock.ts';
 import { LeaderElector, type Lease } from './leaderelection.ts';
-import { MemoryStore } from './testing/memory-store.ts';
+import { openTestStore, type TestStore } from './testing/test-store.ts';
 
 const settle = async () => { for (let i = 0; i < 6; i++) await new Promise((r) => setImmediate(r)); };
 
-function candidate(store: MemoryStore, clock: FakeClock, identity: string, extra: { releaseOnCancel?: boolean } = {}) {
+function candidate(store: TestStore, clock: FakeClock, identity: string, extra: { releaseOnCancel?: boolean } = {}) {
   const log: string[] = [];
   const elector = new LeaderElector({
     store, clock, namespace: 'certsmith', name: 'cert-manager-controller', identity, jitterFactor: 0, ...extra,
@@ -25,10 +25,10 @@ async function advance(clock: FakeClock, seconds: number) {
   for (let i = 0; i < seconds; i++) { clock.advance(1000); await settle(); }
 }
 
-const lease = async (store: MemoryStore) => (await store.get<Lease>(LeaseType, 'certsmith', 'cert-manager-controller'))!.spec!;
+const lease = async (store: TestStore) => (await store.get<Lease>(LeaseType, 'certsmith', 'cert-manager-controller'))!.spec!;
 
 test('the first candidate takes the Lease and renews it every retry period; the second waits', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock(t0);
   const a = candidate(store, clock, 'a');
   const b = candidate(store, clock, 'b');
@@ -53,7 +53,7 @@ test('the first candidate takes the Lease and renews it every retry period; the 
 });
 
 test('when the leader vanishes, another takes over only after the lease duration', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock(t0);
   const a = candidate(store, clock, 'a', { releaseOnCancel: false });
   const b = candidate(store, clock, 'b');
@@ -78,7 +78,7 @@ test('when the leader vanishes, another takes over only after the lease duration
 });
 
 test('releasing on stop lets the next candidate take over at its next try', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock(t0);
   const a = candidate(store, clock, 'a');
   const b = candidate(store, clock, 'b');
@@ -95,7 +95,7 @@ test('releasing on stop lets the next candidate take over at its next try', asyn
 });
 
 test('a leader that cannot renew steps down at the renew deadline, not before', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock(t0);
   const a = candidate(store, clock, 'a');
   a.elector.start();
@@ -111,7 +111,7 @@ test('a leader that cannot renew steps down at the renew deadline, not before', 
 });
 
 test('candidates racing for a missing Lease: exactly one wins', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock(t0);
   const all = ['a', 'b', 'c'].map((id) => candidate(store, clock, id));
   for (const c of all) c.elector.start();
@@ -123,7 +123,7 @@ test('candidates racing for a missing Lease: exactly one wins', async () => {
 });
 
 test('a stale resourceVersion loses the compare-and-swap', async () => {
-  const store = new MemoryStore();
+  const store = openTestStore();
   const clock = new FakeClock(t0);
   const a = candidate(store, clock, 'a');
   a.elector.start();
