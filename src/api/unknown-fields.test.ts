@@ -68,3 +68,10 @@ test('kube words the problems duplicates first, then unknown fields', () => {
   assert.equal(parseFieldValidation('Strict'), 'Strict');
   assert.equal(parseFieldValidation('strict'), undefined);
 });
+
+test('a value of the wrong type is left for validation to refuse, not emptied', () => {
+  const obj = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'c', annotations: { a: { nested: 1 } } }, spec: { secretName: { x: 1 }, dnsNames: { y: 2 } } };
+  assert.deepEqual(pruneUnknownFields(Certificate, obj), []);
+  assert.deepEqual(obj.metadata.annotations, { a: { nested: 1 } });
+  assert.deepEqual(obj.spec, { secretName: { x: 1 }, dnsNames: { y: 2 } });
+});

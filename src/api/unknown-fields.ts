@@ -75,11 +75,13 @@ function prune(value: unknown, schema: JSONSchemaObject | undefined, schemas: Re
     const s = deref(raw, schemas);
     if (!s) return;
     if (Array.isArray(v)) {
+      if (s.type !== undefined && s.type !== 'array') return;
       const items = s.items as JSONSchemaObject | undefined;
       if (items) v.forEach((item, i) => walk(item, items, `${path}[${i}]`, [...pointer, String(i)]));
       return;
     }
-    if (!isPlainObject(v)) return;
+    // a value of the wrong type is validation's to refuse, not pruning's to empty
+    if (!isPlainObject(v) || (s.type !== undefined && s.type !== 'object')) return;
     const props = (s.properties ?? {}) as Record<string, JSONSchemaObject>;
     const additional = isPlainObject(s.additionalProperties) ? s.additionalProperties as JSONSchemaObject : undefined;
     const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;

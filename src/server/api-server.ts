@@ -268,7 +268,12 @@ function fieldValidationOf(q: URLSearchParams): FieldValidation {
 function enforceFieldValidation(mode: FieldValidation, problems: string[], res: http.ServerResponse, decodePrefix = '') {
   if (!problems.length || mode === 'Ignore') return;
   if (mode === 'Strict') throw new HttpError(400, 'BadRequest', `${decodePrefix}strict decoding error: ${problems.join(', ')}`);
-  res.setHeader('Warning', problems.map((p) => `299 - ${JSON.stringify(p)}`));
+  res.setHeader('Warning', problems.map((p) => `299 - ${headerQuoted(p)}`));
+}
+
+/** A quoted string as Go's %q writes it for a header: only printable ASCII goes out as is (a field name can be any Unicode). */
+function headerQuoted(text: string): string {
+  return JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 const jsonPatchOpFields = new Set(['op', 'path', 'value', 'from']);

@@ -110,3 +110,10 @@ test('an unsupported fieldValidation is refused', async () => {
   assert.equal(r.status, 400);
   assert.match(r.body.message, /fieldValidation: Unsupported value: "strict": supported values: "Ignore", "Strict", "Warn"/);
 });
+
+test('a warning about a field with any Unicode name goes out as an ASCII header (a bad header would be a 500)', async () => {
+  const body = JSON.stringify({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'unicode' }, spec: { secretName: 's', dnsNames: ['a.example'], issuerRef: { name: 'i' }, 'ré\u{10abcd}\n': 1 } });
+  const r = await request('POST', certificates, body);
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.deepEqual(r.warnings, ['299 - "unknown field \\"spec.r\\u00e9\\udbea\\udfcd\\n\\""']);
+});
