@@ -71,7 +71,12 @@ async function startDashboardCommand(kubeconfig: string): Promise<DashboardProce
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
-  const url = await waitFor('certsmith dashboard to listen', () => /certsmith dashboard on (\S+)/.exec(out)?.[1], 30_000);
+  const url = await waitFor('certsmith dashboard to listen', () => /certsmith dashboard on (\S+)/.exec(out)?.[1] ?? (child.exitCode !== null && 'exited'), 60_000)
+    .catch((e: Error) => e.message);
+  if (!url.startsWith('http://')) {
+    child.kill('SIGKILL');
+    throw new Error(`certsmith dashboard did not start (${url}):\n${out}`);
+  }
   return {
     url, child, output: () => out,
     async stop() {
