@@ -4,6 +4,7 @@
 // default that controllers apply to a copy; the helpers below give them one definition.
 
 import { parseDuration } from './duration.ts';
+import { windowFieldNames } from './renewal-windows.ts';
 import type { KubeObject } from './meta.ts';
 import type { ResourceType } from './resources.ts';
 import type { CertificateSpec, CertificateStatus, IssuerRef, RenewalWindow } from './types.ts';
@@ -82,9 +83,11 @@ export interface NormalizedRenewalWindow {
 }
 
 export function normalizeRenewalWindow(w: RenewalWindow): NormalizedRenewalWindow {
+  // The spelling rule is the parser's (renewal-windows.ts), so this shape never disagrees with what the controller schedules.
+  const { zoneField, durationField } = windowFieldNames(w as unknown as Record<string, unknown>);
   return {
     cron: typeof w.cron === 'string' ? [w.cron] : [...w.cron],
-    duration: w.duration ?? w.windowDuration,
-    timeZone: w.timeZone || w.timezone || 'UTC',
+    duration: w[durationField],
+    timeZone: w[zoneField] || 'UTC',
   };
 }

@@ -53,6 +53,11 @@ export interface WindowProblem {
   fieldCount?: number;
 }
 
+/** Which spelling a window uses for each field: the seed's whenever it is present (even empty), else cert-manager's. */
+export function windowFieldNames(w: Record<string, unknown>): { zoneField: 'timeZone' | 'timezone'; durationField: 'duration' | 'windowDuration' } {
+  return { zoneField: w.timeZone !== undefined ? 'timeZone' : 'timezone', durationField: w.duration !== undefined ? 'duration' : 'windowDuration' };
+}
+
 // Exactly robfig/cron's descriptors (cert-manager's parser): case matters, so "@DAILY" is refused.
 const DESCRIPTORS = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 
@@ -116,7 +121,7 @@ export function checkRenewalWindows(windows: unknown, path = 'spec.renewal.windo
     }
     const before = problems.length;
 
-    const zoneField = w.timeZone !== undefined ? 'timeZone' : 'timezone';
+    const { zoneField, durationField } = windowFieldNames(w);
     const zoneValue = w[zoneField];
     let timeZone = 'UTC';
     if (zoneValue !== undefined && zoneValue !== null && typeof zoneValue !== 'string') {
@@ -127,7 +132,6 @@ export function checkRenewalWindows(windows: unknown, path = 'spec.renewal.windo
       else problems.push({ code: 'unknownTimeZone', field: `${wp}.${zoneField}`, value: zoneValue, message: `unknown time zone "${zoneValue}"` });
     }
 
-    const durationField = w.duration !== undefined ? 'duration' : 'windowDuration';
     const durationValue = w[durationField];
     let durationMs = 0;
     if (durationValue === undefined || durationValue === null || durationValue === '') {
