@@ -47,6 +47,7 @@ describe('DNS-01 through the Cloudflare API', () => {
           solvers: [
             { dns01: { cloudflare: { apiTokenSecretRef: ref('api-token') } } },
             { selector: { dnsZones: ['key.example.test'] }, dns01: { cloudflare: { email: KEY.email, apiKeySecretRef: ref('api-key') } } },
+            { selector: { dnsZones: ['follow.example.test'] }, dns01: { cnameStrategy: 'Follow', cloudflare: { apiTokenSecretRef: ref('api-token') } } },
             // the API accepts these records but they never reach DNS: Pebble's validation fails
             { selector: { dnsZones: ['unpublished.example.test'] }, dns01: { cloudflare: { apiTokenSecretRef: ref('api-token') } }, waitInsteadOfSelfCheck: '0s' },
           ],
@@ -58,6 +59,16 @@ describe('DNS-01 through the Cloudflare API', () => {
   after(async () => {
     await lc?.stop();
     await Promise.all([pebble?.stop(), cf?.stop(), cts?.stop()]);
+  });
+
+  test('cnameStrategy Follow: the record is written where the CNAME points, in another zone, and Pebble validates through the alias', async () => {
+    const name = `c-${uniq()}.follow.example.test`;
+    const target = `_acme-challenge.${name.replace('.follow.example.test', '')}.other.test`;
+    await cts.setCNAME(`_acme-challenge.${name}`, target);
+    await lc.apply(acmeCertificate('cf-follow', [name]));
+    await waitForReadyCertificate(lc, 'cf-follow');
+    const mine = cf.created.filter((r) => r.type === 'TXT' && (r.name === target || r.name === `_acme-challenge.${name}`));
+    assert.deepEqual(mine.map((r) => `${r.zone} ${r.name}`), [`other.test ${target}`], 'one record, where the alias points, in that zone');
   });
 
   test('API token: issued through 429s; only the challenge TXT is created and deleted, other records stay', async () => {

@@ -26,6 +26,8 @@ export interface CloudflareAPI {
   /** base URL, as https://api.cloudflare.com/client/v4 */
   url: string;
   records: CloudflareRecord[];
+  /** every record created through the API, with its zone's name, deleted ones included */
+  created: (CloudflareRecord & { zone: string })[];
   /** every request: method, path with query, and which credential it carried */
   requests: { method: string; path: string; auth: 'token' | 'key' | 'none' }[];
   /** the next n requests are answered 429 with Retry-After: seconds */
@@ -44,6 +46,7 @@ export async function startCloudflareAPI(opts: {
 }): Promise<CloudflareAPI> {
   const zones = opts.zones.map((name) => ({ id: crypto.randomBytes(16).toString('hex'), name, status: 'active' }));
   const records: CloudflareRecord[] = [];
+  const created: CloudflareAPI['created'] = [];
   const requests: CloudflareAPI['requests'] = [];
   let throttled = 0;
   let throttleSeconds = 1;
@@ -119,6 +122,7 @@ export async function startCloudflareAPI(opts: {
         return send(res, 400, null, [{ code: 81058, message: 'An identical record already exists.' }]);
       }
       const rec = addRecord(zone.name, { type: b.type, name: b.name, content: b.content, ttl: b.ttl ?? 1 });
+      created.push({ ...rec, zone: zone.name });
       if (rec.type === 'TXT') await sync(rec.name);
       return send(res, 200, rec);
     }
@@ -137,6 +141,7 @@ export async function startCloudflareAPI(opts: {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/client/v4`,
     records,
     requests,
+    created,
     throttle(n, seconds = 1) {
       throttled = n;
       throttleSeconds = seconds;

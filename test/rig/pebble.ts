@@ -128,6 +128,8 @@ export interface ChallTestSrv {
   managementUrl: string;
   setTXT(fqdn: string, value: string): Promise<void>;
   clearTXT(fqdn: string): Promise<void>;
+  /** fqdn becomes an alias of target (answers to any query at fqdn carry the CNAME and target's records) */
+  setCNAME(fqdn: string, target: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -165,6 +167,7 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
     managementUrl,
     setTXT: (fqdn, value) => check('/set-txt', { host: absolute(fqdn), value }),
     clearTXT: (fqdn) => check('/clear-txt', { host: absolute(fqdn) }),
+    setCNAME: (fqdn, target) => check('/set-cname', { host: absolute(fqdn), target: absolute(target) }),
     async stop() {
       await proc.stop();
       await removeTempDir(dir);

@@ -11,6 +11,7 @@ import { selfCheckHTTP01 } from './http01.ts';
 import { cleanUpWebroot, presentWebroot } from './webroot.ts';
 import { ExecDNSHooks, selectsExecHook, type HookChallenge } from './dns01/exec-hook.ts';
 import { checkTXT } from './dns01/txt-check.ts';
+import { challengeRecordName } from './dns01/challenge-record.ts';
 import { rfc2136Solver } from './dns01/rfc2136-solver.ts';
 import { CloudflareClient, CLOUDFLARE_API, type CloudflareAuth } from './dns01/cloudflare.ts';
 import { ProviderConfigError, readSecretKey } from './dns01/secret-ref.ts';
@@ -93,16 +94,15 @@ interface TXTRecordAPI {
   cleanUp(fqdn: string, value: string): Promise<void>;
 }
 
-/** Present and clean up `_acme-challenge.NAME` through a provider's API; the client is made per call, so credentials are read fresh. */
+/** Present and clean up `_acme-challenge.NAME` (or where its CNAMEs lead) through a provider's API; the client is made per call, so credentials are read fresh. */
 function txtRecordSolver(ctx: ControllerContext, c: Challenge, client: () => Promise<TXTRecordAPI>): ChallengeSolver {
-  const fqdn = `_acme-challenge.${c.spec.dnsName}`;
   return {
     async present() {
-      await (await client()).present(fqdn, c.spec.key);
+      await (await client()).present(await challengeRecordName(ctx, c), c.spec.key);
     },
     check: () => checkTXT(ctx, c),
     async cleanUp() {
-      await (await client()).cleanUp(fqdn, c.spec.key);
+      await (await client()).cleanUp(await challengeRecordName(ctx, c), c.spec.key);
     },
   };
 }

@@ -3,27 +3,26 @@
 // aggregation (dns01/webhook.ts), with the fields cert-manager fills in: the resolved FQDN and
 // zone (with trailing dots), the namespace its Secrets are read from, and whether ambient
 // credentials are allowed (ClusterIssuers only, cert-manager's default).
-import dns from 'node:dns';
 import type { Challenge } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import type { ChallengeSolver } from './solver.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { findZone } from './dns01/selfcheck.ts';
+import { challengeRecordName, recursiveNameservers } from './dns01/challenge-record.ts';
 import { checkTXT } from './dns01/txt-check.ts';
 import { callWebhookSolver, challengeRequest, type ChallengeRequest } from './dns01/webhook.ts';
 import { ProviderConfigError } from './dns01/secret-ref.ts';
 
 export function webhookSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   const cfg = c.spec.solver.dns01!.webhook!;
-  const fqdn = `_acme-challenge.${c.spec.dnsName}`;
   async function request(action: ChallengeRequest['action']): Promise<ChallengeRequest> {
     const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
     if (!issuer) throw new Error(`issuer "${c.spec.issuerRef.name}" not found`);
-    const servers = ctx.options.dns01RecursiveNameservers?.length ? ctx.options.dns01RecursiveNameservers : dns.getServers();
+    const fqdn = await challengeRecordName(ctx, c);
     return challengeRequest({
       action, type: 'dns-01', dnsName: c.spec.dnsName, key: c.spec.key,
       resourceNamespace: issuerResourceNamespace(ctx, issuer),
-      resolvedFQDN: `${fqdn}.`, resolvedZone: `${await findZone(fqdn, servers)}.`,
+      resolvedFQDN: `${fqdn}.`, resolvedZone: `${await findZone(fqdn, recursiveNameservers(ctx))}.`,
       allowAmbientCredentials: c.spec.issuerRef.kind === 'ClusterIssuer',
       ...(cfg.config !== undefined ? { config: cfg.config } : {}),
     });

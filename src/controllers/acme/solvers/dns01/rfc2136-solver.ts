@@ -11,6 +11,7 @@ import type { ChallengeSolver } from '../solver.ts';
 import { addTXT, removeTXT, type TsigAlgorithm, type TsigKey } from './rfc2136.ts';
 import { findZone } from './selfcheck.ts';
 import { checkTXT } from './txt-check.ts';
+import { challengeRecordName } from './challenge-record.ts';
 
 const TSIG_ALGORITHMS: Record<string, TsigAlgorithm> = {
   HMACMD5: 'hmac-md5', HMACSHA1: 'hmac-sha1', HMACSHA256: 'hmac-sha256', HMACSHA512: 'hmac-sha512',
@@ -34,7 +35,6 @@ export function withDefaultPort(server: string): string {
 export function rfc2136Solver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   const cfg = c.spec.solver.dns01!.rfc2136!;
   const nameserver = withDefaultPort(cfg.nameserver);
-  const fqdn = `_acme-challenge.${c.spec.dnsName}`;
   const protocol = cfg.protocol === 'TCP' ? 'TCP' : 'UDP';
   async function tsigKey(): Promise<TsigKey> {
     const ref = cfg.tsigSecretSecretRef;
@@ -50,6 +50,7 @@ export function rfc2136Solver(ctx: ControllerContext, c: Challenge): ChallengeSo
   }
   async function change() {
     const tsig = await tsigKey();
+    const fqdn = await challengeRecordName(ctx, c);
     // node:dns asks for the SOA over UDP: a server reached over TCP only cannot answer that, so
     // the zone is then found through the recursive servers, as cert-manager always does
     const recursive = ctx.options.dns01RecursiveNameservers;
