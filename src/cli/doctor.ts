@@ -1,5 +1,6 @@
 // certsmith doctor [CERTIFICATE]: why a Certificate is not Ready, in sentences with the fix.
 // Exit status 1 when something blocks issuance.
+import net from 'node:net';
 import type { Command } from 'commander';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
@@ -18,6 +19,19 @@ interface DoctorFlags {
 }
 
 const list = (v: string | undefined) => v?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+
+/** Resolvers as node:dns takes them: an IP address with an optional port ("10.0.0.2:53", "[::1]:53"). */
+function nameservers(v: string | undefined, flag: string): string[] {
+  const servers = list(v);
+  for (const s of servers) {
+    const m = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d+))?$/.exec(s) ?? /^([0-9a-fA-F:]+)$/.exec(s);
+    const host = m?.[1] ?? m?.[2];
+    if (!host || !net.isIP(host) || (m?.[3] !== undefined && !(Number(m[3]) >= 1 && Number(m[3]) <= 65535))) {
+      throw new CliError(`${flag}: "${s}" is not an IP address with an optional port (HOST:PORT, [IPv6]:PORT)`);
+    }
+  }
+  return servers;
+}
 
 function port(v: string, flag: string): number {
   const n = Number(v);
@@ -41,8 +55,8 @@ export function registerDoctorCommand(program: Command) {
     .option('--backoff-max <duration>', 'the server\'s --backoff-max', '32h')
     .action(async (name: string | undefined, flags: DoctorFlags, cmd: Command) => {
       const opts = {
-        nameservers: list(flags.acmeHttp01SolverNameservers),
-        dns01Nameservers: list(flags.dns01RecursiveNameservers),
+        nameservers: nameservers(flags.acmeHttp01SolverNameservers, '--acme-http01-solver-nameservers'),
+        dns01Nameservers: nameservers(flags.dns01RecursiveNameservers, '--dns01-recursive-nameservers'),
         dns01NameserversOnly: !!flags.dns01RecursiveNameserversOnly,
         authoritativePort: port(flags.dns01AuthoritativePort, '--dns01-authoritative-port'),
         http01Port: port(flags.http01Port, '--http01-port'),

@@ -83,7 +83,8 @@ export async function diagnose(store: Store, crt: CertificateObj, opts: DoctorOp
         findings.push({ check: 'caa', severity: 'warning', sentence: `The ACME directory could not be read to learn the CA's CAA identifiers: ${(e as Error).message}.`, fix: 'Check the issuer\'s spec.acme.server and caBundle; see the issuer check.' });
       }
     }
-    const pending = challenges.filter((c) => c.status?.state !== 'valid');
+    // a challenge that is over (valid, or failed and cleaned up) has no token or TXT record to look for
+    const pending = challenges.filter((c) => !['valid', 'invalid', 'expired', 'errored'].includes(c.status?.state ?? ''));
     for (const name of crt.spec.dnsNames ?? []) {
       const wildcard = name.startsWith('*.');
       const base = name.replace(/^\*\./, '');

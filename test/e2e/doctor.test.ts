@@ -208,6 +208,18 @@ describe('certsmith doctor', () => {
     assert.match(fixed.stdout, /Nothing blocks issuance\./);
   });
 
+  test('bad flags are refused naming the flag and the rule', async () => {
+    const port = await server.cli(['doctor', 'good', '--http01-port', '80x']);
+    assert.equal(port.code, 1);
+    assert.equal(port.stderr, 'error: --http01-port must be a port number from 1 to 65535, got "80x"\n');
+    const ns = await server.cli(['doctor', 'good', '--dns01-recursive-nameservers', '127.0.0.1:53,ns.example.test:53']);
+    assert.equal(ns.code, 1);
+    assert.equal(ns.stderr, 'error: --dns01-recursive-nameservers: "ns.example.test:53" is not an IP address with an optional port (HOST:PORT, [IPv6]:PORT)\n');
+    const missing = await server.cli(['doctor', 'no-such-certificate']);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, 'error: certificate default/no-such-certificate not found\n');
+  });
+
   test('an issuer whose ACME server is not there: not Ready, no account; every Certificate checked; exit 1', async () => {
     const port = await freePort();
     await apply({
