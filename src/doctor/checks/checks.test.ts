@@ -137,3 +137,13 @@ test('relative times', () => {
   assert.equal(relative(new Date('2026-02-28T23:57:00Z'), now), '3m ago');
   assert.equal(relative(new Date('2026-03-03T05:00:00Z'), now), 'in 2d 5h');
 });
+
+test('the report: one line per finding, a fix under each that is not ok, and whether issuance is blocked', async () => {
+  const { formatDiagnosis } = await import('../diagnose.ts');
+  const text = formatDiagnosis({ certificate: 'default/web', headline: 'Certificate default/web: Ready', findings: [
+    { check: 'issuer', severity: 'ok', sentence: 'ClusterIssuer le is Ready.', fix: 'never shown' },
+    { check: 'caa', severity: 'error', sentence: 'CAA forbids.', fix: 'Add a record.' },
+  ] });
+  assert.equal(text, 'Certificate default/web: Ready\n  [ok] issuer: ClusterIssuer le is Ready.\n  [ERROR] caa: CAA forbids.\n      fix: Add a record.\n  1 problem blocks issuance.\n');
+  assert.match(formatDiagnosis({ certificate: 'x', headline: 'h', findings: [] }), /Nothing blocks issuance\.\n$/);
+});
