@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.ts';
 import { Certificate } from '../api/resources.ts';
 import { CliError } from './cli-error.ts';
+import { resolveKubeconfig } from '../composition/kubeconfig-source.ts';
 import { addControllerFlags, controllerOptionsFrom, type ControllerFlags } from './server.ts';
 import { untilSignal } from './signals.ts';
 
@@ -50,7 +51,7 @@ export function leaderIdentity(): string {
 export function registerControllerCommand(program: Command) {
   addControllerFlags(program
     .command('controller')
-    .description('run the controllers against a Kubernetes API server (--kubeconfig, $KUBECONFIG or in-cluster config)')
+    .description('run the controllers against a Kubernetes API server (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster config, then ./.certsmith/kubeconfig: the order every certsmith command uses)')
     .option('--context <name>', 'kubeconfig context to use instead of the current one')
     .option('--namespace <ns>', 'watch this namespace only (default: all namespaces)')
     .option('--leader-elect', 'elect one active replica on a Lease; the others wait')
@@ -85,7 +86,14 @@ export function registerControllerCommand(program: Command) {
       const logger = createLogger({ name: 'certsmith' });
       let conn;
       try {
-        conn = await openClusterStore({ kubeconfig, context: flags.context, qps, burst });
+        // the CLI's resolution (composition/kubeconfig-source.ts), so both reach the same cluster
+        const source = resolveKubeconfig({ flag: kubeconfig });
+        if (source.kind === 'none') throw new CliError(source.message);
+        conn = await openClusterStore({
+          kubeconfig: source.kind === 'file' ? source.path : undefined,
+          serviceAccountRoot: source.kind === 'in-cluster' ? source.serviceAccountRoot : undefined,
+          context: flags.context, qps, burst,
+        });
       } catch (e) {
         if (e instanceof ClusterConfigError) throw new CliError(e.message);
         throw e;
