@@ -239,9 +239,13 @@ describe('dashboard in chromium against a real server', () => {
     await serverPage.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
 
     assert.equal(await server.stop(), 0);
+    // the server's own dashboard went with it; `certsmith dashboard` says its API does not answer
     await serverPage.locator('#connection[data-connection="reconnecting"]').waitFor({ timeout: 30_000 });
+    await page.locator('#connection[data-connection="upstream-down"]').waitFor({ timeout: 30_000 });
+    await shot(page, 'api-down');
     server = await startServer({ dataDir: join(workDir, 'data'), args: serverArgs, timeoutMs: 60_000 });
     await serverPage.locator('#connection[data-connection="live"]').waitFor({ timeout: 30_000 });
+    await page.locator('#connection[data-connection="live"]').waitFor({ timeout: 30_000 });
 
     const renew = await server.cli(['renew', 'web-rsa', '-n', 'default']);
     assert.equal(renew.code, 0, renew.stderr);

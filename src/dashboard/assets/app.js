@@ -262,7 +262,8 @@ function connect() {
   source.addEventListener('open', () => setConnection('live', 'Live'));
   source.addEventListener('snapshot', (e) => {
     snapshot = JSON.parse(e.data);
-    setConnection('live', 'Live');
+    if (snapshot.upstream?.reachable === false) setConnection('upstream-down', `The API server does not answer (${snapshot.upstream.problem ?? 'no answer'}); showing what was last seen, retrying…`);
+    else setConnection('live', 'Live');
     render();
   });
   // EventSource reconnects by itself; the first message after that is the whole current list

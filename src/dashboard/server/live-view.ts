@@ -4,11 +4,12 @@
 // fields are kept.
 import { Certificate, CertificateRequest, Challenge, EventType, Order, SecretType } from '../../api/resources.ts';
 import type { KubeObject, Secret } from '../../api/meta.ts';
-import type { CertificateObj, CertificateRequestObj } from '../../controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { Informer, cacheKey } from '../../runtime/informer.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import type { Store } from '../../store/store.ts';
+import type { ListOptions, ListResult, Store } from '../../store/store.ts';
+import type { ResourceType } from '../../api/resources.ts';
 import type { BackoffConfig } from '../../shared/backoff.ts';
 import { detail, summarize, type CertificateDetail, type CertificateSummary, type RelatedObjects, type ViewContext } from '../model/certificate-view.ts';
 import { leafOf, type ParsedLeaf } from '../model/public-certificate.ts';
@@ -17,6 +18,8 @@ export interface Snapshot {
   /** grows with every change seen: the browser refetches what it shows when it moves */
   version: number;
   generatedAt: string;
+  /** whether the API answers: while it does not, the list is what was last seen */
+  upstream: { reachable: boolean; problem?: string; since?: string };
   certificates: CertificateSummary[];
 }
 
@@ -39,20 +42,55 @@ export class LiveView {
   private readonly listeners = new Set<(s: Snapshot) => void>();
   private version = 0;
   private pending?: NodeJS.Timeout;
+  private upstream: Snapshot['upstream'] = { reachable: true };
 
   constructor(private readonly opts: LiveViewOptions) {
-    const common = { clock: opts.clock, logger: opts.logger };
-    this.certificates = new Informer<CertificateObj>(opts.store, Certificate, common);
-    this.requests = new Informer<CertificateRequestObj>(opts.store, CertificateRequest, common);
-    this.orders = new Informer(opts.store, Order, common);
-    this.challenges = new Informer(opts.store, Challenge, common);
-    this.events = new Informer(opts.store, EventType, common);
+    // a viewer retries its lists sooner than a controller would: a restarted server shows again within seconds
+    const common = { clock: opts.clock, logger: opts.logger, listRetryMaxMs: 5000 };
+    const store = this.observedStore(opts.store);
+    this.certificates = new Informer<CertificateObj>(store, Certificate, common);
+    this.requests = new Informer<CertificateRequestObj>(store, CertificateRequest, common);
+    this.orders = new Informer(store, Order, common);
+    this.challenges = new Informer(store, Challenge, common);
+    this.events = new Informer(store, EventType, common);
     for (const inf of this.informers()) {
       const changed = () => this.changed();
       inf.onAdd(changed);
       inf.onUpdate(changed);
       inf.onDelete(changed);
     }
+  }
+
+  /**
+   * The store as the informers use it, noting whether lists succeed: after a broken watch they
+   * relist at once, so a failing list is an API that is gone (a restart, a network cut), and the
+   * page must not claim to be live while it shows the last list it got.
+   */
+  private observedStore(store: Store): Store {
+    const list = async <T extends KubeObject = KubeObject>(type: ResourceType, listOpts?: ListOptions): Promise<ListResult<T>> => {
+      try {
+        const result = await store.list<T>(type, listOpts);
+        if (!this.upstream.reachable) this.setUpstream({ reachable: true });
+        return result;
+      } catch (e) {
+        if (this.upstream.reachable) this.setUpstream({ reachable: false, problem: (e as Error).message, since: this.opts.clock.now().toISOString() });
+        throw e;
+      }
+    };
+    return new Proxy(store, {
+      get: (target, prop) => {
+        if (prop === 'list') return list;
+        const v: unknown = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+  }
+
+  private setUpstream(u: Snapshot['upstream']): void {
+    this.upstream = u;
+    if (u.reachable) this.opts.logger.info('dashboard: the API answers again');
+    else this.opts.logger.warn({ err: u.problem }, 'dashboard: the API does not answer; showing the last list');
+    this.changed();
   }
 
   private informers(): Informer<KubeObject>[] {
@@ -116,7 +154,7 @@ export class LiveView {
     for (const k of this.leaves.keys()) if (!live.has(k)) this.leaves.delete(k);
     const certificates = await Promise.all(crts.map(async (c) => summarize(c, await this.leafFor(c), ctx)));
     certificates.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
-    return { version, generatedAt: ctx.now.toISOString(), certificates };
+    return { version, generatedAt: ctx.now.toISOString(), upstream: this.upstream, certificates };
   }
 
   async certificate(namespace: string, name: string): Promise<CertificateDetail | undefined> {
