@@ -23,3 +23,14 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "provision: missing ${need[*]} and not root; tests needing them will fail" >&2
   fi
 fi
+
+# kubectl v1.20 for the kubectl matrix (test/e2e/kubectl-matrix.test.ts): Debian's kubernetes-client,
+# unpacked beside the machine's kubectl rather than installed over it
+kubectl120=/opt/certsmith-test/kubectl-1.20
+if [ ! -x "$kubectl120/kubectl" ] && [ "$(id -u)" = 0 ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -qq kubernetes-client >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get download -qq kubernetes-client >/dev/null; }) \
+    && dpkg-deb -x "$tmp"/kubernetes-client_*.deb "$tmp/root" \
+    && mkdir -p "$kubectl120" && cp "$tmp/root/usr/bin/kubectl" "$kubectl120/kubectl"
+  rm -rf "$tmp"
+fi

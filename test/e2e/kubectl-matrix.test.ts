@@ -4,11 +4,12 @@
 // must answer the same.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { isReady, run, waitFor } from './harness.ts';
-import { startKubectlSession, type KubeJSON, type ServerKubectlSession } from './kubectl-session.ts';
+import { kubectlBin, startKubectlSession, type KubeJSON, type ServerKubectlSession } from './kubectl-session.ts';
 
 let s: ServerKubectlSession;
 /** kubectl as a user runs it: asserting success, returning stdout */
@@ -249,4 +250,101 @@ test('kubectl delete (name, -l, --all) and wait --for=delete', async () => {
   await ok(['apply', '-f', file]);
   await ok(['delete', 'secrets', '--all', '-n', 'demo']);
   assert.equal((await ok(['get', 'secrets', '-n', 'demo', '-o', 'name'])).trim(), '');
+});
+
+test('kubectl apply --prune -l removes what left the manifests, and only that', async () => {
+  // kubectl's default prune list is workload kinds (ConfigMap, Deployment, ...), which the embedded
+  // server does not serve and which never include custom resources such as Certificates: pruning
+  // Certificates needs --prune-allowlist on a cluster too
+  const allow = ['--prune-allowlist=core/v1/Secret', '--prune-allowlist=cert-manager.io/v1/Certificate'];
+  const dir = join(s.work, 'prune');
+  mkdirSync(dir, { recursive: true });
+  const labels = '{ app: prune-matrix }';
+  const cert = (name: string) => `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${name}, namespace: demo, labels: ${labels} }\nspec: { secretName: ${name}-tls, commonName: ${name}.example.test, dnsNames: [${name}.example.test], issuerRef: { name: selfsigned, kind: ClusterIssuer } }\n`;
+  writeFileSync(join(dir, 'secret.yaml'), `apiVersion: v1\nkind: Secret\nmetadata: { name: prune-a, namespace: demo, labels: ${labels} }\nstringData: { v: a }\n`);
+  writeFileSync(join(dir, 'keep.yaml'), cert('prune-keep'));
+  writeFileSync(join(dir, 'gone.yaml'), cert('prune-gone'));
+  await ok(['apply', '-f', dir]);
+  // somebody else's object with the same label, not in the manifests' namespace, stays
+  await ok(['create', 'secret', 'generic', 'prune-other', '-n', 'default', '--from-literal=v=x']);
+  await ok(['label', 'secret', 'prune-other', '-n', 'default', 'app=prune-matrix']);
+  rmSync(join(dir, 'gone.yaml'));
+  const out = await ok(['apply', '--prune', '-l', 'app=prune-matrix', ...allow, '-f', dir]);
+  assert.match(out, /certificate.cert-manager.io\/prune-gone pruned/);
+  assert.doesNotMatch(out, /prune-keep pruned|prune-a pruned|prune-other pruned/);
+  assert.equal((await ok(['get', 'certificates', '-n', 'demo', '-l', 'app=prune-matrix', '-o', 'name'])).trim(), 'certificate.cert-manager.io/prune-keep');
+  assert.equal((await ok(['get', 'secrets', '-n', 'demo', '-l', 'app=prune-matrix', '-o', 'name'])).trim(), 'secret/prune-a');
+  assert.equal((await ok(['get', 'secret', 'prune-other', '-n', 'default', '-o', 'name'])).trim(), 'secret/prune-other');
+});
+
+test('kubectl get -w streams a change as it happens', async () => {
+  await s.apply('apiVersion: v1\nkind: Secret\nmetadata: { name: watched, namespace: demo }\nstringData: { v: "1" }\n');
+  const child = spawn(kubectlBin, ['--kubeconfig', s.server.kubeconfig, 'get', 'secret', 'watched', '-n', 'demo', '-w', '-o', 'jsonpath={.metadata.labels.step}{"\\n"}'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  try {
+    await waitFor('the initial line', () => out.split('\n').length >= 2, 15_000);
+    await ok(['label', 'secret', 'watched', '-n', 'demo', 'step=two']);
+    await waitFor('the labelled version streamed', () => out.includes('two'), 15_000);
+  } finally {
+    child.kill();
+  }
+});
+
+test('kubectl edit with a scripted EDITOR changes the stored object', async () => {
+  const editor = join(s.work, 'editor.sh');
+  // what a person does in vi: change one field and save
+  writeFileSync(editor, '#!/bin/sh\nsed -i "s/renewBefore: 360h0m0s/renewBefore: 240h0m0s/; s/renewBefore: 360h/renewBefore: 240h/" "$1"\n', { mode: 0o755 });
+  const r = await run(kubectlBin, ['--kubeconfig', s.server.kubeconfig, 'edit', 'certificate', 'web-rsa', '-n', 'default'], { env: { ...process.env, EDITOR: editor, KUBE_EDITOR: editor }, timeoutMs: 30_000 });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /certificate.cert-manager.io\/web-rsa edited/);
+  assert.equal(await ok(['get', 'certificate', 'web-rsa', '-n', 'default', '-o', 'jsonpath={.spec.renewBefore}']), '240h');
+});
+
+test('kubectl delete --cascade=orphan keeps the dependents, --cascade=foreground removes them first', async () => {
+  const cert = (name: string) => `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${name}, namespace: demo }\nspec: { secretName: ${name}-tls, commonName: ${name}.example.test, dnsNames: [${name}.example.test], issuerRef: { name: selfsigned, kind: ClusterIssuer } }\n`;
+  await s.apply(cert('orphaned') + '---\n' + cert('foreground'));
+  for (const name of ['orphaned', 'foreground']) {
+    await waitFor(`${name} Ready`, async () => isReady(await s.getJSON(['get', 'certificate', name, '-n', 'demo'])));
+  }
+  const requestsOf = async (name: string) => (await s.getJSON<{ items: KubeJSON[] }>(['get', 'certificaterequests', '-n', 'demo'])).items
+    .filter((r) => r.metadata.name.startsWith(`${name}-`));
+  assert.ok((await requestsOf('orphaned')).length >= 1);
+  await ok(['delete', 'certificate', 'orphaned', '-n', 'demo', '--cascade=orphan']);
+  const left = await requestsOf('orphaned');
+  assert.ok(left.length >= 1, 'the CertificateRequest outlives its orphaning owner');
+  assert.ok(left.every((r) => !(r.metadata.ownerReferences ?? []).some((o) => o.kind === 'Certificate')), 'and no longer names it as owner');
+
+  assert.ok((await requestsOf('foreground')).length >= 1);
+  await ok(['delete', 'certificate', 'foreground', '-n', 'demo', '--cascade=foreground', '--wait=true', '--timeout=30s']);
+  assert.notEqual((await s.kubectl(['get', 'certificate', 'foreground', '-n', 'demo'])).code, 0);
+  assert.equal((await requestsOf('foreground')).length, 0, 'dependents gone with the owner');
+});
+
+/** Debian's kubectl v1.20 (kubernetes-client), unpacked beside the machine's by test/provision.sh */
+const kubectl120 = process.env.KUBECTL_1_20 ?? '/opt/certsmith-test/kubectl-1.20/kubectl';
+
+test('kubectl v1.20: create secret, apply, get, describe, label, patch, wait, delete against the same server', async () => {
+  assert.ok(existsSync(kubectl120), `no kubectl v1.20 at ${kubectl120}: test/provision.sh unpacks Debian's kubernetes-client there`);
+  const k = (args: string[], input?: string) => run(kubectl120, ['--kubeconfig', s.server.kubeconfig, ...args], { input, timeoutMs: 30_000 });
+  const must = async (args: string[], input?: string) => {
+    const r = await k(args, input);
+    assert.equal(r.code, 0, `kubectl v1.20 ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  assert.match(await must(['version', '--client', '--short']), /v1\.20\./);
+  await must(['create', 'secret', 'generic', 'old-kubectl', '-n', 'demo', '--from-literal=k=v']);
+  assert.equal(Buffer.from(await must(['get', 'secret', 'old-kubectl', '-n', 'demo', '-o', 'jsonpath={.data.k}']), 'base64').toString(), 'v');
+  // v1.20 validates against /openapi/v2
+  await must(['apply', '-f', '-'], 'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: old-kubectl, namespace: demo }\nspec: { secretName: old-kubectl-tls, commonName: old.example.test, dnsNames: [old.example.test], issuerRef: { name: selfsigned, kind: ClusterIssuer } }\n');
+  await must(['wait', '--for=condition=Ready', 'certificate/old-kubectl', '-n', 'demo', '--timeout=30s']);
+  assert.match(await must(['get', 'certificates', '-n', 'demo']), /old-kubectl\s+True/);
+  assert.match(await must(['describe', 'certificate', 'old-kubectl', '-n', 'demo']), /Secret Name:\s+old-kubectl-tls/);
+  await must(['label', 'certificate', 'old-kubectl', '-n', 'demo', 'era=1.20']);
+  await must(['patch', 'certificate', 'old-kubectl', '-n', 'demo', '--type=merge', '-p', '{"spec":{"renewBefore":"100h"}}']);
+  const c = JSON.parse(await must(['get', 'certificate', 'old-kubectl', '-n', 'demo', '-o', 'json'])) as { metadata: { labels?: Record<string, string> }; spec: { renewBefore?: string } };
+  assert.equal(c.metadata.labels?.era, '1.20');
+  assert.equal(c.spec.renewBefore, '100h');
+  await must(['delete', 'certificate', 'old-kubectl', '-n', 'demo']);
+  await must(['delete', 'secret', 'old-kubectl', '-n', 'demo']);
 });
