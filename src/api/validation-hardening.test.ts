@@ -116,7 +116,9 @@ test('uris: parse, ASCII, no whitespace or control characters', () => {
     { name: 'NUL', obj: uri('https://a.example.com/\u0000'), field: 'spec.uris[0]', message: /control/ },
     { name: 'space', obj: uri('https://a.example.com/a b'), field: 'spec.uris[0]' },
     { name: 'non-ASCII', obj: uri('https://bücher.example/'), field: 'spec.uris[0]', message: /must be ASCII/ },
-    { name: 'not a URI', obj: uri('relative/path'), field: 'spec.uris[0]', message: /^invalid URI$/ },
+    { name: 'not a URI', obj: uri('https://[::1/'), field: 'spec.uris[0]', message: /^invalid URI$/ },
+    // upstream (Go's url.Parse) takes a reference without a scheme (issue 15)
+    { name: 'no scheme', obj: uri('relative/path') },
   ]);
 });
 

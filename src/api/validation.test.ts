@@ -243,7 +243,7 @@ const cases: Case[] = [
   { name: 'acme.privateKeySecretRef.name', obj: issuerWith({ acme: { server: 'https://x/dir', privateKeySecretRef: {} } }), field: 'spec.acme.privateKeySecretRef.name', reason: 'FieldValueRequired' },
   { name: 'acme caBundle with skipTLSVerify', obj: issuerWith({ acme: { ...acmeBase, skipTLSVerify: true, caBundle: Buffer.from('-----BEGIN CERTIFICATE-----').toString('base64') } }), field: 'spec.acme.caBundle', reason: 'FieldValueInvalid' },
   { name: 'acme caBundle not base64', obj: issuerWith({ acme: { ...acmeBase, caBundle: 'not base64!' } }), field: 'spec.acme.caBundle', reason: 'FieldValueInvalid', message: /base64/ },
-  { name: 'EAB keyID', obj: issuerWith({ acme: { ...acmeBase, externalAccountBinding: { keySecretRef: { name: 'e' } } } }), field: 'spec.acme.externalAccountBinding.keyID', reason: 'FieldValueRequired' },
+  { name: 'EAB keyID', obj: issuerWith({ acme: { ...acmeBase, externalAccountBinding: { keySecretRef: { name: 'e', key: 'k' } } } }), field: 'spec.acme.externalAccountBinding.keyID', reason: 'FieldValueRequired' },
   { name: 'solver with no type', obj: issuerWith({ acme: { ...acmeBase, solvers: [{ selector: {} }] } }), field: 'spec.acme.solvers[0]', reason: 'FieldValueRequired' },
   { name: 'solver with both types', obj: issuerWith({ acme: { ...acmeBase, solvers: [{ http01: { ingress: {} }, dns01: { rfc2136: { nameserver: '127.0.0.1' } } }] } }), field: 'spec.acme.solvers[0].dns01', reason: 'FieldValueForbidden' },
   { name: 'dns01 two providers', obj: issuerWith({ acme: { ...acmeBase, solvers: [{ dns01: { rfc2136: { nameserver: '127.0.0.1' }, route53: {} } }] } }), field: 'spec.acme.solvers[0].dns01.route53', reason: 'FieldValueForbidden' },

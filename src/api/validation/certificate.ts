@@ -10,6 +10,7 @@ import { signatureAlgorithms } from '../schema.ts';
 import { dns1123SubdomainError } from '../names.ts';
 import { isWellFormed } from '../unicode.ts';
 import { child, index, isNum, isObj, isStr, mapKey, strings, tryDuration, type Errors, type Obj } from './field-errors.ts';
+import { maxAnnotationBytes } from '../../store/object-checks.ts';
 import { validateIssuerRef } from './issuer-ref.ts';
 import { validateAnnotationKeys, validateLabels } from './metadata.ts';
 import { validateDNSNames, validateEmails, validateIPs, validateURIs } from './subject-alt-names.ts';
@@ -107,6 +108,9 @@ export function validateCertificateSpec(spec: Obj, p: string, errs: Errors): voi
     validateLabels(spec.secretTemplate.labels, child(tp, 'labels'), errs);
     validateAnnotationKeys(spec.secretTemplate.annotations, child(tp, 'annotations'), errs);
     if (isObj(spec.secretTemplate.annotations)) {
+      // they end up on the Secret: the same total as any object's annotations (apimachinery's ValidateAnnotations)
+      const total = Object.entries(spec.secretTemplate.annotations).reduce((n, [k, v]) => n + Buffer.byteLength(k) + (isStr(v) ? Buffer.byteLength(v) : 0), 0);
+      if (total > maxAnnotationBytes) errs.tooLong(child(tp, 'annotations'), maxAnnotationBytes);
       for (const k of Object.keys(spec.secretTemplate.annotations)) {
         if (k.startsWith(CERT_MANAGER_PREFIX) && k !== CAInjectorAnnotation.allowDirectInjection) {
           errs.invalid(mapKey(child(tp, 'annotations'), k), k, 'cert-manager.io/* annotations are not allowed');

@@ -3,7 +3,7 @@
 import { parseDuration } from '../duration.ts';
 import type { ResourceType } from '../resources.ts';
 
-export type FieldErrorReason = 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueNotSupported' | 'FieldValueDuplicate';
+export type FieldErrorReason = 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueNotSupported' | 'FieldValueDuplicate' | 'FieldValueTooLong';
 
 export interface FieldError {
   /** Kubernetes field path, e.g. `spec.renewal.windows[0].cron[1]`. */
@@ -32,6 +32,7 @@ export class Errors {
     this.list.push({ field, message: `supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`, reason: 'FieldValueNotSupported', value });
   }
   duplicate(field: string, value: unknown): void { this.list.push({ field, message: '', reason: 'FieldValueDuplicate', value }); }
+  tooLong(field: string, maxBytes: number): void { this.list.push({ field, message: `must have at most ${maxBytes} bytes`, reason: 'FieldValueTooLong' }); }
 }
 
 /** The message Kubernetes puts in a 422 Status: `Kind.group "name" is invalid: [path: Reason: msg, ...]`. */
@@ -49,6 +50,7 @@ export function fieldErrorText(e: FieldError): string {
     case 'FieldValueForbidden': return `${e.field}: Forbidden${e.message ? `: ${e.message}` : ''}`;
     case 'FieldValueNotSupported': return `${e.field}: Unsupported value: ${v}${e.message ? `: ${e.message}` : ''}`;
     case 'FieldValueDuplicate': return `${e.field}: Duplicate value: ${v}`;
+    case 'FieldValueTooLong': return `${e.field}: Too long: ${e.message}`;
     default: return `${e.field}: Invalid value: ${v}${e.message ? `: ${e.message}` : ''}`;
   }
 }

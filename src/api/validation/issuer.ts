@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { dns01Providers, issuerTypes, tsigAlgorithms } from '../schema.ts';
 import { child, index, isObj, isStr, tryDuration, type Errors, type Obj } from './field-errors.ts';
+import { dns1123SubdomainError } from '../names.ts';
 
 function present(o: Obj, k: string): boolean {
   return o[k] !== undefined && o[k] !== null;
@@ -14,6 +15,16 @@ export function validateIssuerSpec(spec: Obj, p: string, errs: Errors): void {
   for (const extra of configured.slice(1)) errs.forbidden(child(p, extra), 'may not specify more than one issuer type');
 
   if (isObj(spec.ca) && (!isStr(spec.ca.secretName) || spec.ca.secretName === '')) errs.required(child(child(p, 'ca'), 'secretName'), 'must be specified');
+  if (isObj(spec.ca)) {
+    // upstream's paths and messages (its OCSP path is "ocspServer", singular)
+    const cp = child(p, 'ca');
+    (Array.isArray(spec.ca.ocspServers) ? spec.ca.ocspServers : []).forEach((u, i) => {
+      if (u === '') errs.invalid(index(child(cp, 'ocspServer'), i), u, 'must be a valid URL, e.g., http://ocsp.int-x3.letsencrypt.org');
+    });
+    (Array.isArray(spec.ca.issuingCertificateURLs) ? spec.ca.issuingCertificateURLs : []).forEach((u, i) => {
+      if (u === '') errs.invalid(index(child(cp, 'issuingCertificateURLs'), i), u, 'must be a valid URL');
+    });
+  }
   if (isObj(spec.acme)) validateACMEIssuer(spec.acme, child(p, 'acme'), errs);
   if (isObj(spec.vault) && isObj(spec.vault.auth)) {
     const auth = spec.vault.auth;
@@ -28,8 +39,8 @@ export function validateIssuerSpec(spec: Obj, p: string, errs: Errors): void {
 }
 
 function validateACMEIssuer(acme: Obj, p: string, errs: Errors): void {
+  // upstream asks for a server and nothing more of it: a wrong one shows on the Issuer's Ready condition
   if (!isStr(acme.server) || acme.server === '') errs.required(child(p, 'server'), 'acme server URL is a required field');
-  else if (!/^https?:\/\//.test(acme.server) || !URL.canParse(acme.server)) errs.invalid(child(p, 'server'), acme.server, 'must be an http or https URL');
   const pk = acme.privateKeySecretRef;
   if (!isObj(pk) || !isStr(pk.name) || pk.name === '') errs.required(child(child(p, 'privateKeySecretRef'), 'name'), 'private key secret name is a required field');
   if (isStr(acme.caBundle) && acme.caBundle !== '') {
@@ -44,6 +55,9 @@ function validateACMEIssuer(acme: Obj, p: string, errs: Errors): void {
     if (!isStr(eab.keyID) || eab.keyID === '') errs.required(child(ep, 'keyID'), 'the keyID field is required when using externalAccountBinding');
     if (!isObj(eab.keySecretRef) || !isStr(eab.keySecretRef.name) || eab.keySecretRef.name === '') {
       errs.required(child(child(ep, 'keySecretRef'), 'name'), 'the keySecretRef.name field is required when using externalAccountBinding');
+    }
+    if (!isObj(eab.keySecretRef) || !isStr(eab.keySecretRef.key) || eab.keySecretRef.key === '') {
+      errs.required(child(child(ep, 'keySecretRef'), 'key'), 'the keySecretRef.key field is required when using externalAccountBinding');
     }
   }
   if (Array.isArray(acme.solvers)) {
@@ -75,6 +89,16 @@ export function validateSolver(s: Obj, p: string, errs: Errors): void {
       if (k === 'ingress' && ['class', 'ingressClassName', 'name'].filter((f) => isStr(cfg[f]) && cfg[f] !== '').length > 1) {
         errs.invalid(child(hp, 'ingress'), cfg, "only one of 'ingressClassName', 'name' or 'class' should be specified");
       }
+      if (k === 'ingress' && isStr(cfg.ingressClassName)) {
+        const e = dns1123SubdomainError(cfg.ingressClassName);
+        if (e) errs.invalid(child(child(hp, 'ingress'), 'ingressClassName'), cfg.ingressClassName, e);
+      }
+      if (k === 'gatewayHTTPRoute' && Array.isArray(cfg.parentRefs)) {
+        // a ParentReference names its parent; kind defaults to Gateway
+        cfg.parentRefs.forEach((ref, i) => {
+          if (!isObj(ref) || !isStr(ref.name) || ref.name === '') errs.required(child(index(child(child(hp, k), 'parentRefs'), i), 'name'));
+        });
+      }
     }
   }
 
@@ -95,9 +119,12 @@ function validateRFC2136(r: Obj, p: string, errs: Errors): void {
   if (isStr(r.tsigAlgorithm) && r.tsigAlgorithm !== '' && !(tsigAlgorithms as readonly string[]).includes(r.tsigAlgorithm.toUpperCase())) {
     errs.notSupported(child(p, 'tsigAlgorithm'), r.tsigAlgorithm, tsigAlgorithms);
   }
+  const ref = r.tsigSecretSecretRef;
   if (isStr(r.tsigKeyName) && r.tsigKeyName !== '') {
-    const ref = r.tsigSecretSecretRef;
     if (!isObj(ref) || !isStr(ref.name) || ref.name === '') errs.required(child(child(p, 'tsigSecretSecretRef'), 'name'), 'required when tsigKeyName is set');
+  } else if (isObj(ref) && isStr(ref.name) && ref.name !== '' && isStr(ref.key) && ref.key !== '') {
+    // a complete TSIG secret reference is useless without the key's name
+    errs.required(child(p, 'tsigKeyName'));
   }
 }
 
@@ -106,7 +133,7 @@ function validNameserver(ns: string): boolean {
   const port = (s: string) => /^\d{1,5}$/.test(s) && Number(s) > 0 && Number(s) < 65536;
   const bracketed = /^\[([^\]]+)\](?::(.*))?$/.exec(ns);
   if (bracketed) return isIP(bracketed[1]) === 6 && (bracketed[2] === undefined || port(bracketed[2]));
-  if (isIP(ns) !== 0) return true;
+  // an IPv6 address must be bracketed (Go's SplitHostPort: "too many colons"); a bare IPv4 one is a hostname here
   const i = ns.lastIndexOf(':');
   if (i < 0) return hostname.test(ns);
   const host = ns.slice(0, i);

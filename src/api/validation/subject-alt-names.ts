@@ -75,6 +75,11 @@ export function ipAddressError(ip: string): string | undefined {
 export function uriError(u: string): string | undefined {
   if (controlRe.test(u) || /\s/.test(u)) return 'invalid URI: must not contain whitespace or control characters';
   if (nonASCIIRe.test(u)) return 'invalid URI: must be ASCII (percent-encode other characters)';
+  // Go's url.Parse, which upstream uses, takes a reference without a scheme ("relative/path");
+  // with a scheme, or with what looks like an empty one, it must parse
+  if (u.startsWith(':')) return 'invalid URI: missing protocol scheme';
+  if (/%(?![0-9A-Fa-f]{2})/.test(u)) return 'invalid URI: invalid URL escape';
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(u)) return undefined;
   return URL.canParse(u) ? undefined : 'invalid URI';
 }
 
