@@ -3,6 +3,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { KubeObject } from './meta.ts';
 import type * as S from './schema.ts';
+import type { CertificateAriStatus } from '../acme/ari.ts';
 
 export type IssuerRef = Static<typeof S.IssuerRefSchema>;
 export type LocalObjectReference = Static<typeof S.LocalObjectReferenceSchema>;
@@ -19,7 +20,15 @@ export type RenewalPolicy = Static<typeof S.RenewalPolicySchema>;
 export type RenewalWindow = Static<typeof S.RenewalWindowSchema>;
 export type RenewalSpec = Static<typeof S.RenewalSchema>;
 export type CertificateSpec = Static<typeof S.CertificateSpecSchema>;
-export type CertificateStatus = Static<typeof S.CertificateStatusSchema>;
+/**
+ * status.acme stays open in the CRD (x-kubernetes-preserve-unknown-fields); certsmith keeps the
+ * ACME renewal information (RFC 9773) of the certificate in use in status.acme.ari.
+ */
+export interface CertificateAcmeStatus {
+  ari?: CertificateAriStatus;
+  [k: string]: unknown;
+}
+export type CertificateStatus = Omit<Static<typeof S.CertificateStatusSchema>, 'acme'> & { acme?: CertificateAcmeStatus };
 
 export type CertificateRequestSpec = Static<typeof S.CertificateRequestSpecSchema>;
 export type CertificateRequestStatus = Static<typeof S.CertificateRequestStatusSchema>;
@@ -67,6 +76,9 @@ export interface ClusterIssuer extends KubeObject {
   spec: IssuerSpec;
   status?: IssuerStatus;
 }
+
+/** An Issuer or a ClusterIssuer, told apart by kind: what a request's issuerRef finds. */
+export type AnyIssuer = Issuer | ClusterIssuer;
 
 export interface Order extends KubeObject {
   spec: OrderSpec;

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { CertificateRequest } from '../api/resources.ts';
 import { approvalState, approve, deny } from '../shared/approval.ts';
-import type { CertificateRequestObj } from '../controllers/certificates/objects.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../api/types.ts';
 import type { Store } from '../store/store.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';

@@ -7,8 +7,9 @@ import { CertificateRequest } from '../api/resources.ts';
 import type { Condition } from '../api/meta.ts';
 import { parseDuration } from '../api/duration.ts';
 import type { Store } from '../store/store.ts';
-import type { CertificateRequestObj } from '../controllers/certificates/objects.ts';
-import { keySpecOf, requestSpecOf, templateOf, type CertificateSpecLike } from '../shared/certificate-template.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../api/types.ts';
+import { keySpecOf, requestSpecOf, templateOf } from '../shared/certificate-template.ts';
+import { type CertificateSpec } from '../api/types.ts';
 import { parseManifests } from './manifests.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
@@ -17,10 +18,10 @@ const POLL_INTERVAL_MS = 250;
 
 interface CertificateManifest {
   metadata?: { name?: string; namespace?: string };
-  spec?: CertificateSpecLike;
+  spec?: CertificateSpec;
 }
 
-export function readCertificateManifest(file: string): CertificateManifest & { spec: CertificateSpecLike } {
+export function readCertificateManifest(file: string): CertificateManifest & { spec: CertificateSpec } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -37,11 +38,11 @@ export function readCertificateManifest(file: string): CertificateManifest & { s
   if (crts.length !== 1) throw new CliError(`${file} must hold exactly one cert-manager.io Certificate, it holds ${crts.length}`);
   const crt = crts[0].obj as CertificateManifest;
   if (!crt.spec?.issuerRef?.name) throw new CliError(`${file}: the Certificate has no spec.issuerRef.name`);
-  return crt as CertificateManifest & { spec: CertificateSpecLike };
+  return crt as CertificateManifest & { spec: CertificateSpec };
 }
 
 /** The request cmctl would make: the spec's issuer, duration, isCA and usages, and our CSR. */
-export function certificateRequestFor(name: string, namespace: string, spec: CertificateSpecLike, csrPem: string): CertificateRequestObj {
+export function certificateRequestFor(name: string, namespace: string, spec: CertificateSpec, csrPem: string): CertificateRequestObj {
   return {
     apiVersion: 'cert-manager.io/v1',
     kind: 'CertificateRequest',

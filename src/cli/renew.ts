@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { setCondition } from '../api/conditions.ts';
 import { Certificate } from '../api/resources.ts';
 import { isConflict, type Store } from '../store/store.ts';
-import type { CertificateObj } from '../controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../api/types.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
 

@@ -5,7 +5,7 @@ import { Certificate, CertificateRequest, Challenge, ClusterIssuer, EventType, I
 import type { Condition, KubeObject, Secret } from '../api/meta.ts';
 import { CertificateAnnotation } from '../api/annotations.ts';
 import type { Store } from '../store/store.ts';
-import type { CertificateObj, CertificateRequestObj } from '../controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../api/types.ts';
 import { defaultBackoff } from '../shared/backoff.ts';
 import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';

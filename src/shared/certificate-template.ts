@@ -1,53 +1,16 @@
 // Maps a Certificate spec onto the neutral PKI template, the one place that knows both shapes.
 import type { CertificateTemplate, X509Subject } from '../pki/template.ts';
 import type { KeySpec } from '../pki/keys.ts';
-import type { CertificateRequestObj } from '../controllers/certificates/objects.ts';
+import type { CertificateRequest as CertificateRequestObj, CertificateSpec } from '../api/types.ts';
 
-/** The spec fields the lifecycle reads; the schema's full type is wider. */
-export interface CertificateSpecLike {
-  secretName: string;
-  commonName?: string;
-  dnsNames?: string[];
-  ipAddresses?: string[];
-  uris?: string[];
-  emailAddresses?: string[];
-  otherNames?: { oid: string; utf8Value: string }[];
-  literalSubject?: string;
-  subject?: {
-    organizations?: string[]; countries?: string[]; organizationalUnits?: string[]; localities?: string[];
-    provinces?: string[]; streetAddresses?: string[]; postalCodes?: string[]; serialNumber?: string;
-  };
-  duration?: string;
-  renewBefore?: string;
-  renewBeforePercentage?: number;
-  usages?: string[];
-  isCA?: boolean;
-  issuerRef: { name: string; kind?: string; group?: string };
-  privateKey?: { algorithm?: 'RSA' | 'ECDSA' | 'Ed25519'; size?: number; encoding?: 'PKCS1' | 'PKCS8'; rotationPolicy?: 'Never' | 'Always' };
-  revisionHistoryLimit?: number;
-  encodeUsagesInRequest?: boolean;
-  nameConstraints?: {
-    critical?: boolean;
-    permitted?: { dnsDomains?: string[]; ipRanges?: string[]; emailAddresses?: string[]; uriDomains?: string[] };
-    excluded?: { dnsDomains?: string[]; ipRanges?: string[]; emailAddresses?: string[]; uriDomains?: string[] };
-  };
-  secretTemplate?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-  additionalOutputFormats?: { type: 'CombinedPEM' | 'DER' }[];
-  keystores?: {
-    pkcs12?: { create: boolean; passwordSecretRef?: { name: string; key: string }; password?: string; profile?: 'LegacyRC2' | 'LegacyDES' | 'Modern2023' };
-    jks?: { create: boolean; passwordSecretRef?: { name: string; key: string }; password?: string; alias?: string };
-  };
-  renewal?: unknown;
-}
-
-export function keySpecOf(spec: CertificateSpecLike): KeySpec {
+export function keySpecOf(spec: CertificateSpec): KeySpec {
   const pk = spec.privateKey ?? {};
   const algorithm = pk.algorithm ?? 'RSA';
   const size = algorithm === 'Ed25519' ? undefined : pk.size || (algorithm === 'ECDSA' ? 256 : 2048);
   return { algorithm, size, encoding: pk.encoding ?? 'PKCS1' };
 }
 
-export function templateOf(spec: CertificateSpecLike): CertificateTemplate {
+export function templateOf(spec: CertificateSpec): CertificateTemplate {
   const s = spec.subject;
   const subject: X509Subject | undefined = s && {
     organizations: s.organizations, countries: s.countries, organizationalUnits: s.organizationalUnits,
@@ -60,7 +23,8 @@ export function templateOf(spec: CertificateSpecLike): CertificateTemplate {
     ipAddresses: spec.ipAddresses,
     uris: spec.uris,
     emailAddresses: spec.emailAddresses,
-    otherNames: spec.otherNames,
+    // admission requires both fields of an otherName
+    otherNames: spec.otherNames?.map(({ oid, utf8Value }) => ({ oid: oid!, utf8Value: utf8Value! })),
     subject,
     literalSubject: spec.literalSubject,
     usages: spec.encodeUsagesInRequest === false ? undefined : spec.usages,
@@ -79,7 +43,7 @@ export function issuerRefKey(ref: { name: string; kind?: string; group?: string 
  * duration, isCA and usages cert-manager copies. The request manager and `certsmith create
  * certificaterequest` both build requests with it.
  */
-export function requestSpecOf(spec: CertificateSpecLike, csrPem: string): CertificateRequestObj['spec'] {
+export function requestSpecOf(spec: CertificateSpec, csrPem: string): CertificateRequestObj['spec'] {
   return {
     request: Buffer.from(csrPem).toString('base64'),
     issuerRef: spec.issuerRef,

@@ -3,7 +3,7 @@
 import { ClusterIssuer, Issuer } from '../api/resources.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { InformerFactory } from '../runtime/informer.ts';
-import type { IssuerLike } from '../controllers/requests/signing.ts';
+import type { AnyIssuer } from '../api/types.ts';
 
 /** The part of a controller's context the lookup reads. */
 export interface IssuerLookupContext {
@@ -11,12 +11,12 @@ export interface IssuerLookupContext {
   options: { clusterResourceNamespace?: string };
 }
 
-export function issuerResourceNamespace(ctx: IssuerLookupContext, issuer: IssuerLike): string {
+export function issuerResourceNamespace(ctx: IssuerLookupContext, issuer: Pick<AnyIssuer, 'kind'> & { metadata: { namespace?: string } }): string {
   return issuer.kind === 'ClusterIssuer' ? (ctx.options.clusterResourceNamespace ?? 'cert-manager') : issuer.metadata.namespace!;
 }
 
-export function lookupIssuer(ctx: IssuerLookupContext, namespace: string | undefined, ref: { name: string; kind?: string }): IssuerLike | undefined {
+export function lookupIssuer(ctx: IssuerLookupContext, namespace: string | undefined, ref: { name: string; kind?: string }): AnyIssuer | undefined {
   return ref.kind === 'ClusterIssuer'
-    ? ctx.informers.informerFor<IssuerLike & KubeObject>(ClusterIssuer).get(undefined, ref.name)
-    : ctx.informers.informerFor<IssuerLike & KubeObject>(Issuer).get(namespace, ref.name);
+    ? ctx.informers.informerFor<AnyIssuer & KubeObject>(ClusterIssuer).get(undefined, ref.name)
+    : ctx.informers.informerFor<AnyIssuer & KubeObject>(Issuer).get(namespace, ref.name);
 }

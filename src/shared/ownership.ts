@@ -1,7 +1,7 @@
 // Ownership: which object controls which (ownerReferences), which Certificate owns a Secret
 // that several name, and whether an object is on its way out.
 import type { KubeObject } from '../api/meta.ts';
-import type { CertificateObj } from '../controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../api/types.ts';
 
 export function isDeleting(o: KubeObject): boolean {
   return !!o.metadata.deletionTimestamp;

@@ -2,7 +2,8 @@
 // for the next one carries that number in an annotation; the request manager, issuing,
 // revision manager and files controllers all read them the same way.
 import { createHash } from 'node:crypto';
-import { ANN, type CertificateObj, type CertificateRequestObj } from '../controllers/certificates/objects.ts';
+import { ANN } from '../controllers/certificates/objects.ts';
+import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../api/types.ts';
 
 export function nextRevision(crt: CertificateObj): number {
   return (crt.status?.revision ?? 0) + 1;

@@ -5,7 +5,7 @@ import type { Lifecycle } from '../lifecycle/harness.ts';
 import { ClusterIssuer } from '../../src/api/resources.ts';
 import type { ResourceType } from '../../src/api/resources.ts';
 import type { ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
-import type { CertificateObj } from '../../src/controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../../src/api/types.ts';
 
 export const b64 = (s: string) => Buffer.from(s).toString('base64');
 

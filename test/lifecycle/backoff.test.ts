@@ -8,7 +8,7 @@ import { certificateStatus } from '../../src/cli/status.ts';
 import { startControllers } from '../../src/controllers/manager.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { Certificate, CertificateRequest } from '../../src/api/resources.ts';
-import type { CertificateObj, CertificateRequestObj } from '../../src/controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../src/api/types.ts';
 
 const HOUR = 3_600_000;
 const S = 1000;

@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/runtime/logger.ts';
 import { Certificate, CertificateRequest, ClusterIssuer, Issuer, SecretType, resourceTypeFor, type ResourceType } from '../../src/api/resources.ts';
 import type { KubeObject, Secret } from '../../src/api/meta.ts';
 import type { Store, WatchEvent } from '../../src/store/store.ts';
-import type { CertificateObj, CertificateRequestObj } from '../../src/controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../src/api/types.ts';
 import { certificateMatchesKey } from '../../src/pki/parse.ts';
 
 export interface Lifecycle {

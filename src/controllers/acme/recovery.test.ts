@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AcmeError, type AcmeAuthorization } from '../../acme/client.ts';
 import type { Challenge, Order } from '../../api/types.ts';
-import type { CertificateRequestObj } from '../certificates/objects.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import {
   accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RETRY, challengeAtCA, isUnreachable, RETRY_BOUNDS,
   shouldReadAfterAcceptError, solverWasUnavailable,

@@ -9,7 +9,8 @@ import type { KubeObject, Secret } from '../../api/meta.ts';
 import { cacheKey, type Informer } from '../../runtime/informer.ts';
 import { keyFor, splitKey } from '../../runtime/controller.ts';
 import { record, type ControllerContext, type ControllerSpec } from '../context.ts';
-import { ANN, type CertificateObj } from '../certificates/objects.ts';
+import { ANN } from '../certificates/objects.ts';
+import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { caSourceOf, decideInjection, injectableFor, sourceSecretName, type Injectable } from './inject.ts';
 
 const FIELD_MANAGER = 'cert-manager-cainjector';

@@ -4,7 +4,7 @@ import type { KubeObject, Secret } from '../../api/meta.ts';
 import {
   APIServiceType, CustomResourceDefinitionType, MutatingWebhookConfigurationType, ValidatingWebhookConfigurationType,
 } from '../../api/resources.ts';
-import type { CertificateObj } from '../certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../../api/types.ts';
 import { caSourceOf, decideInjection, injectableFor, INJECT_REASON, type InjectionInput } from './inject.ts';
 
 const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBroot\n-----END CERTIFICATE-----\n';

@@ -8,7 +8,8 @@ import {
   type ResourceType,
 } from '../../api/resources.ts';
 import type { EventSpec } from '../decision.ts';
-import { ANN, type CertificateObj } from '../certificates/objects.ts';
+import { ANN } from '../certificates/objects.ts';
+import { type Certificate as CertificateObj } from '../../api/types.ts';
 
 export const INJECT_ANN = CAInjectorAnnotation;
 

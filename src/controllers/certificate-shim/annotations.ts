@@ -4,9 +4,15 @@
 import net from 'node:net';
 import { formatDuration, parseDuration } from '../../api/duration.ts';
 import { keyUsages } from '../../api/schema.ts';
-import type { CertificateSpecLike } from '../../shared/certificate-template.ts';
+import type { CertificateSpec } from '../../api/types.ts';
 // the Secret annotations of the same names: the shim reads on an Ingress what issuing writes on a Secret
 import { ANN } from '../certificates/objects.ts';
+import type { KeyUsage } from '../../api/types.ts';
+
+
+function isKeyUsage(u: string): u is KeyUsage {
+  return (keyUsages as readonly string[]).includes(u);
+}
 
 export const INGRESS_ANN = {
   issuer: 'cert-manager.io/issuer',
@@ -132,8 +138,8 @@ function oneOf<T extends string>(values: readonly T[]) {
 }
 
 /** The spec fields (other than hosts, secretName and issuerRef) that the Ingress's annotations set. */
-export function specFromAnnotations(ann: Record<string, string>): Partial<CertificateSpecLike> {
-  const spec: Partial<CertificateSpecLike> = {};
+export function specFromAnnotations(ann: Record<string, string>): Partial<CertificateSpec> {
+  const spec: Partial<CertificateSpec> = {};
   const commonName = ann[INGRESS_ANN.commonName];
   if (commonName !== undefined) spec.commonName = commonName;
 
@@ -152,7 +158,7 @@ export function specFromAnnotations(ann: Record<string, string>): Partial<Certif
   const emails = parse(ann, INGRESS_ANN.emailSANs, plainList);
   if (emails?.length) spec.emailAddresses = emails;
 
-  const subject: NonNullable<CertificateSpecLike['subject']> = {};
+  const subject: NonNullable<CertificateSpec['subject']> = {};
   const subjectLists = [
     [INGRESS_ANN.subjectOrganizations, 'organizations'], [INGRESS_ANN.subjectOrganizationalUnits, 'organizationalUnits'],
     [INGRESS_ANN.subjectCountries, 'countries'], [INGRESS_ANN.subjectProvinces, 'provinces'],
@@ -176,7 +182,7 @@ export function specFromAnnotations(ann: Record<string, string>): Partial<Certif
 
   const usages = parse(ann, INGRESS_ANN.usages, (v) => v.split(',').map((u) => {
     const usage = u.trim();
-    if (!(keyUsages as readonly string[]).includes(usage)) throw new Error(`invalid key usage name "${usage}"`);
+    if (!isKeyUsage(usage)) throw new Error(`invalid key usage name "${usage}"`);
     return usage;
   }));
   if (usages) spec.usages = usages;
@@ -188,7 +194,7 @@ export function specFromAnnotations(ann: Record<string, string>): Partial<Certif
   });
   if (limit !== undefined) spec.revisionHistoryLimit = limit;
 
-  const privateKey: NonNullable<CertificateSpecLike['privateKey']> = {};
+  const privateKey: NonNullable<CertificateSpec['privateKey']> = {};
   const algorithm = parse(ann, INGRESS_ANN.privateKeyAlgorithm, oneOf(['RSA', 'ECDSA', 'Ed25519'] as const));
   if (algorithm) privateKey.algorithm = algorithm;
   const encoding = parse(ann, INGRESS_ANN.privateKeyEncoding, oneOf(['PKCS1', 'PKCS8'] as const));
@@ -218,7 +224,7 @@ function stringMap(v: unknown, what: string): Record<string, string> | undefined
   return v as Record<string, string>;
 }
 
-function secretTemplateOf(v: string): CertificateSpecLike['secretTemplate'] {
+function secretTemplateOf(v: string): CertificateSpec['secretTemplate'] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(v);

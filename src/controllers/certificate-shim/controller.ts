@@ -6,7 +6,7 @@ import type { KubeObject } from '../../api/meta.ts';
 import { isNotFound } from '../../store/store.ts';
 import { keyFor, splitKey } from '../../runtime/controller.ts';
 import { record, type ControllerContext, type ControllerSpec } from '../context.ts';
-import type { CertificateObj } from '../certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../../api/types.ts';
 import { wakeOwners } from '../../shared/watch.ts';
 import { decideIngressShim, SHIM_REASON, type IngressObj, type IngressShimOptions, type ShimDecision } from './shim.ts';
 import { decideGatewayShim, type GatewayObj } from './gateway.ts';

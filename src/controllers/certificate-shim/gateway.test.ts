@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CertificateObj } from '../certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../../api/types.ts';
 import { decideGatewayShim, gatewaySource, type GatewayListener, type GatewayObj } from './gateway.ts';
 import { decideIngressShim, type ShimAction } from './shim.ts';
 

@@ -3,7 +3,7 @@
 // Listeners naming one Secret share its Certificate. The rest of the decision is the shim's.
 import type { KubeObject } from '../../api/meta.ts';
 import { IGNORE_TLS_LISTENERS_ANNOTATION } from '../../api/annotations.ts';
-import type { CertificateObj } from '../certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../../api/types.ts';
 import type { EventSpec } from '../decision.ts';
 import { decideShim, warning, type IngressShimOptions, type ShimDecision, type ShimEntry, type ShimSource } from './shim.ts';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CertificateObj } from '../certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../../api/types.ts';
 import { decideIngressShim, type IngressObj, type IngressShimOptions, type ShimAction } from './shim.ts';
 import { splitQuotedList } from './annotations.ts';
 

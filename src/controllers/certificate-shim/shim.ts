@@ -9,8 +9,8 @@ import type { KubeObject } from '../../api/meta.ts';
 import { Certificate as CertificateType } from '../../api/resources.ts';
 import { fieldErrorText, validate } from '../../api/validation.ts';
 import type { EventSpec } from '../decision.ts';
-import type { CertificateObj } from '../certificates/objects.ts';
-import type { CertificateSpecLike } from '../../shared/certificate-template.ts';
+import type { Certificate as CertificateObj } from '../../api/types.ts';
+import type { CertificateSpec } from '../../api/types.ts';
 import { BadAnnotationError, CERTIFICATE_ANN, INGRESS_ANN, annotationOfSpecField, specFromAnnotations } from './annotations.ts';
 
 export interface IngressTLS { hosts?: string[]; secretName?: string }
@@ -74,7 +74,7 @@ const APPLYSET_LABEL = 'applyset.kubernetes.io/part-of';
 const SHIM_FIELDS = [
   'secretName', 'issuerRef', 'commonName', 'dnsNames', 'ipAddresses', 'uris', 'emailAddresses', 'subject',
   'duration', 'renewBefore', 'renewBeforePercentage', 'usages', 'revisionHistoryLimit', 'privateKey', 'secretTemplate',
-] as const satisfies readonly (keyof CertificateSpecLike)[];
+] as const satisfies readonly (keyof CertificateSpec)[];
 
 const isTrue = (v: string | undefined) => v !== undefined && ['1', 't', 'true'].includes(v.trim().toLowerCase());
 
@@ -146,18 +146,18 @@ function controlledBy(crt: KubeObject, owner: KubeObject): boolean {
   return !!ref && ref.uid === owner.metadata.uid;
 }
 
-function shimSpec(spec: CertificateSpecLike): Record<string, unknown> {
+function shimSpec(spec: CertificateSpec): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of SHIM_FIELDS) if (spec[f] !== undefined) out[f] = spec[f];
   return out;
 }
 
-function buildCertificate(owner: KubeObject, source: ShimSource, tls: ShimEntry, issuerRef: { name: string; kind: string; group: string }, fromAnnotations: Partial<CertificateSpecLike>): CertificateObj {
+function buildCertificate(owner: KubeObject, source: ShimSource, tls: ShimEntry, issuerRef: { name: string; kind: string; group: string }, fromAnnotations: Partial<CertificateSpec>): CertificateObj {
   const hostIPs = tls.hosts.filter((h) => net.isIP(h));
   const hostNames = tls.hosts.filter((h) => !net.isIP(h));
   const dnsNames = uniq([...hostNames, ...(fromAnnotations.dnsNames ?? [])]);
   const ipAddresses = uniq([...hostIPs, ...(fromAnnotations.ipAddresses ?? [])], canonicalIP);
-  const spec: CertificateSpecLike = {
+  const spec: CertificateSpec = {
     ...fromAnnotations,
     secretName: tls.secretName,
     issuerRef,
@@ -238,7 +238,7 @@ export function decideShim<O extends KubeObject>(owner: O, read: (owner: O) => S
     return { actions: [], events: [warning(`Could not determine issuer for ingress due to bad annotations: ${issuer.errors.join(', ')}`)] };
   }
   if (source.fatal.length) return { actions: [], events: source.fatal };
-  let fromAnnotations: Partial<CertificateSpecLike>;
+  let fromAnnotations: Partial<CertificateSpec>;
   try {
     fromAnnotations = specFromAnnotations(owner.metadata.annotations ?? {});
   } catch (e) {
@@ -293,5 +293,5 @@ function withShimFields(existing: CertificateObj, desired: CertificateObj): Cert
   const metadata = { ...existing.metadata };
   if (desired.metadata.labels) metadata.labels = desired.metadata.labels; else delete metadata.labels;
   if (Object.keys(wantAnnotations).length) metadata.annotations = { ...(existing.metadata.annotations ?? {}), ...wantAnnotations };
-  return { ...existing, metadata, spec: spec as unknown as CertificateSpecLike };
+  return { ...existing, metadata, spec: spec as unknown as CertificateSpec };
 }

@@ -1,45 +1,4 @@
-// The controllers' view of the objects they read: the fields they rely on, nothing more.
-import type { Condition, KubeObject, Secret } from '../../api/meta.ts';
-import type { CertificateSpecLike } from '../../shared/certificate-template.ts';
-
-export interface CertificateStatusLike {
-  conditions?: Condition[];
-  lastFailureTime?: string;
-  issuanceAttempts?: number;
-  failedIssuanceAttempts?: number;
-  notBefore?: string;
-  notAfter?: string;
-  renewalTime?: string;
-  revision?: number;
-  nextPrivateKeySecretName?: string;
-  renewal?: { policy?: string; windows?: { valid: boolean; message?: string } };
-  /** ACME renewal information (RFC 9773), see acme/ari.ts CertificateAriStatus */
-  acme?: { ari?: import('../../acme/ari.ts').CertificateAriStatus; [k: string]: unknown };
-}
-
-export interface CertificateObj extends KubeObject {
-  spec: CertificateSpecLike;
-  status?: CertificateStatusLike;
-}
-
-export interface CertificateRequestObj extends KubeObject {
-  spec: {
-    request: string;
-    issuerRef: { name: string; kind?: string; group?: string };
-    duration?: string;
-    isCA?: boolean;
-    usages?: string[];
-    username?: string;
-  };
-  status?: {
-    conditions?: Condition[];
-    certificate?: string;
-    ca?: string;
-    failureTime?: string;
-  };
-}
-
-export type { Secret };
+// Annotation and label keys the certificate controllers write on requests and Secrets.
 
 export const ANN = {
   revision: 'cert-manager.io/certificate-revision',

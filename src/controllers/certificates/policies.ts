@@ -1,7 +1,9 @@
 // The ordered policy chains of the trigger and readiness controllers: each policy looks at the
 // gathered objects and names the first reason a Certificate needs (re-)issuing, as cert-manager does.
 import { isTrue } from '../../api/conditions.ts';
-import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from './objects.ts';
+import { ANN } from './objects.ts';
+import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
+import { type Secret } from '../../api/meta.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from '../../shared/parse-memo.ts';
 import { issuerRefKey, keySpecOf, templateOf } from '../../shared/certificate-template.ts';
 import { parseDuration } from '../../api/duration.ts';

@@ -5,7 +5,7 @@ import { isConflict } from '../../store/store.ts';
 import type { ControllerContext } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateCaches } from './gather.ts';
-import type { CertificateObj, CertificateStatusLike } from './objects.ts';
+import type { Certificate as CertificateObj, CertificateStatus } from '../../api/types.ts';
 
 /**
  * Runs fn with the cached Certificate; if a write in it conflicts, runs it once more with the
@@ -25,6 +25,6 @@ export async function withCertificate<R>(ctx: ControllerContext, c: CertificateC
   }
 }
 
-export async function writeCertificateStatus(ctx: ControllerContext, crt: CertificateObj, status: CertificateStatusLike, manager: string): Promise<CertificateObj> {
+export async function writeCertificateStatus(ctx: ControllerContext, crt: CertificateObj, status: CertificateStatus, manager: string): Promise<CertificateObj> {
   return ctx.store.updateStatus<CertificateObj>(Certificate, { ...crt, status }, { fieldManager: manager });
 }

@@ -3,15 +3,15 @@ import { ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
-import type { Secret } from '../certificates/objects.ts';
+import type { Secret } from '../../api/meta.ts';
 import { issuerResourceNamespace } from '../../shared/issuer-lookup.ts';
-import type { IssuerLike } from '../requests/signing.ts';
+import type { AnyIssuer } from '../../api/types.ts';
 import { decideIssuerReady } from './issuer-readiness.ts';
 import { retryBackoff } from '../../runtime/workqueue.ts';
 
 export function issuerController(ctx: ControllerContext, cluster: boolean): ControllerSpec {
   const type = cluster ? ClusterIssuer : Issuer;
-  const issuers = ctx.informers.informerFor<IssuerLike & KubeObject>(type);
+  const issuers = ctx.informers.informerFor<AnyIssuer & KubeObject>(type);
   const secrets = ctx.informers.informerFor<Secret>(SecretType);
   return {
     name: cluster ? 'clusterissuers' : 'issuers',

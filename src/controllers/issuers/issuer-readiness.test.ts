@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideIssuerReady } from './issuer-readiness.ts';
-import type { IssuerLike } from '../requests/signing.ts';
-import type { Secret } from '../certificates/objects.ts';
+import type { IssuerView as IssuerLike } from '../requests/signing.ts';
+import type { Secret } from '../../api/meta.ts';
 import type { Condition } from '../../api/meta.ts';
 import { NOW, caKeyPair, cert, cond, issuer, key, secretFor } from '../testing/fixtures.ts';
 

@@ -1,13 +1,13 @@
 // Readiness of SelfSigned and CA issuers (ACME issuers are registered by the ACME controllers).
 import { setCondition } from '../../api/conditions.ts';
 import type { Condition } from '../../api/meta.ts';
-import type { Secret } from '../certificates/objects.ts';
+import type { Secret } from '../../api/meta.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo } from '../../shared/parse-memo.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
-import type { IssuerLike } from '../requests/signing.ts';
+import type { IssuerView } from '../requests/signing.ts';
 import { issuerTypeOf } from '../requests/signing.ts';
 
-export function decideIssuerReady(issuer: IssuerLike, caSecret: Secret | undefined, now: Date): Condition[] | undefined {
+export function decideIssuerReady(issuer: IssuerView, caSecret: Secret | undefined, now: Date): Condition[] | undefined {
   const type = issuerTypeOf(issuer);
   const gen = issuer.metadata.generation;
   let next: Omit<Condition, 'lastTransitionTime'>;

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gateRequest } from './signing.ts';
 import { getCondition } from '../../api/conditions.ts';
-import type { CertificateRequestObj } from '../certificates/objects.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 
 const now = new Date('2026-01-01T00:00:00Z');
 

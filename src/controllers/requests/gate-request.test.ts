@@ -2,8 +2,9 @@
 // certificaterequests sync): foreign groups, denial, finished requests, approval, issuer state.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gateRequest, type GateResult, type IssuerLike } from './signing.ts';
-import type { CertificateRequestObj } from '../certificates/objects.ts';
+import { gateRequest, type GateResult } from './signing.ts';
+import type { IssuerView as IssuerLike } from './signing.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { Condition } from '../../api/meta.ts';
 import { NOW, b64, certificateRequest, cond, csr, issuer, key } from '../testing/fixtures.ts';
 

@@ -2,7 +2,8 @@
 // certificate and CA, or say why not (pending = retry later, failed = terminal for this request).
 import { durationMsOf } from '../../api/defaults.ts';
 import { decodeBase64, parseCertCached, parseCertMemo, parseKeyMemo, requestCSR } from '../../shared/parse-memo.ts';
-import type { CertificateRequestObj, Secret } from '../certificates/objects.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
+import type { Secret } from '../../api/meta.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
 import { signCertificate } from '../../pki/sign.ts';
 import { splitPEM } from '../../pki/parse.ts';

@@ -1,23 +1,25 @@
 // The generic CertificateRequest flow shared by the SelfSigned and CA signers (cert-manager's
 // certificaterequests sync): approval gate, issuer readiness, sign once, report.
 import { getCondition, isTrue, rfc3339, setCondition } from '../../api/conditions.ts';
-import type { Condition } from '../../api/meta.ts';
-import type { CertificateRequestObj } from '../certificates/objects.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { EventSpec } from '../decision.ts';
 import { approvalState, approve, autoApproves } from '../../shared/approval.ts';
+import type { AnyIssuer, IssuerSpec } from '../../api/types.ts';
 
 export type CRStatus = NonNullable<CertificateRequestObj['status']>;
 
-export interface IssuerLike {
-  kind: string;
-  metadata: { name?: string; namespace?: string; generation?: number };
-  spec?: { selfSigned?: unknown; ca?: { secretName: string }; acme?: unknown; [k: string]: unknown };
-  status?: { conditions?: Condition[] };
-}
+/**
+ * What the request gate and the issuer checks read of an Issuer or ClusterIssuer: the schema's
+ * types narrowed to those fields, so a decision table can build an issuer from what matters.
+ */
+export type IssuerView = Pick<AnyIssuer, 'kind' | 'status'> & {
+  metadata: Pick<AnyIssuer['metadata'], 'name' | 'namespace' | 'generation'>;
+  spec?: { [K in keyof IssuerSpec]?: unknown } & Pick<IssuerSpec, 'ca'>;
+};
 
 export type IssuerType = 'selfSigned' | 'ca' | 'acme' | 'unsupported';
 
-export function issuerTypeOf(issuer: IssuerLike): IssuerType {
+export function issuerTypeOf(issuer: IssuerView): IssuerType {
   const s = issuer.spec ?? {};
   if (s.selfSigned) return 'selfSigned';
   if (s.ca) return 'ca';
@@ -28,11 +30,11 @@ export function issuerTypeOf(issuer: IssuerLike): IssuerType {
 /** What the gate says before signing: stop with a status to write, or go on to sign. */
 export type GateResult =
   | { kind: 'stop'; status?: CRStatus; events: EventSpec[] }
-  | { kind: 'sign'; status: CRStatus; issuer: IssuerLike; issuerType: IssuerType; events: EventSpec[] };
+  | { kind: 'sign'; status: CRStatus; issuer: IssuerView; issuerType: IssuerType; events: EventSpec[] };
 
 export interface GateInput {
   request: CertificateRequestObj;
-  issuer?: IssuerLike;
+  issuer?: IssuerView;
   autoApprove: boolean;
 }
 

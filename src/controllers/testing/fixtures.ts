@@ -8,8 +8,10 @@ import { signCertificate } from '../../pki/sign.ts';
 import type { CertificateTemplate } from '../../pki/template.ts';
 import { FakeClock } from '../../runtime/clock.ts';
 import type { Condition } from '../../api/meta.ts';
-import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../certificates/objects.ts';
-import type { IssuerLike } from '../requests/signing.ts';
+import { ANN } from '../certificates/objects.ts';
+import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
+import { type Secret } from '../../api/meta.ts';
+import type { IssuerView as IssuerLike } from '../requests/signing.ts';
 
 /** The instant every table is evaluated at, unless a row says otherwise. */
 export const NOW = new Date('2026-06-01T00:00:00Z');

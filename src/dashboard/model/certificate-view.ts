@@ -2,7 +2,7 @@
 // state, timeline and the request → order → challenge chain. Pure: the objects and the time
 // come in, plain JSON goes out (nothing from a Secret but the public leaf fields).
 import type { Condition, KubeObject } from '../../api/meta.ts';
-import type { CertificateObj, CertificateRequestObj } from '../../controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { BackoffConfig } from '../../shared/backoff.ts';
 import { renewalDecisionFor, renewalReasonInWords, retryScheduleFor } from '../../shared/certificate-schedule.ts';
 import type { ParsedLeaf, PublicCertificate } from './public-certificate.ts';

@@ -5,7 +5,7 @@
 // renewal really happens.
 import { computeRenewal, type AriInput, type RenewalDecision } from './renewal-time.ts';
 import { holdForMinimumInterval, MINIMUM_INTERVAL_FLOOR_MS } from './min-interval.ts';
-import type { CertificateObj } from '../../controllers/certificates/objects.ts';
+import type { Certificate as CertificateObj } from '../../api/types.ts';
 import type { CertificateInfo } from '../../pki/parse.ts';
 import { certIdOf } from '../../acme/ari.ts';
 
@@ -24,7 +24,7 @@ export function ariFor(certificate: CertificateObj, leaf: CertificateInfo): AriI
 
 /** issuedAt: when the leaf was issued, if known better than its notBefore (see lastIssuanceTime). */
 export function renewalFor(certificate: CertificateObj, leaf: CertificateInfo, issuedAt?: Date): RenewalDecision {
-  const renewal = (certificate.spec.renewal ?? {}) as { policy?: 'RenewBefore' | 'EarliestWindow' | 'Disabled'; windows?: [] };
+  const renewal = certificate.spec.renewal ?? {};
   const ari = ariFor(certificate, leaf);
   const d = computeRenewal({
     notBefore: leaf.notBefore,

@@ -96,7 +96,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
   async function client(c: ChallengeObj) {
     const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
     if (!issuer) throw new Error(`issuer "${c.spec.issuerRef.name}" of Challenge ${c.metadata.namespace}/${c.metadata.name} not found`);
-    return clientForIssuer(ctx, rt, issuer as never);
+    return clientForIssuer(ctx, rt, issuer);
   }
 
   /** Marks the Challenge failed for a cause that is not the user's (annotation first: the Order reads both together). */
@@ -126,7 +126,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     const problem = accountGoneProblem(e);
     if (!problem) return undefined;
     const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
-    if (issuer) await reportAccountGone(ctx, issuer as never, acme.accountUrl, problem);
+    if (issuer) await reportAccountGone(ctx, issuer, acme.accountUrl, problem);
     const reason = `The ACME account is gone at the server (${problem.reason}); the Order is retried under a new registration: ${problem.message}`;
     ctx.recorder.event(c, 'Warning', problem.reason, reason);
     return { next: await failForCause(c, 'account-gone', { state: 'errored', reason }) };

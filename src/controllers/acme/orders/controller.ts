@@ -201,7 +201,7 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       }
       if (!issuer?.spec?.acme) throw new Error(`issuer "${order.spec.issuerRef.name}" of Order ${key} not found or not an ACME issuer`);
       const acme = issuer.spec.acme;
-      const client = await clientForIssuer(ctx, rt, issuer as never);
+      const client = await clientForIssuer(ctx, rt, issuer);
       const now = () => ctx.clock.now();
       const createdUnder = order.metadata.annotations?.[ANN_ACCOUNT];
       if (step.kind !== 'create' && createdUnder && client.accountUrl && createdUnder !== client.accountUrl) {
@@ -324,7 +324,7 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       } catch (e) {
         const gone = accountGoneProblem(e);
         if (gone) {
-          await reportAccountGone(ctx, issuer as never, client.accountUrl, gone);
+          await reportAccountGone(ctx, issuer, client.accountUrl, gone);
           // The cache may not have our own writes of this pass yet.
           const fresh = (await ctx.store.get<OrderObj>(Order, namespace, name)) ?? order;
           const reason = `The ACME account is gone at the server (${gone.reason}); a new Order follows once the issuer has registered again: ${(e as Error).message}`;

@@ -6,7 +6,8 @@ import { isNotFound, StoreError } from '../../../store/store.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
-import { ANN, type CertificateObj, type CertificateRequestObj } from '../../certificates/objects.ts';
+import { ANN } from '../../certificates/objects.ts';
+import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { ariEnabled } from '../../certificates/renewal/ari-controller.ts';
 import { writeStatus } from '../../requests/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
@@ -47,9 +48,9 @@ export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
       // order from rate limits and knows which certificate to expect no more renewals of.
       const crtName = cr.metadata.annotations?.[ANN.certificateName];
       // Only a certificate the CA answered renewal information about: it knows that one.
-      const ari = ariEnabled((issuer.spec as { acme?: never } | undefined)?.acme) && crtName ? certificates.get(namespace, crtName)?.status?.acme?.ari : undefined;
+      const ari = ariEnabled(issuer.spec?.acme) && crtName ? certificates.get(namespace, crtName)?.status?.acme?.ari : undefined;
       const replaces = ari?.suggestedWindow ? ari.certID : undefined;
-      const decision = decideOrderRequest({ request: cr, issuer: issuer as never, orders: orders.list(namespace), ...(replaces ? { replaces } : {}) }, ctx.clock.now());
+      const decision = decideOrderRequest({ request: cr, issuer, orders: orders.list(namespace), ...(replaces ? { replaces } : {}) }, ctx.clock.now());
       if (decision.conflict) {
         throw new Error(`found Order resource "${decision.conflict}" not owned by this CertificateRequest, retrying`);
       }

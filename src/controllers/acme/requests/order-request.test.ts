@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { decideOrderRequest, expectedOrder, type OrderRequestDecision, type OrderRequestInput } from './order-request.ts';
 import type { Order } from '../../../api/types.ts';
 import type { Condition } from '../../../api/meta.ts';
-import type { CertificateRequestObj } from '../../certificates/objects.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { ANN } from '../../certificates/objects.ts';
 import { ANN_FAILURE_CAUSE, ANN_RETRY, RETRY_BOUNDS } from '../recovery.ts';
 import { NOW, b64, caKeyPair, cert, certificateRequest, cond, csr, key } from '../../testing/fixtures.ts';

@@ -3,7 +3,7 @@
 import net from 'node:net';
 import { getCondition, isTrue } from '../../../api/conditions.ts';
 import type { Order, OrderSpec } from '../../../api/types.ts';
-import type { CertificateRequestObj } from '../../certificates/objects.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { ANN } from '../../certificates/objects.ts';
 import { ownerRefTo } from '../../../shared/ownership.ts';
 import { decodeBase64, parseCertMemo, requestCSR } from '../../../shared/parse-memo.ts';

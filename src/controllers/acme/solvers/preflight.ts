@@ -16,20 +16,20 @@ import { cloudflareAuth, route53Keys } from './providers.ts';
 
 export const SOLVER_CONFIG_REASON = 'InvalidSolverConfig';
 
-interface IssuerLike {
+interface SolverIssuer {
   kind: string;
   metadata: { name?: string; namespace?: string };
 }
 
 /** A stand-in Challenge for the credential readers: which Issuer, which solver. */
-function probe(issuer: IssuerLike, solver: ACMESolver): Pick<Challenge, 'metadata' | 'spec'> {
+function probe(issuer: SolverIssuer, solver: ACMESolver): Pick<Challenge, 'metadata' | 'spec'> {
   return {
     metadata: { namespace: issuer.metadata.namespace },
     spec: { issuerRef: { name: issuer.metadata.name!, kind: issuer.kind, group: 'cert-manager.io' }, solver, dnsName: '', key: '', token: '', type: 'DNS-01', url: '', authorizationURL: '' },
   } as unknown as Pick<Challenge, 'metadata' | 'spec'>;
 }
 
-async function checkSolver(ctx: ControllerContext, issuer: IssuerLike, solver: ACMESolver): Promise<void> {
+async function checkSolver(ctx: ControllerContext, issuer: SolverIssuer, solver: ACMESolver): Promise<void> {
   const dns01 = solver.dns01;
   if (!dns01) return;
   const c = probe(issuer, solver);
@@ -67,7 +67,7 @@ async function checkSolver(ctx: ControllerContext, issuer: IssuerLike, solver: A
 }
 
 /** The first DNS-01 solver of the Issuer that cannot work, as a Ready=False reason and message; undefined when none is known broken. */
-export async function brokenSolver(ctx: ControllerContext, issuer: IssuerLike & { spec?: { acme?: { solvers?: ACMESolver[] } } }): Promise<{ reason: string; message: string } | undefined> {
+export async function brokenSolver(ctx: ControllerContext, issuer: SolverIssuer & { spec?: { acme?: { solvers?: ACMESolver[] } } }): Promise<{ reason: string; message: string } | undefined> {
   const solvers = issuer.spec?.acme?.solvers ?? [];
   for (const [i, s] of solvers.entries()) {
     try {

@@ -2,7 +2,9 @@ import { SecretType } from '../../../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, targetSecret, watchCertificateGraph } from '../gather.ts';
-import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
+import { ANN } from '../objects.ts';
+import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
+import { type Secret } from '../../../api/meta.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
@@ -14,6 +16,7 @@ import { keySpecOf, templateOf } from '../../../shared/certificate-template.ts';
 import { durationMsOf } from '../../../api/defaults.ts';
 import { createTemporaryCertificate } from '../../../pki/temporary.ts';
 import { isTrue } from '../../../api/conditions.ts';
+import type { SecretKeySelector } from '../../../api/types.ts';
 
 const MANAGER = 'certificates-issuing';
 
@@ -74,7 +77,7 @@ export function issuingController(ctx: ControllerContext): ControllerSpec {
   };
 }
 
-async function passwordFor(ctx: ControllerContext, crt: CertificateObj, ks: { password?: string; passwordSecretRef?: { name: string; key: string } } | undefined): Promise<string | undefined> {
+async function passwordFor(ctx: ControllerContext, crt: CertificateObj, ks: { password?: string; passwordSecretRef?: SecretKeySelector } | undefined): Promise<string | undefined> {
   if (!ks) return undefined;
   if (ks.passwordSecretRef) {
     const s = await ctx.store.get<Secret>(SecretType, crt.metadata.namespace, ks.passwordSecretRef.name);
@@ -82,7 +85,7 @@ async function passwordFor(ctx: ControllerContext, crt: CertificateObj, ks: { pa
       ctx.recorder.event(crt, 'Warning', 'KeystorePasswordSecretNotFound', `Secret "${ks.passwordSecretRef.name}" holding the keystore password was not found`);
       throw new Error(`keystore password Secret ${crt.metadata.namespace}/${ks.passwordSecretRef.name} not found`);
     }
-    const v = decodeBase64(s.data?.[ks.passwordSecretRef.key]);
+    const v = decodeBase64(s.data?.[ks.passwordSecretRef.key ?? '']);
     if (!v) throw new Error(`keystore password Secret ${crt.metadata.namespace}/${ks.passwordSecretRef.name} has no key "${ks.passwordSecretRef.key}"`);
     return v;
   }

@@ -4,7 +4,8 @@
 import { getCondition, isTrue, rfc3339, setCondition, removeCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
 import { keyMatchesSpec, publicKeyFingerprint } from '../../../pki/keys.ts';
-import { type CertificateObj, type CertificateRequestObj, type CertificateStatusLike, type Secret } from '../objects.ts';
+import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj, type CertificateStatus } from '../../../api/types.ts';
+import { type Secret } from '../../../api/meta.ts';
 import { failedAttemptsOf } from '../../../shared/backoff.ts';
 import { isDeleting } from '../../../shared/ownership.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from '../../../shared/parse-memo.ts';
@@ -26,7 +27,7 @@ export const TEMPORARY_CERTIFICATE_ANNOTATION = 'cert-manager.io/issue-temporary
 
 export type IssuingDecision =
   | { kind: 'wait' }
-  | { kind: 'fail'; status: CertificateStatusLike; event: EventSpec }
+  | { kind: 'fail'; status: CertificateStatus; event: EventSpec }
   | { kind: 'issue'; request: CertificateRequestObj; keyPem: string; revision: number }
   /** write a temporary certificate for the next key into the target Secret; status stays as it is */
   | { kind: 'temporary'; keyPem: string };
@@ -87,8 +88,8 @@ function fail(crt: CertificateObj, cond: Condition, now: Date): IssuingDecision 
  * that the trigger's backoff reads. Also used by the request manager when no request can be
  * built, so that failure is retried with the same backoff instead of on every reconcile.
  */
-export function failedIssuance(crt: CertificateObj, reason: string, message: string, now: Date): { status: CertificateStatusLike; event: EventSpec } {
-  const status: CertificateStatusLike = {
+export function failedIssuance(crt: CertificateObj, reason: string, message: string, now: Date): { status: CertificateStatus; event: EventSpec } {
+  const status: CertificateStatus = {
     ...(crt.status ?? {}),
     lastFailureTime: rfc3339(now),
     issuanceAttempts: failedAttemptsOf(crt.status) + 1,
@@ -99,8 +100,8 @@ export function failedIssuance(crt: CertificateObj, reason: string, message: str
 }
 
 /** Status after a successful issuance, before readiness fields are merged in. */
-export function issuedStatus(crt: CertificateObj, revision: number): CertificateStatusLike {
-  const status: CertificateStatusLike = { ...(crt.status ?? {}), revision, conditions: removeCondition(crt.status?.conditions, 'Issuing') };
+export function issuedStatus(crt: CertificateObj, revision: number): CertificateStatus {
+  const status: CertificateStatus = { ...(crt.status ?? {}), revision, conditions: removeCondition(crt.status?.conditions, 'Issuing') };
   delete status.lastFailureTime;
   delete status.issuanceAttempts;
   delete status.failedIssuanceAttempts;

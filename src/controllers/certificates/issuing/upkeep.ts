@@ -1,6 +1,8 @@
 // Post-issuance upkeep: a Secret whose extra outputs or template metadata no longer match the
 // spec is rebuilt from its own key and certificate, with no new request.
-import { LABEL, type CertificateObj, type Secret } from '../objects.ts';
+import { LABEL } from '../objects.ts';
+import { type Certificate as CertificateObj } from '../../../api/types.ts';
+import { type Secret } from '../../../api/meta.ts';
 
 /** The data keys the spec asks for, besides tls.crt/tls.key/ca.crt. */
 export function expectedExtraKeys(crt: CertificateObj, hasCA: boolean): string[] {

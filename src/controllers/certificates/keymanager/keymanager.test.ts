@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generatePrivateKey } from '../../../pki/keys.ts';
-import type { CertificateObj, Secret } from '../objects.ts';
+import type { Certificate as CertificateObj } from '../../../api/types.ts';
+import type { Secret } from '../../../api/meta.ts';
 import { decideKeyManager, gateKeyReplacements } from './keymanager.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');

@@ -2,7 +2,8 @@
 // Certificate and names it in status; when issuing ends, deletes it.
 import { getCondition } from '../../../api/conditions.ts';
 import { keyMatchesSpec } from '../../../pki/keys.ts';
-import { type CertificateObj, type Secret } from '../objects.ts';
+import { type Certificate as CertificateObj } from '../../../api/types.ts';
+import { type Secret } from '../../../api/meta.ts';
 import { isDeleting } from '../../../shared/ownership.ts';
 import { decodeBase64, parseKeyMemo } from '../../../shared/parse-memo.ts';
 import { keySpecOf } from '../../../shared/certificate-template.ts';

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { generatePrivateKey } from '../../../pki/keys.ts';
 import { createCSR } from '../../../pki/csr.ts';
 import { signCertificate } from '../../../pki/sign.ts';
-import type { CertificateObj, CertificateRequestObj, Secret } from '../objects.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
+import type { Secret } from '../../../api/meta.ts';
 import { issuanceCompleting } from '../policies.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');

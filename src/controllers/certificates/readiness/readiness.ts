@@ -3,13 +3,13 @@
 // moment it writes a Secret, so a fresh issuance costs one status write, not two.
 import { removeCondition, rfc3339, setCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
-import type { CertificateObj, CertificateStatusLike } from '../objects.ts';
+import type { Certificate as CertificateObj, CertificateStatus } from '../../../api/types.ts';
 import { firstViolation, secretCertificate, secretPolicies, type CertificateInput } from '../policies.ts';
 import { renewalFor } from '../../../shared/renewal/renewal-decision.ts';
 import { lastIssuanceTime } from '../../../shared/renewal/min-interval.ts';
 import type { RenewalDecision } from '../../../shared/renewal/renewal-time.ts';
 
-export type ReadinessFields = Pick<CertificateStatusLike, 'conditions' | 'notBefore' | 'notAfter' | 'renewalTime' | 'renewal'>;
+export type ReadinessFields = Pick<CertificateStatus, 'conditions' | 'notBefore' | 'notAfter' | 'renewalTime' | 'renewal'>;
 
 export interface ReadinessDecision {
   fields: ReadinessFields;
@@ -29,8 +29,8 @@ export function decideReadiness(input: CertificateInput, now: Date): ReadinessDe
     ? { type: 'Ready', status: 'False', reason: violation.reason, message: violation.message, observedGeneration: gen }
     : { type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired', observedGeneration: gen }, now);
 
-  const policy = (crt.spec.renewal as { policy?: string } | undefined)?.policy ?? 'RenewBefore';
-  const hasWindows = !!(crt.spec.renewal as { windows?: unknown[] } | undefined)?.windows?.length;
+  const policy = crt.spec.renewal?.policy ?? 'RenewBefore';
+  const hasWindows = !!crt.spec.renewal?.windows?.length;
   const fields: ReadinessFields = { notBefore: undefined, notAfter: undefined, renewalTime: undefined };
   let renewal: RenewalDecision | undefined;
   conditions = removeCondition(removeCondition(removeCondition(conditions, 'RenewalDisabled'), 'RenewalConfigInvalid'), 'RenewalWindow');
@@ -68,14 +68,14 @@ export function decideReadiness(input: CertificateInput, now: Date): ReadinessDe
 }
 
 /** Whether writing these fields would change the stored status. */
-export function readinessChanged(status: CertificateStatusLike | undefined, fields: ReadinessFields): boolean {
+export function readinessChanged(status: CertificateStatus | undefined, fields: ReadinessFields): boolean {
   const s = status ?? {};
   return JSON.stringify([s.conditions ?? [], s.notBefore, s.notAfter, s.renewalTime, s.renewal]) !==
     JSON.stringify([fields.conditions ?? [], fields.notBefore, fields.notAfter, fields.renewalTime, fields.renewal]);
 }
 
-export function withReadiness(crt: CertificateObj, fields: ReadinessFields): CertificateStatusLike {
-  const status: CertificateStatusLike = { ...(crt.status ?? {}), ...fields };
+export function withReadiness(crt: CertificateObj, fields: ReadinessFields): CertificateStatus {
+  const status: CertificateStatus = { ...(crt.status ?? {}), ...fields };
   for (const k of ['notBefore', 'notAfter', 'renewalTime', 'renewal'] as const) if (status[k] === undefined) delete status[k];
   return status;
 }

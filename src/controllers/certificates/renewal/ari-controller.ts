@@ -3,7 +3,6 @@
 // the renewal information of the certificate in its Secret after issuance and again when
 // status.acme.ari.nextCheck comes, and stores it there. readiness and trigger read it through
 // renewalFor. A failure is recorded and never blocks anything: the ordinary renewal time holds.
-import type { KubeObject } from '../../../api/meta.ts';
 import type { ACMEIssuer } from '../../../api/types.ts';
 import { AcmeError } from '../../../acme/client.ts';
 import { certIdOf, type CertificateAriStatus } from '../../../acme/ari.ts';
@@ -16,7 +15,7 @@ import { certificateCaches, gatherCertificate, watchCertificateGraph } from '../
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decodeBase64, parseCertMemo } from '../../../shared/parse-memo.ts';
 import { ariStatusAfterAnswer, ariStatusAfterError, decideAriCheck } from './ari-check.ts';
-import type { CertificateObj } from '../objects.ts';
+import type { Certificate as CertificateObj } from '../../../api/types.ts';
 
 const MANAGER = 'certificates-ari';
 
@@ -41,9 +40,8 @@ export function ariController(ctx: ControllerContext, rt: AcmeRuntime): Controll
       if (crt.metadata.deletionTimestamp) return;
       const ref = crt.spec.issuerRef;
       if (ref.group && ref.group !== 'cert-manager.io') return;
-      const issuer = lookupIssuer(ctx, crt.metadata.namespace, ref) as (KubeObject & { spec?: { acme?: ACMEIssuer } }) | undefined;
-      const acme = issuer?.spec?.acme;
-      if (!ariEnabled(acme)) return;
+      const issuer = lookupIssuer(ctx, crt.metadata.namespace, ref);
+      if (!issuer || !ariEnabled(issuer.spec?.acme)) return;
       const input = await gatherCertificate(ctx, c, crt);
       const pem = decodeBase64(input.secret?.data?.['tls.crt']);
       const leaf = pem ? parseCertMemo(pem).value : undefined;
@@ -57,7 +55,7 @@ export function ariController(ctx: ControllerContext, rt: AcmeRuntime): Controll
       let next: CertificateAriStatus;
       if (memo && Date.parse(memo.nextCheck ?? '') > now.getTime()) next = memo;
       else try {
-        const client = await clientForIssuer(ctx, rt, issuer as never);
+        const client = await clientForIssuer(ctx, rt, issuer);
         const info = await acmeAction('get_renewal_info', () => client.getRenewalInfo(check.certID));
         if (!info) return; // the directory offers no renewalInfo: nothing to store, nothing to ask again
         next = ariStatusAfterAnswer(check.certID, info, now);

@@ -3,7 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideRequestManager, type RequestAction } from './requestmanager.ts';
-import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
+import { ANN } from '../objects.ts';
+import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
+import { type Secret } from '../../../api/meta.ts';
 import { b64, certificate, certificateRequest, cond, csr, key, secretFor } from '../../testing/fixtures.ts';
 
 interface Row {

@@ -3,7 +3,9 @@
 // in an earlier attempt is replaced, never reused (upstream reuses denied ones and never recovers).
 import { getCondition, isTrue } from '../../../api/conditions.ts';
 import { publicKeyFingerprint } from '../../../pki/keys.ts';
-import { ANN, type CertificateObj, type CertificateRequestObj, type Secret } from '../objects.ts';
+import { ANN } from '../objects.ts';
+import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
+import { type Secret } from '../../../api/meta.ts';
 import { failedAttemptsOf } from '../../../shared/backoff.ts';
 import { isDeleting } from '../../../shared/ownership.ts';
 import { nextRevision, requestName, revisionOf } from '../../../shared/revisions.ts';

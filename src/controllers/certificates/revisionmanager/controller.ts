@@ -4,7 +4,7 @@ import { CertificateRequest } from '../../../api/resources.ts';
 import { isNotFound } from '../../../store/store.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { certificateCaches, ownedRequests, watchCertificateGraph } from '../gather.ts';
-import type { CertificateObj, CertificateRequestObj } from '../objects.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { revisionOf } from '../../../shared/revisions.ts';
 import { withCertificate } from '../shell.ts';
 

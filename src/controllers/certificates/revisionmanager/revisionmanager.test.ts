@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { requestsToPrune } from './controller.ts';
-import { ANN, type CertificateObj, type CertificateRequestObj } from '../objects.ts';
+import { ANN } from '../objects.ts';
+import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 
 const crt = (revision: number, ready: boolean, limit?: number): CertificateObj => ({
   apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'a', namespace: 'default' },

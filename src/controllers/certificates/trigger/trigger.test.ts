@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { decideTrigger, type TriggerInput } from './trigger.ts';
 import { SPREAD_THRESHOLD } from '../../../shared/backoff.ts';
 import { defaultBackoff } from '../../../shared/backoff.ts';
-import type { CertificateObj } from '../objects.ts';
+import type { Certificate as CertificateObj } from '../../../api/types.ts';
 
 const HOUR = 3_600_000;
 const now = new Date('2026-05-01T12:00:00Z');
