@@ -1,6 +1,7 @@
 // A small DER reader and writer for the X.509 and PKCS#10 structures certsmith builds and reads on every
 // issuance. The reader hands back slices of the input, so the exact bytes of a subject, an SPKI or a TBS
 // are available without re-serialising; the writer emits canonical DER only.
+import { BoundedCache } from '../runtime/bounded-cache.ts';
 
 export const TAG = {
   BOOLEAN: 0x01, INTEGER: 0x02, BIT_STRING: 0x03, OCTET_STRING: 0x04, NULL: 0x05, OID: 0x06,
@@ -305,7 +306,7 @@ export function implicit(n: number, value: Uint8Array): Buffer {
   return tlv(contextTag(n, false), value);
 }
 
-const oidDER = new Map<string, Buffer>();
+const oidDER = new BoundedCache<string, Buffer>(1024);
 
 export function oid(dotted: string): Buffer {
   const hit = oidDER.get(dotted);
@@ -324,7 +325,7 @@ export function oid(dotted: string): Buffer {
     bytes.push(...chunk);
   }
   const der = tlv(TAG.OID, Buffer.from(bytes));
-  if (oidDER.size < 1024) oidDER.set(dotted, der);
+  oidDER.set(dotted, der);
   return der;
 }
 

@@ -1,5 +1,6 @@
 // Mapping between CertificateTemplate and the X.509 structures (subject Name, extensions) shared by CSRs and
 // certificates, encoded and decoded with the DER codec in der.ts.
+import { BoundedCache } from '../runtime/bounded-cache.ts';
 import crypto from 'node:crypto';
 import {
   boolean, contents, DERError, DERReader, decodeBoolean, decodeNamedBits, decodeOctetAlignedBitString, decodeOID,
@@ -185,8 +186,7 @@ function literalAttributeValue(a: LiteralSubjectAttribute): Buffer {
 }
 
 // Spec comparisons encode the same literalSubject on every reconcile.
-const literalSubjectDER = new Map<string, Buffer>();
-const LITERAL_SUBJECT_CACHE_LIMIT = 1024;
+const literalSubjectDER = new BoundedCache<string, Buffer>(1024);
 
 /** The Name a literalSubject stands for, as DER. RFC 4514 lists the last RDN first, so the RDNs are reversed (as cert-manager does). */
 export function encodeLiteralSubject(literal: string): Buffer {
@@ -195,7 +195,6 @@ export function encodeLiteralSubject(literal: string): Buffer {
   const name: DistinguishedName = parseLiteralSubject(literal).reverse()
     .map((rdn) => rdn.map((a) => ({ type: a.type, value: literalAttributeValue(a) })));
   const der = encodeName(name);
-  if (literalSubjectDER.size >= LITERAL_SUBJECT_CACHE_LIMIT) literalSubjectDER.delete(literalSubjectDER.keys().next().value as string);
   literalSubjectDER.set(literal, der);
   return der;
 }

@@ -1,5 +1,6 @@
 // Parsing keys and certificates is the hot path of every reconcile; results are memoised by
 // content (bounded), so 1,000 Certificates do not re-parse the same PEM on every event.
+import { BoundedCache } from '../runtime/bounded-cache.ts';
 import type { KeyObject } from 'node:crypto';
 import { parsePrivateKey } from '../pki/keys.ts';
 import { parseCertificate, type CertificateInfo } from '../pki/parse.ts';
@@ -14,11 +15,8 @@ interface Memo<T> {
 }
 
 function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) => t): Memo<T> {
-  const cache = new Map<string, { value?: T; error?: string }>();
-  const put = (key: string, hit: { value?: T; error?: string }) => {
-    if (cache.size >= LIMIT) cache.delete(cache.keys().next().value as string);
-    cache.set(key, hit);
-  };
+  const cache = new BoundedCache<string, { value?: T; error?: string }>(LIMIT);
+  const put = (key: string, hit: { value?: T; error?: string }) => cache.set(key, hit);
   const lookup = (text: string) => {
     const key = keyOf(text);
     let hit = cache.get(key);
