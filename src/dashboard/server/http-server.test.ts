@@ -1,0 +1,51 @@
+// The dashboard's listener: loopback addresses only, a Host header naming that address (DNS
+// rebinding), read-only, and pages that may load nothing from elsewhere.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { checkLoopback, DashboardAddressError, serveDashboard } from './http-server.ts';
+import type { LiveView, Snapshot } from './live-view.ts';
+import { silentLogger } from '../../runtime/logger.ts';
+
+const snapshot: Snapshot = { version: 1, generatedAt: '2026-03-01T10:00:00.000Z', upstream: { reachable: true }, certificates: [] };
+const view = { snapshot: async () => snapshot, subscribe: () => () => {}, certificate: async () => undefined } as unknown as LiveView;
+
+function request(port: number, path: string, opts: { method?: string; host?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: opts.method ?? 'GET', headers: { host: opts.host ?? `127.0.0.1:${port}` }, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('only loopback addresses are accepted, with a reason naming the address', () => {
+  for (const ok of ['127.0.0.1', '127.0.0.53', '::1', 'localhost']) checkLoopback(ok);
+  for (const bad of ['0.0.0.0', '::', '192.168.1.5', 'example.test']) {
+    assert.throws(() => checkLoopback(bad), (e: Error) => e instanceof DashboardAddressError && e.message.includes(`"${bad}" is not a loopback address`));
+  }
+});
+
+test('the listener serves the page and its JSON to its own address only, and nothing but reads', async () => {
+  const server = await serveDashboard(view, { host: '127.0.0.1', port: 0, logger: silentLogger });
+  try {
+    const page = await request(server.port, '/');
+    assert.equal(page.status, 200);
+    assert.match(page.body, /<script type="module" src="\/assets\/app.js"><\/script>/);
+    assert.match(String(page.headers['content-security-policy']), /default-src 'none'; script-src 'self'/);
+    const list = await request(server.port, '/api/certificates', { host: `localhost:${server.port}` });
+    assert.deepEqual(JSON.parse(list.body), snapshot);
+    // a page on another origin resolving its own name to 127.0.0.1 sends its own Host
+    assert.equal((await request(server.port, '/api/certificates', { host: `attacker.example:${server.port}` })).status, 403);
+    assert.equal((await request(server.port, '/api/certificates', { host: '127.0.0.1:1' })).status, 403);
+    assert.equal((await request(server.port, '/api/certificates', { method: 'POST' })).status, 405);
+    assert.equal((await request(server.port, '/api/certificates/default/missing')).status, 404);
+    assert.equal((await request(server.port, '/assets/../../package.json')).status, 404);
+  } finally {
+    await server.close();
+  }
+});
