@@ -18,6 +18,7 @@ import { tableFor } from './table.ts';
 import { builtInNamespaces } from './namespaces.ts';
 import { ProtobufDecodeError, decodeObject, encodeObject, isProtobufMediaType, protobufMediaType } from './protobuf/codec.ts';
 import { authorizationGroup, authorizationVersion, reviewAccess, reviewRules } from './authorization.ts';
+import { AggregationError, aggregatedBackend, proxyRequest } from './aggregation.ts';
 import { openAPIV2Document, openAPIV2Protobuf, openAPIV2ProtobufContentType, openAPIV2ProtobufMediaTypes } from './openapi/v2.ts';
 
 export interface ApiServerOptions {
@@ -350,6 +351,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       return g ? sendJSON(res, 200, g) : notFoundPath(res, path);
     } else return notFoundPath(res, path);
 
+    // a group/version served by an APIService's backend rather than by this server (API aggregation)
+    if (segs[0] === 'apis' && typesIn(group, version).length === 0 && group !== authorizationGroup) {
+      return proxyAggregated(group, version, method, url, req, res, path);
+    }
     if (rest.length === 0) {
       const list = apiResourceList(group, version);
       return list && readOnly ? sendJSON(res, 200, list) : notFoundPath(res, path);
@@ -370,6 +375,26 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       }
       const body = status ?? statusBody(500, 'InternalError', 'an internal error occurred');
       sendJSON(res, body.code, body);
+    }
+  }
+
+  /** A request for an aggregated API, passed to its backend as kube-aggregator does (src/server/aggregation.ts). */
+  async function proxyAggregated(group: string, version: string, method: string, url: URL, req: http.IncomingMessage, res: http.ServerResponse, path: string) {
+    try {
+      const backend = await aggregatedBackend(store, group, version);
+      if (!backend) return notFoundPath(res, path);
+      const headers: Record<string, string> = {};
+      for (const h of ['content-type', 'accept']) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h] as string;
+      const body = method === 'GET' || method === 'HEAD' ? undefined : await readBodyBytes(req);
+      const answer = await proxyRequest(backend, { method, path: url.pathname + url.search, headers, body, user: 'admin', maxBytes: maxBodyBytes });
+      res.writeHead(answer.status, { 'Content-Type': answer.contentType ?? 'application/json', 'Content-Length': answer.body.length, 'Cache-Control': 'no-cache, private' });
+      res.end(answer.body);
+    } catch (e) {
+      if (e instanceof AggregationError) return sendJSON(res, e.code, statusBody(e.code, e.reason, e.message));
+      const status = errorStatus(e);
+      if (status) return sendJSON(res, status.code, status);
+      log?.error({ err: { message: (e as Error)?.message }, method, path }, 'aggregated API request failed');
+      return sendJSON(res, 503, statusBody(503, 'ServiceUnavailable', `the server is currently unable to handle the request: ${(e as Error).message}`));
     }
   }
 

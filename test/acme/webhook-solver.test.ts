@@ -13,6 +13,11 @@ import { freePort, startNamed, startPebble, type Named, type Pebble } from '../r
 import { runCommand } from '../rig/processes.ts';
 import { startWebhookSolver, type TXTPublisher, type WebhookSolver } from '../rig/webhook-solver.ts';
 import { startLifecycle, type Lifecycle } from '../lifecycle/harness.ts';
+import { run, startServer, type RunningServer } from '../e2e/harness.ts';
+import { kubectlBin } from '../e2e/kubectl-session.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { acmeCertificate, b64, ready, waitFor, waitForReadyCertificate } from './acme-rig.ts';
 
 const uniq = () => crypto.randomBytes(3).toString('hex');
@@ -116,5 +121,59 @@ describe('DNS-01 through a webhook solver behind an APIService', () => {
       const ch = (await lc.store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.find((c) => c.spec.dnsName === name);
       return ch?.status?.reason?.match(/service "cert-manager\/gone" not found/);
     });
+  });
+});
+
+describe('the embedded server proxies an APIService group, as kube-aggregator does', () => {
+  let named: Named;
+  let solver: WebhookSolver;
+  let server: RunningServer;
+  const work = mkdtempSync(join(tmpdir(), 'certsmith-aggregation-'));
+
+  before(async () => {
+    named = await startNamed({ zone: 'example.test', tsig: { name: 'solver-key', algorithm: 'hmac-sha256' } });
+    solver = await startWebhookSolver({ dns: nsupdate(named), group: GROUP, solverName: SOLVER, serviceName: 'solver', namespace: 'cert-manager' });
+    server = await startServer();
+    const applied = await server.cli(['apply', '-f', '-'], {
+      input: [
+        `apiVersion: v1\nkind: Service\nmetadata: { name: solver, namespace: cert-manager }\nspec: { clusterIP: 127.0.0.1, ports: [ { port: 443, targetPort: ${solver.port} } ] }`,
+        `apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: { name: v1alpha1.${GROUP} }\nspec: { group: ${GROUP}, version: v1alpha1, groupPriorityMinimum: 1000, versionPriority: 15, service: { namespace: cert-manager, name: solver, port: 443 }, caBundle: ${b64(solver.caPem)} }`,
+        `apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: { name: v1alpha1.gone.example.test }\nspec: { group: gone.example.test, version: v1alpha1, groupPriorityMinimum: 1000, versionPriority: 15, service: { namespace: cert-manager, name: gone, port: 443 } }`,
+      ].join('\n---\n'),
+    });
+    assert.equal(applied.code, 0, applied.stderr);
+  });
+  after(async () => {
+    await server?.stop();
+    server?.cleanup();
+    await Promise.all([solver?.stop(), named?.stop()]);
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const kubectl = (args: string[]) => run(kubectlBin, ['--kubeconfig', server.kubeconfig, ...args]);
+
+  test('kubectl get --raw and create --raw reach the solver through the server; a missing backend is 503', async () => {
+    const discovery = await kubectl(['get', '--raw', `/apis/${GROUP}/v1alpha1`]);
+    assert.equal(discovery.code, 0, discovery.stderr);
+    assert.deepEqual((JSON.parse(discovery.stdout) as { resources: { name: string }[] }).resources.map((r) => r.name), [SOLVER]);
+
+    const payload = join(work, 'payload.json');
+    const fqdn = `_acme-challenge.raw-${uniq()}.example.test.`;
+    writeFileSync(payload, JSON.stringify({
+      apiVersion: 'webhook.acme.cert-manager.io/v1alpha1', kind: 'ChallengePayload',
+      request: { uid: crypto.randomUUID(), action: 'Present', type: 'dns-01', dnsName: fqdn.slice(16, -1), key: 'raw-value', resourceNamespace: 'default', resolvedFQDN: fqdn, resolvedZone: 'example.test.', allowAmbientCredentials: false },
+    }));
+    const created = await kubectl(['create', '--raw', `/apis/${GROUP}/v1alpha1/${SOLVER}`, '-f', payload]);
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal((JSON.parse(created.stdout) as { response: { success: boolean } }).response.success, true);
+    const dig = await run('dig', ['@127.0.0.1', '-p', String(named.port), '+short', 'TXT', fqdn]);
+    assert.equal(dig.stdout.trim(), '"raw-value"', 'the solver wrote the record the proxied request asked for');
+    assert.equal(solver.calls.at(-1)?.remoteUser, 'admin', 'X-Remote-User names the authenticated user');
+
+    const gone = await kubectl(['get', '--raw', '/apis/gone.example.test/v1alpha1']);
+    assert.notEqual(gone.code, 0);
+    assert.match(gone.stderr, /ServiceUnavailable|service "cert-manager\/gone" not found/);
+    const unregistered = await kubectl(['get', '--raw', '/apis/nobody.example.test/v1alpha1']);
+    assert.match(unregistered.stderr, /NotFound|could not find the requested resource/);
   });
 });
