@@ -5,55 +5,25 @@ import net from 'node:net';
 import { formatDuration, parseDuration } from '../../api/duration.ts';
 import { keyUsages } from '../../api/schema.ts';
 import type { CertificateSpec } from '../../api/types.ts';
-// the Secret annotations of the same names: the shim reads on an Ingress what issuing writes on a Secret
-import { ANN } from '../certificates/objects.ts';
 import type { KeyUsage } from '../../api/types.ts';
+import {
+  CERT_MANAGER_PREFIX, HTTP01OverrideAnnotation, ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION, IngressShimAnnotation,
+} from '../../api/annotations.ts';
 
+// The keys themselves are spelled once, in api/annotations.ts.
 
 function isKeyUsage(u: string): u is KeyUsage {
   return (keyUsages as readonly string[]).includes(u);
 }
 
-export const INGRESS_ANN = {
-  issuer: 'cert-manager.io/issuer',
-  clusterIssuer: 'cert-manager.io/cluster-issuer',
-  issuerKind: ANN.issuerKind,
-  issuerGroup: ANN.issuerGroup,
-  commonName: ANN.commonName,
-  altNames: ANN.altNames,
-  ipSANs: ANN.ipSANs,
-  uriSANs: ANN.uriSANs,
-  emailSANs: ANN.emailSANs,
-  duration: 'cert-manager.io/duration',
-  renewBefore: 'cert-manager.io/renew-before',
-  renewBeforePercentage: 'cert-manager.io/renew-before-percentage',
-  usages: 'cert-manager.io/usages',
-  revisionHistoryLimit: 'cert-manager.io/revision-history-limit',
-  privateKeyAlgorithm: 'cert-manager.io/private-key-algorithm',
-  privateKeyEncoding: 'cert-manager.io/private-key-encoding',
-  privateKeySize: 'cert-manager.io/private-key-size',
-  privateKeyRotationPolicy: 'cert-manager.io/private-key-rotation-policy',
-  subjectOrganizations: 'cert-manager.io/subject-organizations',
-  subjectOrganizationalUnits: 'cert-manager.io/subject-organizationalunits',
-  subjectCountries: 'cert-manager.io/subject-countries',
-  subjectProvinces: 'cert-manager.io/subject-provinces',
-  subjectLocalities: 'cert-manager.io/subject-localities',
-  subjectStreetAddresses: 'cert-manager.io/subject-streetaddresses',
-  subjectPostalCodes: 'cert-manager.io/subject-postalcodes',
-  subjectSerialNumber: 'cert-manager.io/subject-serialnumber',
-  secretTemplate: 'cert-manager.io/secret-template',
-  tlsACME: 'kubernetes.io/tls-acme',
-  editInPlace: 'acme.cert-manager.io/http01-edit-in-place',
-  http01IngressClass: 'acme.cert-manager.io/http01-ingress-class',
-  http01IngressClassName: 'acme.cert-manager.io/http01-ingress-ingressclassname',
-} as const;
+export const INGRESS_ANN = IngressShimAnnotation;
 
 /** Annotations the shim writes onto Certificates, read further down by the ACME HTTP-01 solver. */
 export const CERTIFICATE_ANN = {
-  overrideIngressName: 'acme.cert-manager.io/http01-override-ingress-name',
-  overrideIngressClass: 'acme.cert-manager.io/http01-override-ingress-class',
-  overrideIngressClassName: 'acme.cert-manager.io/http01-override-ingress-ingressclassname',
-  issueTemporaryCertificate: 'cert-manager.io/issue-temporary-certificate',
+  overrideIngressName: HTTP01OverrideAnnotation.ingressName,
+  overrideIngressClass: HTTP01OverrideAnnotation.ingressClass,
+  overrideIngressClassName: HTTP01OverrideAnnotation.ingressClassName,
+  issueTemporaryCertificate: ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION,
 } as const;
 
 /** Which annotation sets which spec field: lets an API validation error on the built Certificate name its annotation. */
@@ -236,8 +206,8 @@ function secretTemplateOf(v: string): CertificateSpec['secretTemplate'] {
   if (unknown.length) throw new Error(`unknown field "${unknown[0]}"`);
   const annotations = stringMap((parsed as Record<string, unknown>).annotations, 'annotations');
   const labels = stringMap((parsed as Record<string, unknown>).labels, 'labels');
-  const reserved = Object.keys(annotations ?? {}).find((k) => k.startsWith('cert-manager.io/'));
-  if (reserved) throw new Error(`secretTemplate must not have cert-manager.io/ annotations: "${reserved}"`);
+  const reserved = Object.keys(annotations ?? {}).find((k) => k.startsWith(CERT_MANAGER_PREFIX));
+  if (reserved) throw new Error(`secretTemplate must not have ${CERT_MANAGER_PREFIX} annotations: "${reserved}"`);
   if (!Object.keys(annotations ?? {}).length && !Object.keys(labels ?? {}).length) return undefined;
   return { ...(annotations && Object.keys(annotations).length ? { annotations } : {}), ...(labels && Object.keys(labels).length ? { labels } : {}) };
 }

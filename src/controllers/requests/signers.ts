@@ -1,6 +1,7 @@
 // The SelfSigned and CA signers: given a request and the key material they read, produce the
 // certificate and CA, or say why not (pending = retry later, failed = terminal for this request).
 import { durationMsOf } from '../../api/defaults.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 import { decodeBase64, parseCertCached, parseCertMemo, parseKeyMemo, requestCSR } from '../../shared/parse-memo.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { Secret } from '../../api/meta.ts';
@@ -14,12 +15,12 @@ export type SignOutcome =
   | { kind: 'failed'; reason: string; message: string };
 
 export async function signSelfSigned(cr: CertificateRequestObj, keySecret: Secret | undefined, now: Date): Promise<SignOutcome> {
-  const keyName = cr.metadata.annotations?.['cert-manager.io/private-key-secret-name'];
-  if (!keyName) return { kind: 'failed', reason: 'MissingAnnotation', message: 'Annotation "cert-manager.io/private-key-secret-name" missing or reference empty: secret name missing' };
+  const keyName = cr.metadata.annotations?.[CertificateAnnotation.privateKeySecretName];
+  if (!keyName) return { kind: 'failed', reason: 'MissingAnnotation', message: `Annotation "${CertificateAnnotation.privateKeySecretName}" missing or reference empty: secret name missing` };
   if (!keySecret) return { kind: 'pending', reason: 'MissingSecret', message: `Referenced secret ${cr.metadata.namespace}/${keyName} not found` };
   const keyPem = decodeBase64(keySecret.data?.['tls.key']);
   const key = parseKeyMemo(keyPem);
-  if (!key.value) return { kind: 'pending', reason: 'ErrorParsingKey', message: `Failed to get key "${keyName}" referenced in annotation "cert-manager.io/private-key-secret-name": ${key.error}` };
+  if (!key.value) return { kind: 'pending', reason: 'ErrorParsingKey', message: `Failed to get key "${keyName}" referenced in annotation "${CertificateAnnotation.privateKeySecretName}": ${key.error}` };
   const csr = requestCSR(cr);
   if (!csr.value) return { kind: 'failed', reason: 'ErrorGenerating', message: `Failed to generate certificate template: ${csr.error}` };
   if (csr.value.publicKeyFingerprint !== publicKeyFingerprint(key.value)) {

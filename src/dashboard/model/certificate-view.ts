@@ -2,6 +2,7 @@
 // state, timeline and the request → order → challenge chain. Pure: the objects and the time
 // come in, plain JSON goes out (nothing from a Secret but the public leaf fields).
 import type { Condition, KubeObject } from '../../api/meta.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { BackoffConfig } from '../../shared/backoff.ts';
 import { renewalDecisionFor, renewalReasonInWords, retryScheduleFor } from '../../shared/certificate-schedule.ts';
@@ -173,7 +174,7 @@ export interface RelatedObjects {
 
 export function detail(crt: CertificateObj, leaf: ParsedLeaf | undefined, related: RelatedObjects, ctx: ViewContext): CertificateDetail {
   const requests = related.requests.filter((r) => ownedBy(r, crt.metadata.uid));
-  const rev = (r: CertificateRequestObj) => Number(r.metadata.annotations?.['cert-manager.io/certificate-revision'] ?? 0);
+  const rev = (r: CertificateRequestObj) => Number(r.metadata.annotations?.[CertificateAnnotation.revision] ?? 0);
   requests.sort((a, b) => rev(b) - rev(a) || (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
   const uids = new Set<string>([crt.metadata.uid ?? '']);
   const requestViews: RequestView[] = requests.map((r) => {
@@ -192,7 +193,7 @@ export function detail(crt: CertificateObj, leaf: ParsedLeaf | undefined, relate
       return { name: o.metadata.name ?? '', state: str(o.status?.state), reason: str(o.status?.reason), failureTime: str(o.status?.failureTime), url: str(o.status?.url), challenges };
     });
     return {
-      name: r.metadata.name ?? '', revision: r.metadata.annotations?.['cert-manager.io/certificate-revision'], created: r.metadata.creationTimestamp,
+      name: r.metadata.name ?? '', revision: r.metadata.annotations?.[CertificateAnnotation.revision], created: r.metadata.creationTimestamp,
       ...(approved ? { approved: `${approved.type}${approved.reason ? ` (${approved.reason})` : ''}` } : {}),
       ...(ready ? { ready: { status: ready.status, reason: ready.reason, message: ready.message } } : {}),
       failureTime: r.status?.failureTime, orders,

@@ -3,6 +3,7 @@
 // While the request is pending, a Certificate that asks for it gets a temporary certificate.
 import { getCondition, isTrue, rfc3339, setCondition, removeCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
+import { ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION } from '../../../api/annotations.ts';
 import { keyMatchesSpec, publicKeyFingerprint } from '../../../pki/keys.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj, type CertificateStatus } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
@@ -23,7 +24,7 @@ export interface IssuingInput {
   secret?: Secret;
 }
 
-export const TEMPORARY_CERTIFICATE_ANNOTATION = 'cert-manager.io/issue-temporary-certificate';
+export const TEMPORARY_CERTIFICATE_ANNOTATION = ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION;
 
 export type IssuingDecision =
   | { kind: 'wait' }

@@ -3,6 +3,7 @@
 // the cert-manager.io annotations. Key and certificate always land in the same write.
 import { encodePrivateKey } from '../../../pki/keys.ts';
 import { combinedPEM, createJKS, createPKCS12, createTruststoreJKS, createTruststorePKCS12, pemToDER } from '../../../pki/encodings.ts';
+import { SECRET_TEMPLATE_KEYS_ANNOTATION, SubjectAnnotation } from '../../../api/annotations.ts';
 import { ANN, LABEL } from '../objects.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
@@ -13,7 +14,7 @@ import type { PKCS12Profile } from '../../../pki/pkcs12.ts';
 /** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
 export const MANAGED_KEYS = ['tls.crt', 'tls.key', 'ca.crt', 'key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 'keystore.jks', 'truststore.jks'];
 /** Records the template label/annotation keys applied last time, so removed ones can be dropped. */
-export const TEMPLATE_KEYS_ANNOTATION = 'certsmith.io/secret-template-keys';
+export const TEMPLATE_KEYS_ANNOTATION = SECRET_TEMPLATE_KEYS_ANNOTATION;
 
 export interface IssuedMaterial {
   keyPem: string;
@@ -75,13 +76,13 @@ export function certificateAnnotations(crt: CertificateObj, chainPem: string, is
   if (leaf.emailAddresses?.length) a[ANN.emailSANs] = csv(leaf.emailAddresses);
   const s = leaf.subject ?? {};
   const lists: [string, string[] | undefined][] = [
-    ['cert-manager.io/subject-organizations', s.organizations], ['cert-manager.io/subject-organizationalunits', s.organizationalUnits],
-    ['cert-manager.io/subject-countries', s.countries], ['cert-manager.io/subject-provinces', s.provinces],
-    ['cert-manager.io/subject-localities', s.localities], ['cert-manager.io/subject-postalcodes', s.postalCodes],
-    ['cert-manager.io/subject-streetaddresses', s.streetAddresses],
+    [SubjectAnnotation.organizations, s.organizations], [SubjectAnnotation.organizationalUnits, s.organizationalUnits],
+    [SubjectAnnotation.countries, s.countries], [SubjectAnnotation.provinces, s.provinces],
+    [SubjectAnnotation.localities, s.localities], [SubjectAnnotation.postalCodes, s.postalCodes],
+    [SubjectAnnotation.streetAddresses, s.streetAddresses],
   ];
   for (const [k, v] of lists) if (v?.length) a[k] = csv(v);
-  if (s.serialNumber) a['cert-manager.io/subject-serialnumber'] = s.serialNumber;
+  if (s.serialNumber) a[SubjectAnnotation.serialNumber] = s.serialNumber;
   a[ANN.certificateName] = crt.metadata.name!;
   if (issuerRef) {
     a[ANN.issuerName] = issuerRef.name;
