@@ -8,7 +8,7 @@ import { parseDuration } from '../api/duration.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
 import { untilSignal } from './signals.ts';
-import { parseListen } from './server.ts';
+import { parseListen } from './listen-flag.ts';
 
 interface DashboardFlags {
   listen: string;
@@ -25,19 +25,26 @@ function duration(value: string | undefined, flag: string): number | undefined {
   }
 }
 
-/** Starts the dashboard on `listen` over `store`; returns its URL and how to stop it. */
-export async function startDashboardOn(store: Store, listen: string, flag: string, logger: Logger, backoff: { initialMs?: number; maxMs?: number } = {}): Promise<{ url: string; close(): Promise<void> }> {
+/** HOST:PORT of a loopback address, or a CliError naming the flag. */
+async function loopbackListen(listen: string, flag: string): Promise<{ host: string; port: number }> {
   const { host, port } = parseListen(listen, flag);
-  // loaded by the commands that serve it only
-  const [{ startDashboard, checkLoopback, DashboardAddressError }, { realClock }, { resolveBackoffConfig }] = await Promise.all([
-    import('../dashboard/index.ts'), import('../runtime/clock.ts'), import('../shared/backoff.ts'),
-  ]);
+  const { checkLoopback, DashboardAddressError } = await import('../dashboard/index.ts');
   try {
     checkLoopback(host);
   } catch (e) {
     if (e instanceof DashboardAddressError) throw new CliError(`${flag} ${listen}: ${e.message}`);
     throw e;
   }
+  return { host, port };
+}
+
+/** Starts the dashboard on `listen` over `store`; returns its URL and how to stop it. */
+export async function startDashboardOn(store: Store, listen: string, flag: string, logger: Logger, backoff: { initialMs?: number; maxMs?: number } = {}): Promise<{ url: string; close(): Promise<void> }> {
+  const { host, port } = await loopbackListen(listen, flag);
+  // loaded by the commands that serve it only
+  const [{ startDashboard }, { realClock }, { resolveBackoffConfig }] = await Promise.all([
+    import('../dashboard/index.ts'), import('../runtime/clock.ts'), import('../shared/backoff.ts'),
+  ]);
   let cfg;
   try {
     cfg = resolveBackoffConfig({ ...(backoff.initialMs !== undefined ? { initialMs: backoff.initialMs } : {}), ...(backoff.maxMs !== undefined ? { maxMs: backoff.maxMs } : {}) });
@@ -61,6 +68,8 @@ export function registerDashboardCommand(program: Command) {
     .option('--backoff-max <duration>', 'the controllers\' --backoff-max', '32h')
     .action(async (flags: DashboardFlags, cmd: Command) => {
       const backoff = { initialMs: duration(flags.backoffInitial, '--backoff-initial'), maxMs: duration(flags.backoffMax, '--backoff-max') };
+      // before the kubeconfig is read: a wrong address is the first thing to hear about
+      await loopbackListen(flags.listen, '--listen');
       const { createLogger } = await import('../runtime/logger.ts');
       const logger = createLogger({ name: 'certsmith' });
       const conn = await connect(cmd);

@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { certsmithBin, repoRoot, startServer, waitFor, type RunningServer } from './harness.ts';
+import { certsmithBin, repoRoot, run, startServer, waitFor, type RunningServer } from './harness.ts';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { loadClientConfig } from '../../src/server/kubeconfig.ts';
 import { HttpStore } from '../../src/store/http/http-store.ts';
@@ -98,6 +98,14 @@ const recordEventStream = () => {
     }
   };
 };
+
+test('certsmith dashboard refuses an address other machines reach, naming the flag and the rule', async () => {
+  const r = await run(process.execPath, [certsmithBin, 'dashboard', '--listen', '0.0.0.0:9404']);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /--listen 0\.0\.0\.0:9404: "0\.0\.0\.0" is not a loopback address: the dashboard has no login of its own/);
+  const bad = await run(process.execPath, [certsmithBin, 'dashboard', '--listen', 'nowhere']);
+  assert.match(bad.stderr, /--listen "nowhere": expected HOST:PORT/);
+});
 
 describe('dashboard in chromium against a real server', () => {
   let cts: ChallTestSrv;
