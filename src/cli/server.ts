@@ -10,6 +10,7 @@ import type { EncryptionConfiguration } from '../store/sqlite/encryption.ts';
 import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
+import { parseListen } from './listen-flag.ts';
 import { untilSignal } from './signals.ts';
 import { backoffFromFlags, BackoffFlagError } from '../composition/backoff.ts';
 import { checkDataDir, DataDirError, lockDataDir } from '../server/data-dir.ts';
@@ -54,13 +55,6 @@ interface ServerFlags extends ControllerFlags {
 }
 
 /** HOST:PORT, [v6]:PORT or :PORT into its parts. */
-export function parseListen(text: string, flag = '--listen'): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text.trim());
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new CliError(`${flag} "${text}": expected HOST:PORT, e.g. 127.0.0.1:6443`);
-  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
-}
-
 function durationFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   try {
