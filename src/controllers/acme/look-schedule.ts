@@ -21,7 +21,8 @@ export interface LookPace {
 
 /** Pebble and real CAs validate in milliseconds to seconds: start looking soon, then back off. */
 export const AUTHORIZATION_PACE: LookPace = { firstMs: 50, maxMs: 2_000 };
-export const ORDER_PACE: LookPace = { firstMs: 50, maxMs: 2_000 };
+/** as the ACME client's own polling did: 50 ms, doubling, at most 1 s */
+export const ORDER_PACE: LookPace = { firstMs: 50, maxMs: 1_000 };
 /** cert-manager's DNS01CheckRetryPeriod (10 s) is the longest wait between self-checks */
 export const SELF_CHECK_PACE: LookPace = { firstMs: 200, maxMs: 10_000 };
 /** a Retry-After beyond this is not waited for in full (a misconfigured CA must not park an order for days) */
@@ -48,6 +49,18 @@ export function lookDueInMs(annotations: Record<string, string> | undefined, now
 /** An instant with its milliseconds: the first waits are tens of milliseconds. */
 export function preciseTime(d: Date): string {
   return d.toISOString();
+}
+
+/**
+ * How long the object had waited at the look due now: counted to its next-look mark when that is
+ * the look being made, so a busy queue's lateness does not stretch the pace; else to now. NaN
+ * without a recorded start.
+ */
+export function waitedAtLook(since: string | undefined, annotations: Record<string, string> | undefined, now: Date): number {
+  const start = Date.parse(since ?? '');
+  const mark = Date.parse(annotations?.[ANN_NEXT_LOOK] ?? '');
+  const at = Number.isFinite(mark) && mark >= start && mark <= now.getTime() ? mark : now.getTime();
+  return at - start;
 }
 
 /** Milliseconds since a recorded instant; NaN when there is none. */

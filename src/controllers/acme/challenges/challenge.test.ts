@@ -44,14 +44,15 @@ test('decideChallenge: self-checks and polls are due from the marks on the Chall
 });
 
 test('afterFailedSelfCheck: the wait doubles with the time since presentation, 200 ms to 10 s', () => {
-  const rows: { name: string; presentedAt?: string; want: number }[] = [
+  const rows: { name: string; presentedAt?: string; mark?: string; want: number }[] = [
     { name: 'just presented: 200 ms', presentedAt: at(0), want: 200 },
     { name: 'no presentedAt: 200 ms', want: 200 },
     { name: 'presented 1.5 s ago: 1.5 s', presentedAt: at(-1_500), want: 1_500 },
     { name: 'presented a minute ago: 10 s (cert-manager\'s DNS01CheckRetryPeriod)', presentedAt: at(-60_000), want: 10_000 },
+    { name: 'the check due 400 ms after presentation made at 900 ms: 400 ms', presentedAt: at(-900), mark: at(-500), want: 400 },
   ];
   for (const r of rows) {
-    const c = challenge({ ...presented, presentedAt: r.presentedAt });
+    const c = challenge({ ...presented, presentedAt: r.presentedAt }, r.mark ? { [ANN_NEXT_LOOK]: r.mark } : {});
     assert.deepEqual(afterFailedSelfCheck(c, NOW), { kind: 'look-later', afterMs: r.want, annotations: { [ANN_NEXT_LOOK]: at(r.want) } }, r.name);
   }
 });
@@ -61,6 +62,14 @@ test('afterPendingAuthorization: one row per outcome', () => {
     {
       name: 'accepted 50 ms ago: look again in 50 ms', annotations: { [ANN_ACCEPTED_AT]: at(-50) },
       want: { kind: 'look-later', afterMs: 50, annotations: { [ANN_NEXT_LOOK]: at(50) } },
+    },
+    {
+      name: 'the look due at 100 ms made late at 180 ms: wait 100 (the pace does not stretch)', annotations: { [ANN_ACCEPTED_AT]: at(-180), [ANN_NEXT_LOOK]: at(-80) },
+      want: { kind: 'look-later', afterMs: 100, annotations: { [ANN_NEXT_LOOK]: at(100) } },
+    },
+    {
+      name: 'a self-check mark older than the acceptance does not count', annotations: { [ANN_ACCEPTED_AT]: at(-180), [ANN_NEXT_LOOK]: at(-5_000) },
+      want: { kind: 'look-later', afterMs: 180, annotations: { [ANN_NEXT_LOOK]: at(180) } },
     },
     {
       name: 'accepted 30 s ago: at most 2 s', annotations: { [ANN_ACCEPTED_AT]: at(-30_000) },

@@ -4,7 +4,7 @@ import type { Challenge } from '../../../api/types.ts';
 import { parseDuration } from '../../../api/duration.ts';
 import { FINAL_STATES } from '../orders/order.ts';
 import {
-  ANN_ACCEPTED_AT, ANN_NEXT_LOOK, AUTHORIZATION_PACE, lookDueInMs, msSince, nextLookDelayMs, preciseTime, SELF_CHECK_PACE,
+  ANN_ACCEPTED_AT, ANN_NEXT_LOOK, AUTHORIZATION_PACE, lookDueInMs, msSince, nextLookDelayMs, preciseTime, SELF_CHECK_PACE, waitedAtLook,
 } from '../look-schedule.ts';
 
 /** how long an accepted challenge may stay unanswered before it is given up as errored */
@@ -74,7 +74,7 @@ export type LookOutcome =
 
 /** After a failed self-check: the wait doubles with the time since the record was presented (200 ms up to 10 s). */
 export function afterFailedSelfCheck(c: Challenge, now: Date): LookOutcome & { kind: 'look-later' } {
-  const afterMs = nextLookDelayMs(SELF_CHECK_PACE, msSince(c.status?.presentedAt, now));
+  const afterMs = nextLookDelayMs(SELF_CHECK_PACE, waitedAtLook(c.status?.presentedAt, c.metadata.annotations, now));
   return { kind: 'look-later', afterMs, annotations: { [ANN_NEXT_LOOK]: preciseTime(new Date(now.getTime() + afterMs)) } };
 }
 
@@ -86,11 +86,10 @@ export function afterFailedSelfCheck(c: Challenge, now: Date): LookOutcome & { k
  */
 export function afterPendingAuthorization(c: Challenge, now: Date, retryAfterMs?: number): LookOutcome {
   const recorded = c.metadata.annotations?.[ANN_ACCEPTED_AT];
-  const waited = recorded ? msSince(recorded, now) : 0;
-  if (waited > POLL_TIMEOUT_MS) {
+  if (recorded && msSince(recorded, now) > POLL_TIMEOUT_MS) {
     return { kind: 'give-up', reason: `Error accepting authorization: still pending ${POLL_TIMEOUT_MS / 1000}s after the challenge was accepted` };
   }
-  const afterMs = nextLookDelayMs(AUTHORIZATION_PACE, waited, retryAfterMs);
+  const afterMs = nextLookDelayMs(AUTHORIZATION_PACE, recorded ? waitedAtLook(recorded, c.metadata.annotations, now) : 0, retryAfterMs);
   return {
     kind: 'look-later', afterMs,
     annotations: { ...(recorded ? {} : { [ANN_ACCEPTED_AT]: preciseTime(now) }), [ANN_NEXT_LOOK]: preciseTime(new Date(now.getTime() + afterMs)) },

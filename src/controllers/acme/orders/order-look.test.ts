@@ -49,8 +49,13 @@ test('decideOrderLook: one row per ACME order status', () => {
       want: { kind: 'look-later', afterMs: 300, annotations: { [ANN_NEXT_LOOK]: at(300) } },
     },
     {
-      name: 'processing for a minute: at most 2 s', order: order('processing', { [ANN_FINALIZED_AT]: at(-60_000) }), status: 'processing',
-      want: { kind: 'look-later', afterMs: 2_000, annotations: { [ANN_NEXT_LOOK]: at(2_000) } },
+      name: 'processing for a minute: at most 1 s (the ACME client\'s own pace)', order: order('processing', { [ANN_FINALIZED_AT]: at(-60_000) }), status: 'processing',
+      want: { kind: 'look-later', afterMs: 1_000, annotations: { [ANN_NEXT_LOOK]: at(1_000) } },
+    },
+    {
+      name: 'a look made late (due at 200 ms, made at 450 ms): the pace counts to when it was due',
+      order: order('processing', { [ANN_FINALIZED_AT]: at(-450), [ANN_NEXT_LOOK]: at(-250) }), status: 'processing',
+      want: { kind: 'look-later', afterMs: 200, annotations: { [ANN_NEXT_LOOK]: at(200) } },
     },
     {
       name: 'Retry-After 5 s: not before then', order: order('processing', { [ANN_FINALIZED_AT]: at(-100) }), status: 'processing', retryAfterMs: 5_000,

@@ -10,7 +10,7 @@ import { computeName } from '../names.ts';
 import { selectSolver } from './solver-selection.ts';
 import { withHTTP01Overrides } from './http01-overrides.ts';
 import { ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isFailureCause, type FailureCause } from '../recovery.ts';
-import { ANN_FINALIZED_AT, ANN_NEXT_LOOK, lookDueInMs, msSince, nextLookDelayMs, ORDER_PACE, preciseTime } from '../look-schedule.ts';
+import { ANN_FINALIZED_AT, ANN_NEXT_LOOK, lookDueInMs, nextLookDelayMs, ORDER_PACE, preciseTime, waitedAtLook } from '../look-schedule.ts';
 
 export const FAILURE_STATES = ['invalid', 'expired', 'errored'];
 export const FINAL_STATES = ['valid', ...FAILURE_STATES];
@@ -176,7 +176,7 @@ export function decideOrderLook(order: Order, acmeStatus: string, now: Date, ret
   if (acmeStatus === 'invalid' || acmeStatus === 'expired') return { kind: 'failed' };
   if (acmeStatus === 'deactivated' || acmeStatus === 'revoked') return { kind: 'no-certificate' };
   const since = order.metadata.annotations?.[ANN_FINALIZED_AT];
-  const waited = since ? msSince(since, now) : 0;
+  const waited = since ? waitedAtLook(since, order.metadata.annotations, now) : 0;
   const afterMs = nextLookDelayMs(ORDER_PACE, waited, retryAfterMs);
   return {
     kind: 'look-later', afterMs,
