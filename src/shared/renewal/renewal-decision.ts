@@ -8,6 +8,12 @@ import { holdForMinimumInterval, MINIMUM_INTERVAL_FLOOR_MS } from './min-interva
 import type { Certificate as CertificateObj } from '../../api/types.ts';
 import type { CertificateInfo } from '../../pki/parse.ts';
 import { certIdOf } from '../../acme/ari.ts';
+import type { ACMEIssuer } from '../../api/types.ts';
+
+/** cert-manager's spec.acme.renewalInformationSource: ARI (default, also when empty) or None. */
+export function ariEnabled(acme: (ACMEIssuer & { renewalInformationSource?: string }) | undefined): boolean {
+  return !!acme && (!acme.renewalInformationSource || acme.renewalInformationSource === 'ARI');
+}
 
 /** The ARI answer in status.acme.ari if it is about this leaf and usable; else undefined (ordinary renewal time). */
 export function ariFor(certificate: CertificateObj, leaf: CertificateInfo): AriInput | undefined {

@@ -8,7 +8,7 @@ import { record } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { ANN } from '../../certificates/objects.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
-import { ariEnabled } from '../../certificates/renewal/ari-controller.ts';
+import { ariEnabled } from '../../../shared/renewal/renewal-decision.ts';
 import { writeStatus } from '../../requests/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { wakeByIssuer, wakeOwners } from '../../../shared/watch.ts';

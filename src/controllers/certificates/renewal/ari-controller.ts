@@ -3,7 +3,7 @@
 // the renewal information of the certificate in its Secret after issuance and again when
 // status.acme.ari.nextCheck comes, and stores it there. readiness and trigger read it through
 // renewalFor. A failure is recorded and never blocks anything: the ordinary renewal time holds.
-import type { ACMEIssuer } from '../../../api/types.ts';
+import { ariEnabled } from '../../../shared/renewal/renewal-decision.ts';
 import { AcmeError } from '../../../acme/client.ts';
 import { certIdOf, type CertificateAriStatus } from '../../../acme/ari.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
@@ -18,11 +18,6 @@ import { ariStatusAfterAnswer, ariStatusAfterError, decideAriCheck } from './ari
 import type { Certificate as CertificateObj } from '../../../api/types.ts';
 
 const MANAGER = 'certificates-ari';
-
-/** cert-manager's spec.acme.renewalInformationSource: ARI (default, also when empty) or None. */
-export function ariEnabled(acme: (ACMEIssuer & { renewalInformationSource?: string }) | undefined): boolean {
-  return !!acme && (!acme.renewalInformationSource || acme.renewalInformationSource === 'ARI');
-}
 
 export function ariOf(crt: CertificateObj): CertificateAriStatus | undefined {
   return crt.status?.acme?.ari;
