@@ -2,7 +2,7 @@
 // for the next one carries that number in an annotation; the request manager, issuing,
 // revision manager and files controllers all read them the same way.
 import { createHash } from 'node:crypto';
-import { ANN } from '../controllers/certificates/objects.ts';
+import { CertificateAnnotation } from '../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../api/types.ts';
 
 export function nextRevision(crt: CertificateObj): number {
@@ -10,7 +10,7 @@ export function nextRevision(crt: CertificateObj): number {
 }
 
 export function revisionOf(cr: CertificateRequestObj): number | undefined {
-  const v = cr.metadata.annotations?.[ANN.revision];
+  const v = cr.metadata.annotations?.[CertificateAnnotation.revision];
   return v && /^\d+$/.test(v) ? Number(v) : undefined;
 }
 
