@@ -40,6 +40,8 @@ export const CertificateAnnotation = {
 
 /** On a Certificate: issue a self-signed placeholder while the real certificate is pending. */
 export const ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION = 'cert-manager.io/issue-temporary-certificate';
+/** On a Certificate: the notification kinds announced as firing (comma-separated), so each is sent once and resolved once. */
+export const NOTIFICATIONS_FIRING_ANNOTATION = 'notifications.certsmith.io/firing';
 /** On a Secret: the template label/annotation keys applied last time, so removed ones can be dropped. */
 export const SECRET_TEMPLATE_KEYS_ANNOTATION = 'certsmith.io/secret-template-keys';
 

@@ -32,6 +32,11 @@ export interface ControllerFlags {
   dns01HookTimeout?: string;
   dns01RecursiveNameservers?: string;
   dns01RecursiveNameserversOnly?: boolean;
+  notifyWebhook?: string;
+  notifyExec?: string;
+  notifyAfterFailures?: string;
+  notifyRenewalGrace?: string;
+  notifyExpiryBefore?: string;
   metricsListen: string;
   healthListen: string;
   clusterResourceNamespace: string;
@@ -79,6 +84,33 @@ function backoffFlags(f: ControllerFlags): { initialMs: number; maxMs: number } 
   }
 }
 
+/** Where notifications go and when (issue 16); undefined without a webhook or an exec hook. */
+function notificationFlags(f: ControllerFlags): ControllerOptions['notifications'] {
+  if (f.notifyWebhook !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(f.notifyWebhook);
+    } catch {}
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new CliError(`--notify-webhook: "${f.notifyWebhook}" is not an http(s) URL`);
+  }
+  let failures: number | undefined;
+  if (f.notifyAfterFailures !== undefined) {
+    failures = Number(f.notifyAfterFailures);
+    if (!Number.isInteger(failures) || failures < 1) throw new CliError(`--notify-after-failures: "${f.notifyAfterFailures}" is not a whole number of 1 or more`);
+  }
+  if (!f.notifyWebhook && !f.notifyExec) {
+    if (failures !== undefined || f.notifyRenewalGrace || f.notifyExpiryBefore) throw new CliError('--notify-after-failures, --notify-renewal-grace and --notify-expiry-before need --notify-webhook or --notify-exec');
+    return undefined;
+  }
+  return {
+    webhookUrl: f.notifyWebhook,
+    exec: f.notifyExec ? resolve(f.notifyExec) : undefined,
+    failures,
+    renewalGraceMs: durationFlag(f.notifyRenewalGrace, '--notify-renewal-grace'),
+    expiryThresholdMs: durationFlag(f.notifyExpiryBefore, '--notify-expiry-before'),
+  };
+}
+
 export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   parseListen(f.metricsListen, '--metrics-listen');
   parseListen(f.healthListen, '--health-listen');
@@ -100,6 +132,7 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     dns01HookTimeoutMs: durationFlag(f.dns01HookTimeout, '--dns01-hook-timeout'),
     dns01RecursiveNameservers: list(f.dns01RecursiveNameservers),
     dns01RecursiveNameserversOnly: f.dns01RecursiveNameserversOnly,
+    notifications: notificationFlags(f),
     metricsListen: f.metricsListen,
     healthListen: f.healthListen,
     clusterResourceNamespace: f.clusterResourceNamespace,
@@ -151,6 +184,11 @@ export function addControllerFlags(cmd: Command): Command {
     .option('--dns01-cleanup-hook <path>', 'program run with the same CERTBOT_* variables and CERTBOT_AUTH_OUTPUT to remove it')
     .option('--dns01-exec <path>', 'lego exec convention: run as "PATH present|cleanup FQDN VALUE" for the same solver')
     .option('--dns01-hook-timeout <duration>', 'longest run of one DNS-01 hook before its process group is killed (default 2m)')
+    .option('--notify-webhook <url>', 'POST a JSON notification (Slack- and Teams-compatible "text") when a Certificate keeps failing, is overdue for renewal or near expiry, its CA asks for early replacement (ARI) or its deploy hook failed, and when that clears')
+    .option('--notify-exec <path>', 'run this program for each such notification, with CERTSMITH_NOTIFICATION, CERTSMITH_NOTIFICATION_STATE, CERTSMITH_NAMESPACE, CERTSMITH_CERTIFICATE, CERTSMITH_MESSAGE in its environment')
+    .option('--notify-after-failures <n>', 'failed issuances in a row before a notification (default 3)')
+    .option('--notify-renewal-grace <duration>', 'how long past its renewal time a Certificate may stay unrenewed before a notification (default 1h)')
+    .option('--notify-expiry-before <duration>', 'notify when less than this is left before expiry (default a tenth of the certificate\'s lifetime)')
     .option('--metrics-listen <host:port>', 'Prometheus metrics address', '127.0.0.1:9402')
     .option('--health-listen <host:port>', 'health probe address', '127.0.0.1:9403')
     .option('--enable-gateway-api', 'create Certificates for Gateways annotated cert-manager.io/issuer or cluster-issuer, and solve HTTP-01 with gatewayHTTPRoute (needs the Gateway API types; off by default on controller, on by default on server)')

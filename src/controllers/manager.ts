@@ -25,6 +25,7 @@ import { filesControllers } from './files/controller.ts';
 import { acmeControllers } from './acme/controllers.ts';
 import { gatewayShimController, ingressShimController } from './certificate-shim/controller.ts';
 import { caInjectorControllers } from './cainjector/controller.ts';
+import { notificationsController } from './notifications/controller.ts';
 
 export interface RunningControllers {
   manager: ControllerManager;
@@ -61,6 +62,7 @@ export async function startControllers(o: {
     ...(o.options.ingressShim !== false ? [ingressShimController(ctx)] : []),
     ...(o.options.enableGatewayAPI ? [gatewayShimController(ctx)] : []),
     ...(o.options.caInjector !== false ? caInjectorControllers(ctx) : []),
+    ...(o.options.notifications?.webhookUrl || o.options.notifications?.exec ? [notificationsController(ctx, o.options.notifications)] : []),
   ];
   const manager = new ControllerManager({ informers, logger });
   for (const spec of specs) manager.add(toController(ctx, spec));

@@ -52,6 +52,21 @@ export interface ControllerOptions {
    * aggregation, or the cluster's API server. The composition fills it in.
    */
   aggregatedAPI?: AggregatedAPICall;
+  /**
+   * Where notifications go (a webhook URL and/or an executable) and when they fire; none is sent
+   * without a target. Server configuration only, never from a resource.
+   */
+  notifications?: {
+    webhookUrl?: string;
+    exec?: string;
+    timeoutMs?: number;
+    /** failed issuances in a row (default 3) */
+    failures?: number;
+    /** past the renewal time by more than this (default 1h) */
+    renewalGraceMs?: number;
+    /** less than this left before expiry (default a tenth of the lifetime) */
+    expiryThresholdMs?: number;
+  };
   dns01RecursiveNameserversOnly?: boolean;
   /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */
   clusterResourceNamespace?: string;

@@ -1,0 +1,119 @@
+// The notifications controller ("certificates-notifications", issue 16): tells people, through
+// the server's configured webhook and/or exec hook, when a Certificate has failed issuance N times
+// in a row, is past its renewal time by more than a grace period, is near expiry, is asked by
+// its CA (ARI) to be replaced now, or its deploy hook failed, and again when that clears. What
+// was announced is kept on the Certificate (annotation notifications.certsmith.io/firing), so each
+// condition is announced once and resolved once, restarts included; the annotation is written
+// after delivery, so a crash in between repeats a notice rather than losing one. A receiver that
+// is down is retried with the controller's per-object backoff; nothing here touches issuance.
+import { Certificate as CertificateType, EventType } from '../../api/resources.ts';
+import type { Certificate } from '../../api/types.ts';
+import type { KubeObject } from '../../api/meta.ts';
+import { NOTIFICATIONS_FIRING_ANNOTATION } from '../../api/annotations.ts';
+import { isConflict } from '../../store/store.ts';
+import { splitKey } from '../../runtime/controller.ts';
+import type { ControllerContext, ControllerSpec } from '../context.ts';
+import {
+  activeNotifications, decideNotifications, formatAnnounced, nextNotificationChange, parseAnnounced,
+  DEFAULT_NOTIFICATION_POLICY, type HookOutcome, type NotificationPolicy,
+} from '../../notifications/conditions.ts';
+import { deliver, type NotificationTargets } from '../../notifications/delivery.ts';
+
+const MANAGER = 'certificates-notifications';
+const HOOK_REASONS = new Set(['DeployHookFailed', 'DeployHookSucceeded']);
+
+export type NotificationOptions = NotificationTargets & Partial<NotificationPolicy>;
+
+interface EventObj extends KubeObject {
+  involvedObject?: { kind?: string; name?: string; namespace?: string; uid?: string };
+  reason?: string;
+  message?: string;
+  lastTimestamp?: string;
+  eventTime?: string;
+}
+
+/** The latest deploy-hook outcome recorded for this Certificate (its Events). */
+function lastHookOutcome(events: EventObj[], crt: Certificate): HookOutcome | undefined {
+  const mine = events.filter((e) => HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid === crt.metadata.uid);
+  if (!mine.length) return undefined;
+  const at = (e: EventObj) => Date.parse(e.lastTimestamp ?? e.eventTime ?? '') || 0;
+  const last = mine.reduce((a, b) => (at(b) >= at(a) ? b : a));
+  return { failed: last.reason === 'DeployHookFailed', message: last.message ?? 'the deploy hook failed' };
+}
+
+export function notificationsController(ctx: ControllerContext, o: NotificationOptions): ControllerSpec {
+  const certificates = ctx.informers.informerFor<Certificate & KubeObject>(CertificateType);
+  const events = ctx.informers.informerFor<EventObj>(EventType);
+  const policy: NotificationPolicy = {
+    failures: o.failures ?? DEFAULT_NOTIFICATION_POLICY.failures,
+    renewalGraceMs: o.renewalGraceMs ?? DEFAULT_NOTIFICATION_POLICY.renewalGraceMs,
+    ...(o.expiryThresholdMs !== undefined ? { expiryThresholdMs: o.expiryThresholdMs } : {}),
+  };
+  const targets: NotificationTargets = { webhookUrl: o.webhookUrl, exec: o.exec, timeoutMs: o.timeoutMs };
+
+  async function recordAnnounced(crt: Certificate & KubeObject, announced: Set<string>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const fresh = attempt === 0 ? crt : await ctx.store.get<Certificate & KubeObject>(CertificateType, crt.metadata.namespace, crt.metadata.name!);
+      if (!fresh) return;
+      const annotations = { ...(fresh.metadata.annotations ?? {}) };
+      const value = formatAnnounced(announced as Set<never>);
+      if (value) annotations[NOTIFICATIONS_FIRING_ANNOTATION] = value;
+      else delete annotations[NOTIFICATIONS_FIRING_ANNOTATION];
+      try {
+        await ctx.store.update(CertificateType, { ...fresh, metadata: { ...fresh.metadata, annotations } }, { fieldManager: MANAGER });
+        return;
+      } catch (e) {
+        if (!isConflict(e) || attempt >= 4) throw e;
+      }
+    }
+  }
+
+  return {
+    name: MANAGER,
+    workers: 2,
+    // a receiver that is down: retried per Certificate, from 5 s up to 10 minutes apart
+    retry: { baseDelayMs: 5_000, maxDelayMs: 600_000 },
+    watch(enqueue) {
+      const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
+      certificates.onAdd(key);
+      certificates.onUpdate((_, n) => key(n));
+      const fromEvent = (e: EventObj) => {
+        if (HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.name) {
+          enqueue(`${e.involvedObject.namespace ?? e.metadata.namespace}/${e.involvedObject.name}`);
+        }
+      };
+      events.onAdd(fromEvent);
+      events.onUpdate((_, n) => fromEvent(n));
+    },
+    async reconcile(key) {
+      const { namespace, name } = splitKey(key);
+      const crt = certificates.get(namespace, name);
+      if (!crt || crt.metadata.deletionTimestamp) return;
+      const now = ctx.clock.now();
+      const hook = lastHookOutcome(events.list(namespace) as EventObj[], crt);
+      const active = activeNotifications(crt, hook, now, policy);
+      const announced = parseAnnounced(crt.metadata.annotations?.[NOTIFICATIONS_FIRING_ANNOTATION]);
+      const decision = decideNotifications(active, announced);
+      const at = now.toISOString();
+      const ns = crt.metadata.namespace!;
+      let changed = false;
+      try {
+        for (const f of decision.fire) {
+          await deliver(targets, { kind: f.kind, state: 'firing', namespace: ns, name, message: f.message, at });
+          announced.add(f.kind);
+          changed = true;
+        }
+        for (const kind of decision.resolve) {
+          await deliver(targets, { kind, state: 'resolved', namespace: ns, name, message: '', at });
+          announced.delete(kind);
+          changed = true;
+        }
+      } finally {
+        // what was delivered is recorded even when a later delivery failed (then retried with backoff)
+        if (changed) await recordAnnounced(crt, announced);
+      }
+      const next = nextNotificationChange(crt, now, policy);
+      return next ? { requeueAfterMs: next.getTime() - now.getTime() } : undefined;
+    },
+  };
+}

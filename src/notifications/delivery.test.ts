@@ -1,0 +1,55 @@
+// Delivery to the two targets: a JSON webhook (Slack/Teams `text`) and an executable (no shell).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deliver, type Notification } from './delivery.ts';
+
+const n: Notification = { kind: 'IssuanceFailing', state: 'firing', namespace: 'default', name: 'web', message: 'issuance failed 3 times in a row; "quoted" $(not run)', at: '2026-06-01T00:00:00Z' };
+
+test('webhook: one JSON POST with text and details; a non-2xx answer is an error naming the host only', async () => {
+  const bodies: unknown[] = [];
+  let status = 200;
+  const server = http.createServer((req, res) => {
+    let b = '';
+    req.on('data', (d) => (b += d));
+    req.on('end', () => {
+      bodies.push({ type: req.headers['content-type'], body: JSON.parse(b) });
+      res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  try {
+    await deliver({ webhookUrl: `http://127.0.0.1:${port}/services/T000/B000/secret-token` }, n);
+    assert.deepEqual(bodies, [{
+      type: 'application/json',
+      body: { text: `[certsmith] IssuanceFailing: Certificate default/web: ${n.message}`, certsmith: { kind: 'IssuanceFailing', state: 'firing', certificate: { namespace: 'default', name: 'web' }, message: n.message, at: n.at } },
+    }]);
+    status = 500;
+    await assert.rejects(deliver({ webhookUrl: `http://127.0.0.1:${port}/services/T000/B000/secret-token` }, n), (e: Error) => {
+      assert.match(e.message, new RegExp(`notification webhook http://127.0.0.1:${port}: HTTP 500`));
+      assert.doesNotMatch(e.message, /secret-token/, 'the URL path (often a credential) stays out of errors');
+      return true;
+    });
+  } finally {
+    server.close();
+  }
+});
+
+test('exec: the program runs without a shell, with the details in its environment', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-notify-'));
+  try {
+    const out = join(dir, 'env.txt');
+    const hook = join(dir, 'hook.sh');
+    writeFileSync(hook, `#!/bin/sh\nprintf '%s|%s|%s/%s|%s' "$CERTSMITH_NOTIFICATION" "$CERTSMITH_NOTIFICATION_STATE" "$CERTSMITH_NAMESPACE" "$CERTSMITH_CERTIFICATE" "$CERTSMITH_MESSAGE" > ${out}\n`, { mode: 0o755 });
+    await deliver({ exec: hook }, n);
+    assert.equal(readFileSync(out, 'utf8'), `IssuanceFailing|firing|default/web|${n.message}`, 'the message arrives verbatim, nothing in it is run');
+    writeFileSync(hook, '#!/bin/sh\nexit 3\n', { mode: 0o755 });
+    await assert.rejects(deliver({ exec: hook }, n), /notification hook .*hook\.sh: Command failed/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

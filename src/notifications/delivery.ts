@@ -1,0 +1,66 @@
+// Delivering one notification: a JSON POST to a webhook URL (the body has `text`, which Slack and
+// Microsoft Teams incoming webhooks both show, and the details under `certsmith`), and/or an
+// executable run with the details in its environment (no shell: the path is run as is). Both come
+// from the server's configuration only; nothing a resource sets reaches them.
+import { execFile } from 'node:child_process';
+import type { NotificationKind } from './conditions.ts';
+
+export interface NotificationTargets {
+  webhookUrl?: string;
+  /** path of an executable */
+  exec?: string;
+  timeoutMs?: number;
+}
+
+export interface Notification {
+  kind: NotificationKind;
+  state: 'firing' | 'resolved';
+  namespace: string;
+  name: string;
+  message: string;
+  at: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export function notificationText(n: Notification): string {
+  const what = `Certificate ${n.namespace}/${n.name}`;
+  return n.state === 'firing' ? `[certsmith] ${n.kind}: ${what}: ${n.message}` : `[certsmith] resolved ${n.kind}: ${what}`;
+}
+
+export function webhookBody(n: Notification): Record<string, unknown> {
+  return { text: notificationText(n), certsmith: { kind: n.kind, state: n.state, certificate: { namespace: n.namespace, name: n.name }, message: n.message, at: n.at } };
+}
+
+export function execEnvironment(n: Notification): Record<string, string> {
+  return {
+    CERTSMITH_NOTIFICATION: n.kind, CERTSMITH_NOTIFICATION_STATE: n.state, CERTSMITH_NAMESPACE: n.namespace,
+    CERTSMITH_CERTIFICATE: n.name, CERTSMITH_MESSAGE: n.message, CERTSMITH_TIME: n.at, CERTSMITH_TEXT: notificationText(n),
+  };
+}
+
+/** Delivers to every target; throws (naming the target, never a credential in the URL) when one fails. */
+export async function deliver(targets: NotificationTargets, n: Notification): Promise<void> {
+  const timeoutMs = targets.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (targets.webhookUrl) {
+    const url = new URL(targets.webhookUrl);
+    const where = `${url.protocol}//${url.host}`;
+    let res: Response;
+    try {
+      res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(webhookBody(n)), signal: AbortSignal.timeout(timeoutMs) });
+    } catch (e) {
+      throw new Error(`notification webhook ${where}: ${(e as Error).message}`);
+    }
+    await res.arrayBuffer().catch(() => undefined);
+    if (!res.ok) throw new Error(`notification webhook ${where}: HTTP ${res.status}`);
+  }
+  if (targets.exec) {
+    const program = targets.exec;
+    await new Promise<void>((resolve, reject) => {
+      execFile(program, [], { env: { ...process.env, ...execEnvironment(n) }, timeout: timeoutMs, maxBuffer: 64 * 1024 }, (e) => {
+        if (e) reject(new Error(`notification hook ${program}: ${e.killed ? `killed after ${timeoutMs / 1000}s` : e.message}`));
+        else resolve();
+      });
+    });
+  }
+}
