@@ -134,6 +134,21 @@ export const ACMEOrderAnnotation = {
   retry: 'acme.certsmith.io/retry',
 } as const;
 
+/**
+ * The pace of looks at an Order or Challenge waiting on the ACME server, kept on the object so a
+ * restart resumes it (controllers/acme/look-schedule.ts).
+ */
+export const ACMELookAnnotation = {
+  /** no self-check, authorization poll or order look before this instant (RFC 3339 with milliseconds) */
+  nextLookAt: 'acme.certsmith.io/next-look-at',
+  /** on a Challenge: when the POST that accepted it was sent */
+  acceptedAt: 'acme.certsmith.io/accepted-at',
+  /** on a Challenge: the controller instance that sent it (another one's HTTP-01 responder may have been down) */
+  acceptedBy: 'acme.certsmith.io/accepted-by',
+  /** on an Order: when finalize answered that the order is processing */
+  finalizedAt: 'acme.certsmith.io/finalized-at',
+} as const;
+
 /** On an ACME Issuer: set by `certsmith acme-account` after a key rollover, so the issuer controller looks again. */
 export const ACCOUNT_KEY_ROLLED_OVER_ANNOTATION = 'acme.certsmith.io/account-key-rolled-over';
 

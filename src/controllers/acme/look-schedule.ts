@@ -3,14 +3,12 @@
 // The pace is kept on the object itself, never in process memory: a restart resumes it, and
 // nothing grows with the number of objects seen. Each look is one request and a requeue.
 
-/** no look at this object before this instant (RFC 3339 with milliseconds) */
-export const ANN_NEXT_LOOK = 'acme.certsmith.io/next-look-at';
-/** when this process or an earlier one sent the POST that accepted the challenge */
-export const ANN_ACCEPTED_AT = 'acme.certsmith.io/accepted-at';
-/** which controller instance sent it: an earlier process's HTTP-01 responder may have been down meanwhile */
-export const ANN_ACCEPTED_BY = 'acme.certsmith.io/accepted-by';
-/** when the order was finalized and found still processing */
-export const ANN_FINALIZED_AT = 'acme.certsmith.io/finalized-at';
+import { ACMELookAnnotation } from '../../api/annotations.ts';
+
+export const ANN_NEXT_LOOK = ACMELookAnnotation.nextLookAt;
+export const ANN_ACCEPTED_AT = ACMELookAnnotation.acceptedAt;
+export const ANN_ACCEPTED_BY = ACMELookAnnotation.acceptedBy;
+export const ANN_FINALIZED_AT = ACMELookAnnotation.finalizedAt;
 
 export interface LookPace {
   /** the first wait after the change being waited for (the CA has just been asked) */
