@@ -23,7 +23,7 @@ export function buildProgram(): Command {
   program
     .name('certsmith')
     .description('certificate lifecycle controller: cert-manager\'s API on one host or on Kubernetes')
-    .option('--kubeconfig <path>', 'kubeconfig to use (default $KUBECONFIG, then ./.certsmith/kubeconfig)')
+    .option('--kubeconfig <path>', 'kubeconfig to use (default: the first file in $KUBECONFIG, then ~/.kube/config, then the in-cluster account, then ./.certsmith/kubeconfig)')
     .showHelpAfterError()
     .exitOverride();
   registerServerCommand(program);
