@@ -1,4 +1,5 @@
-// Keeps the Ready condition of SelfSigned and CA issuers (and cluster issuers) current.
+// Keeps the Ready condition of SelfSigned and CA issuers (and cluster issuers) current, and marks
+// Vault and Venafi issuers not Ready with the reason certsmith cannot sign for them.
 import { ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
@@ -33,7 +34,7 @@ export function issuerController(ctx: ControllerContext, cluster: boolean): Cont
     async reconcile(key) {
       const { namespace, name } = splitKey(key);
       const issuer = issuers.get(cluster ? undefined : namespace, cluster ? key : name);
-      if (!issuer || !issuer.spec?.ca && !issuer.spec?.selfSigned) return;
+      if (!issuer || !issuer.spec?.ca && !issuer.spec?.selfSigned && !issuer.spec?.vault && !issuer.spec?.venafi) return;
       const caSecret = issuer.spec.ca ? await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, issuer), issuer.spec.ca.secretName) : undefined;
       const conditions = decideIssuerReady(issuer, caSecret, ctx.clock.now());
       if (conditions) {

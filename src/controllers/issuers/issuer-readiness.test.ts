@@ -38,7 +38,15 @@ test('decideIssuerReady: one row per reason', async () => {
       issuer: caIssuer, caSecret: keypair({ keyPem: ca.keyPem, certPem: ca.certPem + await cert({ keyPem: otherKey, isCA: true }) }), want: verified,
     },
     { name: 'ACME issuer', why: 'left to the ACME account controller', issuer: issuer({ spec: { acme: {} } }) },
-    { name: 'unknown issuer type', why: 'not certsmith\'s to judge', issuer: issuer({ spec: { vault: {} } }) },
+    { name: 'issuer naming no type', why: 'not certsmith\'s to judge', issuer: issuer({ spec: {} }) },
+    {
+      name: 'Vault issuer', why: 'not implemented: Ready=False naming it rather than silently never Ready (issue 15)',
+      issuer: issuer({ spec: { vault: {} } }), want: /^False UnsupportedIssuerType: certsmith does not implement the Vault issuer \(spec\.vault\)/,
+    },
+    {
+      name: 'Venafi issuer', why: 'not implemented: Ready=False naming it (issue 15)',
+      issuer: issuer({ spec: { venafi: {} } }), want: /^False UnsupportedIssuerType: certsmith does not implement the Venafi issuer \(spec\.venafi\)/,
+    },
     {
       // fed its own earlier output, as the store returns it (the comparison is of the JSON text)
       name: 'already Ready with the same condition', why: 'no write when nothing changes',

@@ -1,17 +1,21 @@
-// Readiness of SelfSigned and CA issuers (ACME issuers are registered by the ACME controllers).
+// Readiness of SelfSigned and CA issuers, and the refusal of Vault and Venafi ones (ACME issuers
+// are registered by the ACME controllers).
 import { setCondition } from '../../api/conditions.ts';
 import type { Condition } from '../../api/meta.ts';
 import type { Secret } from '../../api/meta.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo } from '../../shared/parse-memo.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
 import type { IssuerView } from '../requests/signing.ts';
-import { issuerTypeOf } from '../requests/signing.ts';
+import { UNSUPPORTED_ISSUER_REASON, issuerTypeOf, unsupportedIssuerMessage } from '../requests/signing.ts';
 
 export function decideIssuerReady(issuer: IssuerView, caSecret: Secret | undefined, now: Date): Condition[] | undefined {
   const type = issuerTypeOf(issuer);
   const gen = issuer.metadata.generation;
   let next: Omit<Condition, 'lastTransitionTime'>;
-  if (type === 'selfSigned') {
+  const unsupported = unsupportedIssuerMessage(type);
+  if (unsupported) {
+    next = { type: 'Ready', status: 'False', reason: UNSUPPORTED_ISSUER_REASON, message: unsupported, observedGeneration: gen };
+  } else if (type === 'selfSigned') {
     next = { type: 'Ready', status: 'True', reason: 'IsReady', message: '', observedGeneration: gen };
   } else if (type === 'ca') {
     const name = issuer.spec!.ca!.secretName;

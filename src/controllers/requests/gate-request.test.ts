@@ -52,7 +52,12 @@ test('gateRequest: one row per outcome', async () => {
     { name: 'failed', why: 'Ready=False Failed is final: never signed again', request: cr({ conditions: [approved, cond('Ready', 'False', 'Failed')] }), issuer: readyCA, want: { kind: 'stop', ready: null, events: [] } },
     { name: 'issued', why: 'Ready=True Issued is final: signed once', request: cr({ conditions: [approved, cond('Ready', 'True', 'Issued')] }), issuer: readyCA, want: { kind: 'stop', ready: null, events: [] } },
     { name: 'pending, auto-approval off', why: '--no-auto-approve: waits for a person or another approver', request: cr(), issuer: readyCA, autoApprove: false, want: { kind: 'stop', ready: null, events: [waiting] } },
-    { name: 'pending, issuer served elsewhere', why: 'an issuer type certsmith does not sign for is left to its own approver', request: cr(), issuer: issuer({ spec: { vault: {} }, conditions: [cond('Ready', 'True', 'x')] }), want: { kind: 'stop', ready: null, events: [waiting] } },
+    { name: 'pending, issuer served elsewhere', why: 'an issuer naming no type certsmith knows is left to its own approver', request: cr(), issuer: issuer({ spec: {}, conditions: [cond('Ready', 'True', 'x')] }), want: { kind: 'stop', ready: null, events: [waiting] } },
+    {
+      name: 'pending, Vault issuer', why: 'approved, then Failed naming the unimplemented issuer rather than waiting forever (issue 15)',
+      request: cr(), issuer: issuer({ spec: { vault: {} } }),
+      want: { kind: 'stop', approved: true, ready: 'Failed: certsmith does not implement the Vault issuer (spec.vault); use a CA, SelfSigned or ACME issuer, or run cert-manager for Vault', failureTime: '2026-06-01T00:00:00Z', events: [approvedEvent, 'Warning UnsupportedIssuerType'] },
+    },
     {
       name: 'pending, issuer not found', why: 'approved as cert-manager\'s approver does, then IssuerNotFound (issue 15)',
       request: cr(), want: { kind: 'stop', approved: true, ready: 'Pending: Referenced "Issuer" not found', events: [approvedEvent, 'Normal IssuerNotFound'] },
@@ -65,7 +70,12 @@ test('gateRequest: one row per outcome', async () => {
       request: cr({ conditions: [approved, cond('Ready', 'False', 'Pending', 'Referenced "Issuer" not found')] }),
       want: { kind: 'stop', ready: 'Pending: Referenced "Issuer" not found', events: [] },
     },
-    { name: 'approved, issuer of an unsupported type', why: 'left alone, nothing written', request: cr({ conditions: [approved] }), issuer: issuer({ spec: { vault: {} } }), want: { kind: 'stop', ready: null, events: [] } },
+    { name: 'approved, issuer naming no type', why: 'left alone, nothing written', request: cr({ conditions: [approved] }), issuer: issuer({ spec: {} }), want: { kind: 'stop', ready: null, events: [] } },
+    {
+      name: 'approved, Venafi issuer', why: 'Failed with the issuer\'s message, so the Certificate backs off as for any failure (issue 15)',
+      request: cr({ conditions: [approved] }), issuer: issuer({ spec: { venafi: {} } }),
+      want: { kind: 'stop', ready: 'Failed: certsmith does not implement the Venafi issuer (spec.venafi); use a CA, SelfSigned or ACME issuer, or run cert-manager for Venafi', events: ['Warning UnsupportedIssuerType'] },
+    },
     { name: 'approved, issuer not ready', why: 'Pending IssuerNotReady until the issuer is Ready', request: cr({ conditions: [approved] }), issuer: issuer({ conditions: [cond('Ready', 'False', 'ErrGetKeyPair')] }), want: { kind: 'stop', ready: 'Pending: Referenced issuer does not have a Ready status condition', events: ['Normal IssuerNotReady'] } },
     { name: 'approved, certificate already set', why: 'a request with a certificate is never signed twice', request: cr({ conditions: [approved], status: { certificate: b64('x') } }), issuer: readyCA, want: { kind: 'stop', ready: null, events: [] } },
     { name: 'approved, ready CA issuer', why: 'signs with the CA', request: cr({ conditions: [approved] }), issuer: readyCA, want: { kind: 'sign', issuerType: 'ca', events: [] } },

@@ -17,14 +17,33 @@ export type IssuerView = Pick<AnyIssuer, 'kind' | 'status'> & {
   spec?: { [K in keyof IssuerSpec]?: unknown } & Pick<IssuerSpec, 'ca'>;
 };
 
-export type IssuerType = 'selfSigned' | 'ca' | 'acme' | 'unsupported';
+/**
+ * 'vault' and 'venafi' are cert-manager.io issuer types certsmith accepts in the schema but does
+ * not sign for; 'unsupported' is an issuer naming none of the types.
+ */
+export type IssuerType = 'selfSigned' | 'ca' | 'acme' | 'vault' | 'venafi' | 'unsupported';
 
 export function issuerTypeOf(issuer: IssuerView): IssuerType {
   const s = issuer.spec ?? {};
   if (s.selfSigned) return 'selfSigned';
   if (s.ca) return 'ca';
   if (s.acme) return 'acme';
+  if (s.vault) return 'vault';
+  if (s.venafi) return 'venafi';
   return 'unsupported';
+}
+
+/** The reason on an issuer (and its requests) of a type certsmith does not implement. */
+export const UNSUPPORTED_ISSUER_REASON = 'UnsupportedIssuerType';
+
+/**
+ * Why an issuer of this type cannot sign, or undefined when certsmith signs for it. Said on the
+ * issuer and on every request to it, so a Vault or Venafi issuer is never silently ignored.
+ */
+export function unsupportedIssuerMessage(type: IssuerType): string | undefined {
+  if (type === 'vault') return 'certsmith does not implement the Vault issuer (spec.vault); use a CA, SelfSigned or ACME issuer, or run cert-manager for Vault';
+  if (type === 'venafi') return 'certsmith does not implement the Venafi issuer (spec.venafi); use a CA, SelfSigned or ACME issuer, or run cert-manager for Venafi';
+  return undefined;
 }
 
 /** What the gate says before signing: stop with a status to write, or go on to sign. */
@@ -76,6 +95,11 @@ export function gateRequest(input: GateInput, now: Date): GateResult {
   };
   if (!input.issuer) return stopPending('IssuerNotFound', `Referenced "${kind}" not found`);
   if (issuerType === 'unsupported') return { kind: 'stop', status: changed(cr, status), events };
+  const unsupported = unsupportedIssuerMessage(issuerType);
+  if (unsupported) {
+    const f = failed(status, UNSUPPORTED_ISSUER_REASON, unsupported, now);
+    return { kind: 'stop', status: f.status, events: [...events, f.event] };
+  }
   if (!isTrue(input.issuer.status?.conditions, 'Ready')) {
     return stopPending('IssuerNotReady', 'Referenced issuer does not have a Ready status condition');
   }
