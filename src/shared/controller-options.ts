@@ -44,7 +44,13 @@ export interface ControllerOptions {
    * documented API). Never a flag and never read from a resource, so credentials only ever go to
    * the vendor's real endpoint in use.
    */
-  dns01ProviderAPIs?: { cloudflare?: string; digitalocean?: string; route53?: string };
+  dns01ProviderAPIs?: {
+    cloudflare?: string; digitalocean?: string; route53?: string;
+    /** Cloud DNS API base (https://dns.googleapis.com); the token endpoint is the service account key's token_uri */
+    cloudDNS?: string;
+    /** GCE metadata server (application default credentials) */
+    googleMetadata?: string;
+  };
   dns01RecursiveNameservers?: string[];
   /**
    * A request through the Kubernetes API's aggregation layer, how webhook DNS-01 solvers are

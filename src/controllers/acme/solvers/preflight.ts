@@ -12,7 +12,7 @@ import { Route53Solver } from './dns01/route53.ts';
 import { accountFor } from './dns01/acme-dns.ts';
 import { selectsExecHook } from './dns01/exec-hook.ts';
 import { tsigAlgorithmOf } from './dns01/rfc2136-solver.ts';
-import { cloudflareAuth, route53Keys } from './providers.ts';
+import { cloudDNSClient, cloudflareAuth, route53Keys } from './providers.ts';
 
 export const SOLVER_CONFIG_REASON = 'InvalidSolverConfig';
 
@@ -58,6 +58,12 @@ async function checkSolver(ctx: ControllerContext, issuer: SolverIssuer, solver:
     const solver53 = new Route53Solver({ credentials: await route53Keys(ctx, c), role: r.role, region: r.region, hostedZoneID: r.hostedZoneID, endpoint: apis?.route53 });
     for (const p of probes.length ? probes : ['_acme-challenge.credentials-check.invalid']) {
       await solver53.zoneFor(p).catch((e) => { if (probes.length || e instanceof ProviderConfigError && !/no hosted zone/.test(e.message)) throw e; });
+    }
+  } else if (dns01.cloudDNS) {
+    const client = await cloudDNSClient(ctx, c);
+    // with hostedZoneName, reading that zone proves credentials, project and zone at once
+    for (const p of probes.length ? probes : ['_acme-challenge.credentials-check.invalid']) {
+      await client.zoneFor(p).catch((e) => { if (probes.length || e instanceof ProviderConfigError && !/no managed zone/.test(e.message)) throw e; });
     }
   } else if (dns01.acmeDNS) {
     const ref = dns01.acmeDNS.accountSecretRef;

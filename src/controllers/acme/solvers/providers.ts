@@ -19,6 +19,7 @@ import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
 import { accountFor, acmeDNSUpdate } from './dns01/acme-dns.ts';
 import { Route53Solver, type AwsKeys } from './dns01/route53.ts';
 import { webhookSolver } from './webhook-solver.ts';
+import { applicationDefaultCredentials, CloudDNSClient, cloudDNSConfig, CLOUDDNS_API, parseGoogleCredentials, type GoogleCredentialSource } from './dns01/clouddns.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
   return {
@@ -156,6 +157,26 @@ function route53Solver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   }));
 }
 
+/**
+ * The service account key of serviceAccountSecretRef, else application default credentials, which
+ * (as route53's ambient credentials) cert-manager allows ClusterIssuers only.
+ */
+export async function cloudDNSCredentials(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<GoogleCredentialSource> {
+  const cfg = cloudDNSConfig(c.spec.solver.dns01!.cloudDNS);
+  if (cfg.serviceAccountSecretRef) {
+    const ref = cfg.serviceAccountSecretRef;
+    const json = await readSecretKey(ctx, c, ref, 'cloudDNS.serviceAccountSecretRef');
+    return { key: parseGoogleCredentials(json, `cloudDNS.serviceAccountSecretRef: secret "${ref.name}" key "${ref.key ?? ''}"`) };
+  }
+  if (c.spec.issuerRef.kind !== 'ClusterIssuer') throw new ProviderConfigError('cloudDNS: an Issuer needs serviceAccountSecretRef; application default credentials are used for ClusterIssuers only');
+  return applicationDefaultCredentials(ctx.options.dns01ProviderAPIs?.googleMetadata);
+}
+
+export async function cloudDNSClient(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<CloudDNSClient> {
+  const cfg = cloudDNSConfig(c.spec.solver.dns01!.cloudDNS);
+  return new CloudDNSClient(await cloudDNSCredentials(ctx, c), cfg.project, cfg.hostedZoneName, ctx.options.dns01ProviderAPIs?.cloudDNS ?? CLOUDDNS_API, () => ctx.clock.now().getTime());
+}
+
 export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver | undefined {
   if (c.spec.type === 'HTTP-01') {
     const root = ctx.options.acmeHTTP01Webroot;
@@ -170,6 +191,7 @@ export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeS
   if (dns01?.digitalocean) return digitaloceanSolver(ctx, c);
   if (dns01?.acmeDNS) return acmeDNSSolver(ctx, c);
   if (dns01?.route53) return route53Solver(ctx, c);
+  if (dns01?.cloudDNS) return txtRecordSolver(ctx, c, () => cloudDNSClient(ctx, c));
   if (dns01?.webhook) return webhookSolver(ctx, c);
   return undefined;
 }
