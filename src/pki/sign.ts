@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { BoundedCache } from '../runtime/bounded-cache.ts';
-import { bitString, explicit, integer, sequence, time } from './der.ts';
+import { bitString, explicit, ia5Bytes, integer, oid, sequence, time, tlv } from './der.ts';
 import { parseCSR } from './csr.ts';
 import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
 import { decodeCertificate } from './parse.ts';
@@ -26,6 +26,45 @@ export interface SignOptions {
   clipToIssuer?: boolean;
   /** the issuer signs this one certificate only (a throwaway CA): not worth a slot in the issuer cache */
   oneOffIssuer?: boolean;
+  /** where relying parties find the issuer's CRL, OCSP responder and certificate (the CA issuer's spec) */
+  authorityURLs?: AuthorityURLs;
+}
+
+/** The CA issuer's crlDistributionPoints, ocspServers and issuingCertificateURLs. */
+export interface AuthorityURLs {
+  crlDistributionPoints?: readonly string[];
+  ocspServers?: readonly string[];
+  issuingCertificateURLs?: readonly string[];
+}
+
+const CRL_DISTRIBUTION_POINTS_OID = '2.5.29.31';
+const AUTHORITY_INFO_ACCESS_OID = '1.3.6.1.5.5.7.1.1';
+const ACCESS_METHOD_OID = { ocsp: '1.3.6.1.5.5.7.48.1', caIssuers: '1.3.6.1.5.5.7.48.2' } as const;
+
+/** GeneralName uniformResourceIdentifier: [6] IMPLICIT IA5String. */
+function uriName(url: string): Buffer {
+  return tlv(0x86, ia5Bytes(url));
+}
+
+/**
+ * CRL Distribution Points (RFC 5280 4.2.1.13) and Authority Information Access (4.2.2.1), as Go's
+ * x509 writes them for cert-manager's CA issuer: one DistributionPoint with a fullName per URL,
+ * OCSP access descriptions before caIssuers ones. Nothing is written for empty lists.
+ */
+export function authorityURLExtensions(urls: AuthorityURLs | undefined): Extension[] {
+  const out: Extension[] = [];
+  const crl = urls?.crlDistributionPoints ?? [];
+  if (crl.length > 0) {
+    // DistributionPoint { distributionPoint [0] { fullName [0] GeneralNames } }
+    const points = crl.map((u) => sequence(tlv(0xa0, tlv(0xa0, uriName(u)))));
+    out.push({ id: CRL_DISTRIBUTION_POINTS_OID, critical: false, value: sequence(...points) });
+  }
+  const access = [
+    ...(urls?.ocspServers ?? []).map((u) => sequence(oid(ACCESS_METHOD_OID.ocsp), uriName(u))),
+    ...(urls?.issuingCertificateURLs ?? []).map((u) => sequence(oid(ACCESS_METHOD_OID.caIssuers), uriName(u))),
+  ];
+  if (access.length > 0) out.push({ id: AUTHORITY_INFO_ACCESS_OID, critical: false, value: sequence(...access) });
+  return out;
 }
 
 const COPIED_FROM_REQUEST = new Set<string>([EXTENSION_OID.subjectAltName, EXTENSION_OID.nameConstraints]);
@@ -134,6 +173,7 @@ export async function signCertificate(o: SignOptions): Promise<string> {
     subjectKeyIdentifierExtension(subjectKeyId),
   ];
   if (!selfSigned) extensions.push(authorityKeyIdentifierExtension(signer.keyId));
+  extensions.push(...authorityURLExtensions(o.authorityURLs));
   extensions.push(...csr.extensions.filter((e) => COPIED_FROM_REQUEST.has(e.id)));
 
   const signatureAlgorithm = signatureAlgorithmFor(signer.key);

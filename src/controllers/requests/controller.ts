@@ -51,9 +51,9 @@ export function requestController(ctx: ControllerContext): ControllerSpec {
         const keySecret = keyName ? await ctx.store.get<Secret>(SecretType, namespace, keyName) : undefined;
         outcome = await signSelfSigned(cr, keySecret, now);
       } else {
-        const secretName = gate.issuer.spec!.ca!.secretName;
-        const caSecret = await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, gate.issuer), secretName);
-        outcome = await signWithCA(cr, caSecret, secretName, now);
+        const ca = gate.issuer.spec!.ca!;
+        const caSecret = await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, gate.issuer), ca.secretName);
+        outcome = await signWithCA(cr, caSecret, ca.secretName, now, ca);
       }
       if (outcome.kind === 'pending') {
         const p = pending(gate.status, outcome.reason, outcome.message, now);

@@ -6,7 +6,7 @@ import { decodeBase64, parseCertCached, parseCertMemo, parseKeyMemo, requestCSR 
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { Secret } from '../../api/meta.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
-import { signCertificate } from '../../pki/sign.ts';
+import { signCertificate, type AuthorityURLs } from '../../pki/sign.ts';
 import { splitPEM } from '../../pki/parse.ts';
 
 export type SignOutcome =
@@ -37,7 +37,8 @@ export async function signSelfSigned(cr: CertificateRequestObj, keySecret: Secre
   }
 }
 
-export async function signWithCA(cr: CertificateRequestObj, caSecret: Secret | undefined, secretName: string, now: Date): Promise<SignOutcome> {
+/** `urls`: the CA issuer's CRL, OCSP and issuing-certificate URLs, written into every certificate it signs. */
+export async function signWithCA(cr: CertificateRequestObj, caSecret: Secret | undefined, secretName: string, now: Date, urls?: AuthorityURLs): Promise<SignOutcome> {
   if (!caSecret) return { kind: 'pending', reason: 'SecretMissing', message: `Referenced secret ${secretName} not found` };
   const keyPem = decodeBase64(caSecret.data?.['tls.key']);
   const chain = [...splitPEM(decodeBase64(caSecret.data?.['tls.crt'])), ...splitPEM(decodeBase64(caSecret.data?.['ca.crt']))];
@@ -49,7 +50,7 @@ export async function signWithCA(cr: CertificateRequestObj, caSecret: Secret | u
   try {
     const leaf = await signCertificate({
       csrPem: decodeBase64(cr.spec.request), notBefore: now, durationMs: durationMsOf(cr.spec),
-      isCA: cr.spec.isCA, usages: cr.spec.usages, issuer: { certPem: chain[0], keyPem },
+      isCA: cr.spec.isCA, usages: cr.spec.usages, issuer: { certPem: chain[0], keyPem }, authorityURLs: urls,
     });
     const { certificatePem, caPem } = buildChain(leaf, chain);
     return { kind: 'issued', certificatePem, caPem };
