@@ -2,24 +2,12 @@
 // names the problem: malformed bodies and paths, non-string metadata maps, lone surrogates,
 // oversized objects and annotations, non-base64 Secret data, malformed DeleteOptions, bad watch
 // parameters, and a full disk. Each test here failed on 6d0b77e (issue 12, findings 3-4, 8-10).
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestApiServer } from './testing/test-api-server.ts';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite/index.ts';
-import { withAdmission } from './admission.ts';
-import { startApiServer } from './api-server.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-limits-'));
-const raw: SqliteStore = openSqliteStore({ path: join(dataDir, 'state.db') });
-const api = await startApiServer({ store: withAdmission(raw) });
-after(async () => {
-  await api.close();
-  await raw.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const { api, raw } = await startTestApiServer('limits');
 
 interface Reply { status: number; body: any; text: string }
 

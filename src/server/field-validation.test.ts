@@ -2,24 +2,12 @@
 // first in the order they appear, then unknown fields sorted; Strict refuses, Warn sends
 // `299 - "..."` Warning headers and stores the pruned object, Ignore prunes silently; absent
 // means Warn, as on kube-apiserver.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestApiServer } from './testing/test-api-server.ts';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite/index.ts';
-import { withAdmission } from './admission.ts';
-import { startApiServer } from './api-server.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-fv-'));
-const raw: SqliteStore = openSqliteStore({ path: join(dataDir, 'state.db') });
-const api = await startApiServer({ store: withAdmission(raw) });
-after(async () => {
-  await api.close();
-  await raw.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const { api } = await startTestApiServer('fv');
 
 interface Reply { status: number; body: any; warnings: string[] }
 

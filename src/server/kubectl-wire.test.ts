@@ -1,26 +1,14 @@
 // What kubectl v1.32 needs of the API beyond JSON CRUD (issue 19): protobuf bodies for the
 // built-in kinds with content negotiation, the authorization self-reviews, discovery
 // categories, and dry runs that answer what a real write would store (kubectl diff).
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestApiServer } from './testing/test-api-server.ts';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite/index.ts';
-import { withAdmission } from './admission.ts';
-import { startApiServer } from './api-server.ts';
 import { allowedReason } from './authorization.ts';
 import { decodeObject, encodeObject, protobufMediaType } from './protobuf/codec.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-wire-'));
-const raw: SqliteStore = openSqliteStore({ path: join(dataDir, 'state.db') });
-const api = await startApiServer({ store: withAdmission(raw) });
-after(async () => {
-  await api.close();
-  await raw.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const { api } = await startTestApiServer('wire');
 
 interface Reply { status: number; contentType: string; bytes: Buffer; body: any }
 

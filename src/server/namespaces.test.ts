@@ -1,24 +1,12 @@
 // Namespaces as on kube-apiserver (issue 15): default, kube-system, kube-public and
 // cert-manager exist from the start; an object in a namespace that does not exist is refused
 // with kube's 404, by create and by a server-side apply that creates, dry run or not.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestApiServer } from './testing/test-api-server.ts';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite/index.ts';
-import { withAdmission } from './admission.ts';
-import { startApiServer } from './api-server.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-ns-'));
-const raw: SqliteStore = openSqliteStore({ path: join(dataDir, 'state.db') });
-const api = await startApiServer({ store: withAdmission(raw) });
-after(async () => {
-  await api.close();
-  await raw.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const { api } = await startTestApiServer('ns');
 
 function request(method: string, path: string, body?: string, contentType = 'application/json'): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {

@@ -1,24 +1,12 @@
 // Server-side apply through the HTTP API: ownership recorded for every kind (a Secret as well
 // as a Certificate), a conflict as kube-apiserver words it, and managedFields kept by an
 // update that does not mention them.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestApiServer } from '../testing/test-api-server.ts';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openSqliteStore } from '../../store/sqlite/index.ts';
-import { withAdmission } from '../admission.ts';
-import { startApiServer } from '../api-server.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-ssa-'));
-const raw = openSqliteStore({ path: join(dataDir, 'state.db') });
-const api = await startApiServer({ store: withAdmission(raw) });
-after(async () => {
-  await api.close();
-  await raw.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const { api } = await startTestApiServer('ssa');
 
 function request(method: string, path: string, body?: string, contentType = 'application/json'): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
