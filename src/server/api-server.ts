@@ -4,7 +4,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
+import type * as YAMLModule from 'yaml';
 import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
 import { NamespaceType, apiVersionOf, type ResourceType } from '../api/resources.ts';
@@ -136,6 +137,12 @@ function textOf(bytes: Buffer): string {
   } catch {
     throw new HttpError(400, 'BadRequest', 'the request body is not valid UTF-8');
   }
+}
+
+let yamlModule: typeof YAMLModule | undefined;
+/** The YAML parser loads on the first server-side apply (CommonJS, so synchronously), not with the server. */
+function yamlParser(): typeof YAMLModule {
+  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof YAMLModule);
 }
 
 async function readBody(req: http.IncomingMessage): Promise<string> {
@@ -520,7 +527,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
           // flow collections nest like JSON; block nesting deep enough to hurt needs more text than the body limit allows
           if (textNestsDeeperThan(text)) throw nestingError(maxNestingDepth);
           try {
-            patch = YAML.parse(text);
+            patch = yamlParser().parse(text);
           } catch (e) {
             if (e instanceof RangeError) throw nestingError(maxNestingDepth);
             throw new HttpError(400, 'BadRequest', `the apply body is not valid YAML: ${(e as Error).message.split('\n')[0]}`);

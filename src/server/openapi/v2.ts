@@ -2,8 +2,9 @@
 // gnostic's protobuf. kubectl before 1.27 validates `apply` and answers `explain` only from it
 // (in protobuf); later ones use it when v3 is missing, and for `explain --output plaintext-openapiv2`.
 // Definitions only: no client reads v2 paths for these kinds.
-import protobuf from 'protobufjs';
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
+import type protobuf from 'protobufjs';
+import type * as YAMLModule from 'yaml';
 import { resourceTypes } from '../../api/resources.ts';
 import { openAPIV3Document } from '../../api/openapi.ts';
 import { openAPIV2Proto } from './v2-schema.ts';
@@ -57,11 +58,17 @@ export function openAPIV2Document(): JSONSchema {
   return jsonCache;
 }
 
-const root = protobuf.parse(openAPIV2Proto, { keepCase: true }).root;
-const documentType = root.lookupType('openapi.v2.Document');
+// protobufjs and YAML load (synchronously, both are CommonJS) on the first request for the
+// protobuf document, not with the server: only old kubectl and `explain` ask for it
+const requireModule = createRequire(import.meta.url);
+let documentTypeCache: protobuf.Type | undefined;
+function documentType(): protobuf.Type {
+  return (documentTypeCache ??= (requireModule('protobufjs') as typeof protobuf).parse(openAPIV2Proto, { keepCase: true }).root.lookupType('openapi.v2.Document'));
+}
+let yaml: typeof YAMLModule | undefined;
 
 /** gnostic writes every literal (default, enum, example, extension value) as YAML text */
-const any = (v: unknown) => ({ yaml: YAML.stringify(v) });
+const any = (v: unknown) => ({ yaml: (yaml ??= requireModule('yaml') as typeof YAMLModule).stringify(v) });
 
 /** A JSON schema as gnostic's Schema message, in the shape protobufjs's fromObject takes. */
 function schemaMessage(s: JSONSchema): Record<string, unknown> {
@@ -113,11 +120,11 @@ export function openAPIV2Protobuf(): Buffer {
     info: doc.info,
     definitions: { additional_properties: Object.entries(doc.definitions as Record<string, JSONSchema>).map(([name, value]) => ({ name, value: schemaMessage(value) })) },
   };
-  protobufCache = Buffer.from(documentType.encode(documentType.fromObject(message)).finish());
+  protobufCache = Buffer.from(documentType().encode(documentType().fromObject(message)).finish());
   return protobufCache;
 }
 
 /** Decodes the protobuf document back to plain objects (for tests and diagnostics). */
 export function decodeOpenAPIV2Protobuf(bytes: Uint8Array): Record<string, any> {
-  return documentType.toObject(documentType.decode(bytes), { longs: Number, oneofs: true }) as Record<string, any>;
+  return documentType().toObject(documentType().decode(bytes), { longs: Number, oneofs: true }) as Record<string, any>;
 }

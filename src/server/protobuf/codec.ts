@@ -3,7 +3,8 @@
 // the .proto definitions in schema.ts; this module only maps between the wire's conventions
 // and the JSON form the store keeps (times as RFC 3339 strings, bytes as base64, managed
 // fields as JSON, Go's zero values as absent fields).
-import protobuf from 'protobufjs';
+import { createRequire } from 'node:module';
+import type protobuf from 'protobufjs';
 import { authorizationV1Proto, coordinationV1Proto, coreV1Proto, messageNames, metaV1Proto, runtimeProto } from './schema.ts';
 
 export const protobufMediaType = 'application/vnd.kubernetes.protobuf';
@@ -13,14 +14,25 @@ const magic = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 /** A body that is not a Kubernetes protobuf object this server knows; the API answers 400. */
 export class ProtobufDecodeError extends Error {}
 
-const root = new protobuf.Root();
-for (const source of [runtimeProto, metaV1Proto, coreV1Proto, coordinationV1Proto, authorizationV1Proto]) {
-  // keepCase: the upstream field names already are the JSON names (and FieldsV1's is "Raw")
-  protobuf.parse(source, root, { keepCase: true });
-}
-root.resolveAll();
+interface Wire { protobuf: typeof protobuf; root: protobuf.Root; unknownType: protobuf.Type }
+let wireCache: Wire | undefined;
 
-const unknownType = root.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
+/**
+ * protobufjs and the parsed definitions, made on the first protobuf body or answer (kubectl's
+ * built-in kinds), not at the server's start. protobufjs is CommonJS, so a synchronous require.
+ */
+function wire(): Wire {
+  if (wireCache) return wireCache;
+  const pb = createRequire(import.meta.url)('protobufjs') as typeof protobuf;
+  const root = new pb.Root();
+  for (const source of [runtimeProto, metaV1Proto, coreV1Proto, coordinationV1Proto, authorizationV1Proto]) {
+    // keepCase: the upstream field names already are the JSON names (and FieldsV1's is "Raw")
+    pb.parse(source, root, { keepCase: true });
+  }
+  root.resolveAll();
+  return (wireCache = { protobuf: pb, root, unknownType: root.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown') });
+}
+
 const metaPackage = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 const timeName = `.${metaPackage}.Time`;
 const microTimeName = `.${metaPackage}.MicroTime`;
@@ -28,7 +40,7 @@ const fieldsV1Name = `.${metaPackage}.FieldsV1`;
 
 function messageType(apiVersion: string, kind: string): protobuf.Type | undefined {
   const name = messageNames[`${apiVersion}/${kind}`];
-  return name ? root.lookupType(name) : undefined;
+  return name ? wire().root.lookupType(name) : undefined;
 }
 
 /** true when objects of this apiVersion and kind (or their list) can be sent as protobuf */
@@ -48,7 +60,7 @@ const fatalUTF8 = new TextDecoder('utf-8', { fatal: true });
  * otherwise be decoded with U+FFFD in place of the bad bytes, and stored so.
  */
 function strictReader(bytes: Uint8Array): protobuf.Reader {
-  const reader = protobuf.Reader.create(bytes);
+  const reader = wire().protobuf.Reader.create(bytes);
   reader.string = function (this: protobuf.Reader) {
     try {
       return fatalUTF8.decode(this.bytes());
@@ -99,7 +111,7 @@ function toJSONForm(type: protobuf.Type, value: Record<string, unknown>): Record
     if (!field) continue;
     const convert = (x: unknown): unknown => {
       const t = field.resolvedType;
-      if (!(t instanceof protobuf.Type)) return x;
+      if (!(t instanceof wire().protobuf.Type)) return x;
       const full = t.fullName;
       if (full === timeName || full === microTimeName) return timeToJSON(x as { seconds?: number; nanos?: number }, full === microTimeName);
       if (full === fieldsV1Name) {
@@ -132,7 +144,7 @@ function toWireForm(type: protobuf.Type, value: Record<string, unknown>): Record
     if (v === undefined || v === null) continue;
     const convert = (x: unknown): unknown => {
       const t = field.resolvedType;
-      if (!(t instanceof protobuf.Type)) return x;
+      if (!(t instanceof wire().protobuf.Type)) return x;
       const full = t.fullName;
       if (full === timeName || full === microTimeName) return timeToWire(x, full === microTimeName);
       if (full === fieldsV1Name) return { Raw: Buffer.from(JSON.stringify(x), 'utf8') };
@@ -161,6 +173,7 @@ export function decodeObject(body: Uint8Array): Record<string, unknown> {
     throw new ProtobufDecodeError('the request body is not a Kubernetes protobuf object: it does not start with "k8s\\x00"');
   }
   let envelope: { typeMeta?: { apiVersion?: string; kind?: string }; raw?: Uint8Array; contentEncoding?: string; contentType?: string };
+  const { unknownType } = wire();
   try {
     envelope = unknownType.toObject(unknownType.decode(strictReader(body.subarray(magic.length)))) as typeof envelope;
   } catch (e) {
@@ -190,6 +203,7 @@ export function encodeObject(obj: { apiVersion?: string; kind?: string; [field: 
   const type = messageType(apiVersion, kind);
   if (!type) return undefined;
   const raw = type.encode(type.fromObject(toWireForm(type, obj as Record<string, unknown>))).finish();
+  const { unknownType } = wire();
   const envelope = unknownType.encode(unknownType.fromObject({ typeMeta: { apiVersion, kind }, raw, contentEncoding: '', contentType: '' })).finish();
   return Buffer.concat([magic, envelope]);
 }

@@ -6,15 +6,7 @@
 // A TXT name is one record set in Route 53, possibly holding other values (another client's
 // challenge, a verification string): present adds our value to the set and cleanup removes only
 // it, deleting the set only when ours was the last value. Each change is waited for until INSYNC.
-import {
-  ChangeResourceRecordSetsCommand,
-  GetChangeCommand,
-  ListHostedZonesByNameCommand,
-  ListResourceRecordSetsCommand,
-  Route53Client,
-  type ResourceRecordSet,
-} from '@aws-sdk/client-route-53';
-import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
+import type { Route53Client, ResourceRecordSet } from '@aws-sdk/client-route-53';
 import { ProviderConfigError } from './secret-ref.ts';
 
 export interface AwsKeys {
@@ -47,20 +39,32 @@ function absolute(name: string): string {
 /** Route 53 TXT values are quoted strings; it also escapes some characters as \\ooo. */
 const quote = (v: string) => `"${v}"`;
 
+type Route53SDK = typeof import('@aws-sdk/client-route-53');
+
+/** The AWS SDK takes about a second to load: only the first Route 53 call loads it, never the server's start. */
+let sdkLoad: Promise<[Route53SDK, typeof import('@aws-sdk/credential-providers')]> | undefined;
+const loadSDK = () => (sdkLoad ??= Promise.all([import('@aws-sdk/client-route-53'), import('@aws-sdk/credential-providers')]));
+
 export class Route53Solver {
-  private readonly client: Route53Client;
-  constructor(private readonly o: Route53Options) {
-    const region = o.region || 'us-east-1';
-    const base = o.credentials;
-    const credentials = o.role
-      ? fromTemporaryCredentials({ masterCredentials: base, params: { RoleArn: o.role, RoleSessionName: 'certsmith' }, clientConfig: { region } })
-      : base;
-    this.client = new Route53Client({ region, credentials, endpoint: o.endpoint, maxAttempts: 4 });
+  private api?: Promise<{ client: Route53Client; sdk: Route53SDK }>;
+  constructor(private readonly o: Route53Options) {}
+
+  private connect(): Promise<{ client: Route53Client; sdk: Route53SDK }> {
+    return (this.api ??= loadSDK().then(([sdk, { fromTemporaryCredentials }]) => {
+      const o = this.o;
+      const region = o.region || 'us-east-1';
+      const base = o.credentials;
+      const credentials = o.role
+        ? fromTemporaryCredentials({ masterCredentials: base, params: { RoleArn: o.role, RoleSessionName: 'certsmith' }, clientConfig: { region } })
+        : base;
+      return { client: new sdk.Route53Client({ region, credentials, endpoint: o.endpoint, maxAttempts: 4 }), sdk };
+    }));
   }
 
-  private async send<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  private async send<T>(what: string, fn: (client: Route53Client, sdk: Route53SDK) => Promise<T>): Promise<T> {
+    const { client, sdk } = await this.connect();
     try {
-      return await fn();
+      return await fn(client, sdk);
     } catch (e) {
       const err = e as Error & { name: string; $metadata?: { httpStatusCode?: number } };
       const message = `Route 53 ${what}: ${err.name}: ${err.message}`;
@@ -75,7 +79,7 @@ export class Route53Solver {
     const labels = fqdn.replace(/\.$/, '').split('.');
     for (let i = labels[0] === '_acme-challenge' ? 1 : 0; i < labels.length - 1 && i < MAX_ZONE_PAGES; i++) {
       const name = absolute(labels.slice(i).join('.'));
-      const r = await this.send(`zone lookup of ${name}`, () => this.client.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 })));
+      const r = await this.send(`zone lookup of ${name}`, (client, sdk) => client.send(new sdk.ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 })));
       const zones = (r.HostedZones ?? []).filter((z) => z.Name === name);
       const zone = zones.find((z) => !z.Config?.PrivateZone) ?? zones[0];
       if (zone?.Id) return zone.Id.replace(/^\/hostedzone\//, '');
@@ -85,12 +89,12 @@ export class Route53Solver {
 
   private async current(zone: string, fqdn: string): Promise<ResourceRecordSet | undefined> {
     const name = absolute(fqdn);
-    const r = await this.send(`reading TXT ${name}`, () => this.client.send(new ListResourceRecordSetsCommand({ HostedZoneId: zone, StartRecordName: name, StartRecordType: 'TXT', MaxItems: 1 })));
+    const r = await this.send(`reading TXT ${name}`, (client, sdk) => client.send(new sdk.ListResourceRecordSetsCommand({ HostedZoneId: zone, StartRecordName: name, StartRecordType: 'TXT', MaxItems: 1 })));
     return r.ResourceRecordSets?.find((s) => s.Name === name && s.Type === 'TXT' && !s.SetIdentifier);
   }
 
   private async change(zone: string, action: 'UPSERT' | 'DELETE', set: ResourceRecordSet, what: string): Promise<void> {
-    const r = await this.send(what, () => this.client.send(new ChangeResourceRecordSetsCommand({
+    const r = await this.send(what, (client, sdk) => client.send(new sdk.ChangeResourceRecordSetsCommand({
       HostedZoneId: zone,
       ChangeBatch: { Comment: 'certsmith ACME DNS-01', Changes: [{ Action: action, ResourceRecordSet: set }] },
     })));
@@ -99,7 +103,7 @@ export class Route53Solver {
     // bounded: the Challenge's own backoff takes over after this
     const deadline = Date.now() + (this.o.syncTimeoutMs ?? 120_000);
     for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
-      const s = await this.send('waiting for INSYNC', () => this.client.send(new GetChangeCommand({ Id: id })));
+      const s = await this.send('waiting for INSYNC', (client, sdk) => client.send(new sdk.GetChangeCommand({ Id: id })));
       if (s.ChangeInfo?.Status === 'INSYNC') return;
       if (Date.now() + delay > deadline) throw new Error(`Route 53 change ${id} not INSYNC within ${Math.round((this.o.syncTimeoutMs ?? 120_000) / 1000)}s`);
       await new Promise((res) => setTimeout(res, delay));
