@@ -3,6 +3,7 @@
 import { LABEL } from '../objects.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
+import { combinedPEM, pemToDER } from '../../../pki/encodings.ts';
 
 /** The data keys the spec asks for, besides tls.crt/tls.key/ca.crt. */
 export function expectedExtraKeys(crt: CertificateObj, hasCA: boolean): string[] {
@@ -21,9 +22,34 @@ export function upkeepReason(crt: CertificateObj, secret: Secret | undefined): s
   const present = Object.keys(secret.data).filter((k) => EXTRA.includes(k)).sort();
   const want = expectedExtraKeys(crt, !!secret.data['ca.crt']);
   if (present.join() !== want.join()) return `additional outputs differ: have [${present.join(', ')}], want [${want.join(', ')}]`;
+  const stale = staleOutputFormat(secret.data);
+  if (stale) return `${stale} does not hold what tls.key and tls.crt imply`;
   if (secret.metadata.labels?.[LABEL.fao] !== 'true') return `label ${LABEL.fao} missing`;
   const tpl = crt.spec.secretTemplate ?? {};
   for (const [k, v] of Object.entries(tpl.labels ?? {})) if (secret.metadata.labels?.[k] !== v) return `secretTemplate label ${k} differs`;
   for (const [k, v] of Object.entries(tpl.annotations ?? {})) if (secret.metadata.annotations?.[k] !== v) return `secretTemplate annotation ${k} differs`;
+  return undefined;
+}
+
+/**
+ * The first additional output whose content is not what tls.key and tls.crt imply (cert-manager's
+ * SecretAdditionalOutputFormatsDataMismatch): presence alone would leave an edited or corrupted
+ * tls-combined.pem or key.der in place for good. Compared as bytes, not base64 text.
+ */
+function staleOutputFormat(data: Record<string, string>): string | undefined {
+  const keyPem = Buffer.from(data['tls.key'], 'base64').toString();
+  if (data['tls-combined.pem'] !== undefined) {
+    const want = combinedPEM(keyPem, Buffer.from(data['tls.crt'], 'base64').toString());
+    if (!Buffer.from(data['tls-combined.pem'], 'base64').equals(Buffer.from(want))) return 'tls-combined.pem';
+  }
+  if (data['key.der'] !== undefined) {
+    let want: Buffer | undefined;
+    try {
+      want = pemToDER(keyPem);
+    } catch {
+      // An unreadable tls.key is the trigger's to judge (it re-issues); nothing to compare with.
+    }
+    if (want && !Buffer.from(data['key.der'], 'base64').equals(want)) return 'key.der';
+  }
   return undefined;
 }

@@ -1,0 +1,47 @@
+// Post-issuance upkeep of additionalOutputFormats (issue 15): tls-combined.pem and key.der are
+// compared with what tls.key and tls.crt imply, not only checked for presence, and a corrupted
+// one is rewritten from the Secret's own key and certificate without a new issuance — as
+// cert-manager's SecretAdditionalOutputFormatsDataMismatch policy and SecretsManager do.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startLifecycle, withCA, certificate, condition } from './harness.ts';
+import { SecretType } from '../../src/api/resources.ts';
+import type { Secret } from '../../src/api/meta.ts';
+
+const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
+const text = (s: string | undefined) => Buffer.from(s ?? '', 'base64').toString();
+
+for (const field of ['tls-combined.pem', 'key.der'] as const) {
+  test(`a corrupted ${field} is repaired in place: same revision, no new request`, async () => {
+    const lc = await startLifecycle();
+    try {
+      await withCA(lc);
+      await lc.apply(certificate('web', { dnsNames: ['web.example.test'], additionalOutputFormats: [{ type: 'CombinedPEM' }, { type: 'DER' }] }));
+      await lc.settle();
+      const crt = await lc.certificate('web');
+      assert.equal(condition(crt, 'Ready')?.status, 'True', JSON.stringify(crt.status));
+      const before = (await lc.secret(crt.spec.secretName))!;
+      const good = before.data![field];
+      const tlsKey = text(before.data!['tls.key']);
+      // what cert-manager writes: key PEM, a newline, the chain; and the key's DER
+      if (field === 'tls-combined.pem') assert.equal(text(good), `${tlsKey}\n${text(before.data!['tls.crt'])}`);
+      const requestsBefore = (await lc.requests()).length;
+
+      const corrupted = field === 'tls-combined.pem'
+        ? b64(`${tlsKey}\n-----BEGIN CERTIFICATE-----\nnot the certificate\n-----END CERTIFICATE-----\n`)
+        : b64(Buffer.from('not the key'));
+      await lc.store.update<Secret>(SecretType, { ...before, data: { ...before.data, [field]: corrupted } });
+      await lc.settle();
+      await lc.advance(60_000);
+
+      const after = (await lc.secret(crt.spec.secretName))!;
+      assert.equal(after.data![field], good, `${field} rewritten from tls.key and tls.crt`);
+      assert.equal(after.data!['tls.crt'], before.data!['tls.crt'], 'same certificate: not re-issued');
+      assert.equal(after.data!['tls.key'], before.data!['tls.key'], 'same key');
+      assert.equal((await lc.certificate('web')).status?.revision, crt.status?.revision, 'same revision');
+      assert.equal((await lc.requests()).length, requestsBefore, 'no new CertificateRequest');
+    } finally {
+      await lc.stop();
+    }
+  });
+}
