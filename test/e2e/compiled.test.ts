@@ -33,23 +33,29 @@ test('bin/certsmith.mjs runs dist/, never tsx', () => {
   assert.ok(pkg.files.includes('dist/'), 'the package carries the build');
 });
 
-/** Every module file a run of the compiled CLI loads: ES modules through a resolve hook, CommonJS ones through NODE_DEBUG. */
-async function modulesLoadedBy(args: string[]): Promise<{ code: number; stdout: string; modules: string[] }> {
-  const hook = 'export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.startsWith("file:")) process.stderr.write("ESM " + r.url + "\\n"); return r; }';
-  // Node 22.15+/24 run register()'s hooks on a thread of their own whose writes can be lost when a
-  // short command exits; registerHooks() runs them in the main thread, so use it where it exists.
-  const inThread = "m.registerHooks({ resolve(s, c, next) { const r = next(s, c); if (r.url.startsWith('file:')) process.stderr.write('ESM ' + r.url + '\\n'); return r; } })";
-  const register = `import m from 'node:module'; if (m.registerHooks) ${inThread}; else m.register(${JSON.stringify('data:text/javascript,' + encodeURIComponent(hook))});`;
-  const r = await run(process.execPath, ['--import', 'data:text/javascript,' + encodeURIComponent(register), compiledBin, ...args], { env: { NODE_DEBUG: 'module' } });
+// Reports every module file a process loads: ES modules through a resolve hook, CommonJS ones through NODE_DEBUG.
+// Node 22.15+/24 run register()'s hooks on a thread of their own whose writes can be lost when a
+// short command exits; registerHooks() runs them in the main thread, so use it where it exists.
+const traceHook = 'export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.startsWith("file:")) process.stderr.write("ESM " + r.url + "\\n"); return r; }';
+const traceInThread = "m.registerHooks({ resolve(s, c, next) { const r = next(s, c); if (r.url.startsWith('file:')) process.stderr.write('ESM ' + r.url + '\\n'); return r; } })";
+const traceImport = 'data:text/javascript,' + encodeURIComponent(`import m from 'node:module'; if (m.registerHooks) ${traceInThread}; else m.register(${JSON.stringify('data:text/javascript,' + encodeURIComponent(traceHook))});`);
+
+function modulesIn(stderr: string): string[] {
   const modules = new Set<string>();
-  for (const line of r.stderr.split('\n')) {
+  for (const line of stderr.split('\n')) {
     const esm = /^ESM (file:\S+)/.exec(line);
     if (esm) modules.add(new URL(esm[1]).pathname);
     // MODULE 123: load "/work/…/node_modules/yaml/dist/index.js" for module "…"
     const cjs = /^MODULE \d+: load "([^"]+)"/.exec(line);
     if (cjs) modules.add(cjs[1]);
   }
-  return { code: r.code, stdout: r.stdout, modules: [...modules] };
+  return [...modules];
+}
+
+/** Every module file a run of the compiled CLI loads. */
+async function modulesLoadedBy(args: string[]): Promise<{ code: number; stdout: string; modules: string[] }> {
+  const r = await run(process.execPath, ['--import', traceImport, compiledBin, ...args], { env: { NODE_DEBUG: 'module' } });
+  return { code: r.code, stdout: r.stdout, modules: modulesIn(r.stderr) };
 }
 
 // Loaded by the commands that need them, never at start: each costs tens of milliseconds or more.
@@ -58,7 +64,15 @@ const heavy = [
   /node_modules\/@kubernetes\/client-node\//, /node_modules\/pkijs\//, /node_modules\/prom-client\//, /node_modules\/dns-packet\//,
   /node_modules\/yaml\//, /node_modules\/cron-parser\//, /node_modules\/tsx\//,
   /\/dist\/acme\//, /\/dist\/controllers\/acme\//, /\/dist\/controllers\/manager\.js$/, /\/dist\/server\/api-server\.js$/, /\/dist\/store\/sqlite\//,
+  ...lazyInServer(),
 ];
+
+// Loaded by the server only on the request or challenge that needs them, never at its start:
+// the AWS SDK (a Route 53 challenge), protobufjs (kubectl's protobuf bodies, /openapi/v2 in
+// protobuf), dns-packet (an RFC 2136 challenge).
+function lazyInServer(): RegExp[] {
+  return [/node_modules\/@aws-sdk\//, /node_modules\/@smithy\//, /node_modules\/protobufjs\//, /node_modules\/dns-packet\//];
+}
 
 test('certsmith --help lists every command and loads none of the heavy modules', async () => {
   const r = await modulesLoadedBy(['--help']);
@@ -105,4 +119,19 @@ test('the compiled server issues the examples; the compiled CLI lists, shows and
     const r = await s.cli(['get', 'certificate', 'compiled', '-o', 'json']);
     return r.code === 0 && isReady(JSON.parse(r.stdout));
   }, 60_000);
+});
+
+test('certsmith server starts and answers without loading what only some requests and challenges need', async () => {
+  const traced = await startServer({ bin: compiledBin, env: { NODE_OPTIONS: `--import ${traceImport}`, NODE_DEBUG: 'module' } });
+  try {
+    const listed = await traced.cli(['get', 'certificates', '-A', '-o', 'json']);
+    assert.equal(listed.code, 0, listed.stderr);
+    const modules = modulesIn(traced.output());
+    assert.ok(modules.some((m) => m.endsWith('/dist/server/api-server.js')), 'the trace saw the server load');
+    const loaded = modules.filter((m) => lazyInServer().some((h) => h.test(m)));
+    assert.deepEqual(loaded, [], 'modules the server loaded at start');
+  } finally {
+    assert.equal(await traced.stop(), 0, traced.output().slice(-2000));
+    traced.cleanup();
+  }
 });

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import dgram from 'node:dgram';
 import net from 'node:net';
-import dnsPacket from 'dns-packet';
+import { createRequire } from 'node:module';
+import type dnsPacket from 'dns-packet';
 
 export type TsigAlgorithm = 'hmac-md5' | 'hmac-sha1' | 'hmac-sha256' | 'hmac-sha512';
 
@@ -36,10 +37,15 @@ export interface TXTChange {
 }
 
 // dns-packet has these codecs but its type definitions do not declare them.
-const wire = dnsPacket as unknown as {
+type Wire = typeof dnsPacket & {
   name: { encode(n: string): Buffer; decode(b: Buffer, offset: number): string; encodingLength(n: string): number };
   answer: { encodingLength(a: dnsPacket.Answer): number };
 };
+let wireCache: Wire | undefined;
+/** dns-packet loads (CommonJS, so synchronously) with the first RFC 2136 message, not with every server start. */
+function packets(): Wire {
+  return (wireCache ??= createRequire(import.meta.url)('dns-packet') as Wire);
+}
 
 const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET', 'NXRRSET', 'NOTAUTH', 'NOTZONE'];
 const TSIG_ERRORS: Record<number, string> = { 16: 'BADSIG', 17: 'BADKEY', 18: 'BADTIME', 22: 'BADTRUNC' };
@@ -68,7 +74,7 @@ function absolute(name: string): string {
 
 /** Uncompressed, lower-cased wire form, as the TSIG MAC input requires (RFC 8945 §4.3.3). */
 function canonicalName(name: string): Buffer {
-  return wire.name.encode(absolute(name).toLowerCase());
+  return packets().name.encode(absolute(name).toLowerCase());
 }
 
 function uint16(n: number): Buffer {
@@ -146,7 +152,7 @@ function findTsig(buf: Buffer): { start: number; fields: TsigFields; keyName: st
   const nameEnd = skipName(buf, start);
   if (buf.readUInt16BE(nameEnd) !== TYPE_TSIG) return undefined;
   let p = nameEnd + 10;
-  const algorithm = wire.name.decode(buf, p);
+  const algorithm = packets().name.decode(buf, p);
   p = skipName(buf, p);
   const timeSigned = buf.readUIntBE(p, 6);
   const fudge = buf.readUInt16BE(p + 6);
@@ -157,7 +163,7 @@ function findTsig(buf: Buffer): { start: number; fields: TsigFields; keyName: st
   const error = buf.readUInt16BE(p + 2);
   const otherLen = buf.readUInt16BE(p + 4);
   const otherData = buf.subarray(p + 6, p + 6 + otherLen);
-  return { start, keyName: wire.name.decode(buf, start), fields: { algorithm, timeSigned, fudge, mac, originalId, error, otherData } };
+  return { start, keyName: packets().name.decode(buf, start), fields: { algorithm, timeSigned, fudge, mac, originalId, error, otherData } };
 }
 
 /**
@@ -234,7 +240,7 @@ function sendTCP(server: { host: string; port: number }, msg: Buffer, timeoutMs:
 /** Sends a signed UPDATE: UDP first and TCP when the answer is truncated, or TCP only. Throws DNSUpdateError unless NOERROR. */
 async function sendUpdate(change: TXTChange, update: dnsPacket.Answer, classOverride?: number): Promise<void> {
   const message = Buffer.from(
-    dnsPacket.encode({
+    packets().encode({
       type: 'query',
       id: crypto.randomInt(0, 65536),
       // dns-packet takes the opcode from the flags word only.
@@ -245,8 +251,8 @@ async function sendUpdate(change: TXTChange, update: dnsPacket.Answer, classOver
   );
   if (classOverride !== undefined) {
     // dns-packet knows no class NONE (RFC 2136 "delete this RR"); the update RR is last, so patch its CLASS.
-    const rrLength = wire.answer.encodingLength(update);
-    const nameLength = wire.name.encodingLength(update.name);
+    const rrLength = packets().answer.encodingLength(update);
+    const nameLength = packets().name.encodingLength(update.name);
     message.writeUInt16BE(classOverride, message.length - rrLength + nameLength + 2);
   }
   const { signed, mac } = signMessage(message, change.tsig);
