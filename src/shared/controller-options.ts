@@ -50,6 +50,10 @@ export interface ControllerOptions {
     cloudDNS?: string;
     /** GCE metadata server (application default credentials) */
     googleMetadata?: string;
+    /** Azure: the identity platform authority, the ARM endpoint and IMDS (for every environment) */
+    azureAuthority?: string;
+    azureARM?: string;
+    azureIMDS?: string;
   };
   dns01RecursiveNameservers?: string[];
   /**

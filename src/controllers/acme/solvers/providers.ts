@@ -19,6 +19,7 @@ import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
 import { accountFor, acmeDNSUpdate } from './dns01/acme-dns.ts';
 import { Route53Solver, type AwsKeys } from './dns01/route53.ts';
 import { webhookSolver } from './webhook-solver.ts';
+import { AZURE_ENVIRONMENTS, AZURE_IMDS, AzureDNSClient, azureDNSConfig, type AzureCredentialSource } from './dns01/azuredns.ts';
 import { applicationDefaultCredentials, CloudDNSClient, cloudDNSConfig, CLOUDDNS_API, parseGoogleCredentials, type GoogleCredentialSource } from './dns01/clouddns.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
@@ -177,6 +178,30 @@ export async function cloudDNSClient(ctx: ControllerContext, c: Pick<Challenge, 
   return new CloudDNSClient(await cloudDNSCredentials(ctx, c), cfg.project, cfg.hostedZoneName, ctx.options.dns01ProviderAPIs?.cloudDNS ?? CLOUDDNS_API, () => ctx.clock.now().getTime());
 }
 
+/**
+ * A service principal (clientID, clientSecretSecretRef, tenantID), else the host's managed
+ * identity, which (as other ambient credentials) cert-manager allows ClusterIssuers only.
+ */
+export async function azureDNSCredentials(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<AzureCredentialSource> {
+  const cfg = azureDNSConfig(c.spec.solver.dns01!.azureDNS);
+  const apis = ctx.options.dns01ProviderAPIs;
+  if (cfg.clientID) {
+    if (cfg.managedIdentity) throw new ProviderConfigError('azureDNS: set clientID (a service principal) or managedIdentity, not both');
+    if (!cfg.tenantID) throw new ProviderConfigError('azureDNS.tenantID is required with clientID');
+    if (!cfg.clientSecretSecretRef) throw new ProviderConfigError('azureDNS.clientSecretSecretRef is required with clientID');
+    const secret = await readSecretKey(ctx, c, cfg.clientSecretSecretRef, 'azureDNS.clientSecretSecretRef');
+    return { clientSecret: { authority: apis?.azureAuthority ?? AZURE_ENVIRONMENTS[cfg.environment].authority, tenantID: cfg.tenantID, clientID: cfg.clientID, secret } };
+  }
+  if (cfg.clientSecretSecretRef || cfg.tenantID) throw new ProviderConfigError('azureDNS: clientSecretSecretRef and tenantID go with clientID');
+  if (c.spec.issuerRef.kind !== 'ClusterIssuer') throw new ProviderConfigError('azureDNS: an Issuer needs clientID, clientSecretSecretRef and tenantID; managed identity is used for ClusterIssuers only');
+  return { managedIdentity: { imds: apis?.azureIMDS ?? AZURE_IMDS, clientID: cfg.managedIdentity?.clientID, resourceID: cfg.managedIdentity?.resourceID } };
+}
+
+export async function azureDNSClient(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<AzureDNSClient> {
+  const cfg = azureDNSConfig(c.spec.solver.dns01!.azureDNS);
+  return new AzureDNSClient(await azureDNSCredentials(ctx, c), cfg, ctx.options.dns01ProviderAPIs?.azureARM, () => ctx.clock.now().getTime());
+}
+
 export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver | undefined {
   if (c.spec.type === 'HTTP-01') {
     const root = ctx.options.acmeHTTP01Webroot;
@@ -192,6 +217,7 @@ export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeS
   if (dns01?.acmeDNS) return acmeDNSSolver(ctx, c);
   if (dns01?.route53) return route53Solver(ctx, c);
   if (dns01?.cloudDNS) return txtRecordSolver(ctx, c, () => cloudDNSClient(ctx, c));
+  if (dns01?.azureDNS) return txtRecordSolver(ctx, c, () => azureDNSClient(ctx, c));
   if (dns01?.webhook) return webhookSolver(ctx, c);
   return undefined;
 }

@@ -1,0 +1,251 @@
+// DNS-01 through Azure DNS (ARM, api-version 2018-05-01) with cert-manager's `dns01.azureDNS`
+// fields: `subscriptionID`, `resourceGroupName`, `hostedZoneName`, `environment`, and either a
+// service principal (`clientID`, `clientSecretSecretRef`, `tenantID`: client credentials at the
+// Microsoft identity platform's v2 token endpoint) or the managed identity of the host (IMDS),
+// which cert-manager allows ClusterIssuers only.
+//
+// Plain fetch rather than @azure/identity + @azure/arm-dns: one token request and one REST
+// resource (a TXT record set) are all that is used, and the SDKs would add a large dependency
+// tree for exactly those calls.
+//
+// A TXT record set holds every TXT value of a name: presenting adds this value and cleaning up
+// removes only it, read-modify-write with If-Match on the record set's etag (If-None-Match: * when
+// creating), re-reading when someone changed it meanwhile (412).
+//   https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-client-creds-grant-flow
+//   https://learn.microsoft.com/en-us/entra/identity/managed-identities-azure-resources/how-to-use-vm-token#get-a-token-using-http
+//   https://learn.microsoft.com/en-us/rest/api/dns/zones/get?view=rest-dns-2018-05-01
+//   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/get?view=rest-dns-2018-05-01
+//   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/create-or-update?view=rest-dns-2018-05-01
+//   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/delete?view=rest-dns-2018-05-01
+//   https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling
+import crypto from 'node:crypto';
+import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
+import { providerRetryDelayMs } from './cloudflare.ts';
+
+export const AZURE_API_VERSION = '2018-05-01';
+export const AZURE_IMDS = 'http://169.254.169.254';
+
+/** The identity platform authority and the ARM endpoint of each cloud (cert-manager's `environment` values). */
+export const AZURE_ENVIRONMENTS: Record<string, { authority: string; arm: string }> = {
+  AzurePublicCloud: { authority: 'https://login.microsoftonline.com', arm: 'https://management.azure.com' },
+  AzureChinaCloud: { authority: 'https://login.chinacloudapi.cn', arm: 'https://management.chinacloudapi.cn' },
+  AzureUSGovernmentCloud: { authority: 'https://login.microsoftonline.us', arm: 'https://management.usgovcloudapi.net' },
+  AzureGermanCloud: { authority: 'https://login.microsoftonline.de', arm: 'https://management.microsoftazure.de' },
+};
+
+export interface AzureDNSConfig {
+  subscriptionID: string;
+  resourceGroupName: string;
+  hostedZoneName: string;
+  environment: string;
+  clientID?: string;
+  clientSecretSecretRef?: SecretKeyRef;
+  tenantID?: string;
+  managedIdentity?: { clientID?: string; resourceID?: string };
+}
+
+/** The `dns01.azureDNS` block, checked field by field (the schema keeps it open, as upstream's CRD). */
+export function azureDNSConfig(raw: unknown): AzureDNSConfig {
+  const o = (raw ?? {}) as Record<string, unknown>;
+  const str = (f: string, required: boolean): string | undefined => {
+    const v = o[f];
+    if (v === undefined || v === '') {
+      if (required) throw new ProviderConfigError(`azureDNS.${f} is required`);
+      return undefined;
+    }
+    if (typeof v !== 'string') throw new ProviderConfigError(`azureDNS.${f} must be a string`);
+    return v;
+  };
+  const environment = str('environment', false) ?? 'AzurePublicCloud';
+  if (!AZURE_ENVIRONMENTS[environment]) throw new ProviderConfigError(`azureDNS.environment must be one of ${Object.keys(AZURE_ENVIRONMENTS).join(', ')}`);
+  const mi = o.managedIdentity as { clientID?: unknown; resourceID?: unknown } | undefined;
+  if (mi !== undefined && (typeof mi !== 'object' || (mi.clientID !== undefined && typeof mi.clientID !== 'string') || (mi.resourceID !== undefined && typeof mi.resourceID !== 'string'))) {
+    throw new ProviderConfigError('azureDNS.managedIdentity takes clientID or resourceID (strings)');
+  }
+  if (mi?.clientID && mi.resourceID) throw new ProviderConfigError('azureDNS.managedIdentity: set clientID or resourceID, not both');
+  const ref = o.clientSecretSecretRef as SecretKeyRef | undefined;
+  return {
+    subscriptionID: str('subscriptionID', true)!,
+    resourceGroupName: str('resourceGroupName', true)!,
+    hostedZoneName: str('hostedZoneName', true)!,
+    environment,
+    clientID: str('clientID', false),
+    tenantID: str('tenantID', false),
+    clientSecretSecretRef: ref,
+    managedIdentity: mi as AzureDNSConfig['managedIdentity'],
+  };
+}
+
+/** Where an ARM token comes from: a service principal's secret, or the host's managed identity. */
+export type AzureCredentialSource =
+  | { clientSecret: { authority: string; tenantID: string; clientID: string; secret: string } }
+  | { managedIdentity: { imds: string; clientID?: string; resourceID?: string } };
+
+// ARM tokens live about an hour; each credential's is reused until a minute before it ends.
+const tokenCache = new Map<string, { token: string; until: number }>();
+
+/** A bearer token for ARM (`resource` is the ARM endpoint of the environment, whatever URL the calls go to). */
+export async function azureAccessToken(src: AzureCredentialSource, resource: string, now: () => number): Promise<string> {
+  const id = crypto.createHash('sha256').update(JSON.stringify([src, resource])).digest('hex');
+  const hit = tokenCache.get(id);
+  if (hit && hit.until > now()) return hit.token;
+  let res: Response;
+  let what: string;
+  if ('clientSecret' in src) {
+    const s = src.clientSecret;
+    what = `token request for client ${s.clientID}`;
+    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: s.clientID, client_secret: s.secret, scope: `${resource}/.default` });
+    res = await fetch(`${s.authority}/${encodeURIComponent(s.tenantID)}/oauth2/v2.0/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString(), signal: AbortSignal.timeout(30_000) });
+  } else {
+    const m = src.managedIdentity;
+    what = 'managed identity token (IMDS)';
+    const q = new URLSearchParams({ 'api-version': '2018-02-01', resource: `${resource}/` });
+    if (m.clientID) q.set('client_id', m.clientID);
+    if (m.resourceID) q.set('msi_res_id', m.resourceID);
+    res = await fetch(`${m.imds}/metadata/identity/oauth2/token?${q}`, { headers: { metadata: 'true' }, signal: AbortSignal.timeout(30_000) });
+  }
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // not JSON: reported by status
+  }
+  if (!res.ok || typeof body.access_token !== 'string') {
+    // AADSTS descriptions carry a trace id and timestamp after the first line; the first line says what is wrong
+    const desc = typeof body.error_description === 'string' ? body.error_description.split(/\r?\n/)[0] : '';
+    const detail = [body.error, desc].filter((x) => typeof x === 'string' && x).join(': ');
+    const msg = `Azure ${what}: HTTP ${res.status}${detail ? `: ${detail}` : ''}`;
+    if (res.status === 400 || res.status === 401 || res.status === 403) throw new ProviderConfigError(msg);
+    throw new Error(msg);
+  }
+  const expiresIn = Number(body.expires_in ?? 3600);
+  tokenCache.set(id, { token: body.access_token, until: now() + Math.max(0, (Number.isFinite(expiresIn) ? expiresIn : 3600) - 60) * 1000 });
+  return body.access_token;
+}
+
+/** ARM refused the request: the status and ARM's error code. */
+export class AzureDNSError extends Error {
+  constructor(readonly status: number, readonly code: string, detail: string, what: string) {
+    super(`Azure DNS ${what}: HTTP ${status}${code ? `: ${code}` : ''}${detail ? `: ${detail}` : ''}`);
+    this.name = 'AzureDNSError';
+  }
+}
+
+interface TXTRecordSet {
+  etag?: string;
+  properties: { TTL?: number; TXTRecords?: { value: string[] }[] };
+}
+
+const MAX_ATTEMPTS = 3;
+
+export class AzureDNSClient {
+  private readonly resource: string;
+  constructor(
+    private readonly creds: AzureCredentialSource,
+    private readonly cfg: Pick<AzureDNSConfig, 'subscriptionID' | 'resourceGroupName' | 'hostedZoneName' | 'environment'>,
+    private readonly arm?: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.resource = AZURE_ENVIRONMENTS[cfg.environment].arm;
+  }
+
+  private get zonePath(): string {
+    const c = this.cfg;
+    return `/subscriptions/${encodeURIComponent(c.subscriptionID)}/resourceGroups/${encodeURIComponent(c.resourceGroupName)}/providers/Microsoft.Network/dnsZones/${encodeURIComponent(c.hostedZoneName)}`;
+  }
+
+  private async call(method: string, path: string, what: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: unknown }> {
+    for (let attempt = 1; ; attempt++) {
+      const token = await azureAccessToken(this.creds, this.resource, this.now);
+      const res = await fetch(`${this.arm ?? this.resource}${this.zonePath}${path}${path.includes('?') ? '&' : '?'}api-version=${AZURE_API_VERSION}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        signal: AbortSignal.timeout(30_000),
+      });
+      const text = await res.text();
+      if ((res.status === 429 || res.status === 503) && attempt < MAX_ATTEMPTS) {
+        await new Promise((r) => setTimeout(r, providerRetryDelayMs(res.headers.get('retry-after'))));
+        continue;
+      }
+      let body: unknown;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        body = undefined;
+      }
+      if (res.ok) return { status: res.status, body };
+      const err = (body as { error?: { code?: string; message?: string } } | undefined)?.error ?? {};
+      const e = new AzureDNSError(res.status, err.code ?? '', err.message ?? '', what);
+      if (res.status === 401 || res.status === 403) throw new ProviderConfigError(e.message);
+      throw e;
+    }
+  }
+
+  /** The zone exists and the credentials may read it. */
+  async checkZone(): Promise<void> {
+    try {
+      await this.call('GET', '', `zone ${this.cfg.hostedZoneName}`);
+    } catch (e) {
+      if (e instanceof AzureDNSError && e.status === 404) {
+        throw new ProviderConfigError(`Azure DNS: zone "${this.cfg.hostedZoneName}" not found in resource group "${this.cfg.resourceGroupName}" of subscription "${this.cfg.subscriptionID}"`);
+      }
+      throw e;
+    }
+  }
+
+  /** The record set's name relative to the zone ('@' at the apex). */
+  relativeName(fqdn: string): string {
+    const name = fqdn.replace(/\.$/, '').toLowerCase();
+    const zone = this.cfg.hostedZoneName.replace(/\.$/, '').toLowerCase();
+    if (name === zone) return '@';
+    if (!name.endsWith(`.${zone}`)) throw new ProviderConfigError(`Azure DNS: ${fqdn.replace(/^_acme-challenge\./, '').replace(/\.$/, '')} is not in zone "${this.cfg.hostedZoneName}"`);
+    return name.slice(0, -zone.length - 1);
+  }
+
+  private async edit(fqdn: string, what: string, next: (values: string[]) => string[] | undefined): Promise<void> {
+    const path = `/TXT/${encodeURIComponent(this.relativeName(fqdn))}`;
+    for (let attempt = 1; ; attempt++) {
+      let cur: TXTRecordSet | undefined;
+      try {
+        cur = (await this.call('GET', path, `reading TXT ${fqdn}`)).body as TXTRecordSet;
+      } catch (e) {
+        // 404 NotFound: no record set at the name yet; any other 404 (ParentResourceNotFound,
+        // ResourceGroupNotFound) means the zone itself is missing, reported as configuration
+        const absent = e instanceof AzureDNSError && e.status === 404 && e.code === 'NotFound';
+        if (!absent) {
+          if (e instanceof AzureDNSError && e.status === 404) await this.checkZone();
+          throw e;
+        }
+      }
+      // each TXT record is a list of strings (a value longer than 255 is split): one record per value
+      const values = (cur?.properties.TXTRecords ?? []).map((r) => r.value.join(''));
+      const want = next(values);
+      if (!want) return;
+      try {
+        if (want.length) {
+          await this.call('PUT', path, `${what} ${fqdn}`, {
+            body: { properties: { TTL: cur?.properties.TTL ?? 60, TXTRecords: want.map((v) => ({ value: [v] })) } },
+            headers: cur?.etag ? { 'if-match': cur.etag } : { 'if-none-match': '*' },
+          });
+        } else {
+          await this.call('DELETE', path, `${what} ${fqdn}`, { headers: cur?.etag ? { 'if-match': cur.etag } : {} });
+        }
+        return;
+      } catch (e) {
+        // 412 PreconditionFailed: the record set is not the one we read
+        if (e instanceof AzureDNSError && e.status === 412 && attempt < MAX_ATTEMPTS) continue;
+        throw e;
+      }
+    }
+  }
+
+  async present(fqdn: string, value: string): Promise<void> {
+    await this.edit(fqdn, 'adding TXT to', (vs) => (vs.includes(value) ? undefined : [...vs, value]));
+  }
+
+  async cleanUp(fqdn: string, value: string): Promise<void> {
+    await this.edit(fqdn, 'removing TXT from', (vs) => (vs.includes(value) ? vs.filter((v) => v !== value) : undefined));
+  }
+}
