@@ -6,8 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { realClock } from '../../src/runtime/clock.ts';
-import { ClusterIssuer, Issuer } from '../../src/api/resources.ts';
-import type { ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
+import { Challenge, ClusterIssuer, Issuer } from '../../src/api/resources.ts';
+import type { Challenge as ChallengeObj, ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
 import type { Secret } from '../../src/api/meta.ts';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { startAzureDNSAPI, type AzureDNSAPI } from '../rig/azuredns-api.ts';
@@ -48,6 +48,8 @@ describe('DNS-01 through Azure DNS', () => {
     await lc.apply(issuer('pebble', [
       { dns01: { azureDNS: sp() } },
       { selector: { dnsZones: ['other.test'] }, dns01: { azureDNS: { subscriptionID: SUB, resourceGroupName: RG, hostedZoneName: 'other.test', managedIdentity: { clientID: 'mi-client' } } } },
+      // the API accepts these records but they never reach DNS: Pebble's validation fails
+      { selector: { dnsZones: ['unpublished.example.test'] }, dns01: { azureDNS: sp() }, waitInsteadOfSelfCheck: '0s' },
     ]));
     await waitFor('issuer Ready', async () => ready(await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble')));
   });
@@ -87,6 +89,21 @@ describe('DNS-01 through Azure DNS', () => {
     const mine = az.requests.slice(before).filter((r) => r.path.includes(rel));
     assert.equal(mine.find((r) => r.method === 'PUT')?.ifNoneMatch, '*', 'created only if absent');
     assert.ok(mine.find((r) => r.method === 'DELETE')?.ifMatch, 'deleted only if unchanged');
+  });
+
+  test('validation fails: the record set created is deleted after the failure too', async () => {
+    const name = `u-${uniq()}.unpublished.example.test`;
+    const rel = `_acme-challenge.${name.replace('.example.test', '')}`;
+    az.unpublished.add(`_acme-challenge.${name}`);
+    const challengeFor = async () => (await lc.store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.find((c) => c.spec.dnsName === name);
+    const before = az.requests.length;
+    await lc.apply(acmeCertificate('az-unpublished', [name]));
+    await waitFor('challenge invalid and released', async () => {
+      const c = await challengeFor();
+      return c?.status?.state === 'invalid' && !c.status.processing && !c.metadata.finalizers?.length;
+    }, async () => (await challengeFor())?.status);
+    assert.ok(az.requests.slice(before).some((r) => r.method === 'PUT' && r.path.includes(rel)), 'the value was presented');
+    await waitFor('record set deleted', async () => !az.zones.get('example.test')!.has(rel), async () => az.zones.get('example.test')!.get(rel));
   });
 
   test('wrong secret, unknown tenant, unknown zone, other subscription, bad environment and an Issuer without a service principal: Ready=False at once; the secret is never shown', async () => {

@@ -60,6 +60,8 @@ describe('DNS-01 through Google Cloud DNS', () => {
       { selector: { dnsZones: ['named.sub.example.test'] }, dns01: { cloudDNS: { project: PROJECT, hostedZoneName: 'sub-zone', serviceAccountSecretRef: ref } } },
       // application default credentials: the metadata server (ClusterIssuers only)
       { selector: { dnsZones: ['ambient.example.test'] }, dns01: { cloudDNS: { project: PROJECT } } },
+      // the API accepts these records but they never reach DNS: Pebble's validation fails
+      { selector: { dnsZones: ['unpublished.example.test'] }, dns01: { cloudDNS: { project: PROJECT, serviceAccountSecretRef: ref } }, waitInsteadOfSelfCheck: '0s' },
     ]));
     await waitFor('issuer Ready', async () => ready(await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble')));
   });
@@ -89,6 +91,30 @@ describe('DNS-01 through Google Cloud DNS', () => {
     assert.ok(calls.some((r) => r.path.includes('managedZones?dnsName=example.test.')), 'the zone is looked up by dnsName');
     assert.ok(calls.some((r) => /\/changes\/\d+$/.test(r.path)), 'the change is waited on until done');
     assert.ok(calls.filter((r) => r.path.includes(name)).every((r) => r.authorized), JSON.stringify(calls));
+  });
+
+  test('one token exchange serves many API calls (cached until it expires)', async () => {
+    const tokensBefore = gc.tokenRequests;
+    const before = gc.requests.length;
+    const name = `c-${uniq()}.example.test`;
+    await lc.apply(acmeCertificate('gc-cached', [name]));
+    await waitForReadyCertificate(lc, 'gc-cached');
+    await waitFor('rrset deleted', async () => !txt('example-test', `_acme-challenge.${name}.`));
+    assert.ok(gc.requests.length - before >= 6, 'lookups, reads, changes and their polls');
+    assert.equal(gc.tokenRequests - tokensBefore, 0, 'the key\'s token from earlier is reused');
+  });
+
+  test('validation fails: the value presented is removed after the failure too', async () => {
+    const name = `u-${uniq()}.unpublished.example.test`;
+    const fqdn = `_acme-challenge.${name}.`;
+    gc.unpublished.add(fqdn);
+    await lc.apply(acmeCertificate('gc-unpublished', [name]));
+    await waitFor('challenge invalid and released', async () => {
+      const c = await challengeFor(name);
+      return c?.status?.state === 'invalid' && !c.status.processing && !c.metadata.finalizers?.length;
+    }, async () => (await challengeFor(name))?.status);
+    assert.ok(gc.changes.some((c) => c.additions.some((r) => r.name === fqdn)), 'the value was presented');
+    await waitFor('rrset deleted', async () => !txt('example-test', fqdn), async () => txt('example-test', fqdn));
   });
 
   test('hostedZoneName: the named managed zone is changed, without a zone lookup', async () => {

@@ -33,6 +33,8 @@ export interface AzureDNSAPI {
   tokens: { via: 'client_credentials' | 'imds'; client?: string }[];
   /** the next n ARM requests are answered 429 with Retry-After: seconds */
   throttle(n: number, seconds?: number): void;
+  /** fully qualified names whose TXT record sets the API accepts but never publishes, so validation fails */
+  unpublished: Set<string>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function startAzureDNSAPI(opts: {
   const tokens: AzureDNSAPI['tokens'] = [];
   let throttled = 0;
   let throttleSeconds = 1;
+  const unpublished = new Set<string>();
 
   const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
@@ -69,6 +72,7 @@ export async function startAzureDNSAPI(opts: {
   const fqdnOf = (zone: string, rel: string) => (rel === '@' ? zone : `${rel}.${zone}`);
   const sync = async (zone: string, rel: string) => {
     const host = fqdnOf(zone, rel);
+    if (unpublished.has(host)) return;
     await opts.challtestsrv.clearTXT(host);
     for (const v of zones.get(zone)!.get(rel)?.values ?? []) await opts.challtestsrv.setTXT(host, v);
   };
@@ -171,6 +175,7 @@ export async function startAzureDNSAPI(opts: {
     zones,
     requests,
     tokens,
+    unpublished,
     throttle(n, seconds = 1) {
       throttled = n;
       throttleSeconds = seconds;

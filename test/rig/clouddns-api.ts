@@ -38,6 +38,10 @@ export interface CloudDNSAPI {
   serviceAccountKey(email?: string): string;
   /** the next n API requests are answered 429 with Retry-After: seconds */
   throttle(n: number, seconds?: number): void;
+  /** token exchanges answered (granted or refused) */
+  tokenRequests: number;
+  /** names (with the trailing dot) whose rrsets the API accepts but never publishes, so validation fails */
+  unpublished: Set<string>;
   stop(): Promise<void>;
 }
 
@@ -57,6 +61,8 @@ export async function startCloudDNSAPI(opts: {
   let throttleSeconds = 1;
   let seq = 0;
   let base = '';
+  let tokenRequests = 0;
+  const unpublished = new Set<string>();
 
   const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', ...headers });
@@ -68,6 +74,7 @@ export async function startCloudDNSAPI(opts: {
   const unquote = (v: string) => v.replace(/^"(.*)"$/, '$1');
   // challtestsrv serves every value added for a host; rewrite the host's set from the rrset
   const sync = async (name: string, rr: RRSet | undefined) => {
+    if (unpublished.has(name)) return;
     const host = name.replace(/\.$/, '');
     await opts.challtestsrv.clearTXT(host);
     for (const v of rr?.rrdatas ?? []) await opts.challtestsrv.setTXT(host, unquote(v));
@@ -111,6 +118,7 @@ export async function startCloudDNSAPI(opts: {
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, body: string) {
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'POST' && url.pathname === '/token') {
+      tokenRequests++;
       const form = new URLSearchParams(body);
       if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return tokenError(res, 'unsupported_grant_type', 'Invalid grant_type: ' + (form.get('grant_type') ?? ''));
       const bad = verifyAssertion(form.get('assertion') ?? '');
@@ -210,6 +218,10 @@ export async function startCloudDNSAPI(opts: {
         auth_uri: 'https://accounts.google.com/o/oauth2/auth', token_uri: `${base}/token`,
       });
     },
+    get tokenRequests() {
+      return tokenRequests;
+    },
+    unpublished,
     throttle(n, seconds = 1) {
       throttled = n;
       throttleSeconds = seconds;
