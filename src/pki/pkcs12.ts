@@ -7,7 +7,7 @@ import { encodePrivateKey, parsePrivateKey } from './keys.ts';
 import { certificateBlocks } from './pem.ts';
 import { rc2CbcEncrypt } from './rc2.ts';
 
-export type PKCS12Profile = 'LegacyRC2' | 'LegacyDES' | 'Modern2023';
+export type PKCS12Profile = 'LegacyRC2' | 'LegacyDES' | 'Modern2023' | 'Modern2026';
 
 /**
  * LegacyDES opens with a plain `openssl pkcs12` on OpenSSL 3 and in every JDK; cert-manager's own
@@ -27,7 +27,9 @@ const OID = {
   pbeSHARC2_40: '1.2.840.113549.1.12.1.6',
   pbes2: '1.2.840.113549.1.5.13',
   pbkdf2: '1.2.840.113549.1.5.12',
+  pbmac1: '1.2.840.113549.1.5.14',
   hmacSHA256: '1.2.840.113549.2.9',
+  hmacSHA512: '1.2.840.113549.2.11',
   aes256CBC: '2.16.840.1.101.3.4.1.42',
   sha1: '1.3.14.3.2.26',
   sha256: '2.16.840.1.101.3.4.2.1',
@@ -137,8 +139,39 @@ function encryptedContentInfo(enc: Encrypted): asn1js.Sequence {
   return seq(oid(OID.encryptedData), explicit0(seq(int(0), seq(oid(OID.data), enc.algorithm, encryptedContent))));
 }
 
-function pfx(contentInfos: asn1js.Sequence[], password: string, macHash: 'sha1' | 'sha256'): Buffer {
+/** The parameters of an RFC 9579 PBMAC1 MAC: PBKDF2 (salt, iterations, key length, PRF) and the HMAC. */
+export interface PBMAC1Params {
+  salt: Buffer;
+  iterations: number;
+  keyLength: number;
+  prf: 'sha256' | 'sha512';
+  hmac: 'sha256' | 'sha512';
+}
+
+/**
+ * RFC 9579: the MAC key is PBKDF2 of the password's UTF-8 bytes (not the BMPString the RFC 7292
+ * KDF takes), and the MAC an HMAC over the authSafe content octets.
+ */
+export function pbmac1(authSafe: Buffer, password: string, p: PBMAC1Params): Buffer {
+  const key = crypto.pbkdf2Sync(Buffer.from(password, 'utf8'), p.salt, p.iterations, p.keyLength, p.prf);
+  return crypto.createHmac(p.hmac, key).update(authSafe).digest();
+}
+
+const HMAC_OID = { sha256: OID.hmacSHA256, sha512: OID.hmacSHA512 } as const;
+
+/** MacData with a PBMAC1 DigestInfo; macSalt and iterations are unused, set as RFC 9579 section 3 says. */
+function pbmac1MacData(authSafe: Buffer, password: string): asn1js.Sequence {
+  const p: PBMAC1Params = { salt: crypto.randomBytes(16), iterations: ITERATIONS, keyLength: 32, prf: 'sha256', hmac: 'sha256' };
+  const params = seq(
+    seq(oid(OID.pbkdf2), seq(octets(p.salt), int(p.iterations), int(p.keyLength), seq(oid(HMAC_OID[p.prf]), new asn1js.Null()))),
+    seq(oid(HMAC_OID[p.hmac]), new asn1js.Null()),
+  );
+  return seq(seq(seq(oid(OID.pbmac1), params), octets(pbmac1(authSafe, password, p))), octets(Buffer.from('NOT USED')), int(1));
+}
+
+function pfx(contentInfos: asn1js.Sequence[], password: string, macHash: 'sha1' | 'sha256' | 'pbmac1'): Buffer {
   const authSafe = der(seq(...contentInfos));
+  if (macHash === 'pbmac1') return der(seq(int(3), dataContentInfo(authSafe), pbmac1MacData(authSafe, password)));
   const salt = crypto.randomBytes(8);
   const macKey = pkcs12KDF(macHash, bmpPassword(password), salt, 3, ITERATIONS, macHash === 'sha1' ? 20 : 32);
   const mac = crypto.createHmac(macHash, macKey).update(authSafe).digest();
@@ -146,11 +179,15 @@ function pfx(contentInfos: asn1js.Sequence[], password: string, macHash: 'sha1' 
   return der(seq(int(3), dataContentInfo(authSafe), macData));
 }
 
-const cipherFor = (profile: PKCS12Profile) => ({
-  key: profile === 'Modern2023' ? 'aes' as const : 'des' as const,
-  certs: profile === 'Modern2023' ? 'aes' as const : profile === 'LegacyRC2' ? 'rc2' as const : 'des' as const,
-  mac: profile === 'Modern2023' ? 'sha256' as const : 'sha1' as const,
-});
+/** Modern2026 is Modern2023's PBES2/AES-256-CBC/PBKDF2-HMAC-SHA256 with a PBMAC1 (RFC 9579) MAC. */
+const cipherFor = (profile: PKCS12Profile) => {
+  const modern = profile === 'Modern2023' || profile === 'Modern2026';
+  return {
+    key: modern ? 'aes' as const : 'des' as const,
+    certs: modern ? 'aes' as const : profile === 'LegacyRC2' ? 'rc2' as const : 'des' as const,
+    mac: profile === 'Modern2026' ? 'pbmac1' as const : modern ? 'sha256' as const : 'sha1' as const,
+  };
+};
 
 /**
  * keystore.p12: the key and the first certificate of the chain (sharing a localKeyId), the rest of the

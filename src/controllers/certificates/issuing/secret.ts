@@ -9,7 +9,6 @@ import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { encodeBase64, parseCertCached, parseKeyMemo } from '../../../shared/parse-memo.ts';
 import { keySpecOf } from '../../../shared/certificate-template.ts';
-import type { PKCS12Profile } from '../../../pki/pkcs12.ts';
 
 /** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
 export const MANAGED_KEYS = ['tls.crt', 'tls.key', 'ca.crt', 'key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 'keystore.jks', 'truststore.jks'];
@@ -31,13 +30,6 @@ function csv(values: string[] | undefined): string {
 }
 
 
-/**
- * The PKCS#12 profile pki/pkcs12.ts writes: the schema also admits Modern2026, which it does not
- * build yet; such keystores have always been written with the default profile's ciphers.
- */
-function pkcs12ProfileOf(profile: PKCS12Profile | 'Modern2026' | undefined): PKCS12Profile | undefined {
-  return profile === 'Modern2026' ? undefined : profile;
-}
 
 export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): Promise<Record<string, string>> {
   const keyPem = encodePrivateKey(m.keyPem, keySpecOf(crt.spec).encoding ?? 'PKCS1');
@@ -53,8 +45,8 @@ export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): P
   const ks = crt.spec.keystores;
   if (ks?.pkcs12?.create) {
     const password = m.passwords.pkcs12 ?? '';
-    data['keystore.p12'] = (await createPKCS12({ keyPem, chainPem: m.chainPem, caPem: m.caPem, password, profile: pkcs12ProfileOf(ks.pkcs12.profile) })).toString('base64');
-    if (m.caPem) data['truststore.p12'] = (await createTruststorePKCS12({ caPem: m.caPem, password })).toString('base64');
+    data['keystore.p12'] = (await createPKCS12({ keyPem, chainPem: m.chainPem, caPem: m.caPem, password, profile: ks.pkcs12.profile })).toString('base64');
+    if (m.caPem) data['truststore.p12'] = (await createTruststorePKCS12({ caPem: m.caPem, password, profile: ks.pkcs12.profile })).toString('base64');
   }
   if (ks?.jks?.create) {
     const password = m.passwords.jks ?? '';
