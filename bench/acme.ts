@@ -1,6 +1,8 @@
 // ACME issuance benchmark on loopback: 20 single-name certificates from Pebble (PEBBLE_VA_NOSLEEP=1)
-// with certsmith, certbot and lego in the same run, then 100 at once with certsmith.
-// Run: npx tsx bench/acme.ts [count]
+// with certsmith, certbot and lego in the same run, then 100 at once with certsmith; then DNS-01:
+// certsmith and lego with the same lego-`exec` script writing the TXT record into the same
+// pebble-challtestsrv (certsmith through --dns01-exec), one after another.
+// Run: npx tsx bench/acme.ts [count]   (needs Debian's certbot and lego: apt-get install certbot lego)
 import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
   const caFile = path.join(dir, 'ca.pem');
   await fsp.writeFile(caFile, pebble.caPem);
   const results: Result[] = [];
+  const dnsResults: Result[] = [];
   try {
     // certsmith: one controller set, the account registered before timing starts.
     const lc = await startLifecycle({ clock: realClock, options: { acmeHTTP01Listen: `127.0.0.1:${httpPort}`, acmeHTTP01SolverNameservers: [cts.dnsServer] } });
@@ -106,16 +109,64 @@ async function main(): Promise<void> {
       lgr.requests.push(pebble.requestCount() - before);
     }
     results.push(lgr);
+
+    // DNS-01: one lego-exec script ("SCRIPT present|cleanup FQDN VALUE") for both, writing into challtestsrv.
+    // Both check the record at the recursive resolver only (certsmith: --dns01-recursive-nameservers-only;
+    // lego: --dns.disable-cp), since challtestsrv answers no SOA or NS queries.
+    const script = path.join(dir, 'challtestsrv-exec.sh');
+    await fsp.writeFile(script, `#!/bin/sh
+case "$1" in
+  present) curl -sf -X POST -d "{\\"host\\":\\"$2\\",\\"value\\":\\"$3\\"}" ${cts.managementUrl}/set-txt ;;
+  cleanup) curl -sf -X POST -d "{\\"host\\":\\"$2\\"}" ${cts.managementUrl}/clear-txt ;;
+esac
+`, { mode: 0o755 });
+    const dns = await startLifecycle({ clock: realClock, options: { dns01Exec: script, dns01RecursiveNameservers: [cts.dnsServer], dns01RecursiveNameserversOnly: true } });
+    try {
+      await dns.apply({
+        apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'pebble' },
+        spec: { acme: { server: pebble.directoryUrl, caBundle: b64(pebble.caPem), privateKeySecretRef: { name: 'acct-dns' }, solvers: [{ dns01: { webhook: { groupName: 'certsmith.io', solverName: 'exec' } } }] } },
+      });
+      await dns.apply(acmeCertificate('dns-warmup', [`dns-warm-${run}.example.test`]));
+      await waitForReadyCertificate(dns, 'dns-warmup', 60_000);
+      const r: Result = { name: 'certsmith', ms: [], requests: [] };
+      for (let i = 0; i < COUNT; i++) {
+        const before = pebble.requestCount();
+        const t0 = performance.now();
+        await dns.apply(acmeCertificate(`dns-${i}`, [`csd-${run}-${i}.example.test`]));
+        await waitForReadyCertificate(dns, `dns-${i}`, 60_000);
+        r.ms.push(performance.now() - t0);
+        r.requests.push(pebble.requestCount() - before);
+      }
+      dnsResults.push(r);
+    } finally {
+      await dns.stop();
+    }
+    const lgd = (name: string) => ['--server', pebble.directoryUrl, '--accept-tos', '--email', 'ci@example.test', '--dns', 'exec', '--dns.resolvers', cts.dnsServer, '--dns.disable-cp', '--path', path.join(dir, 'lego-dns'), '-d', name, 'run'];
+    const lgdEnv = { ...lgEnv, EXEC_PATH: script, EXEC_POLLING_INTERVAL: '1', EXEC_PROPAGATION_TIMEOUT: '60' };
+    await run_('lego', lgd(`lgd-${run}-warm.example.test`), lgdEnv);
+    const lgdr: Result = { name: 'lego', ms: [], requests: [] };
+    for (let i = 0; i < COUNT; i++) {
+      const before = pebble.requestCount();
+      const t0 = performance.now();
+      await run_('lego', lgd(`lgd-${run}-${i}.example.test`), lgdEnv);
+      lgdr.ms.push(performance.now() - t0);
+      lgdr.requests.push(pebble.requestCount() - before);
+    }
+    dnsResults.push(lgdr);
   } finally {
     await Promise.all([pebble.stop(), cts.stop()]);
     await removeTempDir(dir);
   }
-  console.log(`\n${COUNT} single-name certificates one after another, HTTP-01, Pebble PEBBLE_VA_NOSLEEP=1 (account registered beforehand):`);
-  for (const r of results) console.log(fmt(r));
-  const ours = results[0];
-  for (const peer of results.slice(1)) {
-    console.log(`certsmith/${peer.name}: median time ${(median(ours.ms) / median(peer.ms)).toFixed(3)}, requests ${(median(ours.requests) / median(peer.requests)).toFixed(2)}`);
-  }
+  const report = (title: string, rs: Result[]) => {
+    console.log(`\n${COUNT} single-name certificates one after another, ${title}, Pebble PEBBLE_VA_NOSLEEP=1 (account registered beforehand):`);
+    for (const r of rs) console.log(fmt(r));
+    const ours = rs[0];
+    for (const peer of rs.slice(1)) {
+      console.log(`certsmith/${peer.name}: median time ${(median(ours.ms) / median(peer.ms)).toFixed(3)}, requests ${(median(ours.requests) / median(peer.requests)).toFixed(2)}`);
+    }
+  };
+  report('HTTP-01', results);
+  report('DNS-01 (the same lego exec script for both)', dnsResults);
 }
 
 await main();
