@@ -88,6 +88,8 @@ test('a slow reader gets every event, in order: backpressure pauses the watch, i
     const path = '/api/v1/namespaces/slow/secrets';
     const data = Buffer.alloc(150_000, 3).toString('base64');
     const count = 80; // ~16 MB of initial state, more than loopback's socket buffers hold
+    // objects go into an existing namespace, as on kube-apiserver
+    assert.equal(await send(url, 'POST', '/api/v1/namespaces', { metadata: { name: 'slow' } }), 201);
     for (let i = 0; i < count; i++) assert.equal(await send(url, 'POST', path, { metadata: { name: `s${String(i).padStart(3, '0')}` }, data: { k: data } }), 201);
     const names: string[] = [];
     await new Promise<void>((resolve, reject) => {
