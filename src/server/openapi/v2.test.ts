@@ -1,25 +1,13 @@
 // /openapi/v2: the Swagger 2.0 form of the v3 schemas, in JSON by default and in gnostic's
 // protobuf when asked for it, as kubectl before 1.27 asks.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import YAML from 'yaml';
-import { openSqliteStore } from '../../store/sqlite/index.ts';
-import { withAdmission } from '../admission.ts';
-import { startApiServer } from '../api-server.ts';
 import { decodeOpenAPIV2Protobuf, openAPIV2Document } from './v2.ts';
+import { startTestApiServer } from '../testing/test-api-server.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-openapi-v2-'));
-const raw = openSqliteStore({ path: join(dataDir, 'state.db') });
-const api = await startApiServer({ store: withAdmission(raw) });
-after(async () => {
-  await api.close();
-  await raw.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const { api } = await startTestApiServer('openapi-v2');
 
 function get(path: string, accept?: string): Promise<{ status: number; contentType: string; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
