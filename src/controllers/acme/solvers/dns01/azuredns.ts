@@ -18,9 +18,9 @@
 //   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/create-or-update?view=rest-dns-2018-05-01
 //   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/delete?view=rest-dns-2018-05-01
 //   https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling
-import crypto from 'node:crypto';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
 import { providerRetryDelayMs } from './cloudflare.ts';
+import { cachedToken, requestToken } from './oauth-token.ts';
 
 export const AZURE_API_VERSION = '2018-05-01';
 export const AZURE_IMDS = 'http://169.254.169.254';
@@ -81,47 +81,20 @@ export type AzureCredentialSource =
   | { clientSecret: { authority: string; tenantID: string; clientID: string; secret: string } }
   | { managedIdentity: { imds: string; clientID?: string; resourceID?: string } };
 
-// ARM tokens live about an hour; each credential's is reused until a minute before it ends.
-const tokenCache = new Map<string, { token: string; until: number }>();
-
 /** A bearer token for ARM (`resource` is the ARM endpoint of the environment, whatever URL the calls go to). */
-export async function azureAccessToken(src: AzureCredentialSource, resource: string, now: () => number): Promise<string> {
-  const id = crypto.createHash('sha256').update(JSON.stringify([src, resource])).digest('hex');
-  const hit = tokenCache.get(id);
-  if (hit && hit.until > now()) return hit.token;
-  let res: Response;
-  let what: string;
-  if ('clientSecret' in src) {
-    const s = src.clientSecret;
-    what = `token request for client ${s.clientID}`;
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: s.clientID, client_secret: s.secret, scope: `${resource}/.default` });
-    res = await fetch(`${s.authority}/${encodeURIComponent(s.tenantID)}/oauth2/v2.0/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString(), signal: AbortSignal.timeout(30_000) });
-  } else {
+export function azureAccessToken(src: AzureCredentialSource, resource: string, now: () => number): Promise<string> {
+  return cachedToken([src, resource], now, () => {
+    if ('clientSecret' in src) {
+      const s = src.clientSecret;
+      const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: s.clientID, client_secret: s.secret, scope: `${resource}/.default` });
+      return requestToken(`${s.authority}/${encodeURIComponent(s.tenantID)}/oauth2/v2.0/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, `Azure token request for client ${s.clientID}`);
+    }
     const m = src.managedIdentity;
-    what = 'managed identity token (IMDS)';
     const q = new URLSearchParams({ 'api-version': '2018-02-01', resource: `${resource}/` });
     if (m.clientID) q.set('client_id', m.clientID);
     if (m.resourceID) q.set('msi_res_id', m.resourceID);
-    res = await fetch(`${m.imds}/metadata/identity/oauth2/token?${q}`, { headers: { metadata: 'true' }, signal: AbortSignal.timeout(30_000) });
-  }
-  const text = await res.text();
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    // not JSON: reported by status
-  }
-  if (!res.ok || typeof body.access_token !== 'string') {
-    // AADSTS descriptions carry a trace id and timestamp after the first line; the first line says what is wrong
-    const desc = typeof body.error_description === 'string' ? body.error_description.split(/\r?\n/)[0] : '';
-    const detail = [body.error, desc].filter((x) => typeof x === 'string' && x).join(': ');
-    const msg = `Azure ${what}: HTTP ${res.status}${detail ? `: ${detail}` : ''}`;
-    if (res.status === 400 || res.status === 401 || res.status === 403) throw new ProviderConfigError(msg);
-    throw new Error(msg);
-  }
-  const expiresIn = Number(body.expires_in ?? 3600);
-  tokenCache.set(id, { token: body.access_token, until: now() + Math.max(0, (Number.isFinite(expiresIn) ? expiresIn : 3600) - 60) * 1000 });
-  return body.access_token;
+    return requestToken(`${m.imds}/metadata/identity/oauth2/token?${q}`, { headers: { metadata: 'true' } }, 'Azure managed identity token (IMDS)');
+  });
 }
 
 /** ARM refused the request: the status and ARM's error code. */

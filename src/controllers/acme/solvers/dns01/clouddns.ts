@@ -20,6 +20,7 @@ import crypto from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
 import { providerRetryDelayMs } from './cloudflare.ts';
+import { cachedToken, requestToken } from './oauth-token.ts';
 
 export const CLOUDDNS_API = 'https://dns.googleapis.com';
 export const GCE_METADATA = 'http://metadata.google.internal';
@@ -88,47 +89,22 @@ export function serviceAccountAssertion(key: ServiceAccountKey, nowSec: number):
   return `${head}.${claims}.${b64url(sig)}`;
 }
 
-// Tokens live an hour; each credential's is reused until a minute before it ends, so every
-// Challenge of an Issuer does not cost one more exchange.
-const tokenCache = new Map<string, { token: string; until: number }>();
-
-async function tokenRequest(url: string, init: RequestInit, what: string): Promise<{ access_token: string; expires_in?: number }> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
-  const text = await res.text();
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    // not JSON: reported by status
-  }
-  if (!res.ok || typeof body.access_token !== 'string') {
-    const detail = [body.error, body.error_description].filter((x) => typeof x === 'string').join(': ');
-    const msg = `Google ${what}: HTTP ${res.status}${detail ? `: ${detail}` : ''}`;
-    // the token endpoint refusing the grant (invalid_grant, invalid_client, unauthorized_client) is the credentials' fault
-    if (res.status === 400 || res.status === 401 || res.status === 403) throw new ProviderConfigError(msg);
-    throw new Error(msg);
-  }
-  return body as { access_token: string; expires_in?: number };
-}
 
 /** A bearer token for Cloud DNS from src, cached until a minute before it expires. */
-export async function googleAccessToken(src: GoogleCredentialSource, now: () => number): Promise<string> {
-  const id = crypto.createHash('sha256').update(JSON.stringify(src)).digest('hex');
-  const hit = tokenCache.get(id);
-  if (hit && hit.until > now()) return hit.token;
-  let got: { access_token: string; expires_in?: number };
-  if ('metadata' in src) {
-    const q = new URLSearchParams({ scopes: CLOUDDNS_SCOPE });
-    got = await tokenRequest(`${src.metadata}/computeMetadata/v1/instance/service-accounts/default/token?${q}`, { headers: { 'metadata-flavor': 'Google' } }, 'metadata server token');
-  } else if (src.key.type === 'authorized_user') {
-    const form = new URLSearchParams({ grant_type: 'refresh_token', client_id: src.key.client_id, client_secret: src.key.client_secret, refresh_token: src.key.refresh_token });
-    got = await tokenRequest('https://oauth2.googleapis.com/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, 'token refresh');
-  } else {
-    const form = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: serviceAccountAssertion(src.key, Math.floor(now() / 1000)) });
-    got = await tokenRequest(src.key.token_uri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, `token exchange for ${src.key.client_email}`);
-  }
-  tokenCache.set(id, { token: got.access_token, until: now() + Math.max(0, (got.expires_in ?? 3600) - 60) * 1000 });
-  return got.access_token;
+export function googleAccessToken(src: GoogleCredentialSource, now: () => number): Promise<string> {
+  return cachedToken(src, now, () => {
+    if ('metadata' in src) {
+      const q = new URLSearchParams({ scopes: CLOUDDNS_SCOPE });
+      return requestToken(`${src.metadata}/computeMetadata/v1/instance/service-accounts/default/token?${q}`, { headers: { 'metadata-flavor': 'Google' } }, 'Google metadata server token');
+    }
+    const post = (url: string, form: URLSearchParams, what: string) =>
+      requestToken(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, what);
+    if (src.key.type === 'authorized_user') {
+      return post('https://oauth2.googleapis.com/token', new URLSearchParams({ grant_type: 'refresh_token', client_id: src.key.client_id, client_secret: src.key.client_secret, refresh_token: src.key.refresh_token }), 'Google token refresh');
+    }
+    const assertion = serviceAccountAssertion(src.key, Math.floor(now() / 1000));
+    return post(src.key.token_uri, new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }), `Google token exchange for ${src.key.client_email}`);
+  });
 }
 
 /** Application default credentials: the GOOGLE_APPLICATION_CREDENTIALS file, else the metadata server. */
