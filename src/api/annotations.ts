@@ -151,6 +151,8 @@ export const ACMELookAnnotation = {
 
 /** On an ACME Issuer: set by `certsmith acme-account` after a key rollover, so the issuer controller looks again. */
 export const ACCOUNT_KEY_ROLLED_OVER_ANNOTATION = 'acme.certsmith.io/account-key-rolled-over';
+/** On a Certificate with an ACME issuer, "true": revoke its certificate at the CA before the Certificate is deleted. */
+export const REVOKE_ON_DELETE_ANNOTATION = 'acme.certsmith.io/revoke-on-delete';
 
 /** Whether key is one cert-manager owns (cert-manager.io/… or acme.cert-manager.io/…). */
 export function isCertManagerKey(key: string): boolean {

@@ -103,3 +103,31 @@ test('certsmith acme rollover-key: the old key is refused, the account keeps its
   const issuer = JSON.parse((await s.cli(['get', 'clusterissuer', 'pebble', '-o', 'json'])).stdout) as { status: { acme: { uri: string; lastPrivateKeyHash?: string } } };
   assert.equal(issuer.status.acme.uri, accountUrl);
 });
+
+test('acme.certsmith.io/revoke-on-delete: the certificate is revoked at the CA before its Certificate goes; others keep no finalizer', async () => {
+  await issue('plain');
+  const plain = JSON.parse((await s.cli(['get', 'certificate', 'plain', '-n', 'default', '-o', 'json'])).stdout) as { metadata: { finalizers?: string[] } };
+  assert.equal(plain.metadata.finalizers, undefined, 'no finalizer without the annotation');
+
+  const name = 'revoke-on-delete';
+  await apply(s, `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${name}, namespace: default, annotations: { acme.certsmith.io/revoke-on-delete: "true" } }\nspec: { secretName: ${name}-tls, dnsNames: [${name}-${uniq()}.example.test], privateKey: { algorithm: ECDSA }, issuerRef: { name: pebble, kind: ClusterIssuer } }`);
+  await waitAllReady(s, [name], 60_000);
+  const serial = BigInt(`0x${new crypto.X509Certificate(await secretField('default', `${name}-tls`, 'tls.crt')).serialNumber}`).toString(16);
+  for (let i = 0; ; i++) {
+    const c = JSON.parse((await s.cli(['get', 'certificate', name, '-n', 'default', '-o', 'json'])).stdout) as { metadata: { finalizers?: string[] } };
+    if (c.metadata.finalizers?.includes('acme.certsmith.io/revoke-on-delete')) break;
+    assert.ok(i < 100, 'the finalizer is added');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal((await pebbleCertStatus(serial)).Status, 'Valid');
+  const del = await s.cli(['delete', 'certificate', name, '-n', 'default']);
+  assert.equal(del.code, 0, del.stderr);
+  for (let i = 0; ; i++) {
+    if ((await s.cli(['get', 'certificate', name, '-n', 'default'])).code !== 0) break;
+    assert.ok(i < 300, 'the Certificate goes once revoked');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const status = await pebbleCertStatus(serial);
+  assert.equal(status.Status, 'Revoked');
+  assert.equal(status.Reason, 5, 'cessationOfOperation');
+});

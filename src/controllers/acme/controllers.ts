@@ -7,6 +7,7 @@ import { acmeRequestController } from './requests/controller.ts';
 import { orderController } from './orders/controller.ts';
 import { challengeController, challengeSchedulerController } from './challenges/controller.ts';
 import { ariController } from '../certificates/renewal/ari-controller.ts';
+import { revocationController } from './revocation/controller.ts';
 
 export function acmeControllers(ctx: ControllerContext, clientOptions?: Partial<AcmeClientOptions>): ControllerSpec[] {
   const rt = createAcmeRuntime(ctx, clientOptions);
@@ -18,5 +19,6 @@ export function acmeControllers(ctx: ControllerContext, clientOptions?: Partial<
     challengeSchedulerController(ctx),
     challengeController(ctx, rt),
     ariController(ctx, rt),
+    revocationController(ctx, rt),
   ];
 }
