@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { Certificate, ClusterIssuer, Issuer, SecretType } from '../api/resources.ts';
 import type { KubeObject, Secret } from '../api/meta.ts';
 import { ACCOUNT_KEY_ROLLED_OVER_ANNOTATION } from '../api/annotations.ts';
-import { isConflict, type Store } from '../store/store.ts';
+import type { Store } from '../store/store.ts';
 import type { AcmeClient } from '../acme/client.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
@@ -111,19 +111,11 @@ export async function rolloverAccountKey(store: Store, issuerRef: { name: string
   return { accountUrl };
 }
 
+/** A merge patch of one annotation: the API reapplies it to the current Issuer, so a concurrent status write is no conflict. */
 async function touchIssuer(store: Store, issuer: AcmeIssuer): Promise<void> {
   const type = issuer.kind === 'ClusterIssuer' ? ClusterIssuer : Issuer;
-  for (let attempt = 0; ; attempt++) {
-    const fresh = await store.get<AcmeIssuer>(type, issuer.metadata.namespace, issuer.metadata.name!);
-    if (!fresh) return;
-    const annotations = { ...(fresh.metadata.annotations ?? {}), [ACCOUNT_KEY_ROLLED_OVER_ANNOTATION]: new Date().toISOString() };
-    try {
-      await store.update(type, { ...fresh, metadata: { ...fresh.metadata, annotations } });
-      return;
-    } catch (e) {
-      if (!isConflict(e) || attempt >= 4) throw e;
-    }
-  }
+  await store.patch(type, issuer.metadata.namespace, issuer.metadata.name!, 'merge',
+    { metadata: { annotations: { [ACCOUNT_KEY_ROLLED_OVER_ANNOTATION]: new Date().toISOString() } } });
 }
 
 export function registerAcmeAccountCommands(program: Command) {

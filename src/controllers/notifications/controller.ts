@@ -10,12 +10,12 @@ import { Certificate as CertificateType, EventType } from '../../api/resources.t
 import type { Certificate } from '../../api/types.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { NOTIFICATIONS_FIRING_ANNOTATION } from '../../api/annotations.ts';
-import { isConflict } from '../../store/store.ts';
+import { isNotFound } from '../../store/store.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
 import {
   activeNotifications, decideNotifications, formatAnnounced, nextNotificationChange, parseAnnounced,
-  DEFAULT_NOTIFICATION_POLICY, type HookOutcome, type NotificationPolicy,
+  DEFAULT_NOTIFICATION_POLICY, type HookOutcome, type NotificationKind, type NotificationPolicy,
 } from '../../notifications/conditions.ts';
 import { deliver, type NotificationTargets } from '../../notifications/delivery.ts';
 
@@ -51,21 +51,12 @@ export function notificationsController(ctx: ControllerContext, o: NotificationO
   };
   const targets: NotificationTargets = { webhookUrl: o.webhookUrl, exec: o.exec, timeoutMs: o.timeoutMs };
 
-  async function recordAnnounced(crt: Certificate & KubeObject, announced: Set<string>): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const fresh = attempt === 0 ? crt : await ctx.store.get<Certificate & KubeObject>(CertificateType, crt.metadata.namespace, crt.metadata.name!);
-      if (!fresh) return;
-      const annotations = { ...(fresh.metadata.annotations ?? {}) };
-      const value = formatAnnounced(announced as Set<never>);
-      if (value) annotations[NOTIFICATIONS_FIRING_ANNOTATION] = value;
-      else delete annotations[NOTIFICATIONS_FIRING_ANNOTATION];
-      try {
-        await ctx.store.update(CertificateType, { ...fresh, metadata: { ...fresh.metadata, annotations } }, { fieldManager: MANAGER });
-        return;
-      } catch (e) {
-        if (!isConflict(e) || attempt >= 4) throw e;
-      }
-    }
+  /** A merge patch of the one annotation: a concurrent writer is no conflict, the store reapplies it to the current object. */
+  async function recordAnnounced(crt: Certificate & KubeObject, announced: Set<NotificationKind>): Promise<void> {
+    const value = formatAnnounced(announced) || null;
+    await ctx.store.patch(CertificateType, crt.metadata.namespace, crt.metadata.name!, 'merge',
+      { metadata: { annotations: { [NOTIFICATIONS_FIRING_ANNOTATION]: value } } }, { fieldManager: MANAGER })
+      .catch((e) => { if (!isNotFound(e)) throw e; });
   }
 
   return {
