@@ -252,11 +252,10 @@ export class AcmeClient {
    * Revokes a certificate this account ordered (RFC 8555 §7.6), signed with the account key.
    * reason: an RFC 5280 CRLReason code (0 unspecified, 1 keyCompromise, 4 superseded, 5 cessationOfOperation, ...).
    */
-  async revokeCertificate(certificatePem: string, reason?: number): Promise<void> {
+  async revokeCertificate(certificateDer: Buffer, reason?: number): Promise<void> {
     const dir = await this.getDirectory();
     if (!dir.revokeCert) throw new Error(`ACME server ${this.directoryUrl} offers no revokeCert`);
-    const der = new crypto.X509Certificate(certificatePem).raw;
-    await this.post(dir.revokeCert, { certificate: base64url(der), ...(reason !== undefined ? { reason } : {}) });
+    await this.post(dir.revokeCert, { certificate: base64url(certificateDer), ...(reason !== undefined ? { reason } : {}) });
   }
 
   /**

@@ -10,6 +10,7 @@ import type { KubeObject, Secret } from '../api/meta.ts';
 import { ACCOUNT_KEY_ROLLED_OVER_ANNOTATION } from '../api/annotations.ts';
 import type { Store } from '../store/store.ts';
 import type { AcmeClient } from '../acme/client.ts';
+import { certificateBlocks } from '../pki/pem.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
 
@@ -66,14 +67,14 @@ async function issuerAccount(store: Store, ref: { name: string; kind?: string },
 }
 
 /** The leaf (first PEM block) of a Certificate's Secret. */
-async function issuedLeaf(store: Store, namespace: string, name: string): Promise<{ crt: KubeObject & { spec: { secretName: string; issuerRef: { name: string; kind?: string } } }; leafPem: string }> {
+async function issuedLeaf(store: Store, namespace: string, name: string): Promise<{ crt: KubeObject & { spec: { secretName: string; issuerRef: { name: string; kind?: string } } }; leafDer: Buffer }> {
   const crt = await store.get<KubeObject & { spec: { secretName: string; issuerRef: { name: string; kind?: string } } }>(Certificate, namespace, name);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
   const secret = await store.get<Secret>(SecretType, namespace, crt.spec.secretName);
   const chain = Buffer.from(secret?.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
-  const leafPem = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(chain)?.[0];
-  if (!leafPem) throw new CliError(`certificate ${namespace}/${name} has no issued certificate in Secret ${namespace}/${crt.spec.secretName}`);
-  return { crt, leafPem };
+  const leafDer = certificateBlocks(chain)[0]?.der;
+  if (!leafDer) throw new CliError(`certificate ${namespace}/${name} has no issued certificate in Secret ${namespace}/${crt.spec.secretName}`);
+  return { crt, leafDer };
 }
 
 /** Pending key of an interrupted rollover, kept in the account Secret until the CA has it. */
@@ -131,16 +132,16 @@ export function registerAcmeAccountCommands(program: Command) {
       const conn = await connect(cmd);
       try {
         const ns = opts.namespace ?? conn.namespace;
-        const { crt, leafPem } = await issuedLeaf(conn.store, ns, name);
+        const { crt, leafDer } = await issuedLeaf(conn.store, ns, name);
         const acct = await issuerAccount(conn.store, crt.spec.issuerRef, ns, opts.clusterResourceNamespace);
         const client = await acct.client();
         try {
-          await client.revokeCertificate(leafPem, reason);
+          await client.revokeCertificate(leafDer, reason);
         } finally {
           client.close();
         }
         const { X509Certificate } = await import('node:crypto');
-        process.stdout.write(`Revoked certificate ${new X509Certificate(leafPem).serialNumber} of Certificate ${ns}/${name} (reason ${opts.reason.toLowerCase()}); run \`certsmith renew -n ${ns} ${name}\` to replace it\n`);
+        process.stdout.write(`Revoked certificate ${new X509Certificate(leafDer).serialNumber} of Certificate ${ns}/${name} (reason ${opts.reason.toLowerCase()}); run \`certsmith renew -n ${ns} ${name}\` to replace it\n`);
       } finally {
         await conn.store.close();
       }

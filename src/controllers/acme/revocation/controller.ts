@@ -14,6 +14,7 @@ import { isConflict, isNotFound } from '../../../store/store.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
+import { certificateBlocks } from '../../../pki/pem.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { clientForIssuer } from '../account/controller.ts';
 import { acmeAction } from '../account/registry.ts';
@@ -76,11 +77,11 @@ export function revocationController(ctx: ControllerContext, rt: AcmeRuntime): C
       const issuer = lookupIssuer(ctx, crt.metadata.namespace, crt.spec.issuerRef);
       if (!issuer?.spec?.acme) return letGo('Not revoked on delete: the issuer is gone or not an ACME issuer');
       const secret = await ctx.store.get<Secret>(SecretType, crt.metadata.namespace, crt.spec.secretName);
-      const leaf = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(decodeBase64(secret?.data?.['tls.crt']))?.[0];
+      const leaf = certificateBlocks(decodeBase64(secret?.data?.['tls.crt']))[0];
       if (!leaf) return letGo(`Not revoked on delete: Secret ${crt.spec.secretName} holds no certificate`);
       const client = await clientForIssuer(ctx, rt, issuer);
       try {
-        await acmeAction('revoke_certificate', () => client.revokeCertificate(leaf, CESSATION_OF_OPERATION));
+        await acmeAction('revoke_certificate', () => client.revokeCertificate(leaf.der, CESSATION_OF_OPERATION));
       } catch (e) {
         if (!(e instanceof AcmeError && e.type === 'urn:ietf:params:acme:error:alreadyRevoked')) {
           ctx.recorder.event(crt, 'Warning', 'RevocationFailed', `Revoking the certificate before deletion failed (retrying): ${(e as Error).message}`);
