@@ -5,6 +5,7 @@
 import dns from 'node:dns';
 import type { Challenge } from '../../../../api/types.ts';
 import type { ControllerContext } from '../../../context.ts';
+import { absent, resolverFor } from './selfcheck.ts';
 
 const MAX_CNAME_HOPS = 10;
 
@@ -14,16 +15,14 @@ export function recursiveNameservers(ctx: Pick<ControllerContext, 'options'>): s
 
 /** The last name of the CNAME chain starting at fqdn (fqdn itself when it is no alias). */
 export async function followCNAMEs(fqdn: string, nameservers: string[]): Promise<string> {
-  const resolver = new dns.promises.Resolver({ timeout: 2000, tries: 2 });
-  resolver.setServers(nameservers);
+  const resolver = resolverFor(nameservers);
   const seen = [fqdn.replace(/\.$/, '').toLowerCase()];
   for (let hop = 0; hop < MAX_CNAME_HOPS; hop++) {
     let targets: string[];
     try {
       targets = await resolver.resolveCname(seen[seen.length - 1]);
     } catch (e) {
-      const code = (e as { code?: string }).code;
-      if (code === dns.NODATA || code === dns.NOTFOUND) return seen[seen.length - 1];
+      if (absent(e)) return seen[seen.length - 1];
       throw new Error(`following the CNAME of ${seen[seen.length - 1]} via ${nameservers.join(', ')}: ${(e as Error).message}`);
     }
     if (!targets.length) return seen[seen.length - 1];

@@ -9,14 +9,15 @@ export interface DNS01CheckResult {
   seen: Record<string, string[]>;
 }
 
-function resolverFor(servers: string[]): dns.promises.Resolver {
+export function resolverFor(servers: string[]): dns.promises.Resolver {
   // No retries beyond one: the controller re-runs the check on its own schedule.
   const resolver = new dns.promises.Resolver({ timeout: 2000, tries: 2 });
   resolver.setServers(servers);
   return resolver;
 }
 
-function absent(e: unknown): boolean {
+/** The name or the record type does not exist (as opposed to a server that failed to answer). */
+export function absent(e: unknown): boolean {
   const code = (e as { code?: string }).code;
   return code === dns.NODATA || code === dns.NOTFOUND;
 }
