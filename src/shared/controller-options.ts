@@ -54,6 +54,8 @@ export interface ControllerOptions {
     azureAuthority?: string;
     azureARM?: string;
     azureIMDS?: string;
+    /** Akamai Edge DNS base URL, in place of https://{serviceConsumerDomain} */
+    akamai?: string;
   };
   dns01RecursiveNameservers?: string[];
   /**

@@ -12,20 +12,9 @@ import { Route53Solver } from './dns01/route53.ts';
 import { accountFor } from './dns01/acme-dns.ts';
 import { selectsExecHook } from './dns01/exec-hook.ts';
 import { tsigAlgorithmOf } from './dns01/rfc2136-solver.ts';
-import { azureDNSClient, cloudDNSClient, cloudflareAuth, route53Keys } from './providers.ts';
+import { akamaiClient, azureDNSClient, cloudDNSClient, cloudflareAuth, route53Keys } from './providers.ts';
 
 export const SOLVER_CONFIG_REASON = 'InvalidSolverConfig';
-/** A DNS-01 provider the schema admits (cert-manager's API) but certsmith has no solver for. */
-export const UNSUPPORTED_PROVIDER_REASON = 'UnsupportedDNS01Provider';
-
-/** Providers of cert-manager's API without a solver in providers.ts: refused by name, never silently ignored. */
-const UNIMPLEMENTED_DNS01_PROVIDERS = ['akamai'] as const;
-
-function unimplementedProvider(solver: ACMESolver): string | undefined {
-  const dns01 = solver.dns01 as Record<string, unknown> | undefined;
-  return UNIMPLEMENTED_DNS01_PROVIDERS.find((p) => dns01?.[p] !== undefined && dns01[p] !== null);
-}
-
 interface SolverIssuer {
   kind: string;
   metadata: { name?: string; namespace?: string };
@@ -80,6 +69,12 @@ async function checkSolver(ctx: ControllerContext, issuer: SolverIssuer, solver:
     // reading the zone proves credentials, subscription, resource group and zone at once
     await client.checkZone();
     for (const z of solver.selector?.dnsZones ?? []) client.relativeName(`_acme-challenge.${z}`);
+  } else if (dns01.akamai) {
+    const client = await akamaiClient(ctx, c);
+    // one signed call proves the credentials even when no zone is named
+    for (const p of probes.length ? probes : ['_acme-challenge.credentials-check.invalid']) {
+      await client.zoneFor(p).catch((e) => { if (probes.length || e instanceof ProviderConfigError && /HTTP 40[13]/.test(e.message)) throw e; });
+    }
   } else if (dns01.acmeDNS) {
     const ref = dns01.acmeDNS.accountSecretRef;
     const json = await readSecretKey(ctx, c, ref, 'acmeDNS.accountSecretRef');
@@ -91,13 +86,6 @@ async function checkSolver(ctx: ControllerContext, issuer: SolverIssuer, solver:
 export async function brokenSolver(ctx: ControllerContext, issuer: SolverIssuer & { spec?: { acme?: { solvers?: ACMESolver[] } } }): Promise<{ reason: string; message: string } | undefined> {
   const solvers = issuer.spec?.acme?.solvers ?? [];
   for (const [i, s] of solvers.entries()) {
-    const unimplemented = unimplementedProvider(s);
-    if (unimplemented) {
-      return {
-        reason: UNSUPPORTED_PROVIDER_REASON,
-        message: `solvers[${i}].dns01.${unimplemented}: certsmith does not implement the ${unimplemented} DNS-01 provider; use rfc2136, cloudflare, route53, cloudDNS, azureDNS, digitalocean, acmeDNS or a webhook/exec solver`,
-      };
-    }
     try {
       await checkSolver(ctx, issuer, s);
     } catch (e) {

@@ -20,6 +20,7 @@ import { accountFor, acmeDNSUpdate } from './dns01/acme-dns.ts';
 import { Route53Solver, type AwsKeys } from './dns01/route53.ts';
 import { webhookSolver } from './webhook-solver.ts';
 import { AZURE_ENVIRONMENTS, AZURE_IMDS, AzureDNSClient, azureDNSConfig, type AzureCredentialSource } from './dns01/azuredns.ts';
+import { AkamaiDNSClient, akamaiConfig } from './dns01/akamai.ts';
 import { applicationDefaultCredentials, CloudDNSClient, cloudDNSConfig, CLOUDDNS_API, parseGoogleCredentials, type GoogleCredentialSource } from './dns01/clouddns.ts';
 
 function webrootSolver(ctx: ControllerContext, root: string, c: Challenge): ChallengeSolver {
@@ -202,6 +203,17 @@ export async function azureDNSClient(ctx: ControllerContext, c: Pick<Challenge, 
   return new AzureDNSClient(await azureDNSCredentials(ctx, c), cfg, ctx.options.dns01ProviderAPIs?.azureARM, () => ctx.clock.now().getTime());
 }
 
+/** Akamai Edge DNS with the EdgeGrid credentials of the three Secrets. */
+export async function akamaiClient(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<AkamaiDNSClient> {
+  const cfg = akamaiConfig(c.spec.solver.dns01!.akamai);
+  const creds = {
+    clientToken: await readSecretKey(ctx, c, cfg.clientTokenSecretRef, 'akamai.clientTokenSecretRef'),
+    clientSecret: await readSecretKey(ctx, c, cfg.clientSecretSecretRef, 'akamai.clientSecretSecretRef'),
+    accessToken: await readSecretKey(ctx, c, cfg.accessTokenSecretRef, 'akamai.accessTokenSecretRef'),
+  };
+  return new AkamaiDNSClient(creds, cfg.serviceConsumerDomain, ctx.options.dns01ProviderAPIs?.akamai, () => ctx.clock.now().getTime());
+}
+
 export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver | undefined {
   if (c.spec.type === 'HTTP-01') {
     const root = ctx.options.acmeHTTP01Webroot;
@@ -218,6 +230,7 @@ export function providerSolver(ctx: ControllerContext, c: Challenge): ChallengeS
   if (dns01?.route53) return route53Solver(ctx, c);
   if (dns01?.cloudDNS) return txtRecordSolver(ctx, c, () => cloudDNSClient(ctx, c));
   if (dns01?.azureDNS) return txtRecordSolver(ctx, c, () => azureDNSClient(ctx, c));
+  if (dns01?.akamai) return txtRecordSolver(ctx, c, () => akamaiClient(ctx, c));
   if (dns01?.webhook) return webhookSolver(ctx, c);
   return undefined;
 }
