@@ -46,6 +46,8 @@ export interface ControllerOptions {
    */
   dns01ProviderAPIs?: {
     cloudflare?: string; digitalocean?: string; route53?: string;
+    /** AWS STS (route53 `role` assumption) */
+    sts?: string;
     /** Cloud DNS API base (https://dns.googleapis.com); the token endpoint is the service account key's token_uri */
     cloudDNS?: string;
     /** GCE metadata server (application default credentials) */

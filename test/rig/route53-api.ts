@@ -27,7 +27,8 @@ export interface Route53API {
   url: string;
   zones: { id: string; name: string }[];
   sets: Map<string, RRSet[]>;
-  requests: { method: string; path: string; status: number; code?: string }[];
+  /** keyId: the access key id the request was signed with */
+  requests: { method: string; path: string; status: number; code?: string; keyId?: string }[];
   throttle(n: number): void;
   stop(): Promise<void>;
 }
@@ -42,13 +43,21 @@ const absolute = (n: string) => (n.endsWith('.') ? n : `${n}.`);
 const sortKey = (name: string, type = '') => `${absolute(name).split('.').reverse().join('.')}\u0000${type}`;
 
 /** SigV4 check of one request: undefined when valid, else the error code and message */
-export function verifySigV4(req: { method: string; url: string; headers: http.IncomingHttpHeaders; body: Buffer }, keys: Record<string, string>, service: string, now = Date.now()): { code: string; message: string } | undefined {
+export function verifySigV4(
+  req: { method: string; url: string; headers: http.IncomingHttpHeaders; body: Buffer }, keys: Record<string, string>, service: string, now = Date.now(),
+  /** temporary credentials (STS): access key id → the session token that must come, signed, as X-Amz-Security-Token */
+  sessionTokens: Record<string, string> = {},
+): { code: string; message: string } | undefined {
   const auth = req.headers.authorization ?? '';
   const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(auth);
   if (!m) return { code: 'IncompleteSignature', message: 'Authorization header requires Credential, SignedHeaders and Signature' };
   const [, keyId, date, region, svc, signedHeaders, signature] = m;
   const secret = keys[keyId];
   if (secret === undefined) return { code: 'InvalidClientTokenId', message: 'The security token included in the request is invalid.' };
+  const token = sessionTokens[keyId];
+  if (token !== undefined && (req.headers['x-amz-security-token'] !== token || !m[5].split(';').includes('x-amz-security-token'))) {
+    return { code: 'InvalidClientTokenId', message: 'The security token included in the request is invalid.' };
+  }
   if (svc !== service) return { code: 'SignatureDoesNotMatch', message: `Credential should be scoped to correct service: '${service}'.` };
   const amzDate = String(req.headers['x-amz-date'] ?? '');
   const t = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
@@ -81,14 +90,14 @@ function setXML(s: RRSet): string {
   return `<ResourceRecordSet><Name>${esc(s.name)}</Name><Type>${s.type}</Type><TTL>${s.ttl}</TTL><ResourceRecords>${s.values.map((v) => `<ResourceRecord><Value>${esc(v)}</Value></ResourceRecord>`).join('')}</ResourceRecords></ResourceRecordSet>`;
 }
 
-export async function startRoute53API(opts: { zones: string[]; keys: Record<string, string>; challtestsrv: ChallTestSrv }): Promise<Route53API> {
+export async function startRoute53API(opts: { zones: string[]; keys: Record<string, string>; sessionTokens?: Record<string, string>; challtestsrv: ChallTestSrv }): Promise<Route53API> {
   const zones = opts.zones.map((n) => ({ id: `Z${crypto.randomBytes(8).toString('hex').toUpperCase()}`, name: absolute(n) }));
   const sets = new Map<string, RRSet[]>(zones.map((z) => [z.id, []]));
   const changes = new Map<string, { status: string; submitted: string }>();
   const requests: Route53API['requests'] = [];
   let throttled = 0;
 
-  const reply = (res: http.ServerResponse, r: { method: string; path: string }, status: number, xml: string, code?: string) => {
+  const reply = (res: http.ServerResponse, r: { method: string; path: string; keyId?: string }, status: number, xml: string, code?: string) => {
     requests.push({ ...r, status, code });
     res.writeHead(status, { 'content-type': 'text/xml', 'x-amzn-requestid': crypto.randomUUID() });
     res.end(`<?xml version="1.0" encoding="UTF-8"?>\n${xml}`);
@@ -104,8 +113,8 @@ export async function startRoute53API(opts: { zones: string[]; keys: Record<stri
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) {
     const url = new URL(req.url ?? '/', 'http://x');
-    const r = { method: req.method ?? '', path: `${url.pathname}${url.search}` };
-    const bad = verifySigV4({ method: r.method, url: req.url ?? '/', headers: req.headers, body }, opts.keys, 'route53');
+    const r = { method: req.method ?? '', path: `${url.pathname}${url.search}`, keyId: /Credential=([^/]+)\//.exec(req.headers.authorization ?? '')?.[1] };
+    const bad = verifySigV4({ method: r.method, url: req.url ?? '/', headers: req.headers, body }, opts.keys, 'route53', Date.now(), opts.sessionTokens);
     if (bad) return error(res, r, 403, bad.code, bad.message);
     if (throttled > 0) {
       throttled--;

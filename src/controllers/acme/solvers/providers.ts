@@ -155,7 +155,7 @@ function route53Solver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   const cfg = c.spec.solver.dns01!.route53!;
   return txtRecordSolver(ctx, c, async () => new Route53Solver({
     credentials: await route53Keys(ctx, c), role: cfg.role, region: cfg.region, hostedZoneID: cfg.hostedZoneID,
-    endpoint: ctx.options.dns01ProviderAPIs?.route53,
+    endpoint: ctx.options.dns01ProviderAPIs?.route53, stsEndpoint: ctx.options.dns01ProviderAPIs?.sts,
   }));
 }
 

@@ -22,6 +22,8 @@ export interface Route53Options {
   hostedZoneID?: string;
   /** tests only: a loopback endpoint */
   endpoint?: string;
+  /** tests only: a loopback STS endpoint for `role` */
+  stsEndpoint?: string;
   /** how long to wait for INSYNC */
   syncTimeoutMs?: number;
 }
@@ -55,7 +57,7 @@ export class Route53Solver {
       const region = o.region || 'us-east-1';
       const base = o.credentials;
       const credentials = o.role
-        ? fromTemporaryCredentials({ masterCredentials: base, params: { RoleArn: o.role, RoleSessionName: 'certsmith' }, clientConfig: { region } })
+        ? fromTemporaryCredentials({ masterCredentials: base, params: { RoleArn: o.role, RoleSessionName: 'certsmith' }, clientConfig: { region, ...(o.stsEndpoint ? { endpoint: o.stsEndpoint } : {}) } })
         : base;
       return { client: new sdk.Route53Client({ region, credentials, endpoint: o.endpoint, maxAttempts: 4 }), sdk };
     }));
