@@ -17,6 +17,7 @@ import { registerCreateCommand } from './create-certificaterequest.ts';
 import { registerDashboardCommand } from './dashboard.ts';
 import { registerAcmeAccountCommands } from './acme-account.ts';
 import { registerDoctorCommand } from './doctor.ts';
+import { registerWebhookCommand } from './webhook.ts';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -41,6 +42,7 @@ export function buildProgram(): Command {
   registerDashboardCommand(program);
   registerAcmeAccountCommands(program);
   registerDoctorCommand(program);
+  registerWebhookCommand(program);
   return program;
 }
 
