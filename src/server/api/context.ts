@@ -1,0 +1,42 @@
+// What every handler is given: the server's state (ApiContext) and one resource request, with
+// the options every verb shares already decoded (ResourceCall).
+import type http from 'node:http';
+import type { Logger } from 'pino';
+import { NamespaceType, type ResourceType } from '../../api/resources.ts';
+import type { Store } from '../../store/store.ts';
+import { HttpError } from './responses.ts';
+import type { ResourceRoute } from './resource-route.ts';
+
+export interface ApiContext {
+  store: Store;
+  log?: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+  now: () => Date;
+  /** how long a watch stays open when the client names no timeoutSeconds */
+  defaultWatchTimeoutSeconds?: number;
+  /** how to end each open watch, for close() */
+  openWatches: Set<() => void>;
+  /** host:port the server listens on, for discovery's serverAddressByClientCIDRs (set once listening) */
+  serverAddress: string;
+  authorized(req: http.IncomingMessage): boolean;
+}
+
+export interface ResourceCall {
+  route: ResourceRoute;
+  q: URLSearchParams;
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  dryRun: boolean;
+  fieldManager?: string;
+  /** the client asked for a Table */
+  table: boolean;
+}
+
+/**
+ * kube-apiserver's NamespaceLifecycle admission: nothing is created in a namespace that does
+ * not exist (the store would otherwise make the namespace up), with kube's 404.
+ */
+export async function checkNamespaceExists(store: Store, type: ResourceType, namespace: string | undefined) {
+  if (!type.namespaced || !namespace) return;
+  if (await store.get(NamespaceType, undefined, namespace)) return;
+  throw new HttpError(404, 'NotFound', `namespaces "${namespace}" not found`, { name: namespace, kind: 'namespaces' });
+}

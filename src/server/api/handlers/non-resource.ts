@@ -1,0 +1,72 @@
+// The paths that are not a stored resource: health probes, OpenAPI documents, access reviews
+// (answered, never stored) and aggregated APIs (passed on to their backend).
+import type http from 'node:http';
+import { openAPIV3Index, openAPIV3Document } from '../../../api/openapi.ts';
+import type { Store } from '../../../store/store.ts';
+import { authorizationGroup, reviewAccess, reviewRules } from '../../authorization.ts';
+import { AggregationError, aggregatedBackend, proxyRequest } from '../../aggregation.ts';
+import { openAPIV2Document, openAPIV2Protobuf, openAPIV2ProtobufContentType, openAPIV2ProtobufMediaTypes } from '../../openapi/v2.ts';
+import type { ApiContext } from '../context.ts';
+import { maxBodyBytes, readBodyBytes, readObject } from '../request-body.ts';
+import { HttpError, errorStatus, notFoundPath, sendJSON, sendObject, statusBody } from '../responses.ts';
+
+/** /healthz, /livez and /readyz; not ready while writes fail for lack of space, so a load balancer or supervisor sees it. */
+export function serveHealth(store: Store, path: string, res: http.ServerResponse) {
+  const problem = path === '/readyz' ? store.storageProblem?.() : undefined;
+  res.writeHead(problem ? 503 : 200, { 'Content-Type': 'text/plain' });
+  res.end(problem ? `[-]storage failed: ${problem}\nreadyz check failed\n` : 'ok');
+}
+
+export function serveOpenAPI(segs: string[], req: http.IncomingMessage, res: http.ServerResponse) {
+  if (segs[1] === 'v2' && segs.length === 2) {
+    // protobuf only when asked for: older kubectl asks for nothing else, JSON readers never ask for it
+    const accepted = (req.headers.accept ?? '').split(',').map((r) => r.split(';')[0].trim().toLowerCase());
+    if (!accepted.some((a) => openAPIV2ProtobufMediaTypes.includes(a))) return sendJSON(res, 200, openAPIV2Document());
+    const bytes = openAPIV2Protobuf();
+    res.writeHead(200, { 'Content-Type': openAPIV2ProtobufContentType, 'Content-Length': bytes.length, 'Cache-Control': 'no-cache, private' });
+    res.end(bytes);
+    return;
+  }
+  if (segs[1] !== 'v3') return notFoundPath(res, '/' + segs.join('/'));
+  if (segs.length === 2) return sendJSON(res, 200, openAPIV3Index());
+  let doc: unknown;
+  if (segs[2] === 'api' && segs.length === 4) doc = openAPIV3Document('', segs[3]);
+  else if (segs[2] === 'apis' && segs.length === 5) doc = openAPIV3Document(segs[3], segs[4]);
+  return doc ? sendJSON(res, 200, doc) : notFoundPath(res, '/' + segs.join('/'));
+}
+
+/** SelfSubjectAccessReview and SelfSubjectRulesReview: answered, never stored */
+export async function serveReview(rest: string[], method: string, req: http.IncomingMessage, res: http.ServerResponse, path: string) {
+  const review = rest.length === 1 ? ({ selfsubjectaccessreviews: reviewAccess, selfsubjectrulesreviews: reviewRules } as Record<string, (b: unknown) => Record<string, unknown>>)[rest[0]] : undefined;
+  if (!review) return notFoundPath(res, path);
+  try {
+    if (method !== 'POST') throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${rest[0]}.${authorizationGroup}: only create`);
+    return sendObject(req, res, 201, review(await readObject(req)));
+  } catch (e) {
+    const status = errorStatus(e);
+    if (!status) throw e;
+    sendJSON(res, status.code, status);
+  }
+}
+
+/** A request for an aggregated API, passed to its backend as kube-aggregator does (src/server/aggregation.ts). */
+export async function proxyAggregated(ctx: ApiContext, api: { group: string; version: string }, url: URL, req: http.IncomingMessage, res: http.ServerResponse) {
+  const method = req.method ?? 'GET';
+  const path = url.pathname.replace(/\/+$/, '') || '/';
+  try {
+    const backend = await aggregatedBackend(ctx.store, api.group, api.version);
+    if (!backend) return notFoundPath(res, path);
+    const headers: Record<string, string> = {};
+    for (const h of ['content-type', 'accept']) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h] as string;
+    const body = method === 'GET' || method === 'HEAD' ? undefined : await readBodyBytes(req);
+    const answer = await proxyRequest(backend, { method, path: url.pathname + url.search, headers, body, user: 'admin', maxBytes: maxBodyBytes });
+    res.writeHead(answer.status, { 'Content-Type': answer.contentType ?? 'application/json', 'Content-Length': answer.body.length, 'Cache-Control': 'no-cache, private' });
+    res.end(answer.body);
+  } catch (e) {
+    if (e instanceof AggregationError) return sendJSON(res, e.code, statusBody(e.code, e.reason, e.message));
+    const status = errorStatus(e);
+    if (status) return sendJSON(res, status.code, status);
+    ctx.log?.error({ err: { message: (e as Error)?.message }, method, path }, 'aggregated API request failed');
+    return sendJSON(res, 503, statusBody(503, 'ServiceUnavailable', `the server is currently unable to handle the request: ${(e as Error).message}`));
+  }
+}

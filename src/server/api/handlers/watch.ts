@@ -1,0 +1,127 @@
+// GET ?watch=1: a chunked stream of watch events, with backpressure (the store pauses a
+// watcher whose client stopped reading), a bounded backlog for stores that cannot pause, and
+// an end after timeoutSeconds.
+import type http from 'node:http';
+import { WatchTooSlowError, tooLargeResourceVersion, type Watch, type WatchEvent } from '../../../store/store.ts';
+import { tableFor } from '../../table.ts';
+import type { ApiContext, ResourceCall } from '../context.ts';
+import { intParam, requestedRevision, truthy } from '../query.ts';
+import { errorStatus, statusBody } from '../responses.ts';
+
+/**
+ * A watch never stays open longer than this, whatever timeoutSeconds asks: kube-apiserver's
+ * default is 30-60 minutes, and setTimeout fires at once past 2^31 ms (which made clients
+ * reconnect in a tight loop).
+ */
+const maxWatchTimeoutSeconds = 3600;
+/**
+ * Serialized events a watch holds for a client that stopped reading, when the store cannot
+ * pause (the SQLite store pauses, so this is a backstop): past it the watch is closed.
+ */
+const maxWatchBufferBytes = 8 * 1024 * 1024;
+/** how long a closed watch's client gets to take what was already written before its connection is cut */
+const watchLingerMs = 10_000;
+
+/** The response side of one watch: writes lines, holds back while the socket is full, ends once. */
+class WatchStream {
+  done = false;
+  /** assigned after store.watch returns; the callbacks may run before that */
+  watch?: Watch;
+  /** the socket's buffer is full: the store's watcher is paused until 'drain' */
+  waiting = false;
+  /** events a store that cannot pause delivered meanwhile */
+  private readonly overflow: string[] = [];
+  private overflowBytes = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly res: http.ServerResponse, private readonly openWatches: Set<() => void>, timeoutSeconds: number) {
+    this.timer = setTimeout(this.finish, timeoutSeconds * 1000);
+    openWatches.add(this.finish);
+    res.on('close', this.finish);
+    res.on('drain', this.drained);
+  }
+
+  readonly finish = () => {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.timer);
+    this.openWatches.delete(this.finish);
+    this.watch?.stop();
+    this.overflow.length = 0;
+    const res = this.res;
+    res.end();
+    // a client that never reads would hold what was written (and its socket) forever
+    if (!res.writableFinished) {
+      const linger = setTimeout(() => res.destroy(), watchLingerMs);
+      linger.unref();
+      res.once('finish', () => clearTimeout(linger));
+      res.once('close', () => clearTimeout(linger));
+    }
+  };
+
+  private readonly drained = () => {
+    if (this.done) return;
+    while (this.overflow.length) {
+      const text = this.overflow.shift()!;
+      this.overflowBytes -= text.length;
+      if (!this.res.write(text)) return;
+    }
+    this.waiting = false;
+    this.watch?.resume?.();
+  };
+
+  /** false: stop sending until 'drain' (the store pauses this watcher) */
+  write(line: unknown): boolean {
+    if (this.done) return false;
+    const text = JSON.stringify(line) + '\n';
+    if (this.waiting) {
+      this.overflow.push(text);
+      this.overflowBytes += text.length;
+      // kube-apiserver closes a watcher that cannot keep up; the client re-lists
+      if (this.overflowBytes > maxWatchBufferBytes) this.finish();
+      return false;
+    }
+    if (this.res.write(text)) return true;
+    this.waiting = true;
+    return false;
+  }
+}
+
+export async function watchObjects(ctx: ApiContext, call: ResourceCall) {
+  const { route, q, res, table } = call;
+  const { type, namespace } = route;
+  const defaultTimeout = ctx.defaultWatchTimeoutSeconds;
+  const timeoutSeconds = Math.min(intParam(q, 'timeoutSeconds') || (defaultTimeout ?? 1800), Math.max(maxWatchTimeoutSeconds, defaultTimeout ?? 0));
+  const wantedRV = requestedRevision(q);
+  if (wantedRV !== undefined) {
+    // answered before the stream starts, as kube-apiserver does: a client must not wait on a revision that may never come
+    const current = (await ctx.store.list(type, { namespace, limit: 1 })).resourceVersion;
+    if (wantedRV > Number(current)) throw tooLargeResourceVersion(wantedRV, current);
+  }
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  const stream = new WatchStream(res, ctx.openWatches, timeoutSeconds);
+  const rv = q.get('resourceVersion');
+  const watch = ctx.store.watch(type, {
+    namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined,
+    // kube-apiserver starts a watch without a resourceVersion with the current state
+    resourceVersion: rv ? rv : '0',
+    allowBookmarks: truthy(q.get('allowWatchBookmarks')),
+    backpressure: true,
+  }, (e: WatchEvent) => {
+    const object = table && e.type !== 'BOOKMARK' ? tableFor(type, [e.object], { now: ctx.now() }) : e.object;
+    return stream.write({ type: e.type, object });
+  }, (err) => {
+    // a watcher closed for being too slow just ends, as kube-apiserver ends it: the client re-lists
+    if (!(err instanceof WatchTooSlowError)) {
+      const status = errorStatus(err, route) ?? statusBody(500, 'InternalError', 'the watch failed');
+      stream.waiting = false;
+      stream.write({ type: 'ERROR', object: status });
+    }
+    stream.finish();
+  });
+  stream.watch = watch;
+  if (stream.done) watch.stop();
+  // the headers go out only once the watch is registered: a client that waits for them
+  // knows that every write it makes afterwards will be seen
+  else res.flushHeaders();
+}

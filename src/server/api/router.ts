@@ -1,0 +1,113 @@
+// One request's way through the API server: the path to a handler (health, discovery,
+// OpenAPI, reviews, aggregated APIs, or a resource's verb), with the errors turned into Statuses.
+import type http from 'node:http';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from '../discovery.ts';
+import { authorizationGroup, authorizationVersion } from '../authorization.ts';
+import type { ApiContext, ResourceCall } from './context.ts';
+import { deleteCollection, deleteObject } from './handlers/delete.ts';
+import { proxyAggregated, serveHealth, serveOpenAPI, serveReview } from './handlers/non-resource.ts';
+import { patchObject } from './handlers/patch.ts';
+import { getObject, listObjects } from './handlers/read.ts';
+import { watchObjects } from './handlers/watch.ts';
+import { createObject, updateObject } from './handlers/write.ts';
+import { dryRunOf, truthy } from './query.ts';
+import { resourceName, resourceRoute, type ResourceRoute } from './resource-route.ts';
+import { HttpError, errorStatus, notFoundPath, sendJSON, statusBody, wantsTable } from './responses.ts';
+
+/** GET or HEAD (a request without a method is a GET): the requests discovery answers. */
+function isRead(req: http.IncomingMessage) {
+  const method = req.method ?? 'GET';
+  return method === 'GET' || method === 'HEAD';
+}
+
+type Handler = (ctx: ApiContext, call: ResourceCall) => Promise<void>;
+
+/** The handler for a verb: on a collection (no name) or on one object. */
+function handlerFor(method: string, named: boolean, q: URLSearchParams): Handler | undefined {
+  if (!named) {
+    if (method === 'GET') return truthy(q.get('watch')) ? watchObjects : listObjects;
+    return ({ POST: createObject, DELETE: deleteCollection } as Record<string, Handler>)[method];
+  }
+  return ({ GET: getObject, PUT: updateObject, PATCH: patchObject, DELETE: deleteObject } as Record<string, Handler>)[method];
+}
+
+async function serveResource(ctx: ApiContext, route: ResourceRoute, method: string, url: URL, req: http.IncomingMessage, res: http.ServerResponse) {
+  const q = url.searchParams;
+  // reads ignore dryRun, as kube-apiserver does; writes refuse a value it does not know
+  const writeOptionsKind = ({ POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' } as Record<string, string>)[method];
+  const dryRun = writeOptionsKind ? dryRunOf(q.getAll('dryRun'), writeOptionsKind) : false;
+  const handler = handlerFor(method, !!route.name, q);
+  if (!handler) {
+    throw new HttpError(405, 'MethodNotAllowed', route.name ? `${method} is not supported on ${resourceName(route.type)}` : `${method} is not supported on a ${route.type.plural} collection`);
+  }
+  await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, table: wantsTable(req) });
+}
+
+/** A resource request, with a known error answered as its Status and any other logged and answered as an InternalError. */
+async function serveResourceRequest(ctx: ApiContext, route: ResourceRoute, url: URL, req: http.IncomingMessage, res: http.ServerResponse, path: string) {
+  const method = req.method ?? 'GET';
+  try {
+    await serveResource(ctx, route, method, url, req, res);
+  } catch (e) {
+    const status = errorStatus(e, route);
+    if (!status) {
+      ctx.log?.error({ err: { message: (e as Error)?.message, stack: (e as Error)?.stack }, method, path }, 'internal error');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const body = status ?? statusBody(500, 'InternalError', 'an internal error occurred');
+    sendJSON(res, body.code, body);
+  }
+}
+
+/** /api/<v>/... and /apis/<g>/<v>/...: discovery, reviews, aggregated APIs and resources. */
+async function serveApiPath(ctx: ApiContext, segs: string[], url: URL, req: http.IncomingMessage, res: http.ServerResponse, path: string) {
+  const readOnly = isRead(req);
+  let group: string, version: string, rest: string[];
+  if (segs[0] === 'api' && segs.length >= 2) [group, version, rest] = ['', segs[1], segs.slice(2)];
+  else if (segs[0] === 'apis' && segs.length >= 3) [group, version, rest] = [segs[1], segs[2], segs.slice(3)];
+  else if (segs[0] === 'apis' && segs.length === 2 && readOnly) {
+    const g = apiGroup(segs[1]);
+    return g ? sendJSON(res, 200, g) : notFoundPath(res, path);
+  } else return notFoundPath(res, path);
+
+  // a group/version served by an APIService's backend rather than by this server (API aggregation)
+  if (segs[0] === 'apis' && typesIn(group, version).length === 0 && group !== authorizationGroup) {
+    return proxyAggregated(ctx, { group, version }, url, req, res);
+  }
+  if (rest.length === 0) {
+    const list = apiResourceList(group, version);
+    return list && readOnly ? sendJSON(res, 200, list) : notFoundPath(res, path);
+  }
+  if (group === authorizationGroup && version === authorizationVersion) return serveReview(rest, req.method ?? 'GET', req, res, path);
+  const route = resourceRoute(group, version, rest);
+  if (!route || (route.subresource && (route.subresource !== 'status' || !route.type.statusSubresource))) return notFoundPath(res, path);
+  return serveResourceRequest(ctx, route, url, req, res, path);
+}
+
+export async function handleRequest(ctx: ApiContext, req: http.IncomingMessage, res: http.ServerResponse) {
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    // "/\host..." reads as a URL with an invalid host: a client's mistake, not a server error
+    return sendJSON(res, 400, statusBody(400, 'BadRequest', `the request path ${JSON.stringify(req.url)} is malformed`));
+  }
+  const path = url.pathname.replace(/\/+$/, '') || '/';
+  if (path === '/healthz' || path === '/readyz' || path === '/livez') return serveHealth(ctx.store, path, res);
+  if (!ctx.authorized(req)) return sendJSON(res, 401, statusBody(401, 'Unauthorized', 'Unauthorized'));
+  let segs: string[];
+  try {
+    segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return sendJSON(res, 400, statusBody(400, 'BadRequest', `the request path ${JSON.stringify(url.pathname)} has malformed percent-encoding`));
+  }
+  const readOnly = isRead(req);
+  if (path === '/version' && readOnly) return sendJSON(res, 200, serverVersion);
+  if (path === '/api' && readOnly) return sendJSON(res, 200, apiVersions(ctx.serverAddress));
+  if (path === '/apis' && readOnly) return sendJSON(res, 200, apiGroupList());
+  if (segs[0] === 'openapi') return serveOpenAPI(segs, req, res);
+  return serveApiPath(ctx, segs, url, req, res, path);
+}
