@@ -55,6 +55,7 @@ interface ServerFlags extends ControllerFlags {
   listen: string;
   apply: string[];
   controllers: boolean;
+  builtinAdmission: boolean;
   encryptionProviderConfig?: string;
   dashboardListen?: string;
 }
@@ -211,6 +212,7 @@ export function registerServerCommand(program: Command) {
     .option('--encryption-provider-config <file>', "kube-apiserver's EncryptionConfiguration: encrypt Secrets at rest in the state database")
     .option('--dashboard-listen <host:port>', 'also serve the read-only web dashboard on this address')
     .option('--no-controllers', 'serve the API only; controllers run elsewhere, e.g. "certsmith controller --kubeconfig DIR/kubeconfig"')
+    .option('--no-builtin-admission', 'leave defaulting and validation of cert-manager\'s kinds to admission webhooks (e.g. "certsmith webhook" registered through webhook configurations); structural checks stay on')
     .option('--secrets-dir <dir>', 'mirror issued Secrets to files under this folder')
     .option('--keep-files', 'keep mirrored files when their Certificate is deleted')
     .option('--files-owner <user[:group]>', 'owner of the mirrored files (uid:gid or names), e.g. so a web server user can read the key')
@@ -249,7 +251,7 @@ export function registerServerCommand(program: Command) {
         logger.info({ resources: encryption.resources.map((r) => ({ resources: r.resources, providers: r.providers.map((p) => p.type) })) }, 'encryption at rest');
       }
       // admission in front of the store: every writer (API, controllers, --apply) is defaulted and validated
-      const stack = compose({ store: await openSqliteStore({ path: join(dataDir, 'state.db'), encryption }), clock: realClock, logger });
+      const stack = compose({ store: await openSqliteStore({ path: join(dataDir, 'state.db'), encryption }), clock: realClock, logger, builtinAdmission: flags.builtinAdmission });
       const { store } = stack;
       const stopped: Array<() => Promise<void>> = [() => stack.stop()];
       const shutdown = async () => {

@@ -8,6 +8,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { CertsmithMetrics } from '../metrics/registry.ts';
 import { withAdmission } from '../server/admission.ts';
+import { startWebhookDispatcher } from '../server/admission-webhooks/dispatcher.ts';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../server/api-server.ts';
 import { startControllers, type RunningControllers } from '../controllers/manager.ts';
 import { type AggregatedAPICall, type ControllerOptions } from '../shared/controller-options.ts';
@@ -29,6 +30,17 @@ export interface CompositionOptions {
    * stack stores what the schema refuses: only tests that stand for a cluster without a webhook do so.
    */
   admission?: boolean;
+  /**
+   * certsmith's own defaulting and validation of cert-manager's kinds (default on). Off
+   * (`certsmith server --no-builtin-admission`), cert-manager's webhook registered through a
+   * webhook configuration does it; the structural checks every kind gets stay on.
+   */
+  builtinAdmission?: boolean;
+  /**
+   * call the Validating/MutatingWebhookConfigurations stored in the backend on every write,
+   * the in-process controllers' included, as kube-apiserver does (default: with admission)
+   */
+  admissionWebhooks?: boolean;
 }
 
 export interface ControllerStart {
@@ -96,7 +108,10 @@ export function startControllerManager(o: ControllerStart & { store: Store; cloc
 }
 
 export function compose(o: CompositionOptions): Composition {
-  const store = o.admission === false ? o.store : withAdmission(o.store);
+  const webhooks = o.admission !== false && o.admissionWebhooks !== false
+    ? startWebhookDispatcher({ store: o.store, logger: o.logger?.child({ component: 'admission-webhooks' }) })
+    : undefined;
+  const store = o.admission === false ? o.store : withAdmission(o.store, { builtin: o.builtinAdmission, webhooks });
   const stops: Array<() => Promise<void>> = [];
   let stopped = false;
   return {
@@ -116,6 +131,7 @@ export function compose(o: CompositionOptions): Composition {
       if (stopped) return;
       stopped = true;
       for (const stop of stops.reverse()) await stop().catch(() => {});
+      webhooks?.stop();
       await store.close();
     },
   };

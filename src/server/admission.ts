@@ -9,6 +9,7 @@ import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
 import { checkObjectUpdate } from '../store/object-checks.ts';
 import { applyConfiguration, managedFieldsForCreate, recordUpdate as recordOwnership, type ApplyRequest } from './ssa/apply.ts';
 import { normalizeSecret } from '../store/sqlite/admission.ts';
+import type { AdmissionCall, ExternalAdmission } from './admission-webhooks/dispatcher.ts';
 import {
   StoreError, isConflict, isNotFound,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
@@ -40,6 +41,15 @@ export function admit<T extends KubeObject>(type: ResourceType, obj: T, old?: T)
     }));
   }
   return defaulted;
+}
+
+/**
+ * With built-in admission off (`certsmith server --no-builtin-admission`, for cert-manager's
+ * webhook to do it instead), certsmith's kinds still get the structural checks every kind gets.
+ */
+function admitStructure<T extends KubeObject>(type: ResourceType, obj: T, old?: T): T {
+  if (isAdmitted(type)) checkObjectUpdate(type, obj, old);
+  return obj;
 }
 
 /** What a status write leaves in place: everything but status comes from the stored object. */
@@ -125,7 +135,51 @@ function recordUpdate<T extends KubeObject>(type: ResourceType, stored: T | unde
   return recordOwnership(stored, normalized, manager, type.statusSubresource, now);
 }
 
-export function withAdmission(inner: Store): Store {
+export interface AdmissionOptions {
+  /** defaulting and validation of certsmith's kinds (default on); off, only the structural checks remain */
+  builtin?: boolean;
+  /** registered admission webhooks (src/server/admission-webhooks), called around the built-in checks */
+  webhooks?: ExternalAdmission;
+}
+
+type Operation = AdmissionCall['operation'];
+
+/** The meta.k8s.io/v1 options object an AdmissionReview carries. */
+function requestOptions(kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', opts: PatchOptions | undefined): Record<string, unknown> {
+  return {
+    apiVersion: 'meta.k8s.io/v1', kind,
+    ...(opts?.dryRun ? { dryRun: ['All'] } : {}),
+    ...(opts?.fieldManager ? { fieldManager: opts.fieldManager } : {}),
+    ...(kind === 'PatchOptions' && opts?.force ? { force: true } : {}),
+  };
+}
+
+export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
+  const builtin = o.builtin !== false;
+  const hooks = o.webhooks;
+  const admitOne = <T extends KubeObject>(type: ResourceType, obj: T, old?: T): T => (builtin ? admit(type, obj, old) : admitStructure(type, obj, old));
+  const wanted = (type: ResourceType, operation: Operation, subresource?: string) => !!hooks && hooks.interested(type, operation, subresource);
+
+  /**
+   * kube-apiserver's order: mutating webhooks, then the built-in defaulting and validation of
+   * what they left, then validating webhooks, then storage. `shape` keeps what the write may
+   * change (a status write only status, identity always the request's) after the patches.
+   */
+  async function admitted<T extends KubeObject>(call: Omit<AdmissionCall, 'object'> & { object: T; oldObject?: T }, shape: (obj: T) => T): Promise<T> {
+    const { type } = call;
+    if (!hooks || !hooks.interested(type, call.operation, call.subresource)) return admitOne(type, call.object, call.oldObject);
+    const mutated = await hooks.mutate(call) as T;
+    const out = admitOne(type, shape(withIdentityOf(type, call.object, mutated === call.object ? mutated : clone(mutated)) as T), call.oldObject);
+    await hooks.validate({ ...call, object: out });
+    return out;
+  }
+
+  /** a webhook configuration written here is in the dispatcher's cache before its watch event */
+  function written<T extends KubeObject>(type: ResourceType, out: T, opts?: WriteOptions, deleted = false): T {
+    if (hooks && !opts?.dryRun && out) hooks.observe(type, out, deleted && !out.metadata?.finalizers?.length);
+    return out;
+  }
+
   const store: Store = {
     get: (type, namespace, name) => inner.get(type, namespace, name),
     list: (type, opts?: ListOptions) => inner.list(type, opts),
@@ -140,28 +194,40 @@ export function withAdmission(inner: Store): Store {
     async create<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
       // the writer owns what it created (an apply that creates has set its own entry)
       const owned = opts?.fieldManager && obj.metadata?.managedFields === undefined ? recordUpdate(type, undefined, obj, opts.fieldManager) : obj;
-      return inner.create(type, admit(type, owned), opts);
+      const ready = await admitted({
+        type, operation: 'CREATE', name: owned.metadata?.name ?? '', namespace: owned.metadata?.namespace,
+        object: owned, dryRun: !!opts?.dryRun, options: requestOptions('CreateOptions', opts),
+      }, (x) => x);
+      return written(type, await inner.create(type, ready, opts), opts);
     },
 
     async update<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
       const name = obj.metadata?.name ?? '';
       const stored = await inner.get<T>(type, namespaceOf(type, obj), name);
-      if (!stored && !isAdmitted(type)) return inner.update(type, obj, opts);
+      if (!stored && !isAdmitted(type)) return written(type, await inner.update(type, obj, opts), opts);
       if (!stored) throw notFound(type, name);
       let incoming = withManagedFieldsOf(stored, obj);
       if (opts?.fieldManager) incoming = recordUpdate(type, stored, incoming, opts.fieldManager);
-      if (!isAdmitted(type)) return inner.update(type, incoming, opts);
+      if (!isAdmitted(type) && !wanted(type, 'UPDATE')) return written(type, await inner.update(type, incoming, opts), opts);
       checkPrecondition(type, stored, incoming);
-      return inner.update(type, admit(type, withoutStatusChange(type, stored, incoming), stored), opts);
+      const ready = await admitted({
+        type, operation: 'UPDATE', name, namespace: namespaceOf(type, obj),
+        object: withoutStatusChange(type, stored, incoming), oldObject: stored, dryRun: !!opts?.dryRun, options: requestOptions('UpdateOptions', opts),
+      }, (x) => withoutStatusChange(type, stored, x));
+      return written(type, await inner.update(type, ready, opts), opts);
     },
 
     async updateStatus<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
-      if (!isAdmitted(type)) return inner.updateStatus(type, obj, opts);
+      if (!isAdmitted(type) && !wanted(type, 'UPDATE', 'status')) return inner.updateStatus(type, obj, opts);
       const name = obj.metadata?.name ?? '';
       const stored = await inner.get<T>(type, namespaceOf(type, obj), name);
       if (!stored) throw notFound(type, name);
       checkPrecondition(type, stored, obj);
-      return inner.updateStatus(type, admit(type, withStatusOf(stored, obj), stored), opts);
+      const ready = await admitted({
+        type, operation: 'UPDATE', subresource: 'status', name, namespace: namespaceOf(type, obj),
+        object: withStatusOf(stored, obj), oldObject: stored, dryRun: !!opts?.dryRun, options: requestOptions('UpdateOptions', opts),
+      }, (x) => withStatusOf(stored, x));
+      return inner.updateStatus(type, ready, opts);
     },
 
     async patch<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, opts?: PatchOptions): Promise<T> {
@@ -172,7 +238,9 @@ export function withAdmission(inner: Store): Store {
         hasStatusSubresource: type.statusSubresource, now: () => new Date(),
         resource: type.group ? `${type.plural}.${type.group}` : type.plural,
       } : undefined;
-      if (!isAdmitted(type) && !ssa && !opts?.fieldManager) return inner.patch<T>(type, namespace, name, patchType, patch, opts);
+      if (!isAdmitted(type) && !ssa && !opts?.fieldManager && !wanted(type, 'UPDATE', opts?.subresource)) {
+        return written(type, await inner.patch<T>(type, namespace, name, patchType, patch, opts), opts);
+      }
       if (ssa && (!patch || typeof patch !== 'object' || Array.isArray(patch))) throw new StoreError('BadRequest', 'apply patch must be an object');
       const pinned = (patch as KubeObject | undefined)?.metadata?.resourceVersion;
       // a patch without a resourceVersion is meant to apply to whatever is current, so a
@@ -190,12 +258,15 @@ export function withAdmission(inner: Store): Store {
         if (!ssa && opts?.fieldManager && opts.subresource !== 'status') next = recordUpdate(type, stored, next, opts.fieldManager);
         next.metadata.resourceVersion = pinned ?? stored.metadata.resourceVersion;
         checkPrecondition(type, stored, next);
-        next = opts?.subresource === 'status' ? withStatusOf(stored, next) : withoutStatusChange(type, stored, next);
-        const admitted = admit(type, next, stored);
+        const shape = (x: T) => (opts?.subresource === 'status' ? withStatusOf(stored, x) : withoutStatusChange(type, stored, x));
+        const ready = await admitted({
+          type, operation: 'UPDATE', subresource: opts?.subresource, name, namespace: type.namespaced ? namespace : undefined,
+          object: shape(next), oldObject: stored, dryRun: !!opts?.dryRun, options: requestOptions('PatchOptions', opts),
+        }, shape);
         try {
           return opts?.subresource === 'status'
-            ? await inner.updateStatus(type, admitted, opts)
-            : await inner.update(type, admitted, opts);
+            ? await inner.updateStatus(type, ready, opts)
+            : written(type, await inner.update(type, ready, opts), opts);
         } catch (e) {
           if (isConflict(e) && !pinned && attempt < 5) continue;
           if (isNotFound(e) && attempt < 5) continue;
@@ -205,7 +276,26 @@ export function withAdmission(inner: Store): Store {
     },
 
     async delete<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, opts?: DeleteOptions & { dryRun?: boolean }): Promise<T | undefined> {
-      if (!opts?.dryRun) return inner.delete<T>(type, namespace, name, opts);
+      if (hooks && wanted(type, 'DELETE')) {
+        const stored = await inner.get<T>(type, type.namespaced ? namespace : undefined, name);
+        if (stored) {
+          const call: AdmissionCall = {
+            type, operation: 'DELETE', name, namespace: type.namespaced ? namespace : undefined, oldObject: stored, dryRun: !!opts?.dryRun,
+            options: {
+              apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions', ...(opts?.dryRun ? { dryRun: ['All'] } : {}),
+              ...(opts?.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
+              ...(opts?.preconditions ? { preconditions: opts.preconditions } : {}),
+            },
+          };
+          await hooks.mutate(call);
+          await hooks.validate(call);
+        }
+      }
+      if (!opts?.dryRun) {
+        const gone = await inner.delete<T>(type, namespace, name, opts);
+        if (gone) written(type, gone, opts, true);
+        return gone;
+      }
       const stored = await inner.get<T>(type, type.namespaced ? namespace : undefined, name);
       if (!stored) throw notFound(type, name);
       return stored;
