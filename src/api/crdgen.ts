@@ -53,7 +53,7 @@ export function crdSchema(kind: string): JSONSchemaObject {
   return {
     type: 'object',
     description: converted.description,
-    required: ['spec'],
+    required: kind === 'Order' || kind === 'Challenge' ? ['metadata', 'spec'] : ['spec'],
     properties: { ...metaFields, metadata: { type: 'object' }, spec: props.spec, status: props.status },
   };
 }

@@ -4,6 +4,9 @@
 // the seed fields (issuanceAttempts, renewal windows, status.renewal) are added beside them.
 
 import { Type, Kind, TypeRegistry, FormatRegistry, type TSchema, type SchemaOptions } from '@sinclair/typebox';
+import { GatewayParentReferenceSchema, ObjectMetaTemplateSchema, PodTemplateSchema, StringMapSchema } from './schema-core.ts';
+
+export { PodTemplateSchema, GatewayParentReferenceSchema } from './schema-core.ts';
 
 // Go's metav1.Time marshals as RFC 3339; anything Date.parse accepts is too loose.
 const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -21,18 +24,27 @@ export function StringEnum<const T extends string[]>(values: [...T], options: Sc
   return Type.Unsafe<T[number]>({ ...options, [Kind]: 'StringEnum', type: 'string', enum: values });
 }
 
-/** An object whose content cert-manager does not constrain (provider configs, pod specs, webhook config). */
+TypeRegistry.Set('AnyJSON', () => true);
+
+/** Any JSON value, kept as written (apiextensions JSON: the webhook solver's config). */
+export function AnyJSON(options: SchemaOptions = {}) {
+  return Type.Unsafe<unknown>({ ...options, [Kind]: 'AnyJSON', 'x-kubernetes-preserve-unknown-fields': true });
+}
+
+/** An object whose content cert-manager does not constrain (object metadata, checked by validation.ts). */
 export function OpenObject(options: SchemaOptions = {}) {
   return Type.Unsafe<Record<string, unknown>>({ ...options, [Kind]: 'OpenObject', type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
 }
 
 const opt = <T extends TSchema>(s: T) => Type.Optional(s);
 const str = (description?: string) => Type.String(description ? { description } : {});
-const strList = (description?: string) => Type.Array(Type.String(), description ? { description } : {});
+/** cert-manager's lists are all atomic: a write replaces the whole list. */
+const list = <T extends TSchema>(items: T, options: SchemaOptions = {}) => Type.Array(items, { ...options, 'x-kubernetes-list-type': 'atomic' });
+const strList = (description?: string) => list(Type.String(), description ? { description } : {});
 const int32 = (description?: string) => Type.Integer({ format: 'int32', ...(description ? { description } : {}) });
 const time = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 const bytes = (description?: string) => Type.String({ format: 'byte', ...(description ? { description } : {}) });
-const StringMap = Type.Record(Type.String(), Type.String());
+const StringMap = StringMapSchema;
 
 // ---------------------------------------------------------------------------------------------
 // shared references and conditions
@@ -134,14 +146,14 @@ export const RenewalWindowSchema = Type.Object({
     description: 'Five-field cron expression(s) giving the start of each window; a string or a list of strings.',
   }),
   duration: opt(str('How long each window stays open, as a Go duration (seed spelling).')),
-  windowDuration: opt(str('How long each window stays open, as a Go duration (cert-manager spelling).')),
+  windowDuration: opt(Type.String({ pattern: '^([0-9]+(\\.[0-9]+)?(s|m|h))+$', description: 'How long each window stays open, as a Go duration (cert-manager spelling).' })),
   timeZone: opt(str('IANA time zone the cron expression is evaluated in (seed spelling). Default UTC.')),
-  timezone: opt(str('IANA time zone the cron expression is evaluated in (cert-manager spelling). Default UTC.')),
+  timezone: opt(Type.String({ minLength: 1, description: 'IANA time zone the cron expression is evaluated in (cert-manager spelling). Default UTC.' })),
 });
 
 export const RenewalSchema = Type.Object({
   policy: opt(RenewalPolicySchema),
-  windows: opt(Type.Array(RenewalWindowSchema)),
+  windows: opt(list(RenewalWindowSchema)),
 }, { description: 'Controls when automatic renewal may happen.' });
 
 export const CertificateSpecSchema = Type.Object({
@@ -154,19 +166,19 @@ export const CertificateSpecSchema = Type.Object({
   dnsNames: opt(strList()),
   ipAddresses: opt(strList()),
   uris: opt(strList()),
-  otherNames: opt(Type.Array(OtherNameSchema)),
+  otherNames: opt(list(OtherNameSchema)),
   emailAddresses: opt(strList()),
   secretName: str('Name of the Secret that will hold the issued certificate and key.'),
   secretTemplate: opt(Type.Object({ annotations: opt(StringMap), labels: opt(StringMap) })),
   keystores: opt(Type.Object({ jks: opt(jksKeystore), pkcs12: opt(pkcs12Keystore) })),
   issuerRef: IssuerRefSchema,
   isCA: opt(Type.Boolean()),
-  usages: opt(Type.Array(KeyUsageSchema)),
+  usages: opt(list(KeyUsageSchema)),
   privateKey: opt(PrivateKeySchema),
   signatureAlgorithm: opt(StringEnum([...signatureAlgorithms])),
   encodeUsagesInRequest: opt(Type.Boolean()),
   revisionHistoryLimit: opt(int32('How many CertificateRequest revisions to keep; at least 1.')),
-  additionalOutputFormats: opt(Type.Array(Type.Object({ type: StringEnum(['DER', 'CombinedPEM']) }))),
+  additionalOutputFormats: opt(list(Type.Object({ type: StringEnum(['DER', 'CombinedPEM']) }))),
   nameConstraints: opt(Type.Object({
     critical: opt(Type.Boolean()),
     permitted: opt(NameConstraintItemSchema),
@@ -174,6 +186,16 @@ export const CertificateSpecSchema = Type.Object({
   })),
   renewal: opt(RenewalSchema),
 });
+
+/** cert-manager's CertificateACMEARIStatus, plus certID: the certificate the answer is about. */
+export const CertificateAriStatusSchema = Type.Object({
+  certID: opt(str('ARI CertID of the certificate this answer is about (certsmith).')),
+  explanationURL: opt(str()),
+  lastChecked: opt(time()),
+  lastError: opt(str()),
+  nextCheck: opt(time()),
+  suggestedWindow: opt(Type.Object({ start: time(), end: time() })),
+}, { description: 'ACME Renewal Information (RFC 9773) for the certificate in use.' });
 
 export const CertificateStatusSchema = Type.Object({
   conditions: conditions(),
@@ -189,7 +211,7 @@ export const CertificateStatusSchema = Type.Object({
     policy: opt(RenewalPolicySchema),
     windows: opt(Type.Object({ valid: Type.Boolean(), message: opt(str()) })),
   })),
-  acme: opt(OpenObject({ description: 'ACME-specific status (renewal information).' })),
+  acme: opt(Type.Object({ ari: opt(CertificateAriStatusSchema) }, { description: 'ACME-specific status.' })),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -200,10 +222,10 @@ export const CertificateRequestSpecSchema = Type.Object({
   issuerRef: IssuerRefSchema,
   request: bytes('PEM-encoded PKCS#10 certificate signing request, base64 in JSON.'),
   isCA: opt(Type.Boolean()),
-  usages: opt(Type.Array(KeyUsageSchema)),
+  usages: opt(list(KeyUsageSchema)),
   username: opt(str()),
   uid: opt(str()),
-  groups: opt(Type.Array(Type.String(), { 'x-kubernetes-list-type': 'atomic' })),
+  groups: opt(strList()),
   extra: opt(Type.Record(Type.String(), Type.Array(Type.String()))),
 });
 
@@ -217,21 +239,7 @@ export const CertificateRequestStatusSchema = Type.Object({
 // ---------------------------------------------------------------------------------------------
 // Issuer and ClusterIssuer
 
-const ObjectMetaTemplate = Type.Object({ annotations: opt(StringMap), labels: opt(StringMap) });
-
-export const PodTemplateSchema = Type.Object({
-  metadata: opt(ObjectMetaTemplate),
-  spec: opt(Type.Object({
-    nodeSelector: opt(StringMap),
-    affinity: opt(OpenObject()),
-    tolerations: opt(Type.Array(OpenObject())),
-    priorityClassName: opt(str()),
-    serviceAccountName: opt(str()),
-    imagePullSecrets: opt(Type.Array(LocalObjectReferenceSchema)),
-    securityContext: opt(OpenObject()),
-    resources: opt(OpenObject()),
-  }, { 'x-kubernetes-preserve-unknown-fields': true })),
-});
+const ObjectMetaTemplate = ObjectMetaTemplateSchema;
 
 export const ACMEHTTP01IngressSchema = Type.Object({
   serviceType: opt(str()),
@@ -245,7 +253,7 @@ export const ACMEHTTP01IngressSchema = Type.Object({
 export const ACMEHTTP01GatewayHTTPRouteSchema = Type.Object({
   serviceType: opt(str()),
   labels: opt(StringMap),
-  parentRefs: opt(Type.Array(OpenObject())),
+  parentRefs: opt(list(GatewayParentReferenceSchema)),
   podTemplate: opt(PodTemplateSchema),
 });
 
@@ -265,6 +273,12 @@ export const ACMEDNS01RFC2136Schema = Type.Object({
 });
 
 /** cert-manager's ACMEIssuerDNS01ProviderCloudflare: an API token, or the global API key with its account email */
+/** A Kubernetes ServiceAccount whose token is requested (with these audiences) to authenticate. */
+export const ServiceAccountRefSchema = Type.Object({
+  name: str('Name of the ServiceAccount.'),
+  audiences: opt(strList('Extra audiences of the token.')),
+});
+
 export const ACMEDNS01CloudflareSchema = Type.Object({
   email: opt(str('Email of the account, only with apiKeySecretRef.')),
   apiKeySecretRef: opt(SecretKeySelectorSchema),
@@ -293,15 +307,49 @@ export const ACMEDNS01Route53Schema = Type.Object({
   role: opt(str('ARN of a role to assume with the credentials above.')),
   hostedZoneID: opt(str('The hosted zone to change; looked up by name when empty.')),
   region: opt(str('AWS region for the API calls; Route 53 is global, default us-east-1.')),
-  auth: opt(OpenObject()),
+  auth: opt(Type.Object({
+    kubernetes: Type.Object({ serviceAccountRef: ServiceAccountRefSchema }, { description: 'A service account token, exchanged for AWS credentials (IRSA).' }),
+  })),
+});
+
+/** cert-manager's ACMEIssuerDNS01ProviderAkamai (EdgeGrid credentials) */
+export const ACMEDNS01AkamaiSchema = Type.Object({
+  serviceConsumerDomain: str(),
+  clientTokenSecretRef: SecretKeySelectorSchema,
+  clientSecretSecretRef: SecretKeySelectorSchema,
+  accessTokenSecretRef: SecretKeySelectorSchema,
+});
+
+/** cert-manager's ACMEIssuerDNS01ProviderAzureDNS: a service principal, or a managed identity */
+export const ACMEDNS01AzureDNSSchema = Type.Object({
+  clientID: opt(str('Service principal client ID; with clientSecretSecretRef and tenantID.')),
+  clientSecretSecretRef: opt(SecretKeySelectorSchema),
+  subscriptionID: str(),
+  tenantID: opt(str()),
+  resourceGroupName: str(),
+  hostedZoneName: opt(str()),
+  environment: opt(StringEnum(['AzurePublicCloud', 'AzureChinaCloud', 'AzureGermanCloud', 'AzureUSGovernmentCloud'])),
+  managedIdentity: opt(Type.Object({
+    clientID: opt(str()),
+    resourceID: opt(str()),
+    tenantID: opt(str()),
+  }, { description: 'Managed identity used when clientID is empty.' })),
+  zoneType: opt(StringEnum(['AzurePublicZone', 'AzurePrivateZone'])),
+});
+
+/** cert-manager's ACMEIssuerDNS01ProviderCloudDNS */
+export const ACMEDNS01CloudDNSSchema = Type.Object({
+  serviceAccountSecretRef: opt(SecretKeySelectorSchema),
+  project: str(),
+  hostedZoneName: opt(str('Managed zone to use; looked up by name when empty.')),
 });
 
 export const ACMEDNS01Schema = Type.Object({
   cnameStrategy: opt(StringEnum(['None', 'Follow'])),
   acmeDNS: opt(ACMEDNS01AcmeDNSSchema),
-  akamai: opt(OpenObject()),
-  azureDNS: opt(OpenObject()),
-  cloudDNS: opt(OpenObject()),
+  akamai: opt(ACMEDNS01AkamaiSchema),
+  azureDNS: opt(ACMEDNS01AzureDNSSchema),
+  cloudDNS: opt(ACMEDNS01CloudDNSSchema),
   cloudflare: opt(ACMEDNS01CloudflareSchema),
   digitalocean: opt(ACMEDNS01DigitalOceanSchema),
   rfc2136: opt(ACMEDNS01RFC2136Schema),
@@ -309,7 +357,7 @@ export const ACMEDNS01Schema = Type.Object({
   webhook: opt(Type.Object({
     groupName: str(),
     solverName: str(),
-    config: opt(OpenObject()),
+    config: opt(AnyJSON({ description: 'Solver-specific configuration, passed to the webhook as is.' })),
   })),
 });
 export const dns01Providers = ['acmeDNS', 'akamai', 'azureDNS', 'cloudDNS', 'cloudflare', 'digitalocean', 'rfc2136', 'route53', 'webhook'] as const;
@@ -337,7 +385,7 @@ export const ACMEIssuerSchema = Type.Object({
     keyAlgorithm: opt(StringEnum(['HS256', 'HS384', 'HS512'], { description: 'Deprecated; HS256 is always used.' })),
   })),
   privateKeySecretRef: SecretKeySelectorSchema,
-  solvers: opt(Type.Array(ACMESolverSchema)),
+  solvers: opt(list(ACMESolverSchema)),
   disableAccountKeyGeneration: opt(Type.Boolean()),
   enableDurationFeature: opt(Type.Boolean()),
   profile: opt(str('ACME profile requested on new orders.')),
@@ -371,9 +419,17 @@ export const VaultIssuerSchema = Type.Object({
     kubernetes: opt(Type.Object({
       mountPath: opt(str()),
       secretRef: opt(SecretKeySelectorSchema),
-      serviceAccountRef: opt(Type.Object({ name: str(), audiences: opt(strList()) })),
+      serviceAccountRef: opt(ServiceAccountRefSchema),
       role: str(),
     })),
+    aws: opt(Type.Object({
+      iamRoleArn: opt(str()),
+      mountPath: opt(str()),
+      region: opt(str()),
+      role: Type.String({ minLength: 1 }),
+      serviceAccountRef: opt(ServiceAccountRefSchema),
+      vaultHeaderValue: opt(str()),
+    }, { description: 'AWS IAM authentication to Vault.' })),
   }),
 });
 
@@ -389,6 +445,17 @@ export const VenafiIssuerSchema = Type.Object({
     url: opt(str()),
     apiTokenSecretRef: SecretKeySelectorSchema,
   })),
+  ngts: opt(Type.Object({
+    url: opt(str()),
+    tokenEndpoint: opt(str()),
+    tsgID: str(),
+    credentialsRef: LocalObjectReferenceSchema,
+  })),
+}, {
+  'x-kubernetes-validations': [{
+    message: 'exactly one of tpp, cloud, or ngts must be configured',
+    rule: '(has(self.tpp) ? 1 : 0) + (has(self.cloud) ? 1 : 0) + (has(self.ngts) ? 1 : 0) == 1',
+  }],
 });
 
 export const issuerTypes = ['acme', 'ca', 'selfSigned', 'vault', 'venafi'] as const;
@@ -438,13 +505,13 @@ export const ACMEAuthorizationSchema = Type.Object({
   identifier: opt(str()),
   wildcard: opt(Type.Boolean()),
   initialState: opt(ACMEStateSchema),
-  challenges: opt(Type.Array(ACMEChallengeRefSchema)),
+  challenges: opt(list(ACMEChallengeRefSchema)),
 });
 
 export const OrderStatusSchema = Type.Object({
   url: opt(str()),
   finalizeURL: opt(str()),
-  authorizations: opt(Type.Array(ACMEAuthorizationSchema)),
+  authorizations: opt(list(ACMEAuthorizationSchema)),
   certificate: opt(bytes('PEM certificate chain, base64 in JSON.')),
   state: opt(ACMEStateSchema),
   reason: opt(str()),

@@ -20,13 +20,9 @@ export type RenewalPolicy = Static<typeof S.RenewalPolicySchema>;
 export type RenewalWindow = Static<typeof S.RenewalWindowSchema>;
 export type RenewalSpec = Static<typeof S.RenewalSchema>;
 export type CertificateSpec = Static<typeof S.CertificateSpecSchema>;
-/**
- * status.acme stays open in the CRD (x-kubernetes-preserve-unknown-fields); certsmith keeps the
- * ACME renewal information (RFC 9773) of the certificate in use in status.acme.ari.
- */
+/** status.acme: the ACME renewal information (RFC 9773) of the certificate in use, in status.acme.ari. */
 export interface CertificateAcmeStatus {
   ari?: CertificateAriStatus;
-  [k: string]: unknown;
 }
 export type CertificateStatus = Omit<Static<typeof S.CertificateStatusSchema>, 'acme'> & { acme?: CertificateAcmeStatus };
 
@@ -38,6 +34,10 @@ export type ACMEHTTP01Ingress = Static<typeof S.ACMEHTTP01IngressSchema>;
 export type ACMEHTTP01GatewayHTTPRoute = Static<typeof S.ACMEHTTP01GatewayHTTPRouteSchema>;
 export type ACMEHTTP01 = Static<typeof S.ACMEHTTP01Schema>;
 export type ACMEDNS01RFC2136 = Static<typeof S.ACMEDNS01RFC2136Schema>;
+export type ACMEDNS01AzureDNS = Static<typeof S.ACMEDNS01AzureDNSSchema>;
+export type ACMEDNS01CloudDNS = Static<typeof S.ACMEDNS01CloudDNSSchema>;
+export type ACMEDNS01Akamai = Static<typeof S.ACMEDNS01AkamaiSchema>;
+export type GatewayParentReference = Static<typeof S.GatewayParentReferenceSchema>;
 export type ACMEDNS01 = Static<typeof S.ACMEDNS01Schema>;
 export type ACMESolver = Static<typeof S.ACMESolverSchema>;
 export type ACMEIssuer = Static<typeof S.ACMEIssuerSchema>;

@@ -168,8 +168,15 @@ test('unknown fields are found except under objects cert-manager leaves open', (
   c.metadata.nope = 1;
   assert.deepEqual(findUnknownFields(R.Certificate, c).sort(), ['metadata.nope', 'spec.bogus', 'spec.privateKey.curve', 'spec.renewal.windows[0].extra']);
   const i = structuredClone(realisticClusterIssuer) as any;
-  i.spec.acme.solvers[3].http01.ingress.podTemplate.spec.hostNetwork = true; // pod spec is open upstream too
+  i.spec.acme.solvers[2].dns01.webhook.config.more = { any: 'thing' }; // the webhook solver's config is open upstream too
   assert.deepEqual(findUnknownFields(R.ClusterIssuer, i), []);
+  // the solver pod template is typed upstream (a subset of PodSpec): other pod fields are unknown
+  i.spec.acme.solvers[3].http01.ingress.podTemplate.spec.hostNetwork = true;
+  i.spec.acme.solvers[3].http01.ingress.podTemplate.spec.securityContext.seccompProfile = { type: 'RuntimeDefault', extra: 1 };
+  assert.deepEqual(findUnknownFields(R.ClusterIssuer, i).sort(), [
+    'spec.acme.solvers[3].http01.ingress.podTemplate.spec.hostNetwork',
+    'spec.acme.solvers[3].http01.ingress.podTemplate.spec.securityContext.seccompProfile.extra',
+  ]);
 });
 
 interface Case { name: string; obj: KubeObject; field: string; reason: FieldError['reason']; message?: RegExp; old?: KubeObject }

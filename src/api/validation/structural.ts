@@ -34,8 +34,18 @@ function schemaError(field: string, e: ValueError): FieldError {
     case ValueErrorType.StringFormat:
       return invalid(s.format === 'date-time' ? 'must be an RFC 3339 date-time' : s.format === 'byte' ? 'must be base64-encoded' : `must be in ${String(s.format)} format`);
     case ValueErrorType.StringMaxLength: return invalid(`must be no more than ${String(s.maxLength)} characters`);
+    // kube-apiserver's wording for the OpenAPI bounds of CRD schemas
+    case ValueErrorType.StringMinLength: return invalid(`${field} in body should be at least ${String(s.minLength)} chars long`);
+    case ValueErrorType.StringPattern: return invalid(`${field} in body should match '${String(s.pattern)}'`);
+    case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum: return invalid(`${field} in body should be greater than or equal to ${String(s.minimum)}`);
+    case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum: return invalid(`${field} in body should be less than or equal to ${String(s.maximum)}`);
     case ValueErrorType.Kind:
       if (s[Kind] === 'StringOrStringArray') return invalid('must be a string or a list of strings');
+      if (s[Kind] === 'IntOrString') {
+        return invalid(typeof e.value === 'string' && s.pattern ? `${field} in body should match '${String(s.pattern)}'` : 'must be an integer or a string');
+      }
       return invalid('must be of type object');
     default:
       return invalid(typeof s.type === 'string' ? `must be of type ${s.type}` : e.message);

@@ -160,7 +160,7 @@ export function solverPod(c: Challenge, opts: SolverPodOptions = {}): Pod {
   if (tspec.affinity) pod.spec.affinity = tspec.affinity;
   if (tspec.priorityClassName) pod.spec.priorityClassName = tspec.priorityClassName;
   if (tspec.serviceAccountName) pod.spec.serviceAccountName = tspec.serviceAccountName;
-  if (tspec.imagePullSecrets?.length) pod.spec.imagePullSecrets = tspec.imagePullSecrets.map((s) => ({ name: s.name }));
+  if (tspec.imagePullSecrets?.length) pod.spec.imagePullSecrets = tspec.imagePullSecrets.map((s) => ({ name: s.name ?? '' }));
   return pod;
 }
 
