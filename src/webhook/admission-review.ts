@@ -6,7 +6,7 @@ import type { KubeObject } from '../api/meta.ts';
 import { resourceTypes, type ResourceType } from '../api/resources.ts';
 import { applyDefaults, type RequesterInfo } from '../api/defaults.ts';
 import { validate, invalidObjectMessage, fieldErrorText } from '../api/validation.ts';
-import { checkObjectUpdate } from '../store/object-checks.ts';
+import { checkObjectUpdate, checkValueShape } from '../store/object-checks.ts';
 import { StoreError } from '../store/store.ts';
 import { diffToJSONPatch } from './json-patch-diff.ts';
 
@@ -83,6 +83,17 @@ function requesterOf(userInfo: unknown): RequesterInfo | undefined {
   };
 }
 
+/** A refusal when `value` nests too deeply or holds a string that is not well-formed Unicode. */
+function shapeProblem(uid: string, what: string, value: unknown): AdmissionAnswer | undefined {
+  try {
+    checkValueShape(value);
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof StoreError)) throw e;
+    return denied(uid, { code: e.code, reason: e.reason, message: `request.${what}: ${e.message}` });
+  }
+}
+
 /** Answers one AdmissionReview for /validate or /mutate. `body` is the parsed JSON of the request. */
 export function reviewAdmission(mode: AdmissionMode, body: unknown): AdmissionAnswer {
   if (!isObj(body)) return badRequest('malformed AdmissionReview: the body must be a JSON object');
@@ -109,6 +120,10 @@ export function reviewAdmission(mode: AdmissionMode, body: unknown): AdmissionAn
   if (operation === 'UPDATE' && !isObj(oldObject)) {
     return denied(uid, { code: 400, reason: 'BadRequest', message: `request.oldObject is missing or not an object: an UPDATE of ${type.kind} needs it for the immutability rules` });
   }
+  // before anything recursive (the copy, defaulting, validation) touches them: no depth of
+  // nesting a client sends can overflow the stack
+  const shape = shapeProblem(uid, 'object', object) ?? (operation === 'UPDATE' ? shapeProblem(uid, 'oldObject', oldObject) : undefined);
+  if (shape) return shape;
   const obj = structuredClone(object) as KubeObject;
   const old = operation === 'UPDATE' ? structuredClone(oldObject) as KubeObject : undefined;
   if (!isObj(obj.metadata)) return denied(uid, { code: 400, reason: 'BadRequest', message: 'request.object.metadata is missing or not an object' });
