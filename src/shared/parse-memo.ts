@@ -1,12 +1,16 @@
 // Parsing keys and certificates is the hot path of every reconcile; results are memoised by
 // content (bounded), so 1,000 Certificates do not re-parse the same PEM on every event.
+// An entry is kept small (issue 17: at 100,000 Certificates the memos were a tenth of the heap):
+// it is keyed by a digest of the PEM, not the PEM itself, and its buffers are copied out of
+// Node's shared 8 KiB allocation pool, where a 500-byte slice kept a whole pool slab alive.
+import { createHash, type KeyObject } from 'node:crypto';
 import { BoundedCache } from '../runtime/bounded-cache.ts';
-import type { KeyObject } from 'node:crypto';
 import { parsePrivateKey } from '../pki/keys.ts';
 import { parseCertificate, type CertificateInfo } from '../pki/parse.ts';
 import { parseCSR, type CSRInfo } from '../pki/csr.ts';
 
-const LIMIT = 20_000;
+/** entries per memo: the Certificates a burst of reconciles works on at once, with room to spare */
+export const PARSE_MEMO_LIMIT = 8192;
 
 interface Memo<T> {
   (text: string): { value?: T; error?: string };
@@ -14,15 +18,27 @@ interface Memo<T> {
   remember(text: string, value: T): void;
 }
 
-function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) => t): Memo<T> {
-  const cache = new BoundedCache<string, { value?: T; error?: string }>(LIMIT);
+/** SHA-256 in base64: collisions are not a concern, and it is a twentieth of a PEM's size */
+function digestOf(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
+}
+
+/** The bytes in an allocation of their own, not a view of a pool slab or a larger DER. */
+export function ownedBuffer(b: Buffer): Buffer {
+  const own = Buffer.allocUnsafeSlow(b.length);
+  b.copy(own);
+  return own;
+}
+
+function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) => t, compact: (value: T) => T = (v) => v): Memo<T> {
+  const cache = new BoundedCache<string, { value?: T; error?: string }>(PARSE_MEMO_LIMIT);
   const put = (key: string, hit: { value?: T; error?: string }) => cache.set(key, hit);
   const lookup = (text: string) => {
-    const key = keyOf(text);
+    const key = digestOf(keyOf(text));
     let hit = cache.get(key);
     if (!hit) {
       try {
-        hit = { value: fn(text) };
+        hit = { value: compact(fn(text)) };
       } catch (e) {
         hit = { error: (e as Error).message };
       }
@@ -30,7 +46,7 @@ function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) 
     }
     return hit;
   };
-  return Object.assign(lookup, { remember: (text: string, value: T) => put(keyOf(text), { value }) });
+  return Object.assign(lookup, { remember: (text: string, value: T) => put(digestOf(keyOf(text)), { value: compact(value) }) });
 }
 
 export const parseKeyMemo = memo<KeyObject>(parsePrivateKey);
@@ -40,8 +56,20 @@ function firstPEMBlock(text: string): string {
   return end < 0 ? text : text.slice(text.indexOf('-----BEGIN'), end);
 }
 
-export const parseCertMemo = memo<CertificateInfo>(parseCertificate, firstPEMBlock);
-export const parseCSRMemo = memo<CSRInfo>(parseCSR);
+/** the certificate's DER in a buffer of its own, the subject a view of it (it is one of the DER's parts) */
+function compactCertificate(c: CertificateInfo): CertificateInfo {
+  const der = ownedBuffer(c.der);
+  const at = c.subjectDER.buffer === c.der.buffer ? c.subjectDER.byteOffset - c.der.byteOffset : -1;
+  const inside = at >= 0 && at + c.subjectDER.length <= der.length;
+  return { ...c, der, subjectDER: inside ? der.subarray(at, at + c.subjectDER.length) : ownedBuffer(c.subjectDER) };
+}
+
+function compactCSR(c: CSRInfo): CSRInfo {
+  return { ...c, subjectDER: ownedBuffer(c.subjectDER), extensions: c.extensions.map((e) => ({ ...e, value: ownedBuffer(e.value) })) };
+}
+
+export const parseCertMemo = memo<CertificateInfo>(parseCertificate, firstPEMBlock, compactCertificate);
+export const parseCSRMemo = memo<CSRInfo>(parseCSR, undefined, compactCSR);
 
 export function decodeBase64(s: string | undefined): string {
   return s ? Buffer.from(s, 'base64').toString('utf8') : '';
