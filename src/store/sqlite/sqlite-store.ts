@@ -34,6 +34,8 @@ export interface SqliteStoreOptions {
   eventTTLSeconds?: number;
   /** kube-apiserver's EncryptionConfiguration (--encryption-provider-config); without it every value is plain JSON */
   encryption?: EncryptionConfiguration;
+  /** how often (on the store's clock) old Events and history are dropped and free pages returned; default 60 s */
+  compactIntervalMs?: number;
 }
 
 interface Key { grp: string; plural: string; ns: string; name: string }
@@ -49,7 +51,15 @@ const defaultCompactKeep = 10_000;
 const storageProbeBytes = 64 * 1024;
 /** how much object JSON one page of a watch's initial state reads */
 const initialPageBytes = 64 * 1024;
-const compactCheckIntervalMs = 60_000;
+const defaultCompactIntervalMs = 60_000;
+/**
+ * Free pages are returned to the file system once they are more than this share of the file:
+ * a store whose size goes up and down by a little reuses its free pages instead of moving pages
+ * about to shrink and regrow (issue 17: state.db per Certificate stays bounded over renewals).
+ */
+const reclaimFreeShare = 0.2;
+/** and at least this many pages (4 KiB each), so a small store is not vacuumed for a few KiB */
+const reclaimMinPages = 256;
 
 function keyOf(type: ResourceType, ns: string, name: string): Key {
   return { grp: type.group, plural: type.plural, ns, name };
@@ -100,6 +110,9 @@ export class SqliteStore implements Store {
   private readonly hub = new WatchHub();
   private readonly compactKeep: number;
   private readonly eventTTLms: number;
+  private readonly compactIntervalMs: number;
+  /** the revision at the last WAL checkpoint this store asked for: an idle store truncates its WAL once */
+  private checkpointedRev = -1;
   private readonly values: ValueTransformer;
   private rev: number;
   private compactedRev: number;
@@ -122,9 +135,12 @@ export class SqliteStore implements Store {
     this.clock = o.clock ?? realClock;
     this.compactKeep = Math.max(0, o.compactKeep ?? defaultCompactKeep);
     this.eventTTLms = (o.eventTTLSeconds ?? 3600) * 1000;
+    this.compactIntervalMs = Math.max(1000, o.compactIntervalMs ?? defaultCompactIntervalMs);
     this.values = new ValueTransformer(o.encryption);
     if (o.path !== ':memory:' && o.path !== '') ownerOnlyFile(o.path);
     this.db = new Database(o.path);
+    // before anything is written: only a new database takes it without a VACUUM (see below)
+    this.db.pragma('auto_vacuum = INCREMENTAL');
     this.db.pragma('journal_mode = WAL');
     // NORMAL with WAL: a commit is in the WAL (OS page cache) before we acknowledge it, which
     // survives a process kill; only power loss could drop the last commits, which is out of scope.
@@ -135,6 +151,9 @@ export class SqliteStore implements Store {
     this.db.pragma(`journal_size_limit = ${96 * 1024 * 1024}`);
     this.db.pragma('busy_timeout = 5000');
     createSchema(this.db);
+    // a file made before free pages were reclaimed is rebuilt once so that they can be
+    // (INCREMENTAL needs the pointer map that only VACUUM adds to an existing file)
+    if (this.db.pragma('auto_vacuum', { simple: true }) !== 2) this.db.exec('VACUUM');
     this.st = prepareStatements(this.db);
     const run = this.db.transaction((fn: () => unknown) => fn());
     this.inTx = <R>(fn: () => R) => run(fn) as R;
@@ -157,21 +176,26 @@ export class SqliteStore implements Store {
    * Expires old Events, then drops log rows superseded at or before (newest - keep).
    * Watches and continue tokens from below that revision then get 410 Gone.
    */
-  compact(keep: number = this.compactKeep): { compactedRevision: number; removedRows: number; expiredEvents: number } {
+  compact(keep: number = this.compactKeep): { compactedRevision: number; removedRows: number; expiredEvents: number; freedPages: number } {
     this.assertOpen();
     let expiredEvents = 0;
     let removedRows = 0;
-    this.writeNow(() => {
-      const cutoff = this.clock.now().getTime() - this.eventTTLms;
-      for (const k of this.st.expiredKeys.all('', 'events', cutoff)) {
-        const cur = this.current(k.grp, k.plural, k.ns, k.name);
-        if (!cur) continue;
-        this.removeObject(k, JSON.parse(cur.value) as KubeObject, cur.rev, 'Background');
-        expiredEvents++;
-      }
-    });
+    const cutoff = this.clock.now().getTime() - this.eventTTLms;
+    const expired = this.st.expiredKeys.all('', 'events', cutoff);
+    // an idle store's check finds nothing: no write transaction for it
+    if (expired.length) {
+      this.writeNow(() => {
+        for (const k of expired) {
+          const cur = this.current(k.grp, k.plural, k.ns, k.name);
+          if (!cur) continue;
+          this.removeObject(k, JSON.parse(cur.value) as KubeObject, cur.rev, 'Background');
+          expiredEvents++;
+        }
+      });
+    }
     const target = this.rev - Math.max(0, keep);
     if (target > this.compactedRev) {
+      this.commitBatch();
       this.inTx(() => {
         removedRows += this.st.compactSuperseded.run(this.compactedRev, target).changes;
         removedRows += this.st.compactDeleted.run(this.compactedRev, target).changes;
@@ -179,7 +203,46 @@ export class SqliteStore implements Store {
       });
       this.compactedRev = target;
     }
-    return { compactedRevision: this.compactedRev, removedRows, expiredEvents };
+    const freedPages = removedRows || expiredEvents ? this.reclaimFreePages() : 0;
+    return { compactedRevision: this.compactedRev, removedRows, expiredEvents, freedPages };
+  }
+
+  /**
+   * Returns free pages to the file system once they are a fifth of the file, keeping a tenth of
+   * the pages in use free for the next writes; returns how many went. SQLite reuses free pages but never gives
+   * them back by itself.
+   */
+  reclaimFreePages(): number {
+    this.assertOpen();
+    this.commitBatch();
+    const pages = Number(this.db.pragma('page_count', { simple: true }));
+    const free = Number(this.db.pragma('freelist_count', { simple: true }));
+    if (free < reclaimMinPages || free < pages * reclaimFreeShare) return 0;
+    // what stays free is a tenth of what is in use, room for the next writes
+    const release = free - Math.floor((pages - free) * reclaimFreeShare / 2);
+    this.db.pragma(`incremental_vacuum(${release})`);
+    return free - Number(this.db.pragma('freelist_count', { simple: true }));
+  }
+
+  /**
+   * Copies the WAL into the database file and truncates the WAL (what an idle store does once a
+   * compaction interval): the file then holds every write, and its size is the store's size.
+   */
+  checkpoint(): void {
+    this.assertOpen();
+    this.commitBatch();
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.checkpointedRev = this.rev;
+  }
+
+  /** Pages in the database file and how many of them are free. */
+  pageStats(): { pageSize: number; pages: number; freePages: number } {
+    this.assertOpen();
+    return {
+      pageSize: Number(this.db.pragma('page_size', { simple: true })),
+      pages: Number(this.db.pragma('page_count', { simple: true })),
+      freePages: Number(this.db.pragma('freelist_count', { simple: true })),
+    };
   }
 
   async get<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
@@ -790,8 +853,11 @@ export class SqliteStore implements Store {
   }
 
   private armCompactTimer() {
-    this.cancelCompactTimer = this.clock.setTimer(compactCheckIntervalMs, () => {
+    const revAtArm = this.rev;
+    this.cancelCompactTimer = this.clock.setTimer(this.compactIntervalMs, () => {
       if (this.closed) return;
+      // nothing written for a whole interval: the WAL goes back into the file, so an idle server holds no WAL
+      if (this.rev === revAtArm && this.rev !== this.checkpointedRev && !this.batch) this.checkpoint();
       this.compact();
       this.armCompactTimer();
     });
