@@ -1,19 +1,19 @@
 // The ACME Issuer/ClusterIssuer controller: account key, registration (once), Ready condition.
 import { ClusterIssuer, Issuer, SecretType } from '../../../api/resources.ts';
 import type { KubeObject, Secret } from '../../../api/meta.ts';
-import { generateAccountKey, type AcmeClient } from '../../../acme/client.ts';
+import { generateAccountKey } from '../../../acme/client.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { issuerResourceNamespace } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64, parseKeyMemo } from '../../../shared/parse-memo.ts';
 import type { AcmeRuntime } from '../runtime.ts';
+import { accountConfigOf } from '../issuer-account.ts';
 import { acmeAction, accountKeyHash } from './registry.ts';
 import {
-  accountGoneStatus, canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, profileProblem, REASON, registeredStatus, statusChanged, type AcmeIssuerObj,
+  canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, profileProblem, REASON, registeredStatus, statusChanged, type AcmeIssuerObj,
 } from './account.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 import { getCondition } from '../../../api/conditions.ts';
-import { isConflict } from '../../../store/store.ts';
 import { brokenSolver } from '../solvers/preflight.ts';
 
 type IssuerObj = AcmeIssuerObj & KubeObject;
@@ -76,52 +76,6 @@ async function eabOf(ctx: ControllerContext, issuer: IssuerObj): Promise<{ keyId
   return { keyId: eab.keyID, hmacKeyBase64: value };
 }
 
-function caPemOf(issuer: IssuerObj): string | undefined {
-  const b = issuer.spec!.acme!.caBundle;
-  return b ? Buffer.from(b, 'base64').toString('utf8') : undefined;
-}
-
-/**
- * The client of an issuer's account for the Order and Challenge controllers. After a restart
- * the registry is empty; a Ready issuer's status already names the account, so no registration
- * is needed to rebuild it.
- */
-export async function clientForIssuer(ctx: ControllerContext, rt: AcmeRuntime, issuer: IssuerObj): Promise<AcmeClient> {
-  const uid = issuer.metadata.uid ?? `${issuer.kind}/${issuer.metadata.namespace}/${issuer.metadata.name}`;
-  const known = rt.registry.forIssuer(uid);
-  if (known) return known;
-  const acme = issuer.spec!.acme!;
-  const ref = acme.privateKeySecretRef;
-  const secret = await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, issuer), ref.name);
-  const pem = decodeBase64(secret?.data?.[ref.key || 'tls.key']);
-  if (!pem) throw new Error(`ACME client for issuer ${issuer.metadata.name} not initialised/available: account key secret "${ref.name}" missing`);
-  return rt.registry.clientFor(uid, {
-    server: acme.server, accountKeyPem: pem, accountUrl: knownAccountUrl(issuer), caPem: caPemOf(issuer), skipTLSVerify: acme.skipTLSVerify,
-  });
-}
-
-/**
- * Called by the Order and Challenge controllers when the ACME server says the account is gone:
- * the Issuer becomes Ready=False with the reason, and its own controller registers again.
- */
-export async function reportAccountGone(ctx: ControllerContext, issuer: IssuerObj, failedAccountUrl: string | undefined, problem: { reason: string; message: string }): Promise<void> {
-  const type = issuer.kind === 'ClusterIssuer' ? ClusterIssuer : Issuer;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const fresh = await ctx.store.get<IssuerObj>(type, issuer.metadata.namespace, issuer.metadata.name!);
-    if (!fresh) return;
-    const status = accountGoneStatus(fresh, failedAccountUrl, problem, ctx.clock.now());
-    if (!status) return;
-    try {
-      await ctx.store.updateStatus(type, { ...fresh, status } as KubeObject, { fieldManager: issuer.kind === 'ClusterIssuer' ? 'clusterissuers-acme' : 'issuers-acme' });
-    } catch (e) {
-      if (isConflict(e)) continue;
-      throw e;
-    }
-    ctx.recorder.event(fresh, 'Warning', problem.reason, status.conditions!.find((c) => c.type === 'Ready')!.message ?? problem.message);
-    return;
-  }
-}
-
 export function acmeIssuerController(ctx: ControllerContext, rt: AcmeRuntime, cluster: boolean): ControllerSpec {
   const type = cluster ? ClusterIssuer : Issuer;
   const issuers = ctx.informers.informerFor<IssuerObj>(type);
@@ -160,10 +114,7 @@ export function acmeIssuerController(ctx: ControllerContext, rt: AcmeRuntime, cl
         if (broken) throw new IssuerSetupError(broken.reason, broken.message, true);
         const k = await accountKey(ctx, issuer);
         const keyHash = accountKeyHash(k.pem);
-        const client = rt.registry.clientFor(uid, {
-          server: acme.server, accountKeyPem: k.pem, accountUrl: k.generated ? undefined : knownAccountUrl(issuer),
-          caPem: caPemOf(issuer), skipTLSVerify: acme.skipTLSVerify,
-        });
+        const client = rt.registry.clientFor(uid, accountConfigOf(issuer, k.pem, k.generated ? undefined : knownAccountUrl(issuer)));
         if (acme.profile) {
           // Checked before anything is ordered: a profile the CA does not offer fails every order.
           let profiles: Record<string, string> | undefined;

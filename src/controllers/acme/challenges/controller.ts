@@ -10,7 +10,7 @@ import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
-import { clientForIssuer, reportAccountGone } from '../account/controller.ts';
+import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER, LEGACY_FINALIZERS } from './challenge.ts';

@@ -12,7 +12,7 @@ import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { parseDuration } from '../../../api/duration.ts';
-import { clientForIssuer, reportAccountGone } from '../account/controller.ts';
+import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
 import { describeProfiles } from '../account/account.ts';
 import { isTrue, rfc3339 } from '../../../api/conditions.ts';
 import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isUnreachable, type FailureCause } from '../recovery.ts';

@@ -16,7 +16,7 @@ import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { certificateBlocks } from '../../../pki/pem.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { clientForIssuer } from '../account/controller.ts';
+import { clientForIssuer } from '../issuer-account.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 

@@ -8,7 +8,7 @@ import { AcmeError } from '../../../acme/client.ts';
 import { certIdOf, type CertificateAriStatus } from '../../../acme/ari.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
-import { clientForIssuer } from '../../acme/account/controller.ts';
+import { clientForIssuer } from '../../acme/issuer-account.ts';
 import { acmeAction } from '../../acme/account/registry.ts';
 import type { AcmeRuntime } from '../../acme/runtime.ts';
 import { certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
