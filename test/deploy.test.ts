@@ -53,6 +53,8 @@ const knownKinds: Record<string, { apiVersion: string; namespaced: boolean }> = 
   Role: { apiVersion: 'rbac.authorization.k8s.io/v1', namespaced: true },
   RoleBinding: { apiVersion: 'rbac.authorization.k8s.io/v1', namespaced: true },
   CustomResourceDefinition: { apiVersion: 'apiextensions.k8s.io/v1', namespaced: false },
+  ValidatingWebhookConfiguration: { apiVersion: 'admissionregistration.k8s.io/v1', namespaced: false },
+  MutatingWebhookConfiguration: { apiVersion: 'admissionregistration.k8s.io/v1', namespaced: false },
 };
 
 test('every YAML in deploy/ parses into objects of known kinds and apiVersions, in the certsmith namespace', () => {
@@ -94,7 +96,7 @@ test('the Deployment runs certsmith controller with flags that `certsmith contro
   const accepted = new Set(help.stdout.match(/--[a-z0-9-]+/g));
   assert.ok(accepted.has('--leader-elect'), help.stdout);
 
-  const dep = only('Deployment');
+  const dep = only('Deployment', 'certsmith');
   assert.equal(dep.spec.replicas, 2);
   const pod = dep.spec.template;
   assert.deepEqual(dep.spec.selector.matchLabels, Object.fromEntries(Object.entries(pod.metadata.labels).filter(([k]) => k in dep.spec.selector.matchLabels)));
@@ -137,7 +139,7 @@ test('the Deployment runs certsmith controller with flags that `certsmith contro
   assert.ok(pod.spec.volumes.some((v: { name: string; emptyDir?: object }) => v.name === tmp?.name && v.emptyDir), '/tmp is an emptyDir');
   assert.ok(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory);
 
-  const svc = only('Service');
+  const svc = only('Service', 'certsmith');
   assert.equal(svc.spec.ports[0].port, 9402);
   assert.equal(svc.spec.ports[0].targetPort, 'http-metrics');
   for (const [k, v] of Object.entries(svc.spec.selector)) assert.equal(pod.metadata.labels[k], v, 'the Service selects the pods');
@@ -159,7 +161,7 @@ test('the Dockerfile builds a non-root image from node:22-slim that runs the com
   assert.match(text, /^ENTRYPOINT \["node", "bin\/certsmith\.mjs"\]$/m);
   const user = /^USER (\d+)(?::(\d+))?$/m.exec(text);
   assert.ok(user, 'a numeric USER, so runAsNonRoot can be verified');
-  assert.equal(Number(user[1]), only('Deployment').spec.template.spec.securityContext.runAsUser);
+  assert.equal(Number(user[1]), only('Deployment', 'certsmith').spec.template.spec.securityContext.runAsUser);
   assert.match(text, /^EXPOSE 9402 9403$/m);
 });
 
@@ -251,7 +253,7 @@ test('the ClusterRoles and the Role grant no write the code does not make', () =
   const seen = new Set(accessesInCode().map((a) => `${a.group}|${a.resource}|${a.verb}`));
   const roles = [
     { role: only('ClusterRole', 'certsmith-controller'), checkReads: true },
-    { role: only('Role'), checkReads: true },
+    { role: only('Role', 'certsmith-leader-election'), checkReads: true },
     // the HTTP-01 solver's reads follow cert-manager's role; its writes must be ours
     { role: only('ClusterRole', 'certsmith-http01-solver'), checkReads: false },
   ];
@@ -276,6 +278,92 @@ test('kubectl kustomize renders deploy/ offline into every object, with the imag
   assert.equal(r.code, 0, r.stderr);
   const rendered = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as Doc);
   assert.deepEqual(rendered.map((o) => `${o.kind}/${o.metadata.name}`).sort(), objects.map((o) => `${o.kind}/${o.metadata.name}`).sort());
-  const dep = rendered.find((o) => o.kind === 'Deployment')!;
-  assert.match(dep.spec.template.spec.containers[0].image, /^ghcr\.io\/certsmith\/certsmith:\d+\.\d+\.\d+$/);
+  const deployments = rendered.filter((o) => o.kind === 'Deployment');
+  assert.deepEqual(deployments.map((d) => d.metadata.name).sort(), ['certsmith', 'certsmith-webhook']);
+  for (const dep of deployments) assert.match(dep.spec.template.spec.containers[0].image, /^ghcr\.io\/certsmith\/certsmith:\d+\.\d+\.\d+$/);
+});
+
+// ---- the admission webhook (deploy/webhook.yaml)
+
+test('the webhook Deployment runs certsmith webhook with flags it lists, behind Service certsmith-webhook on 443', async () => {
+  const help = await run(process.execPath, [certsmithBin, 'webhook', '--help']);
+  assert.equal(help.code, 0, help.stderr);
+  const accepted = new Set(help.stdout.match(/--[a-z0-9-]+/g));
+  const dep = only('Deployment', 'certsmith-webhook');
+  const pod = dep.spec.template;
+  for (const [k, v] of Object.entries(dep.spec.selector.matchLabels)) assert.equal(pod.metadata.labels[k], v);
+  const [c] = pod.spec.containers;
+  assert.equal(c.image, only('Deployment', 'certsmith').spec.template.spec.containers[0].image, 'one image for controller and webhook');
+  const args: string[] = c.args;
+  assert.equal(args[0], 'webhook');
+  const flags = new Map<string, string>();
+  for (const a of args.slice(1)) {
+    const [name, ...value] = a.split('=');
+    assert.ok(accepted.has(name), `${name} is a flag of certsmith webhook`);
+    flags.set(name, value.join('='));
+  }
+  assert.equal(flags.get('--namespace'), namespace);
+  const port = c.ports.find((p: { name: string }) => p.name === 'https');
+  assert.equal(flags.get('--listen'), `0.0.0.0:${port.containerPort}`);
+  // the serving certificate must carry the name the API server dials: <service>.<namespace>.svc
+  assert.ok(flags.get('--dns-names')!.split(',').includes(`certsmith-webhook.${namespace}.svc`));
+  for (const [probe, path] of [['livenessProbe', '/healthz'], ['readinessProbe', '/readyz']] as const) {
+    assert.equal(c[probe].httpGet.path, path);
+    assert.equal(c[probe].httpGet.scheme, 'HTTPS');
+  }
+  assert.equal(pod.spec.serviceAccountName, 'certsmith-webhook');
+  only('ServiceAccount', 'certsmith-webhook');
+  assert.equal(pod.spec.securityContext.runAsNonRoot, true);
+  assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+  assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
+
+  const svc = only('Service', 'certsmith-webhook');
+  assert.equal(svc.spec.ports[0].port, 443);
+  assert.ok([port.containerPort, 'https'].includes(svc.spec.ports[0].targetPort));
+  for (const [k, v] of Object.entries(svc.spec.selector)) assert.equal(pod.metadata.labels[k], v, 'the Service selects the webhook pods');
+});
+
+test('the webhook configurations send CREATE/UPDATE of the cert-manager groups to /validate and /mutate, with the CA injected from the webhook\'s Secret', () => {
+  const dep = only('Deployment', 'certsmith-webhook');
+  const args: string[] = dep.spec.template.spec.containers[0].args;
+  const caSecret = args.find((a) => a.startsWith('--ca-secret-name='))!.split('=')[1];
+  for (const [kind, path] of [['ValidatingWebhookConfiguration', '/validate'], ['MutatingWebhookConfiguration', '/mutate']] as const) {
+    const cfg = only(kind, 'certsmith-webhook');
+    assert.equal(cfg.metadata.annotations?.['cert-manager.io/inject-ca-from-secret'], `${namespace}/${caSecret}`, `${kind}: the CA injector fills its caBundle`);
+    assert.equal(cfg.webhooks.length, 1);
+    const [w] = cfg.webhooks;
+    assert.match(w.name, /^[a-z0-9-]+(\.[a-z0-9-]+){2,}$/, 'a fully qualified webhook name');
+    assert.deepEqual(w.admissionReviewVersions, ['v1']);
+    assert.equal(w.sideEffects, 'None');
+    assert.equal(w.failurePolicy, 'Fail');
+    assert.equal(w.timeoutSeconds, 10);
+    assert.deepEqual(w.rules, [{ apiGroups: ['cert-manager.io', 'acme.cert-manager.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['*/*'] }]);
+    // every kind of those groups is one the webhook handles
+    const groups = new Set(w.rules[0].apiGroups);
+    assert.deepEqual(resources.resourceTypes.filter((t) => groups.has(t.group)).map((t) => t.kind).sort(), ['Certificate', 'CertificateRequest', 'Challenge', 'ClusterIssuer', 'Issuer', 'Order']);
+    assert.deepEqual(w.namespaceSelector, { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [namespace] }] });
+    assert.deepEqual(w.clientConfig, { service: { name: 'certsmith-webhook', namespace, path, port: 443 } });
+    assert.equal(w.clientConfig.caBundle, undefined, 'the caBundle comes from the CA injector');
+  }
+  // the controller's CA injector may update both
+  const controllerRules = only('ClusterRole', 'certsmith-controller').rules as Rule[];
+  for (const resource of ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations']) {
+    assert.ok(allows(controllerRules, { group: 'admissionregistration.k8s.io', resource, verb: 'update' }), resource);
+  }
+});
+
+test('the webhook\'s ServiceAccount may get, create and update its CA Secret and nothing else', () => {
+  const caSecret = only('Deployment', 'certsmith-webhook').spec.template.spec.containers[0].args.find((a: string) => a.startsWith('--ca-secret-name=')).split('=')[1];
+  const bindings = objects.filter((b) => (b.kind === 'RoleBinding' || b.kind === 'ClusterRoleBinding') &&
+    b.subjects.some((s: { kind: string; name: string }) => s.kind === 'ServiceAccount' && s.name === 'certsmith-webhook'));
+  assert.deepEqual(bindings.map((b) => `${b.kind}/${b.metadata.namespace}/${b.metadata.name}`), [`RoleBinding/${namespace}/certsmith-webhook`]);
+  const rules = only('Role', bindings[0].roleRef.name).rules as Rule[];
+  const secrets = { group: '', resource: 'secrets' };
+  // what src/webhook/serving-ca.ts does: get, then create or update
+  for (const verb of ['get', 'create', 'update']) assert.ok(allows(rules, { ...secrets, verb }, caSecret), `${verb} secrets/${caSecret}`);
+  assert.ok(!allows(rules, { ...secrets, verb: 'get' }, 'another-secret'), 'no other Secret may be read');
+  for (const verb of ['list', 'watch', 'delete', 'patch']) assert.ok(!allows(rules, { ...secrets, verb }, caSecret), `no ${verb}`);
+  const code = readFileSync(join(repoRoot, 'src/webhook/serving-ca.ts'), 'utf8');
+  const calls = new Set([...code.matchAll(/store\.(\w+)(?:<[^>(]*>)?\(SecretType/g)].map((m) => m[1]));
+  assert.deepEqual([...calls].sort(), ['create', 'get', 'update'], 'the source scan finds the webhook\'s Secret calls');
 });
