@@ -7,7 +7,8 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import { withAdmission } from '../server/admission.ts';
 import { Issuer, NamespaceType } from '../api/resources.ts';
 import type { KubeObject } from '../api/meta.ts';
-import { applyManifests } from './apply-manifests.ts';
+import type { Store } from '../store/store.ts';
+import { applyConcurrency, applyManifests } from './apply-manifests.ts';
 
 const issuer = (ns: string, spec: Record<string, unknown> = { selfSigned: {} }) => ({ file: 'm.yaml', obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'i', namespace: ns }, spec } as KubeObject });
 const namespace = (name: string) => ({ file: 'm.yaml', obj: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } as KubeObject });
@@ -48,5 +49,76 @@ test('unknown fields: refused by default, dropped with a warning under Warn', as
     assert.deepEqual((await store.get<KubeObject>(Issuer, 'default', 'i'))!.spec, { selfSigned: {} });
   } finally {
     await store.close();
+  }
+});
+
+/** The store with a delay on each request, counting requests by method and the most in flight at once. */
+function slowCounting(store: Store) {
+  const counts = { get: 0, create: 0, update: 0, inFlight: 0, maxInFlight: 0 };
+  const slow = <T>(method: 'get' | 'create' | 'update', call: () => Promise<T>): Promise<T> => {
+    counts[method]++;
+    counts.maxInFlight = Math.max(counts.maxInFlight, ++counts.inFlight);
+    return new Promise<void>((r) => setTimeout(r, 2)).then(call).finally(() => counts.inFlight--);
+  };
+  const wrapped: Store = {
+    ...store,
+    get: (t, ns, n) => slow('get', () => store.get(t, ns, n)),
+    list: (t, o) => store.list(t, o),
+    create: (t, o, w) => slow('create', () => store.create(t, o, w)),
+    update: (t, o, w) => slow('update', () => store.update(t, o, w)),
+    close: () => store.close(),
+  };
+  return { store: wrapped, counts };
+}
+
+const named = (name: string, ns = 'default', spec: Record<string, unknown> = { selfSigned: {} }) =>
+  ({ file: 'm.yaml', obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name, namespace: ns }, spec } as KubeObject });
+
+test('many documents are checked and written several at a time (bounded), reported in manifest order', async () => {
+  const backend = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const { store, counts } = slowCounting(backend);
+    const manifests = Array.from({ length: 60 }, (_, i) => named(`i${i}`));
+    const report = await applyManifests(store, manifests, { defaultNamespace: 'default' });
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(report.applied, manifests.map((m) => `issuer.cert-manager.io/${m.obj.metadata.name} created`));
+    assert.ok(counts.maxInFlight > 1, `requests in flight at once: ${counts.maxInFlight}`);
+    assert.ok(counts.maxInFlight <= applyConcurrency, `requests in flight at once: ${counts.maxInFlight} > ${applyConcurrency}`);
+    // a new object costs its dry run and its write; no lookup first
+    assert.deepEqual({ get: counts.get, create: counts.create }, { get: 0, create: 120 });
+
+    const again = await applyManifests(store, manifests, { defaultNamespace: 'default' });
+    assert.deepEqual(again.applied, manifests.map((m) => `issuer.cert-manager.io/${m.obj.metadata.name} unchanged`));
+  } finally {
+    await backend.close();
+  }
+});
+
+test('refused documents among many are each reported, in manifest order, and nothing is stored', async () => {
+  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const manifests = Array.from({ length: 40 }, (_, i) => named(`i${i}`, 'default', i === 7 || i === 31 ? { ca: {} } : { selfSigned: {} }));
+    const report = await applyManifests(store, manifests, { defaultNamespace: 'default' });
+    assert.equal(report.applied.length, 0);
+    assert.equal(report.errors.length, 2, report.errors.join('\n'));
+    assert.match(report.errors[0], /^error: m\.yaml: Issuer default\/i7: spec\.ca\.secretName: /);
+    assert.match(report.errors[1], /^error: m\.yaml: Issuer default\/i31: spec\.ca\.secretName: /);
+    assert.equal((await store.list(Issuer)).items.length, 0);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a Namespace is stored before any object in it is written, with writes in flight', async () => {
+  const backend = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const { store } = slowCounting(backend);
+    const manifests = [...Array.from({ length: 30 }, (_, i) => named(`i${i}`, 'team-b')), namespace('team-b')];
+    const report = await applyManifests(store, manifests, { defaultNamespace: 'default' });
+    assert.deepEqual(report.errors, []);
+    assert.equal(report.applied[0], 'namespace/team-b created');
+    assert.equal((await backend.list(Issuer, { namespace: 'team-b' })).items.length, 30);
+  } finally {
+    await backend.close();
   }
 });

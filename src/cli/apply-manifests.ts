@@ -3,7 +3,7 @@
 // Used by `certsmith apply` (over HTTP) and `certsmith server --apply` (in process).
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../api/meta.ts';
-import { NamespaceType, resourceTypeFor, type ResourceType } from '../api/resources.ts';
+import { CustomResourceDefinitionType, NamespaceType, resourceTypeFor, type ResourceType } from '../api/resources.ts';
 import { StoreError, isConflict, type Store } from '../store/store.ts';
 import type { Manifest } from './manifests.ts';
 import { qualifiedKind } from './client.ts';
@@ -74,89 +74,122 @@ function comparable(o: KubeObject) {
   return c;
 }
 
+/**
+ * Requests in flight at once, over the client's keep-alive connections: a manifest of thousands
+ * of objects is bound by round trips when sent one at a time (about 110 objects/s), while a
+ * bounded number keeps a server (or a cluster's API priority and fairness) from being flooded.
+ */
+export const applyConcurrency = 16;
+
+/** fn over every item, at most `limit` at a time; results in the items' order. The first failure rejects. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i], i);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** What the check of one document found: its plan, or why it is refused; warnings either way. */
+interface Checked {
+  plan?: Plan;
+  errors: string[];
+  warnings: string[];
+}
+
+/** Namespaces first (nothing can be created in a namespace that does not exist yet), then CRDs (their kinds may follow), then the rest in manifest order. */
+function writeStage(type: ResourceType | undefined): number {
+  return type === NamespaceType ? 0 : type === CustomResourceDefinitionType ? 1 : 2;
+}
+
 export async function applyManifests(store: Store, manifests: Manifest[], opts: ApplyOptions): Promise<ApplyReport> {
-  const errors: string[] = [];
-  const warnings: string[] = [];
-  const plans: Plan[] = [];
   const fieldValidation = opts.fieldValidation ?? 'Strict';
   // loaded here: the served schemas it walks are not needed by every command that imports this module
   const { pruneUnknownFields, strictProblems } = await import('../api/unknown-fields.ts');
-  // Namespaces first: nothing can be created in a namespace that does not exist yet
-  const isNamespace = (m: Manifest) => resourceTypeFor(m.obj.apiVersion, m.obj.kind) === NamespaceType;
-  const ordered = [...manifests.filter(isNamespace), ...manifests.filter((m) => !isNamespace(m))];
-  const namespacesApplied = new Set(ordered.filter(isNamespace).map((m) => m.obj.metadata?.name));
-  const namespaceExists = new Map<string, boolean>();
-  const exists = async (ns: string) => {
+  const typed = manifests.map((manifest) => ({ manifest, type: resourceTypeFor(manifest.obj.apiVersion, manifest.obj.kind) }));
+  const ordered = [0, 1, 2].flatMap((stage) => typed.filter((t) => writeStage(t.type) === stage));
+  const namespacesApplied = new Set(ordered.filter((t) => t.type === NamespaceType).map((t) => t.manifest.obj.metadata?.name));
+  // one lookup per namespace, however many objects in it are checked at the same time
+  const namespaceExists = new Map<string, Promise<boolean>>();
+  const exists = (ns: string): Promise<boolean> => {
     // the server makes these when it starts, also after an in-process `server --apply`
-    if (builtInNamespaces.includes(ns)) return true;
-    if (!namespaceExists.has(ns)) {
-      try {
-        namespaceExists.set(ns, !!(await store.get(NamespaceType, undefined, ns)));
-      } catch (e) {
+    if (builtInNamespaces.includes(ns)) return Promise.resolve(true);
+    let known = namespaceExists.get(ns);
+    if (!known) {
+      known = store.get(NamespaceType, undefined, ns).then((n) => !!n, (e) => {
         // one who may not read Namespaces (a namespaced role on a cluster) leaves the check to the API server
-        if (!(e instanceof StoreError) || e.code !== 403) throw e;
-        namespaceExists.set(ns, true);
-      }
+        if (e instanceof StoreError && e.code === 403) return true;
+        throw e;
+      });
+      namespaceExists.set(ns, known);
     }
-    return namespaceExists.get(ns)!;
+    return known;
   };
-  for (const manifest of ordered) {
+
+  const check = async ({ manifest, type }: (typeof ordered)[number]): Promise<Checked> => {
     const { file } = manifest;
-    const type = resourceTypeFor(manifest.obj.apiVersion, manifest.obj.kind);
-    if (!type) {
-      errors.push(`error: ${file}: unknown kind "${manifest.obj.kind}" in apiVersion "${manifest.obj.apiVersion}"`);
-      continue;
-    }
+    if (!type) return { errors: [`error: ${file}: unknown kind "${manifest.obj.kind}" in apiVersion "${manifest.obj.apiVersion}"`], warnings: [] };
     const obj = structuredClone(manifest.obj);
     if (type.namespaced) obj.metadata.namespace ||= opts.defaultNamespace;
     else delete obj.metadata.namespace;
-    if (!obj.metadata.name) {
-      errors.push(`error: ${file}: ${label(type, obj)}: metadata.name: Required value: name is required`);
-      continue;
-    }
+    if (!obj.metadata.name) return { errors: [`error: ${file}: ${label(type, obj)}: metadata.name: Required value: name is required`], warnings: [] };
     // checked here, not only by the server: `server --apply` writes in process, and a
     // cluster's API server may be older than fieldValidation
     const unknown = strictProblems([], pruneUnknownFields(type, obj));
     if (unknown.length && fieldValidation === 'Strict') {
-      errors.push(`error: ${file}: ${label(type, obj)}: strict decoding error: ${unknown.join(', ')}`);
-      continue;
+      return { errors: [`error: ${file}: ${label(type, obj)}: strict decoding error: ${unknown.join(', ')}`], warnings: [] };
     }
-    if (fieldValidation === 'Warn') warnings.push(...unknown.map((p) => `Warning: ${p}`));
+    const warnings = fieldValidation === 'Warn' ? unknown.map((p) => `Warning: ${p}`) : [];
     const ns = type.namespaced ? obj.metadata.namespace! : undefined;
     if (ns && !(await exists(ns))) {
-      if (!namespacesApplied.has(ns)) {
-        errors.push(`error: ${file}: ${label(type, obj)}: namespaces "${ns}" not found`);
-        continue;
-      }
+      if (!namespacesApplied.has(ns)) return { errors: [`error: ${file}: ${label(type, obj)}: namespaces "${ns}" not found`], warnings };
       // its Namespace comes with this apply, so the API server cannot check it before that is
       // written: it is checked when written
-      plans.push({ manifest, type, obj, unchanged: false });
-      continue;
+      return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
     }
     try {
-      const existing = await store.get(type, obj.metadata.namespace, obj.metadata.name);
-      if (existing) {
-        const result = await store.update(type, desiredFrom(existing, obj), { dryRun: true, fieldManager });
-        plans.push({ manifest, type, obj, existing, unchanged: isDeepStrictEqual(comparable(result), comparable(existing)) });
-      } else {
+      // a dry-run create first: a new object (the common case) costs one request here, not a
+      // lookup and then a dry run; one that exists answers AlreadyExists and is compared
+      try {
         await store.create(type, obj, { dryRun: true, fieldManager });
-        plans.push({ manifest, type, obj, unchanged: false });
+        return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
+      } catch (e) {
+        if (!(e instanceof StoreError) || e.reason !== 'AlreadyExists') throw e;
       }
+      const existing = await store.get(type, obj.metadata.namespace, obj.metadata.name);
+      if (!existing) {
+        // deleted in between: check it as new again
+        await store.create(type, obj, { dryRun: true, fieldManager });
+        return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
+      }
+      const result = await store.update(type, desiredFrom(existing, obj), { dryRun: true, fieldManager });
+      return { plan: { manifest, type, obj, existing, unchanged: isDeepStrictEqual(comparable(result), comparable(existing)) }, errors: [], warnings };
     } catch (e) {
       if (!(e instanceof StoreError) || e.code === 401 || e.code === 403) throw e;
-      errors.push(...errorLines(file, label(type, obj), e));
+      return { errors: errorLines(file, label(type, obj), e), warnings };
     }
-  }
+  };
+  const checked = await mapBounded(ordered, applyConcurrency, check);
+  const warnings = checked.flatMap((c) => c.warnings);
+  const errors = checked.flatMap((c) => c.errors);
   if (errors.length) return { applied: [], errors, warnings };
+  const plans = checked.map((c) => c.plan!);
 
-  const applied: string[] = [];
-  for (const plan of plans) {
+  const write = async (plan: Plan): Promise<{ applied?: string; errors: string[] }> => {
     const { type, obj } = plan;
     const name = `${qualifiedKind(type)}/${obj.metadata.name}`;
-    if (plan.unchanged) {
-      applied.push(`${name} unchanged`);
-      continue;
-    }
+    if (plan.unchanged) return { applied: `${name} unchanged`, errors: [] };
     try {
       let existing = plan.existing;
       for (let attempt = 0; ; attempt++) {
@@ -170,11 +203,20 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
           existing = await store.get(type, obj.metadata.namespace, obj.metadata.name!);
         }
       }
-      applied.push(`${name} ${plan.existing ? 'configured' : 'created'}`);
+      return { applied: `${name} ${plan.existing ? 'configured' : 'created'}`, errors: [] };
     } catch (e) {
       if (!(e instanceof StoreError)) throw e;
-      errors.push(...errorLines(plan.manifest.file, label(type, obj), e));
+      return { errors: errorLines(plan.manifest.file, label(type, obj), e) };
     }
+  };
+  // each stage is written before the next starts: an object's Namespace (or CRD) is stored before it
+  const written: Array<{ applied?: string; errors: string[] }> = [];
+  for (const stage of [0, 1, 2]) {
+    written.push(...await mapBounded(plans.filter((p) => writeStage(p.type) === stage), applyConcurrency, write));
   }
-  return { applied, errors, warnings };
+  return {
+    applied: written.flatMap((w) => (w.applied ? [w.applied] : [])),
+    errors: written.flatMap((w) => w.errors),
+    warnings,
+  };
 }
