@@ -1,50 +1,9 @@
-// The certsmith command line. Each command lives in its own file and registers itself here.
-import { Command, CommanderError } from 'commander';
+// The certsmith command line: runs the program (program.ts), whose commands each live in a file
+// of their own, and turns what fails into a message and an exit code.
+import { CommanderError } from 'commander';
 import { StoreError } from '../store/store.ts';
 import { CliError } from './cli-error.ts';
-import { registerServerCommand } from './server.ts';
-import { registerControllerCommand } from './controller.ts';
-import { registerApplyCommand } from './apply.ts';
-import { registerGetCommand } from './get.ts';
-import { registerDeleteCommand } from './delete.ts';
-import { registerRenewCommand } from './renew.ts';
-import { registerApproveCommands } from './approve.ts';
-import { registerStatusCommand } from './status.ts';
-import { registerAcmeSolverCommand } from './acmesolver.ts';
-import { registerInspectCommand } from './inspect-command.ts';
-import { registerCheckCommand } from './check-api.ts';
-import { registerCreateCommand } from './create-certificaterequest.ts';
-import { registerDashboardCommand } from './dashboard.ts';
-import { registerAcmeAccountCommands } from './acme-account.ts';
-import { registerDoctorCommand } from './doctor.ts';
-import { registerWebhookCommand } from './webhook.ts';
-
-export function buildProgram(): Command {
-  const program = new Command();
-  program
-    .name('certsmith')
-    .description('certificate lifecycle controller: cert-manager\'s API on one host or on Kubernetes')
-    .option('--kubeconfig <path>', 'kubeconfig to use (default: the first file in $KUBECONFIG, then ~/.kube/config, then the in-cluster account, then ./.certsmith/kubeconfig)')
-    .showHelpAfterError()
-    .exitOverride();
-  registerServerCommand(program);
-  registerControllerCommand(program);
-  registerApplyCommand(program);
-  registerGetCommand(program);
-  registerDeleteCommand(program);
-  registerRenewCommand(program);
-  registerApproveCommands(program);
-  registerStatusCommand(program);
-  registerAcmeSolverCommand(program);
-  registerInspectCommand(program);
-  registerCheckCommand(program);
-  registerCreateCommand(program);
-  registerDashboardCommand(program);
-  registerAcmeAccountCommands(program);
-  registerDoctorCommand(program);
-  registerWebhookCommand(program);
-  return program;
-}
+import { buildProgram } from './program.ts';
 
 function describe(e: unknown): string {
   if (e instanceof StoreError) {
@@ -55,8 +14,8 @@ function describe(e: unknown): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
   try {
+    const program = await buildProgram(argv.slice(2));
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
