@@ -101,10 +101,18 @@ test('ensureServingCA creates the Secret the CA injector reads, then reuses it',
   assert.notEqual(renewed.certPem, first.certPem);
   assert.match(created, /due for renewal/);
   const after = await s.get<KubeObject & { data: Record<string, string> }>(SecretType, 'certsmith', 'webhook-ca');
-  assert.equal(Buffer.from(after!.data['ca.crt'], 'base64').toString(), renewed.certPem);
+  // the old CA stays in the bundle while it is valid: serving certificates it signed still verify
+  assert.equal(Buffer.from(after!.data['ca.crt'], 'base64').toString(), `${renewed.certPem.trimEnd()}\n${first.certPem.trimEnd()}\n`);
+  assert.equal(Buffer.from(after!.data['tls.crt'], 'base64').toString(), renewed.certPem);
   assert.equal(after!.metadata.annotations?.keep, 'me');
   assert.equal(after!.metadata.annotations?.[allowDirectInjectionAnnotation], 'true');
   assert.equal(Buffer.from(after!.data.extra, 'base64').toString(), 'x');
+
+  // an expired CA is not carried along
+  clock.advance(400 * DAY);
+  const third = await ensureServingCA({ store: s, namespace: 'certsmith', secretName: 'webhook-ca', clock });
+  const last = await s.get<KubeObject & { data: Record<string, string> }>(SecretType, 'certsmith', 'webhook-ca');
+  assert.equal(Buffer.from(last!.data['ca.crt'], 'base64').toString(), third.certPem);
   await s.close();
 });
 

@@ -75,8 +75,26 @@ export async function createCA(now: Date, durationMs = defaultCADurationMs): Pro
   return { certPem, keyPem };
 }
 
-function caSecret(namespace: string, name: string, ca: KeyPair, existing?: SecretObject): SecretObject {
+/**
+ * The CA a replaced Secret held, when it still verifies anything: kept in ca.crt beside the new
+ * one, so that the injected bundle trusts both the serving certificates other replicas still
+ * present (until their next check) and the new ones.
+ */
+function stillValidPreviousCA(existing: SecretObject | undefined, now: Date): string | undefined {
+  const pem = fromBase64(existing?.data?.['tls.crt']);
+  if (!pem) return undefined;
+  try {
+    const cert = parseCertificate(pem);
+    return cert.isCA && cert.notAfter > now ? pem : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function caSecret(namespace: string, name: string, ca: KeyPair, existing: SecretObject | undefined, now: Date): SecretObject {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const previous = stillValidPreviousCA(existing, now);
+  const bundle = previous && previous !== ca.certPem ? `${ca.certPem.trimEnd()}\n${previous.trimEnd()}\n` : ca.certPem;
   return {
     apiVersion: 'v1', kind: 'Secret',
     metadata: {
@@ -86,7 +104,7 @@ function caSecret(namespace: string, name: string, ca: KeyPair, existing?: Secre
     },
     // a Secret's type cannot change: an existing one keeps its own
     type: existing?.type ?? 'kubernetes.io/tls',
-    data: { ...(existing?.data ?? {}), 'ca.crt': b64(ca.certPem), 'tls.crt': b64(ca.certPem), 'tls.key': b64(ca.keyPem) },
+    data: { ...(existing?.data ?? {}), 'ca.crt': b64(bundle), 'tls.crt': b64(ca.certPem), 'tls.key': b64(ca.keyPem) },
   };
 }
 
@@ -120,8 +138,8 @@ export async function ensureServingCA(o: EnsureCAOptions): Promise<KeyPair> {
     if ('ca' in read) return read.ca;
     const ca = await createCA(o.clock.now(), o.caDurationMs);
     try {
-      if (existing) await o.store.update(SecretType, caSecret(o.namespace, o.secretName, ca, existing), { fieldManager: 'certsmith-webhook' });
-      else await o.store.create(SecretType, caSecret(o.namespace, o.secretName, ca), { fieldManager: 'certsmith-webhook' });
+      if (existing) await o.store.update(SecretType, caSecret(o.namespace, o.secretName, ca, existing, o.clock.now()), { fieldManager: 'certsmith-webhook' });
+      else await o.store.create(SecretType, caSecret(o.namespace, o.secretName, ca, undefined, o.clock.now()), { fieldManager: 'certsmith-webhook' });
       o.onCreated?.(read.problem);
       return ca;
     } catch (e) {
