@@ -153,6 +153,10 @@ export const ACMELookAnnotation = {
 export const ACCOUNT_KEY_ROLLED_OVER_ANNOTATION = 'acme.certsmith.io/account-key-rolled-over';
 /** On a Certificate with an ACME issuer, "true": revoke its certificate at the CA before the Certificate is deleted. */
 export const REVOKE_ON_DELETE_ANNOTATION = 'acme.certsmith.io/revoke-on-delete';
+/** On a Certificate with an ACME issuer, "true": when its private key is replaced, revoke the certificate of the old key (reason superseded). */
+export const REVOKE_ON_KEY_ROTATION_ANNOTATION = 'acme.certsmith.io/revoke-on-key-rotation';
+/** Set by certsmith on such a Certificate: the replaced certificates (base64 DER, comma separated) still to revoke. */
+export const SUPERSEDED_CERTIFICATES_ANNOTATION = 'acme.certsmith.io/superseded-certificates';
 
 /** Whether key is one cert-manager owns (cert-manager.io/… or acme.cert-manager.io/…). */
 export function isCertManagerKey(key: string): boolean {

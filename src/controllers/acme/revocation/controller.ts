@@ -5,10 +5,16 @@
 // Certificate goes. A CA that refuses or cannot be reached is retried with backoff; the Certificate
 // stays Terminating meanwhile (remove the finalizer by hand to give up). Nothing to revoke (no
 // Secret, not an ACME issuer, already revoked) lets it go at once, with an Event saying why.
+//
+// Revoke on key rotation (issue 16, opt-in, superseded.ts): with
+// `acme.certsmith.io/revoke-on-key-rotation: "true"`, a Secret update that replaces the
+// certificate and its key queues the old certificate on the Certificate (an annotation, so a
+// restart or a CA that is down loses none) and it is revoked with reason superseded, retried with
+// backoff while the CA cannot be reached; a CA that refuses it (4xx) ends the attempt with an Event.
 import { Certificate as CertificateType, SecretType } from '../../../api/resources.ts';
 import type { Certificate } from '../../../api/types.ts';
 import type { KubeObject, Secret } from '../../../api/meta.ts';
-import { REVOKE_ON_DELETE_ANNOTATION } from '../../../api/annotations.ts';
+import { REVOKE_ON_DELETE_ANNOTATION, REVOKE_ON_KEY_ROTATION_ANNOTATION, SUPERSEDED_CERTIFICATES_ANNOTATION } from '../../../api/annotations.ts';
 import { AcmeError } from '../../../acme/client.ts';
 import { isConflict, isNotFound } from '../../../store/store.ts';
 import { splitKey } from '../../../runtime/controller.ts';
@@ -19,6 +25,7 @@ import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { clientForIssuer } from '../issuer-account.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
+import { describeCertificate, parsePending, SUPERSEDED, supersededCertificate, withPending } from './superseded.ts';
 
 const MANAGER = 'certificates-acme-revocation';
 export const REVOKE_FINALIZER = 'acme.certsmith.io/revoke-on-delete';
@@ -31,8 +38,63 @@ export function wantsRevocation(crt: CertificateObj): boolean {
   return crt.metadata.annotations?.[REVOKE_ON_DELETE_ANNOTATION] === 'true';
 }
 
+export function wantsRotationRevocation(crt: CertificateObj): boolean {
+  return crt.metadata.annotations?.[REVOKE_ON_KEY_ROTATION_ANNOTATION] === 'true';
+}
+
 export function revocationController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
   const certificates = ctx.informers.informerFor<CertificateObj>(CertificateType);
+  const secrets = ctx.informers.informerFor<Secret>(SecretType);
+  /** replaced certificates seen in Secret updates, not yet recorded on their Certificate */
+  const observed = new Map<string, string[]>();
+
+  async function recordPending(crt: CertificateObj, pending: string[]): Promise<void> {
+    await ctx.store.patch(CertificateType, crt.metadata.namespace, crt.metadata.name!, 'merge',
+      { metadata: { annotations: { [SUPERSEDED_CERTIFICATES_ANNOTATION]: pending.length ? pending.join(',') : null } } }, { fieldManager: MANAGER })
+      .catch((e) => { if (!isNotFound(e)) throw e; });
+  }
+
+  /** Revoke the certificates the Certificate's key rotations replaced; throws (for backoff) while some could not be. */
+  async function revokeSuperseded(key: string, crt: CertificateObj): Promise<void> {
+    const recorded = parsePending(crt.metadata.annotations?.[SUPERSEDED_CERTIFICATES_ANNOTATION]);
+    if (!wantsRotationRevocation(crt)) {
+      observed.delete(key);
+      if (recorded.length) await recordPending(crt, []);
+      return;
+    }
+    const { pending, dropped } = withPending(recorded, observed.get(key) ?? []);
+    for (const d of dropped) ctx.recorder.event(crt, 'Warning', 'RevocationFailed', `Not revoking the replaced certificate ${describeCertificate(d)}: too many replaced certificates wait for revocation`);
+    if (pending.join(',') !== recorded.join(',')) await recordPending(crt, pending);
+    observed.delete(key);
+    if (!pending.length) return;
+    const issuer = lookupIssuer(ctx, crt.metadata.namespace, crt.spec.issuerRef);
+    if (!issuer?.spec?.acme) {
+      ctx.recorder.event(crt, 'Normal', 'RevocationSkipped', 'Replaced certificates not revoked: the issuer is gone or not an ACME issuer');
+      return recordPending(crt, []);
+    }
+    const client = await clientForIssuer(ctx, rt, issuer);
+    const left: string[] = [];
+    let retry: Error | undefined;
+    for (const der of pending) {
+      const what = describeCertificate(der);
+      try {
+        await acmeAction('revoke_certificate', () => client.revokeCertificate(Buffer.from(der, 'base64'), SUPERSEDED));
+        ctx.recorder.event(crt, 'Normal', 'Revoked', `The certificate of the replaced private key (${what}) was revoked at the ACME server (superseded)`);
+      } catch (e) {
+        if (e instanceof AcmeError && e.type === 'urn:ietf:params:acme:error:alreadyRevoked') continue;
+        if (e instanceof AcmeError && e.status >= 400 && e.status < 500 && e.shortType !== 'rateLimited') {
+          // refused for good (another CA's certificate, an account that may not revoke it): asking again will not help
+          ctx.recorder.event(crt, 'Warning', 'RevocationFailed', `The ACME server refused to revoke the replaced certificate ${what}: ${e.message}`);
+          continue;
+        }
+        ctx.recorder.event(crt, 'Warning', 'RevocationFailed', `Revoking the replaced certificate ${what} failed (retrying): ${(e as Error).message}`);
+        left.push(der);
+        retry = e as Error;
+      }
+    }
+    await recordPending(crt, left);
+    if (retry) throw retry;
+  }
 
   async function setFinalizer(crt: CertificateObj, present: boolean): Promise<void> {
     for (let attempt = 0; ; attempt++) {
@@ -58,6 +120,17 @@ export function revocationController(ctx: ControllerContext, rt: AcmeRuntime): C
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       certificates.onAdd(key);
       certificates.onUpdate((_, n) => key(n));
+      // a Secret whose certificate now certifies another key: its Certificate's old certificate is superseded
+      secrets.onUpdate((before, after) => {
+        const ns = after.metadata.namespace;
+        const crt = certificates.list().find((c) => c.metadata.namespace === ns && c.spec.secretName === after.metadata.name && wantsRotationRevocation(c));
+        if (!crt) return;
+        const der = supersededCertificate(before, after);
+        if (!der) return;
+        const k = `${ns}/${crt.metadata.name}`;
+        observed.set(k, [...(observed.get(k) ?? []), der]);
+        key(crt);
+      });
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);
@@ -67,6 +140,7 @@ export function revocationController(ctx: ControllerContext, rt: AcmeRuntime): C
       if (!crt.metadata.deletionTimestamp) {
         // the finalizer follows the annotation while the Certificate lives
         if (wantsRevocation(crt) !== has) await setFinalizer(crt, wantsRevocation(crt));
+        await revokeSuperseded(key, crt);
         return;
       }
       if (!has) return;
