@@ -1,4 +1,5 @@
-// Storage-time defaulting, mirroring upstream: cert-manager's CRDs carry no `default:` values and
+// Storage-time defaulting, mirroring upstream: the few `default:` values cert-manager's CRDs carry
+// (Gateway parentRefs' group and kind, imagePullSecrets' name), applied as kube-apiserver does, and
 // its mutating webhook only stamps the requester identity onto new CertificateRequests. Everything
 // else (issuerRef kind/group, rotationPolicy Always, duration 90d, key size) is a *runtime*
 // default that controllers apply to a copy; the helpers below give them one definition.
@@ -7,6 +8,8 @@ import { parseDuration } from './duration.ts';
 import { windowFieldNames } from './renewal-windows.ts';
 import type { KubeObject } from './meta.ts';
 import type { ResourceType } from './resources.ts';
+import { schemasByKind } from './schema.ts';
+import { applySchemaDefaults } from './schema-defaults.ts';
 import type { CertificateSpec, CertificateStatus, IssuerRef, RenewalWindow } from './types.ts';
 
 /** Who made the request, as the API server authenticated it (Kubernetes UserInfo). */
@@ -25,6 +28,8 @@ export interface DefaultingOptions {
 /** Returns a new object with the storage-time defaults applied; the input is not modified. */
 export function applyDefaults<T extends KubeObject>(type: ResourceType, obj: T, options: DefaultingOptions = {}): T {
   const out = structuredClone(obj);
+  const schema = type.group.endsWith('cert-manager.io') ? schemasByKind[type.kind] : undefined;
+  if (schema) applySchemaDefaults(schema, out);
   if (type.group === 'cert-manager.io' && type.kind === 'CertificateRequest' && options.requester) {
     const spec = (out.spec ?? {}) as Record<string, unknown>;
     const r = options.requester;

@@ -112,7 +112,8 @@ describe('HTTP-01 through gatewayHTTPRoute: solver Pod, Service and HTTPRoute on
     assert.ok(route, 'an HTTPRoute for the domain was created');
     assert.equal(route.metadata.labels?.team, 'edge', 'the solver\'s labels');
     assert.equal(route.metadata.ownerReferences?.[0].kind, 'Challenge');
-    assert.deepEqual(route.spec.parentRefs, [{ name: GATEWAY.name, namespace: GATEWAY.namespace, sectionName: GATEWAY.listener }]);
+    // the Issuer's parentRefs as stored: with the CRD's defaults for group and kind, as kube-apiserver stores them
+    assert.deepEqual(route.spec.parentRefs, [{ name: GATEWAY.name, namespace: GATEWAY.namespace, sectionName: GATEWAY.listener, group: 'gateway.networking.k8s.io', kind: 'Gateway' }]);
     assert.equal(route.spec.rules?.[0].matches?.[0].path?.value?.startsWith(challengePath('')), true);
     const pod = kubelet.started.find((p) => p.spec.containers[0].args.includes(`--domain=${domain}`));
     assert.ok(pod, 'the kubelet ran a solver Pod for the domain');
