@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deliver, type Notification } from './delivery.ts';
+import { processGone, pollUntil } from '../../test/rig/processes.ts';
 
 const n: Notification = { kind: 'IssuanceFailing', state: 'firing', namespace: 'default', name: 'web', message: 'issuance failed 3 times in a row; "quoted" $(not run)', at: '2026-06-01T00:00:00Z' };
 
@@ -49,6 +50,22 @@ test('exec: the program runs without a shell, with the details in its environmen
     assert.equal(readFileSync(out, 'utf8'), `IssuanceFailing|firing|default/web|${n.message}`, 'the message arrives verbatim, nothing in it is run');
     writeFileSync(hook, '#!/bin/sh\nexit 3\n', { mode: 0o755 });
     await assert.rejects(deliver({ exec: hook }, n), /notification hook .*hook\.sh: Command failed/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('exec: a hook that hangs is killed at the timeout with what it started', { timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-notify-'));
+  try {
+    const pidFile = join(dir, 'child.pid');
+    const hook = join(dir, 'hang.sh');
+    writeFileSync(hook, `#!/bin/sh\nsleep 300 &\necho $! > ${pidFile}\nwait\n`, { mode: 0o755 });
+    const started = Date.now();
+    await assert.rejects(deliver({ exec: hook, timeoutMs: 500 }, n), /notification hook .*hang\.sh: killed after 0\.5s/);
+    assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
+    const child = Number(readFileSync(pidFile, 'utf8').trim());
+    await pollUntil('the hook\'s child to be gone', () => processGone(child), 5_000);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

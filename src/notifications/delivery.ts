@@ -1,8 +1,9 @@
 // Delivering one notification: a JSON POST to a webhook URL (the body has `text`, which Slack and
 // Microsoft Teams incoming webhooks both show, and the details under `certsmith`), and/or an
-// executable run with the details in its environment (no shell: the path is run as is). Both come
+// executable run with the details in its environment (no shell: the path is run as is, through
+// shared/run-program.ts, so a timeout ends what it started too). Both come
 // from the server's configuration only; nothing a resource sets reaches them.
-import { execFile } from 'node:child_process';
+import { endedBadly, runProgram } from '../shared/run-program.ts';
 import type { NotificationKind } from './conditions.ts';
 
 export interface NotificationTargets {
@@ -22,6 +23,8 @@ export interface Notification {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** a hook gets this long to end after SIGTERM at the timeout before its process group is SIGKILLed */
+const KILL_GRACE_MS = 2000;
 
 export function notificationText(n: Notification): string {
   const what = `Certificate ${n.namespace}/${n.name}`;
@@ -56,11 +59,10 @@ export async function deliver(targets: NotificationTargets, n: Notification): Pr
   }
   if (targets.exec) {
     const program = targets.exec;
-    await new Promise<void>((resolve, reject) => {
-      execFile(program, [], { env: { ...process.env, ...execEnvironment(n) }, timeout: timeoutMs, maxBuffer: 64 * 1024 }, (e) => {
-        if (e) reject(new Error(`notification hook ${program}: ${e.killed ? `killed after ${timeoutMs / 1000}s` : e.message}`));
-        else resolve();
-      });
-    });
+    const r = await runProgram(program, [], { env: execEnvironment(n), timeoutMs, killGraceMs: KILL_GRACE_MS, outputLimit: 64 * 1024, leftovers: 'leave' });
+    let failure = r.startError;
+    if (!failure && r.timedOut) failure = `killed after ${timeoutMs / 1000}s`;
+    else if (!failure && r.exitCode !== 0) failure = `Command failed: ${program} ${endedBadly(r)}`;
+    if (failure) throw new Error(`notification hook ${program}: ${failure}`);
   }
 }

@@ -1,9 +1,9 @@
-// Runs the server's --deploy-hook after new files are live: `/bin/sh -c CMD`, with the names
+// Runs the server's --deploy-hook after new files are live: `/bin/sh -c CMD` (through
+// shared/run-program.ts: own process group, timeout, watchdog), with the names
 // and paths in the environment (certsmith's own names and certbot's RENEWED_LINEAGE and
 // RENEWED_DOMAINS, so existing certbot deploy hooks work unchanged).
-import { spawn } from 'node:child_process';
-import type { Writable } from 'node:stream';
 import { join } from 'node:path';
+import { runProgram } from '../../shared/run-program.ts';
 
 export interface HookSubject {
   certificateName: string;
@@ -68,113 +68,23 @@ export interface RunHookOptions {
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 5 * 60_000;
 
-/**
- * The hook's process group must not outlive certsmith, even when certsmith is SIGKILLed and
- * gets no chance to kill it (Node has no prctl(PR_SET_PDEATHSIG)). So the group gets a
- * watchdog: a background shell in the same group blocked reading fd 3, a pipe whose other end
- * only certsmith holds. When the hook exits, certsmith writes "done" and the watchdog leaves
- * quietly; when certsmith dies, the kernel closes its end, the read sees end-of-file and the
- * watchdog kills its whole process group, the hook and what the hook started. The hook itself
- * runs with fd 3 closed, so nothing it starts can hold the pipe open, and the watchdog ignores
- * the SIGTERM a timeout or stop sends the group (the SIGKILL that follows ends it). Out of
- * reach, as for timeouts: processes that leave the group (setsid, daemons), and a hook that
- * SIGKILLs the watchdog.
- */
-const WATCHDOG = '( trap "" TERM HUP INT; IFS= read -r word <&3; [ "$word" = done ] || kill -s KILL 0 ) </dev/null >/dev/null 2>&1 &\nexec 3<&-\nexec /bin/sh -c "$1"';
-
-/** The variable whose value cannot be passed to a process (a NUL ends a C string), if any. */
-function unpassable(env: Record<string, string>): string | undefined {
-  return Object.keys(env).find((k) => env[k].includes('\0'));
-}
-
 export function runDeployHook(command: string, o: RunHookOptions): Promise<HookOutcome> {
-  const started = Date.now();
   const limit = o.outputLimit ?? 4096;
-  const notRun = (output: string): HookOutcome => ({ ok: false, exitCode: null, signal: null, timedOut: false, interrupted: false, durationMs: 0, output });
-  const bad = unpassable(o.env);
-  // spawn would throw; the hook never ran, and the user needs to hear why
-  if (bad) return Promise.resolve(notRun(`not run: $${bad} contains a NUL character, which cannot be passed to a process`));
-  if (o.signal?.aborted) return Promise.resolve({ ...notRun('not run: certsmith is stopping'), interrupted: true });
-  return new Promise((resolve) => {
-    let child;
-    try {
-      // its own process group, so a timeout or a stop also ends what the hook started
-      child = spawn('/bin/sh', ['-c', WATCHDOG, 'certsmith-deploy-hook', command], {
-        cwd: o.cwd, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true,
-      });
-    } catch (e) {
-      resolve(notRun(`not run: ${(e as Error).message}`));
-      return;
-    }
-    const lifeline = child.stdio[3] as Writable;
-    // the watchdog may be gone already (killed with its group): nothing to tell it then
-    lifeline.on('error', () => {});
-    let output = Buffer.alloc(0);
-    const collect = (d: Buffer) => {
-      output = Buffer.concat([output, d]);
-      // keep twice the limit so a key block cut at the front is still recognisable as one
-      if (output.length > 2 * limit) output = output.subarray(output.length - 2 * limit);
+  // the operator's command line from the flag, so a shell; the names and paths reach it only as environment
+  return runProgram('/bin/sh', ['-c', command], {
+    env: o.env, cwd: o.cwd, timeoutMs: o.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, killGraceMs: o.killGraceMs, signal: o.signal,
+    // twice the limit, so a key block cut at the front is still recognisable as one
+    outputLimit: 2 * limit,
+    // a hook that ends by itself may leave a daemon running, as it always could
+    leftovers: 'leave',
+  }).then((r) => {
+    let text = r.startError ? `not run: ${r.startError}` : redactKeyMaterial(r.output);
+    if (text.length > limit) text = `…${text.slice(text.length - limit)}`;
+    return {
+      ok: !r.startError && !r.timedOut && !r.interrupted && r.exitCode === 0, exitCode: r.exitCode, signal: r.signal,
+      timedOut: r.timedOut, interrupted: r.interrupted, durationMs: r.durationMs, output: text.trim(),
     };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    let timedOut = false;
-    let interrupted = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    const pid = child.pid;
-    const kill = () => {
-      signalGroup(pid, 'SIGTERM');
-      killTimer ??= setTimeout(() => signalGroup(pid, 'SIGKILL'), o.killGraceMs ?? 5000);
-      killTimer.unref();
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, o.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS);
-    const onAbort = () => {
-      interrupted = true;
-      kill();
-    };
-    o.signal?.addEventListener('abort', onAbort, { once: true });
-    let done = false;
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      o.signal?.removeEventListener('abort', onAbort);
-      let text = redactKeyMaterial(output.toString('utf8'));
-      if (spawnError) text = `${text}${spawnError.message}`;
-      if (text.length > limit) text = `…${text.slice(text.length - limit)}`;
-      resolve({
-        ok: !spawnError && !timedOut && !interrupted && exitCode === 0, exitCode, signal, timedOut, interrupted,
-        durationMs: Date.now() - started, output: text.trim(),
-      });
-    };
-    child.on('error', (e) => finish(null, null, e));
-    // 'close' waits for the pipes; a hook that leaves a daemon holding them open must not
-    // hang us, so after 'exit' the output gets a moment and then we move on.
-    child.on('close', (code, signal) => finish(code, signal));
-    child.on('exit', (code, signal) => {
-      if (!timedOut && !interrupted) {
-        // the hook ended by itself: what it left running stays, as it always did
-        lifeline.end('done\n');
-      } else {
-        // stopped by us: nothing of the group survives it, whatever ignored the SIGTERM
-        if (killTimer) clearTimeout(killTimer);
-        signalGroup(pid, 'SIGKILL');
-        lifeline.destroy();
-      }
-      setTimeout(() => finish(code, signal), 200).unref();
-    });
   });
-}
-
-function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (!pid) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
-  }
 }
 
 /** 1m, 2m, 4m ... capped at 1h: a broken reload command is retried, but not hammered. */

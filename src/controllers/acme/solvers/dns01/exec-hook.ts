@@ -5,11 +5,11 @@
 // The programs come from the server's flags only. An Issuer selects them by naming the solver
 // `dns01.webhook: {groupName: certsmith.io, solverName: exec}`; its `config` is ignored, so nothing
 // a resource sets chooses what runs. Challenge values (domain, TXT value) reach the program only as
-// environment or argv of execFile, never through a shell. Each run is bounded by a timeout and
-// runs in its own process group, which is killed whole when the time is up, so a hook's children
-// (a curl it started) do not outlive it.
+// environment or argv, never through a shell. Each run goes through shared/run-program.ts: bounded
+// by a timeout, in its own process group, which is killed whole when the time is up or the hook
+// ends, and with a watchdog, so a hook's children (a curl it started) outlive neither it nor certsmith.
 import { BoundedCache } from '../../../../runtime/bounded-cache.ts';
-import { spawn } from 'node:child_process';
+import { endedBadly, runProgram } from '../../../../shared/run-program.ts';
 
 export const EXEC_GROUP = 'certsmith.io';
 export const EXEC_SOLVER = 'exec';
@@ -27,6 +27,8 @@ export interface ExecHooks {
 export const DEFAULT_DNS01_HOOK_TIMEOUT_MS = 120_000;
 /** what a hook may print: more is cut, so a chatty script cannot fill memory */
 const MAX_OUTPUT = 64 * 1024;
+/** a hook gets this long to end after SIGTERM at the timeout before its group is SIGKILLed */
+const KILL_GRACE_MS = 2000;
 const MAX_REMEMBERED = 10_000;
 
 export interface HookChallenge {
@@ -48,46 +50,13 @@ export class HookError extends Error {
 }
 
 /** Runs one program (no shell), returns its stdout; fails on a non-zero exit, a signal or the timeout. */
-export function runHook(program: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, args, {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // its own process group: on timeout the group is killed, grandchildren included
-      detached: true,
-      shell: false,
-    });
-    let out = '';
-    let err = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => { if (out.length < MAX_OUTPUT) out += d; });
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => { if (err.length < MAX_OUTPUT) err += d; });
-    let timedOut = false;
-    const killGroup = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // the group is already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, timeoutMs);
-    child.once('error', (e) => {
-      clearTimeout(timer);
-      reject(new HookError(`${program}: ${e.message}`));
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      // a hook that backgrounded something and exited leaves nothing behind either
-      killGroup();
-      // stderr is shown shortened: it is the script's own message, the values are not in it unless the script prints them
-      const tail = err.trim().split('\n').slice(-3).join(' | ').slice(0, 300);
-      if (timedOut) reject(new HookError(`${program} ${args[0] ?? ''} did not finish within ${Math.round(timeoutMs / 1000)}s; its process group was killed`));
-      else if (code !== 0) reject(new HookError(`${program} ${args[0] ?? ''} failed (${signal ? `signal ${signal}` : `exit ${code}`})${tail ? `: ${tail}` : ''}`));
-      else resolve(out);
-    });
-  });
+export async function runHook(program: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<string> {
+  // a hook that backgrounded something and exited leaves nothing behind either
+  const r = await runProgram(program, args, { env, timeoutMs, killGraceMs: KILL_GRACE_MS, outputLimit: MAX_OUTPUT, leftovers: 'kill' });
+  if (r.startError) throw new HookError(`${program}: ${r.startError}`);
+  if (r.timedOut) throw new HookError(`${program} ${args[0] ?? ''} did not finish within ${Math.round(timeoutMs / 1000)}s; its process group was killed`);
+  if (r.exitCode !== 0) throw new HookError(`${program} ${args[0] ?? ''} failed ${endedBadly(r)}`);
+  return r.stdout;
 }
 
 function certbotEnv(c: HookChallenge, authOutput?: string): Record<string, string> {
