@@ -42,7 +42,7 @@ export function parseDNSNames(text: string | undefined, namespace: string): stri
 export function registerWebhookCommand(program: Command) {
   program
     .command('webhook')
-    .description('serve cert-manager\'s validating (/validate) and mutating (/mutate) admission webhook over HTTPS for a cluster (AdmissionReview v1), with a serving CA kept in a Secret for the CA injector (deploy/webhook.yaml)')
+    .description('serve cert-manager\'s validating (/validate) and mutating (/mutate) admission webhook over HTTPS for a cluster (AdmissionReview v1), with a serving CA kept in a Secret for the CA injector (deploy/webhook.yaml); reaches the API server as "certsmith controller" does (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster config)')
     .option('--listen <host:port>', 'address to serve HTTPS on', defaultWebhookListen)
     .option('--secure-port <port>', 'port to serve HTTPS on (overrides the port of --listen, as cert-manager\'s webhook flag)')
     .option('--namespace <ns>', 'namespace of the CA Secret', 'certsmith')
@@ -92,6 +92,11 @@ export function registerWebhookCommand(program: Command) {
       try {
         server = await startWebhookServer({
           host: address.host, port: address.port, certPem: first.certPem, keyPem: first.keyPem,
+          // renewals that keep failing end in an expired certificate no API server accepts
+          notReady: () => {
+            const cert = certificates.current();
+            return cert && cert.notAfter <= realClock.now() ? `the serving certificate expired at ${cert.notAfter.toISOString()} and could not be renewed` : undefined;
+          },
           onInternalError: (err) => logger.error({ err: err.message }, 'admission review failed'),
         });
       } catch (e) {

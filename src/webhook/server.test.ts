@@ -121,6 +121,28 @@ test('bad input gets a clear refusal and the webhook keeps serving', async () =>
   }
 });
 
+test('/readyz reports what keeps the webhook from serving; /healthz stays 200', async () => {
+  let problem: string | undefined = 'the serving certificate expired';
+  const other = await startWebhookServer({ host: '127.0.0.1', port: 0, certPem: first.certPem, keyPem: first.keyPem, notReady: () => problem });
+  try {
+    const get = (path: string) => new Promise<{ status: number; text: string }>((res, rej) => {
+      const req = https.request({ host: '127.0.0.1', port: other.port, path, ca: caPem, agent: false }, (r) => {
+        let t = '';
+        r.on('data', (d) => (t += d));
+        r.on('end', () => res({ status: r.statusCode!, text: t }));
+      });
+      req.on('error', rej);
+      req.end();
+    });
+    assert.deepEqual(await get('/readyz'), { status: 503, text: 'not ready: the serving certificate expired\n' });
+    assert.equal((await get('/healthz')).status, 200);
+    problem = undefined;
+    assert.deepEqual(await get('/readyz'), { status: 200, text: 'ok\n' });
+  } finally {
+    await other.close();
+  }
+});
+
 test('a new serving certificate is used for new connections without a restart', async () => {
   const { issueServingCertificate } = await import('./serving-ca.ts');
   const ca = { certPem: caPem, keyPem: Buffer.from(secret.data['tls.key'], 'base64').toString() };

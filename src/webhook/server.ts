@@ -16,6 +16,8 @@ export interface WebhookServerOptions {
   certPem: string;
   keyPem: string;
   maxBodyBytes?: number;
+  /** why the webhook should not get traffic now (for /readyz), or undefined when it may */
+  notReady?: () => string | undefined;
   /** called for requests that failed in an unexpected way (a bug), for the log */
   onInternalError?: (err: Error) => void;
 }
@@ -74,7 +76,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, o: WebhookServe
   const path = (req.url ?? '/').split('?')[0];
   if (path === '/healthz' || path === '/readyz' || path === '/livez') {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendText(res, 405, `${req.method} is not allowed on ${path}: use GET`, { Allow: 'GET, HEAD' });
-    return sendText(res, 200, 'ok');
+    const problem = path === '/readyz' ? o.notReady?.() : undefined;
+    return problem ? sendText(res, 503, `not ready: ${problem}`) : sendText(res, 200, 'ok');
   }
   if (path !== '/validate' && path !== '/mutate') return sendText(res, 404, `no such path ${JSON.stringify(path)}: the webhook serves POST /validate, POST /mutate, GET /healthz, GET /readyz`);
   if (req.method !== 'POST') return sendText(res, 405, `${req.method} is not allowed on ${path}: AdmissionReviews are POSTed`, { Allow: 'POST' });
