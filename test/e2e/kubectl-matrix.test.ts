@@ -179,6 +179,12 @@ test('kubectl describe, events and explain', async () => {
   const fromV2 = await ok(['explain', 'certificate.spec.privateKey', '--output', 'plaintext-openapiv2']);
   assert.match(fromV2, /^KIND:\s+Certificate$/m);
   assert.match(fromV2, /^\s+rotationPolicy\s+<string>$/m);
+  // the CRDs carry upstream's full schema: the solver pod template's core types are explained too (issue 15)
+  const deep = await ok(['explain', 'issuer.spec.acme.solvers.http01.ingress.podTemplate.spec.affinity.nodeAffinity']);
+  assert.match(deep, /^\s+requiredDuringSchedulingIgnoredDuringExecution\s+<Object>$/m);
+  const refs = await ok(['explain', 'clusterissuer.spec.acme.solvers.http01.gatewayHTTPRoute.parentRefs']);
+  assert.match(refs, /^\s+sectionName\s+<string>$/m);
+  assert.match(refs, /^\s+name\s+<string> -required-$/m);
 });
 
 test('kubectl patch (merge, json, strategic on a Secret), label, annotate', async () => {
