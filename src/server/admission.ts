@@ -52,6 +52,22 @@ function admitStructure<T extends KubeObject>(type: ResourceType, obj: T, old?: 
   return obj;
 }
 
+/** A mutating webhook's result with the request's identity, whatever its patch said (a create may have no name yet). */
+function keepingIdentity<T extends KubeObject>(type: ResourceType, request: T, mutated: T): T {
+  if (mutated === request) return mutated;
+  const out = clone(mutated);
+  out.apiVersion = request.apiVersion;
+  out.kind = request.kind;
+  const keep = (field: 'name' | 'generateName' | 'namespace') => {
+    if (request.metadata?.[field] === undefined) delete out.metadata[field];
+    else out.metadata[field] = request.metadata[field];
+  };
+  keep('name');
+  keep('generateName');
+  if (type.namespaced) keep('namespace');
+  return out;
+}
+
 /** What a status write leaves in place: everything but status comes from the stored object. */
 function withStatusOf<T extends KubeObject>(stored: T, incoming: T): T {
   const out = clone(stored);
@@ -169,7 +185,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
     const { type } = call;
     if (!hooks || !hooks.interested(type, call.operation, call.subresource)) return admitOne(type, call.object, call.oldObject);
     const mutated = await hooks.mutate(call) as T;
-    const out = admitOne(type, shape(withIdentityOf(type, call.object, mutated === call.object ? mutated : clone(mutated)) as T), call.oldObject);
+    const out = admitOne(type, shape(keepingIdentity(type, call.object, mutated)), call.oldObject);
     await hooks.validate({ ...call, object: out });
     return out;
   }

@@ -46,6 +46,10 @@ const hook = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, re
         const ops = [{ op: 'add', path: '/metadata/labels', value: { ...(review.request.object?.metadata?.labels ?? {}), patched: 'yes' } }];
         return answer({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
       }
+      case '/rename': {
+        const ops = [{ op: 'add', path: '/metadata/name', value: 'someone-else' }, { op: 'add', path: '/metadata/annotations', value: { renamed: 'tried' } }];
+        return answer({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
+      }
       case '/wrong-uid': return res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'not-it', allowed: true } }));
       case '/slow': {
         const t = setTimeout(() => { slowTimers.delete(t); answer({ allowed: true }); }, 20_000);
@@ -145,6 +149,19 @@ test('a mutating webhook\'s JSON patch is stored; the review carries what kube-a
   assert.equal(req.oldObject, null);
   assert.equal(req.dryRun, false);
   assert.deepEqual(req.options, { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions', fieldManager: 'tester' });
+});
+
+test('a patch cannot move the object: the request\'s name is kept; a generateName create is patched too', async (t) => {
+  await register(t, 'mutating', 'rename-secrets', { name: 'rename.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/rename`, caBundle } });
+  const r = await request('POST', secrets, secret('keep-name'));
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.equal(r.body.metadata.name, 'keep-name');
+  assert.deepEqual(r.body.metadata.annotations, { renamed: 'tried' });
+  assert.equal(await stack.backend.get(SecretType, 'default', 'someone-else'), undefined);
+  const generated = await request('POST', secrets, { ...secret('x'), metadata: { generateName: 'gen-' } });
+  assert.equal(generated.status, 201, JSON.stringify(generated.body));
+  assert.match(generated.body.metadata.name, /^gen-/);
+  assert.deepEqual(generated.body.metadata.annotations, { renamed: 'tried' });
 });
 
 test('failurePolicy Fail with the webhook down refuses the write; Ignore lets it through', async (t) => {
