@@ -33,6 +33,8 @@ function toV2(schema: unknown): unknown {
   }
   const out: JSONSchema = {};
   for (const [k, v] of Object.entries(s)) {
+    // Swagger 2.0 has no anyOf; kube-apiserver drops it from CRD schemas (only int-or-string uses it there)
+    if (k === 'anyOf' && s['x-kubernetes-int-or-string'] === true) continue;
     if (k === '$ref' && typeof v === 'string') out[k] = v.replace(v3Prefix, '#/definitions/');
     // a map of names (properties) holds schemas; every other object value is a schema or a literal
     else if (k === 'properties' && v && typeof v === 'object') out[k] = Object.fromEntries(Object.entries(v).map(([name, p]) => [name, toV2(p)]));
