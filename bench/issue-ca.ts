@@ -7,7 +7,7 @@ import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import { realClock } from '../src/runtime/clock.ts';
@@ -19,7 +19,7 @@ import type { Store } from '../src/store/store.ts';
 import type { Certificate as CertificateObj } from '../src/api/types.ts';
 
 const count = Number(process.argv[2] ?? 1000);
-// `ecdsa` as the second argument runs only the ECDSA half (for profiling the ≤ 5 s goal)
+// `ecdsa` as the second argument runs only the ECDSA half (for profiling the ≤ 1.5 s goal)
 const only = process.argv[3];
 const gen = promisify(generateKeyPair);
 
@@ -75,6 +75,9 @@ async function run(label: string, privateKey: Record<string, unknown>) {
   const conflictsBefore = conflicts();
   conflictsBy.clear();
 
+  const syncCounts = async () => new Map((await running.metrics.registry.getSingleMetric('certmanager_controller_sync_call_count')!.get()).values
+    .map((v) => [String(v.labels.controller), v.value]));
+  const syncsBefore = await syncCounts();
   const t0 = performance.now();
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
@@ -99,8 +102,10 @@ async function run(label: string, privateKey: Record<string, unknown>) {
   console.log(`${label}: main thread busy ${(busy.active / count).toFixed(2)} ms per Certificate (${(busy.utilization * 100).toFixed(0)} % of the time); process CPU ${((cpu.user + cpu.system) / 1000 / count).toFixed(2)} ms per Certificate`);
   console.log(`${label}: 409 conflicts: ${conflicts() - conflictsBefore} (${[...conflictsBy].map(([k, v]) => `${k} ${v}`).join(', ')}); writes by writer: ${[...byManager].map(([k, v]) => `${k} ${(v / count).toFixed(2)}`).join(', ')}`);
   console.log(`${label}: store writes per issuance: ${(objectWrites / count).toFixed(2)} (${[...writes].map(([k, v]) => `${k} ${v}`).join(', ')}; Events ${(events / count).toFixed(2)} per issuance, excluded)`);
-  const syncs = (await running.metrics.registry.getSingleMetric('certmanager_controller_sync_call_count')!.get()).values;
-  console.log(`${label}: reconciles per issuance: ${syncs.map((v) => `${v.labels.controller} ${(v.value / count).toFixed(1)}`).join(', ')}`);
+  // reconcile calls of every controller during the run (the metric certsmith serves), per Certificate
+  const reconciles = [...await syncCounts()].map(([c, v]) => [c, v - (syncsBefore.get(c) ?? 0)] as const).filter(([, v]) => v > 0);
+  const total = reconciles.reduce((n, [, v]) => n + v, 0);
+  console.log(`${label}: reconciles per issuance: ${(total / count).toFixed(1)} (goal ≤ 15; ${reconciles.map(([c, v]) => `${c} ${(v / count).toFixed(1)}`).join(', ')})`);
   await stack.stop();
   rmSync(dir, { recursive: true, force: true });
   return { ms, cpuMs: (cpu.user + cpu.system) / 1000 };
@@ -126,5 +131,5 @@ if (only !== 'ecdsa') {
   console.log(`ratio rsa issuance / rsa keygen: ${(rsa.ms / keygen).toFixed(2)} (goal ≤ 1.3; against the faster of the two: ${(rsa.ms / Math.min(before.ms, after.ms)).toFixed(2)}); in CPU: ${(rsa.cpuMs / ((before.cpuMs + after.cpuMs) / 2)).toFixed(2)}`);
 }
 clearInterval(rssTimer);
-console.log(`ecdsa goal: ${count} Ready in ≤ 5 s: ${ecdsa.ms <= 5000 ? 'met' : 'not met'} (${(ecdsa.ms / 1000).toFixed(2)} s); cert-manager's own report: 500 in 417 s`);
+console.log(`ecdsa goal (issue 17, quiet machine): ${count} Ready in ≤ 1.5 s: ${ecdsa.ms <= 1500 ? 'met' : 'not met'} (${(ecdsa.ms / 1000).toFixed(2)} s; load average now ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${availableParallelism()} cores); cert-manager's own report: 500 in 417 s`);
 console.log(`peak RSS: ${(peakRss / 1024 / 1024).toFixed(0)} MiB`);

@@ -4,6 +4,8 @@
 // Certificate is Ready with the client-side limit at QPS 20 / burst 50 (the defaults), QPS 50 /
 // burst 100, and unthrottled; and the controllers' RSS with 20,000 unrelated 10 KB Secrets present
 // (measured in a child process that runs only the controllers, so the server is not counted).
+// The unthrottled run's Certificates are created through the HTTP API (admission included); the
+// same count on the embedded stack, in the same run, is printed next to it.
 // Run: npx tsx bench/kube.ts [count=1000] [throttledCount=100] [unrelatedSecrets=20000]
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
@@ -138,11 +140,14 @@ async function issuanceRun(label: string, count: number, qps: number, burst: num
     await settle(b.counter);
     b.counter.reset();
 
-    // the Certificates arrive as a user's apply would: straight into the API, not through the throttled client
+    // the Certificates arrive as a user's apply would: through the HTTP API and its admission
+    // (validation, defaulting), on a client of their own that is not throttled
+    const applier = new HttpStore({ server: b.server.url, caPem: b.caPem, token: b.token, qps: 0, burst: 0 });
     const t0 = performance.now();
     for (let i = 0; i < count; i++) {
-      await apply(b.counter.store, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: `leaf-${i}`, namespace }, spec: { secretName: `leaf-${i}-tls`, dnsNames: [`leaf-${i}.bench.test`], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'ca' } } });
+      await apply(applier, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: `leaf-${i}`, namespace }, spec: { secretName: `leaf-${i}-tls`, dnsNames: [`leaf-${i}.bench.test`], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'ca' } } });
     }
+    await applier.close();
     await until(`${count} Certificates Ready`, async () => (await readyCount(b.raw, 'leaf-')) === count, 30 * 60_000);
     const seconds = (performance.now() - t0) / 1000;
     await settle(b.counter);
@@ -155,10 +160,38 @@ async function issuanceRun(label: string, count: number, qps: number, burst: num
       `reads ${(b.counter.reads() / count).toFixed(2)}; 409 conflicts: ${b.counter.conflicts()}`);
     console.log(`${label}: by method (the ${count} applies included): ${b.counter.breakdown()}`);
     console.log(`${label}: 409s by method: ${b.counter.conflictBreakdown()}`);
-    return { seconds, objectWrites, eventWrites, conflicts: b.counter.conflicts() };
+    return { seconds, objectWrites, eventWrites, conflicts: b.counter.conflicts(), ready: await readyCount(b.raw, 'leaf-') };
   } finally {
     await client.close();
     await b.close();
+  }
+}
+
+/**
+ * The same Certificates on the embedded stack (certsmith server's controllers on the store in
+ * process, as bench/issue-ca.ts runs them), for the figure printed next to the HTTP one.
+ */
+async function embeddedRun(count: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-kube-embedded-'));
+  const stack = compose({ store: openSqliteStore({ path: join(dir, 'state.db') }), clock: realClock, logger: silentLogger });
+  try {
+    const running = await stack.startControllers({ view: () => stack.store, options: { metricsListen: '', healthListen: '' } });
+    await createCAIssuer(stack.store);
+    await until('the CA Ready', async () => (await readyCount(stack.store, 'ca')) === 1, 60_000, 50);
+    await running.manager.whenIdle({ timeoutMs: 120_000 });
+    const informer = running.context.informers.informerFor<CertificateObj>(Certificate);
+    const t0 = performance.now();
+    for (let i = 0; i < count; i++) {
+      await apply(stack.store, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: `leaf-${i}`, namespace }, spec: { secretName: `leaf-${i}-tls`, dnsNames: [`leaf-${i}.bench.test`], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'ca' } } });
+    }
+    await until(`${count} Certificates Ready (embedded)`, async () => informer.list(namespace).filter((c) => c.metadata.name!.startsWith('leaf-') && isReady(c)).length === count, 30 * 60_000, 20);
+    const seconds = (performance.now() - t0) / 1000;
+    const ready = await readyCount(stack.store, 'leaf-');
+    console.log(`embedded: ${count} Certificates Ready in ${seconds.toFixed(1)} s (${(count / seconds).toFixed(1)}/s); ${ready} Ready in the store`);
+    return { seconds, ready };
+  } finally {
+    await stack.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -242,7 +275,10 @@ if (process.argv.includes('--controllers-child')) {
   const throttledCount = Number(process.argv[3] ?? Math.min(count, 100));
   const unrelated = Number(process.argv[4] ?? 20_000);
   console.log(`counts: unthrottled ${count} Certificates; throttled runs ${throttledCount} (at QPS 20, ~18 API requests per issuance, Events included, would take many minutes at ${count}); ${unrelated} unrelated Secrets`);
+  const embedded = await embeddedRun(count);
   const free = await issuanceRun(`unthrottled (qps 0), ${count}`, count, 0, 0);
+  console.log(`HTTP API with admission: ${free.ready}/${count} Ready in ${free.seconds.toFixed(1)} s; embedded: ${embedded.ready}/${count} Ready in ${embedded.seconds.toFixed(1)} s ` +
+    `(HTTP / embedded: ${(free.seconds / embedded.seconds).toFixed(2)})`);
   const q50 = await issuanceRun(`qps 50 burst 100, ${throttledCount}`, throttledCount, 50, 100);
   const q20 = await issuanceRun(`qps 20 burst 50, ${throttledCount}`, throttledCount, 20, 50);
   console.log(`summary: writes per issuance ${(free.objectWrites / count).toFixed(2)} (+${(free.eventWrites / count).toFixed(2)} Events); ` +

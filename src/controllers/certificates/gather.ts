@@ -3,7 +3,8 @@
 import { Certificate, CertificateRequest, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { Informer } from '../../runtime/informer.ts';
-import { wakeOwners } from '../../shared/watch.ts';
+import { controllerOwnerKey, splitKey } from '../../runtime/controller.ts';
+import { wakeOnEverything, type CertificateWakes } from './wake.ts';
 import type { ControllerContext } from '../context.ts';
 import { ANN, LABEL } from './objects.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
@@ -36,20 +37,42 @@ export function certificateCaches(ctx: ControllerContext): CertificateCaches {
   return { certificates, requests, secrets };
 }
 
-/** Wires the usual wake-ups: the Certificate itself, its requests, its Secrets. */
-export function watchCertificateGraph(c: CertificateCaches, enqueue: (key: string) => void): void {
+/**
+ * Wires the usual wake-ups: the Certificate itself, its requests, its Secrets, each asked of
+ * `wakes` first (wake.ts), so a controller is not woken for changes it never acts on.
+ */
+export function watchCertificateGraph(c: CertificateCaches, enqueue: (key: string) => void, wakes: CertificateWakes = wakeOnEverything): void {
   const certKey = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
-  c.certificates.onAdd(certKey);
-  c.certificates.onUpdate((_, n) => certKey(n));
+  c.certificates.onAdd((crt) => { if (wakes.added(crt, c.secrets.get(crt.metadata.namespace, crt.spec?.secretName))) certKey(crt); });
+  c.certificates.onUpdate((old, crt) => { if (wakes.changed(old, crt)) certKey(crt); });
   c.certificates.onDelete(certKey);
-  const bySecretName = (s: KubeObject) => {
-    for (const crt of c.certificates.byIndex(BY_SECRET, `${s.metadata.namespace}/${s.metadata.name}`)) certKey(crt);
+  /** Calls fn with the cached controlling Certificate of old and next, or wakes its key when it is not cached. */
+  const byOwner = <T extends KubeObject>(old: T | undefined, next: T | undefined, fn: (crt: CertificateObj) => boolean) => {
+    const keys = new Set<string>();
+    for (const o of [old, next]) {
+      const k = o && controllerOwnerKey(o, Certificate);
+      if (k) keys.add(k);
+    }
+    for (const k of keys) {
+      const { namespace, name } = splitKey(k);
+      const crt = c.certificates.get(namespace, name);
+      if (!crt || fn(crt)) enqueue(k);
+    }
   };
-  wakeOwners(c.requests, Certificate, enqueue);
-  wakeOwners(c.secrets, Certificate, enqueue);
-  c.secrets.onAdd(bySecretName);
-  c.secrets.onUpdate((_, n) => bySecretName(n));
-  c.secrets.onDelete(bySecretName);
+  const onSecret = (old: Secret | undefined, next: Secret | undefined) => {
+    const s = (next ?? old)!;
+    for (const crt of c.certificates.byIndex(BY_SECRET, `${s.metadata.namespace}/${s.metadata.name}`)) if (wakes.targetSecret(crt, old, next)) certKey(crt);
+    const nextKey = old?.metadata.labels?.[LABEL.nextPrivateKey] === 'true' || next?.metadata.labels?.[LABEL.nextPrivateKey] === 'true';
+    // the target Secret was handled by name above; any other owned Secret wakes as before
+    byOwner(old, next, (crt) => nextKey ? wakes.nextKeySecret(crt, old, next) : s.metadata.name !== crt.spec.secretName);
+  };
+  c.secrets.onAdd((s) => onSecret(undefined, s));
+  c.secrets.onUpdate(onSecret);
+  c.secrets.onDelete((s) => onSecret(s, undefined));
+  const onRequest = (old: CertificateRequestObj | undefined, next: CertificateRequestObj | undefined) => byOwner(old, next, (crt) => wakes.request(crt, old, next));
+  c.requests.onAdd((r) => onRequest(undefined, r));
+  c.requests.onUpdate(onRequest);
+  c.requests.onDelete((r) => onRequest(r, undefined));
 }
 
 export function ownedRequests(c: CertificateCaches, crt: CertificateObj): CertificateRequestObj[] {

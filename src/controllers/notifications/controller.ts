@@ -32,8 +32,15 @@ interface EventObj extends KubeObject {
   eventTime?: string;
 }
 
+/** Events index: deploy-hook outcomes by the uid of their Certificate (a scan of the namespace's Events per reconcile grows with them). */
+const HOOK_OUTCOMES_BY_UID = 'deployHookOutcomeByCertificateUID';
+
+export function hookOutcomeIndexKeys(e: EventObj): string[] {
+  return HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid ? [e.involvedObject.uid] : [];
+}
+
 /** The latest deploy-hook outcome recorded for this Certificate (its Events). */
-function lastHookOutcome(events: EventObj[], crt: Certificate): HookOutcome | undefined {
+export function lastHookOutcome(events: EventObj[], crt: Certificate): HookOutcome | undefined {
   const mine = events.filter((e) => HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid === crt.metadata.uid);
   if (!mine.length) return undefined;
   const at = (e: EventObj) => Date.parse(e.lastTimestamp ?? e.eventTime ?? '') || 0;
@@ -44,6 +51,7 @@ function lastHookOutcome(events: EventObj[], crt: Certificate): HookOutcome | un
 export function notificationsController(ctx: ControllerContext, o: NotificationOptions): ControllerSpec {
   const certificates = ctx.informers.informerFor<Certificate & KubeObject>(CertificateType);
   const events = ctx.informers.informerFor<EventObj>(EventType);
+  if (!events.hasIndex(HOOK_OUTCOMES_BY_UID)) events.addIndex(HOOK_OUTCOMES_BY_UID, hookOutcomeIndexKeys);
   const policy: NotificationPolicy = {
     failures: o.failures ?? DEFAULT_NOTIFICATION_POLICY.failures,
     renewalGraceMs: o.renewalGraceMs ?? DEFAULT_NOTIFICATION_POLICY.renewalGraceMs,
@@ -81,7 +89,7 @@ export function notificationsController(ctx: ControllerContext, o: NotificationO
       const crt = certificates.get(namespace, name);
       if (!crt || crt.metadata.deletionTimestamp) return;
       const now = ctx.clock.now();
-      const hook = lastHookOutcome(events.list(namespace) as EventObj[], crt);
+      const hook = crt.metadata.uid ? lastHookOutcome(events.byIndex(HOOK_OUTCOMES_BY_UID, crt.metadata.uid), crt) : undefined;
       const active = activeNotifications(crt, hook, now, policy);
       const announced = parseAnnounced(crt.metadata.annotations?.[NOTIFICATIONS_FIRING_ANNOTATION]);
       const decision = decideNotifications(active, announced);

@@ -8,7 +8,7 @@ import { record } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { Secret } from '../../api/meta.ts';
-import { failed, gateRequest, issued, pending } from './signing.ts';
+import { failed, gateRequest, issued, pending, requestSettled } from './signing.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../shared/issuer-lookup.ts';
 import { wakeByIssuer } from '../../shared/watch.ts';
 import { signSelfSigned, signWithCA } from './signers.ts';
@@ -24,9 +24,11 @@ export function requestController(ctx: ControllerContext): ControllerSpec {
     retry: retryBackoff.requestsAndIssuers,
     watch(enqueue) {
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
-      requests.onAdd(key);
-      requests.onUpdate((_, n) => key(n));
-      wakeByIssuer(ctx.informers, requests, key);
+      // a settled request (issued, failed, denied) is never signed again: its changes wake nothing
+      const unsettled = (cr: CertificateRequestObj) => { if (!requestSettled(cr)) key(cr); };
+      requests.onAdd(unsettled);
+      requests.onUpdate((_, n) => unsettled(n));
+      wakeByIssuer(ctx.informers, requests, key, (cr) => !requestSettled(cr));
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);

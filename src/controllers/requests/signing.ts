@@ -57,6 +57,20 @@ export interface GateInput {
   autoApprove: boolean;
 }
 
+/**
+ * Whether gateRequest stops at this request whatever its issuer is: another API group's, denied
+ * and marked so, invalid, failed or issued. Such a request's changes wake no signer (issue 17).
+ */
+export function requestSettled(cr: CertificateRequestObj): boolean {
+  const group = cr.spec.issuerRef.group;
+  if (group && group !== 'cert-manager.io') return true;
+  const conds = cr.status?.conditions;
+  const ready = getCondition(conds, 'Ready');
+  if (approvalState(conds) === 'denied') return ready?.reason === 'Denied';
+  if (isTrue(conds, 'InvalidRequest')) return true;
+  return ready?.reason === 'Failed' || ready?.reason === 'Issued';
+}
+
 export function gateRequest(input: GateInput, now: Date): GateResult {
   const cr = input.request;
   const group = cr.spec.issuerRef.group;

@@ -17,6 +17,7 @@ import { durationMsOf } from '../../../api/defaults.ts';
 import { createTemporaryCertificate } from '../../../pki/temporary.ts';
 import { isTrue } from '../../../api/conditions.ts';
 import type { SecretKeySelector } from '../../../api/types.ts';
+import { issuingWakes } from '../wake.ts';
 
 const MANAGER = 'certificates-issuing';
 
@@ -25,7 +26,7 @@ export function issuingController(ctx: ControllerContext): ControllerSpec {
   return {
     name: MANAGER,
     workers: 4,
-    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    watch: (enqueue) => watchCertificateGraph(c, enqueue, issuingWakes),
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       const requests = ownedRequests(c, crt);
       if (!isTrue(crt.status?.conditions, 'Issuing')) {

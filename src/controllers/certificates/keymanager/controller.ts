@@ -13,6 +13,7 @@ import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { keySpecOf } from '../../../shared/certificate-template.ts';
 import { decideKeyManager, gateKeyReplacements } from './keymanager.ts';
 import { ReplacementHistories } from '../replacement-backoff.ts';
+import { keyManagerWakes } from '../wake.ts';
 
 const MANAGER = 'certificates-key-manager';
 
@@ -25,7 +26,7 @@ export function keyManagerController(ctx: ControllerContext): ControllerSpec {
     // Key generation runs on libuv's threads; twice as many workers as threads keep them
     // busy while the other half waits on store writes (RSA issuance is bound by key generation).
     workers: 8,
-    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    watch: (enqueue) => watchCertificateGraph(c, enqueue, keyManagerWakes),
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       const ns = crt.metadata.namespace;
       const uid = crt.metadata.uid ?? key;

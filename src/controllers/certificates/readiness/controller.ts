@@ -5,6 +5,7 @@ import { ANN } from '../objects.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideReadiness, readinessChanged, withReadiness } from './readiness.ts';
 import { issuanceCompleting } from '../policies.ts';
+import { readinessWakes } from '../wake.ts';
 
 const MANAGER = 'certificates-readiness';
 
@@ -14,7 +15,7 @@ export function readinessController(ctx: ControllerContext): ControllerSpec {
   const counted = new Map<string, string>();
   return {
     name: MANAGER,
-    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    watch: (enqueue) => watchCertificateGraph(c, enqueue, readinessWakes),
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       if (crt.metadata.deletionTimestamp) return;
       const input = await gatherCertificate(ctx, c, crt);

@@ -12,6 +12,7 @@ import { failedIssuance } from '../issuing/issuing.ts';
 import { requestSpecOf, templateOf } from '../../../shared/certificate-template.ts';
 import { decideRequestManager, gateReplacements } from './requestmanager.ts';
 import { ReplacementHistories } from '../replacement-backoff.ts';
+import { isIssuing, requestManagerWakes } from '../wake.ts';
 
 const MANAGER = 'certificates-request-manager';
 /** Annotations of the Certificate that are not copied to its requests (cert-manager's defaults). */
@@ -25,7 +26,14 @@ export function requestManagerController(ctx: ControllerContext): ControllerSpec
   return {
     name: MANAGER,
     workers: 4,
-    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    watch: (enqueue) => {
+      watchCertificateGraph(c, enqueue, requestManagerWakes);
+      // Issuing ending is no change the request manager acts on, but a reconcile then forgets
+      // the Certificate's replacement history (nothing to do); wake it for that when there is one.
+      c.certificates.onUpdate((_, crt) => {
+        if (!isIssuing(crt) && replacements.get(crt.metadata.uid ?? '')) enqueue(`${crt.metadata.namespace}/${crt.metadata.name}`);
+      });
+    },
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       const keySecret = nextKeySecrets(c, crt).find((s) => s.metadata.name === crt.status?.nextPrivateKeySecretName);
       const uid = crt.metadata.uid ?? key;

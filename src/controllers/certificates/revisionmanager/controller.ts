@@ -7,6 +7,7 @@ import { certificateCaches, ownedRequests, watchCertificateGraph } from '../gath
 import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { revisionOf } from '../../../shared/revisions.ts';
 import { withCertificate } from '../shell.ts';
+import { revisionManagerWakes } from '../wake.ts';
 
 export function requestsToPrune(crt: CertificateObj, requests: CertificateRequestObj[]): string[] {
   if (!isTrue(crt.status?.conditions, 'Ready')) return [];
@@ -24,7 +25,7 @@ export function revisionManagerController(ctx: ControllerContext): ControllerSpe
   const c = certificateCaches(ctx);
   return {
     name: 'certificates-revision-manager',
-    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    watch: (enqueue) => watchCertificateGraph(c, enqueue, revisionManagerWakes),
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       for (const name of requestsToPrune(crt, ownedRequests(c, crt))) {
         await ctx.store.delete(CertificateRequest, crt.metadata.namespace, name).catch((e) => { if (!isNotFound(e)) throw e; });

@@ -9,6 +9,7 @@ import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
 import { decideTrigger } from './trigger.ts';
+import { triggerWakes } from '../wake.ts';
 
 const BY_FAILURE_MINUTE = 'failureMinute';
 
@@ -26,7 +27,7 @@ export function triggerController(ctx: ControllerContext): ControllerSpec {
   };
   return {
     name: 'certificates-trigger',
-    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    watch: (enqueue) => watchCertificateGraph(c, enqueue, triggerWakes),
     reconcile: async (key) => withCertificate(ctx, c, key, async (cached) => {
       const decide = (input: CertificateInput) => {
         const crt = input.certificate;
