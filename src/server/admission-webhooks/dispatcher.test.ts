@@ -27,6 +27,7 @@ const caBundle = Buffer.from(pki.caPem).toString('base64');
 interface Review { request: Record<string, any> }
 const received: Array<{ path: string; review: Review }> = [];
 const slowTimers = new Set<NodeJS.Timeout>();
+const held: Array<() => void> = [];
 const hook = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (d: Buffer) => chunks.push(d));
@@ -50,6 +51,20 @@ const hook = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, re
         const ops = [{ op: 'add', path: '/metadata/name', value: 'someone-else' }, { op: 'add', path: '/metadata/annotations', value: { renamed: 'tried' } }];
         return answer({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
       }
+      case '/need-patched': {
+        if (review.request.object?.metadata?.labels?.patched === 'yes') return answer({ allowed: true });
+        return answer({ allowed: false, status: { message: 'called before the patch' } });
+      }
+      case '/huge': {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(`{"pad":"${'x'.repeat(4 * 1024 * 1024)}"}`);
+      }
+      case '/together': {
+        // answers only once two reviews wait: calls made one after the other would time out
+        held.push(() => answer({ allowed: true }));
+        if (held.length >= 2) for (const release of held.splice(0)) release();
+        return;
+      }
       case '/wrong-uid': return res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'not-it', allowed: true } }));
       case '/slow': {
         const t = setTimeout(() => { slowTimers.delete(t); answer({ allowed: true }); }, 20_000);
@@ -70,6 +85,7 @@ await new Promise<void>((resolve) => closed.close(() => resolve()));
 
 after(async () => {
   for (const t of slowTimers) clearTimeout(t);
+  for (const release of held.splice(0)) release();
   hook.closeAllConnections();
   await new Promise<void>((resolve) => hook.close(() => resolve()));
   await stack.stop();
@@ -162,6 +178,29 @@ test('a patch cannot move the object: the request\'s name is kept; a generateNam
   assert.equal(generated.status, 201, JSON.stringify(generated.body));
   assert.match(generated.body.metadata.name, /^gen-/);
   assert.deepEqual(generated.body.metadata.annotations, { renamed: 'tried' });
+});
+
+test('mutating webhooks run in configuration-name order, each seeing the patches before it', async (t) => {
+  await register(t, 'mutating', 'b-second', { name: 'second.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/need-patched`, caBundle } });
+  await register(t, 'mutating', 'a-first', { name: 'first.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/patch`, caBundle } });
+  const r = await request('POST', secrets, secret('ordered'));
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.equal(r.body.metadata.labels.patched, 'yes');
+});
+
+test('validating webhooks are called in parallel', async (t) => {
+  for (const n of ['one', 'two']) {
+    await register(t, 'validating', `together-${n}`, { name: `${n}.example.com`, timeoutSeconds: 5, rules: issuerRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/together`, caBundle } });
+  }
+  const r = await request('POST', issuers, issuer('together'));
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+});
+
+test('an answer over the size limit is a call failure', async (t) => {
+  await register(t, 'validating', 'huge', { name: 'huge.example.com', rules: issuerRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/huge`, caBundle } });
+  const r = await request('POST', issuers, issuer('huge'));
+  assert.equal(r.status, 500);
+  assert.match(r.body.message, /failed calling webhook "huge.example.com": failed to call webhook: .*larger than 3145728 bytes/);
 });
 
 test('failurePolicy Fail with the webhook down refuses the write; Ignore lets it through', async (t) => {
