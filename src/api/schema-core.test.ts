@@ -76,3 +76,15 @@ test('DNS-01 providers, Vault AWS auth and Venafi NGTS are typed: their fields a
   const ngts: KubeObject = { ...vault, spec: { venafi: { zone: 'z', ngts: { tsgID: '123', credentialsRef: { name: 'creds' }, url: 'https://x' } } } };
   assert.deepEqual(findUnknownFields(R.Issuer, ngts), []);
 });
+
+test('Vault AWS auth and Venafi NGTS count as the auth method and connection they are, with upstream\'s messages', () => {
+  const issuer = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'x', namespace: 'ns' }, spec });
+  const vault = (auth: Record<string, unknown>) => issuer({ vault: { server: 'https://vault', path: 'pki/sign/x', auth } });
+  assert.deepEqual(errors(vault({ aws: { role: 'r' } })), []);
+  assert.deepEqual(errors(vault({})), ['spec.vault.auth|FieldValueRequired|please supply one of: appRole, kubernetes, tokenSecretRef, clientCertificate, aws']);
+  const ngts = { tsgID: '1', credentialsRef: { name: 'c' } };
+  const tpp = { url: 'https://tpp', credentialsRef: { name: 'c' } };
+  assert.deepEqual(errors(issuer({ venafi: { zone: 'z', ngts } })), []);
+  assert.deepEqual(errors(issuer({ venafi: { zone: 'z', ngts, tpp } })), ['spec.venafi|FieldValueForbidden|please supply one of: tpp, cloud, ngts']);
+  assert.deepEqual(errors(issuer({ venafi: { zone: 'z' } })), ['spec.venafi|FieldValueRequired|please supply one of: tpp, cloud, ngts']);
+});

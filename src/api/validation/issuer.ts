@@ -28,13 +28,15 @@ export function validateIssuerSpec(spec: Obj, p: string, errs: Errors): void {
   if (isObj(spec.acme)) validateACMEIssuer(spec.acme, child(p, 'acme'), errs);
   if (isObj(spec.vault) && isObj(spec.vault.auth)) {
     const auth = spec.vault.auth;
-    const n = ['tokenSecretRef', 'appRole', 'kubernetes', 'clientCertificate'].filter((k) => present(auth, k)).length;
-    if (n !== 1) errs.invalid(child(child(p, 'vault'), 'auth'), auth, 'please supply exactly one of: appRole, kubernetes, tokenSecretRef, clientCertificate');
+    // upstream refuses none but, for manifests written before it checked, not several
+    const n = ['tokenSecretRef', 'appRole', 'kubernetes', 'clientCertificate', 'aws'].filter((k) => present(auth, k)).length;
+    if (n === 0) errs.required(child(child(p, 'vault'), 'auth'), 'please supply one of: appRole, kubernetes, tokenSecretRef, clientCertificate, aws');
   }
   if (isObj(spec.venafi)) {
     const venafi = spec.venafi;
-    const n = ['tpp', 'cloud'].filter((k) => present(venafi, k)).length;
-    if (n !== 1) errs.invalid(child(p, 'venafi'), spec.venafi, 'please supply exactly one of: tpp, cloud');
+    const n = ['tpp', 'cloud', 'ngts'].filter((k) => present(venafi, k)).length;
+    if (n === 0) errs.required(child(p, 'venafi'), 'please supply one of: tpp, cloud, ngts');
+    if (n > 1) errs.forbidden(child(p, 'venafi'), 'please supply one of: tpp, cloud, ngts');
   }
 }
 
