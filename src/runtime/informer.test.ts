@@ -259,3 +259,17 @@ test('observing(): a write is in the cache once acknowledged, its watch event th
   assert.ok(inf.get('a', 'plain'));
   factory.stop();
 });
+
+test('informer: cached objects leave out managedFields, which no controller reads', async () => {
+  const store = openTestStore();
+  await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:data': {} } }] }, data: { a: 'YQ==' } } as KubeObject);
+  assert.ok((await store.get(SecretType, 'ns', 's'))?.metadata.managedFields, 'the store keeps them');
+  const informer = new Informer(store, SecretType);
+  informer.start();
+  await informer.waitForSync();
+  const cached = informer.get('ns', 's')!;
+  assert.equal(cached.metadata.managedFields, undefined);
+  assert.deepEqual((cached as KubeObject & { data?: unknown }).data, { a: 'YQ==' });
+  informer.stop();
+  await store.close();
+});

@@ -21,6 +21,8 @@ export interface InformerOptions<T extends KubeObject> {
    * Objects for which this returns false are cached as metadata only (no data, spec or
    * status): Secrets certsmith does not manage are most Secrets in a cluster, and holding
    * their payloads would cost memory for nothing. Handlers see the same trimmed object.
+   * No cached object keeps metadata.managedFields (as cert-manager's informers strip them):
+   * no controller reads them, and an update that leaves them out keeps the stored ones.
    */
   fullObjectsWhen?: (obj: T) => boolean;
   /** re-deliver every cached object as an update this often (client-go's resync); off when unset */
@@ -44,12 +46,13 @@ function keyOf(o: KubeObject): string {
 /**
  * Long strings recently put in a cache, by content. Each object arrives freshly parsed, so equal
  * strings are separate copies: the CA's PEM in every Secret's ca.crt and every request's
- * status.ca, a leaf in its request's status.certificate and in its Secret's tls.crt. Sharing
- * them took about a third off what the caches hold per Certificate (issue 17). Bounded: a string
- * seen once drops out; only the copies still in use stay alive.
+ * status.ca, a leaf in its request's status.certificate and in its Secret's tls.crt, the same
+ * condition message on every Certificate (issue 17: memory per Certificate at 100,000).
+ * Bounded: a string seen once drops out; only the copies still in use stay alive.
  */
-const recentLongStrings = new BoundedCache<string, string>(4096);
-const SHARED_STRING_MIN_LENGTH = 256;
+const recentLongStrings = new BoundedCache<string, string>(8192);
+/** condition messages and longer; shorter ones (uids, names, times) are mostly unique */
+const SHARED_STRING_MIN_LENGTH = 40;
 
 /** Freezes o and everything in it, replacing each long string by an equal one already cached. */
 function freezeSharingStrings<T>(o: T): T {
@@ -339,8 +342,8 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private prepare(obj: T): T {
     const full = !this.opts.fullObjectsWhen || this.opts.fullObjectsWhen(obj);
-    if (full) return freezeSharingStrings(structuredClone(obj));
     const { managedFields: _managedFields, ...metadata } = obj.metadata;
+    if (full) return freezeSharingStrings(structuredClone({ ...obj, metadata }));
     return freezeSharingStrings(structuredClone({ apiVersion: obj.apiVersion, kind: obj.kind, metadata }) as T);
   }
 
