@@ -19,6 +19,17 @@ function encodeSPKI(pub: crypto.KeyObject): Buffer {
   return pub.export({ type: 'spki', format: 'der' });
 }
 
+/**
+ * The bytes in an allocation of their own: a small Buffer is a view of Node's shared 8 KiB
+ * pool (or of a certificate's DER), and one kept for the life of a key kept that whole slab
+ * alive, about 8 KiB per Certificate (issue 17).
+ */
+function owned(b: Buffer): Buffer {
+  const own = Buffer.allocUnsafeSlow(b.length);
+  b.copy(own);
+  return own;
+}
+
 const spkiByKey = new WeakMap<crypto.KeyObject, Buffer>();
 const publicByPrivate = new WeakMap<crypto.KeyObject, crypto.KeyObject>();
 
@@ -35,7 +46,7 @@ export function spkiDER(key: crypto.KeyObject): Buffer {
   const pub = publicKeyOf(key);
   let der = spkiByKey.get(pub);
   if (!der) {
-    der = encodeSPKI(pub);
+    der = owned(encodeSPKI(pub));
     spkiByKey.set(pub, der);
     publicBySPKI.set(der.toString('base64'), pub);
   }
@@ -47,7 +58,7 @@ export function publicKeyFromSPKI(der: Buffer): crypto.KeyObject {
   let pub = publicBySPKI.get(id);
   if (!pub) {
     pub = crypto.createPublicKey({ key: der, format: 'der', type: 'spki' });
-    spkiByKey.set(pub, der);
+    spkiByKey.set(pub, owned(der));
     publicBySPKI.set(id, pub);
   }
   return pub;
