@@ -3,22 +3,15 @@
 // earlier keep working after a restart.
 import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { X509Certificate, webcrypto, randomBytes } from 'node:crypto';
+import { X509Certificate, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import type * as X509 from '@peculiar/x509';
+import { generatePrivateKey } from '../pki/keys.ts';
+import { createCSR } from '../pki/csr.ts';
+import { signCertificate } from '../pki/sign.ts';
 
-// @peculiar/x509 builds the certificates. It takes longer to load than the rest of the server
-// (hundreds of modules), so only a start that must create or renew one loads it; stored ones
-// are checked with Node's own X509Certificate.
-let peculiar: Promise<typeof X509> | undefined;
-function peculiarX509(): Promise<typeof X509> {
-  return (peculiar ??= (async () => {
-    await import('reflect-metadata'); // @peculiar/x509's dependency injection needs it loaded first
-    const m = await import('@peculiar/x509');
-    m.cryptoProvider.set(webcrypto as unknown as Crypto);
-    return m;
-  })());
-}
+// The certificates are built by certsmith's own signer (pki/sign.ts, what the CA and SelfSigned
+// issuers use), which the server loads anyway, and checked with Node's X509Certificate:
+// @peculiar/x509, which built them before, took longer to load than the rest of the server.
 
 export interface ServingCertificate {
   caPem: string;
@@ -35,8 +28,6 @@ export interface ServingCertificateOptions {
 const day = 24 * 3600 * 1000;
 const caLifetime = 10 * 365 * day;
 const servingLifetime = 365 * day;
-const keyAlgorithm = { name: 'ECDSA', namedCurve: 'P-256' } as const;
-const signingAlgorithm = { name: 'ECDSA', hash: 'SHA-256' } as const;
 
 /** Loads the CA and serving certificate from dataDir/pki, creating or renewing what is missing, stale or too narrow. */
 export async function ensureServingCertificate(dataDir: string, opts: ServingCertificateOptions = {}): Promise<ServingCertificate> {
@@ -104,58 +95,27 @@ function issuedBy(cert: X509Certificate, ca: X509Certificate): boolean {
   return cert.issuer === ca.subject;
 }
 
-async function pemOfKey(x: typeof X509, key: CryptoKey): Promise<string> {
-  const der = await webcrypto.subtle.exportKey('pkcs8', key as webcrypto.CryptoKey);
-  return x.PemConverter.encode(der, 'PRIVATE KEY') + '\n';
-}
-
-function serial(): string {
-  const b = randomBytes(16);
-  b[0] &= 0x7f; // a positive INTEGER
-  return b.toString('hex');
-}
-
 async function createCA(now: Date): Promise<Pair> {
-  const x509 = await peculiarX509();
-  const keys = await webcrypto.subtle.generateKey(keyAlgorithm, true, ['sign', 'verify']) as unknown as CryptoKeyPair;
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial(),
-    name: `CN=certsmith-ca-${randomBytes(4).toString('hex')}`,
-    notBefore: new Date(now.getTime() - 3600_000),
-    notAfter: new Date(now.getTime() + caLifetime),
-    signingAlgorithm,
-    keys,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
+  const keyPem = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS8' });
+  const template = { commonName: `certsmith-ca-${randomBytes(4).toString('hex')}`, isCA: true, maxPathLen: 0, usages: ['cert sign', 'crl sign'] };
+  const certPem = await signCertificate({
+    csrPem: await createCSR(template, keyPem), selfSignKeyPem: keyPem, isCA: true, maxPathLen: 0, usages: template.usages,
+    notBefore: new Date(now.getTime() - 3600_000), durationMs: caLifetime + 3600_000,
   });
-  return pairOf(cert.toString('pem'), await pemOfKey(x509, keys.privateKey));
+  return pairOf(certPem, keyPem);
 }
 
 async function createServing(ca: Pair, hosts: string[], now: Date): Promise<Pair> {
-  const x509 = await peculiarX509();
-  const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.keyPem), keyAlgorithm, false, ['sign']);
-  const keys = await webcrypto.subtle.generateKey(keyAlgorithm, true, ['sign', 'verify']) as unknown as CryptoKeyPair;
-  const notAfter = new Date(Math.min(now.getTime() + servingLifetime, caCert.notAfter.getTime()));
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
-    subject: 'CN=certsmith-apiserver',
-    issuer: caCert.subject,
-    notBefore: new Date(now.getTime() - 3600_000),
-    notAfter,
-    signingAlgorithm,
-    publicKey: keys.publicKey,
-    signingKey: caKey as unknown as CryptoKey,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(hosts.map((h) => ({ type: isIP(h) ? 'ip' as const : 'dns' as const, value: h }))),
-      await x509.AuthorityKeyIdentifierExtension.create(caCert),
-    ],
+  const keyPem = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS8' });
+  const usages = ['digital signature', 'server auth'];
+  const csrPem = await createCSR({
+    commonName: 'certsmith-apiserver', usages,
+    ipAddresses: hosts.filter((h) => isIP(h)), dnsNames: hosts.filter((h) => !isIP(h)),
+  }, keyPem);
+  // clipped to the CA's notAfter by the signer
+  const certPem = await signCertificate({
+    csrPem, issuer: { certPem: ca.certPem, keyPem: ca.keyPem }, oneOffIssuer: true, usages,
+    notBefore: new Date(now.getTime() - 3600_000), durationMs: servingLifetime + 3600_000,
   });
-  return pairOf(cert.toString('pem'), await pemOfKey(x509, keys.privateKey));
+  return pairOf(certPem, keyPem);
 }
