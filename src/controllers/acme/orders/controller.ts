@@ -19,7 +19,7 @@ import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_R
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { WrittenVersions } from '../written-versions.ts';
-import { decideOrder, decideOrderLook, failedStatus, orderIdentifiers } from './order.ts';
+import { decideOrder, decideOrderLook, failedStatus, orderIdentifiers, type ChallengeDraft, type OrderStep } from './order.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 import { BoundedCache } from '../../../runtime/bounded-cache.ts';
 
@@ -148,6 +148,217 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
     return undefined;
   }
 
+  /** An order the interrupted newOrder of an earlier process created, found in the account's list and recorded; false when not found. */
+  async function recordLostOrder(client: AcmeClient, order: OrderObj, key: string): Promise<boolean> {
+    // The CA may list the account's orders (Pebble does; Let's Encrypt does not): the order the
+    // interrupted newOrder created is the one with these identifiers that no Order resource holds.
+    const found = await findLostOrder(client, order).catch((e: unknown) => {
+      ctx.logger.warn({ order: key, err: (e as Error).message }, 'looking up the lost ACME order in the account\'s orders list failed');
+      return undefined;
+    });
+    if (!found) {
+      // Pebble 2.4 lists no account orders to find it by, and a real CA's list may lag:
+      // one order at the CA stays unused (it expires on its own); say so instead of guessing.
+      ctx.recorder.event(order, 'Warning', 'OrderLost', `newOrder was being sent at ${order.metadata.annotations?.[ANN_CREATING]} and its answer was never recorded (certsmith stopped or the answer was lost): creating another ACME order; if the first one was created, it stays unused at the ACME server until it expires`);
+      return false;
+    }
+    ctx.recorder.event(order, 'Normal', 'OrderFound', `Found the ACME order ${found.url} that newOrder created before certsmith stopped (from the account's orders list); no new order needed`);
+    const status: OrderStatus = {
+      ...(order.status ?? {}), url: found.url, finalizeURL: found.finalize, state: stateOf(found.status),
+      authorizations: found.authorizations.map((url) => ({ url })),
+    };
+    const recorded = await writeStatus(order, status);
+    await writeStatus(recorded, { ...status, authorizations: await authorizations(client, found.authorizations) });
+    return true;
+  }
+
+  /** newOrder, with the RFC 9773 replaces hint when the CA takes it. */
+  async function sendNewOrder(client: AcmeClient, order: OrderObj): Promise<AcmeOrder> {
+    const request = {
+      identifiers: orderIdentifiers(order),
+      ...(order.spec.duration ? { notAfter: new Date(ctx.clock.now().getTime() + parseDuration(order.spec.duration)) } : {}),
+      ...(order.spec.profile ? { profile: order.spec.profile } : {}),
+    };
+    try {
+      return await acmeAction('authorize_order', () => client.createOrder({ ...request, ...(order.spec.replaces ? { replaces: order.spec.replaces } : {}) }));
+    } catch (e) {
+      if (!(order.spec.replaces && replacesRefused(e))) throw e;
+      // RFC 9773 §5: the certificate was already replaced (another order named it) or the CA
+      // does not know it: the renewal must not fail for that; order without the hint.
+      ctx.recorder.event(order, 'Normal', 'ReplacesDropped', `The ACME server refused "replaces: ${order.spec.replaces}" (${(e as AcmeError).shortType}: ${(e as AcmeError).detail}); ordering without it`);
+      return acmeAction('authorize_order', () => client.createOrder(request));
+    }
+  }
+
+  /** The create step: a new ACME order behind a write-ahead mark, or the one a lost newOrder created. */
+  async function createOrder(client: AcmeClient, order: OrderObj, key: string, lost: boolean, issuerAccountUrl: string | undefined): Promise<void> {
+    if (lost && await recordLostOrder(client, order, key)) return;
+    // Write-ahead: the mark is stored before newOrder is sent, so a restart knows an order may exist.
+    const account = client.accountUrl || issuerAccountUrl;
+    const marked = await annotate(order, { [ANN_CREATING]: rfc3339(ctx.clock.now()), ...(account ? { [ANN_ACCOUNT]: account } : {}) });
+    let created: AcmeOrder;
+    try {
+      created = await sendNewOrder(client, order);
+    } catch (e) {
+      // An error answer or a refused connection: certainly no order at the CA, so the mark goes
+      // (a reset or a timeout after sending leaves it: the order may exist).
+      if (notSent(e)) {
+        const { [ANN_CREATING]: _, ...rest } = marked.metadata.annotations ?? {};
+        await ctx.store.update(Order, { ...marked, metadata: { ...marked.metadata, annotations: rest } }, { fieldManager: MANAGER }).then((o) => written.noteWrite(o));
+      }
+      throw e;
+    }
+    // The URL first, before anything else can happen to this order (fetching authorizations, a kill).
+    // A rate-limit reason from an earlier attempt is over now.
+    const { reason: _over, ...before } = order.status ?? {};
+    const status: OrderStatus = {
+      ...before, url: created.url, finalizeURL: created.finalize, state: stateOf(created.status),
+      authorizations: created.authorizations.map((url) => ({ url })),
+    };
+    const recorded = await writeStatus(marked, status);
+    if (order.spec.profile) ctx.recorder.event(order, 'Normal', 'Profile', `Created ACME order ${created.url} with profile "${order.spec.profile}"${created.profile && created.profile !== order.spec.profile ? ` (the ACME server answered profile "${created.profile}")` : ''}`);
+    const authz = await authorizations(client, created.authorizations);
+    await writeStatus(recorded, { ...status, authorizations: authz });
+  }
+
+  async function fetchMissingAuthorizations(client: AcmeClient, order: OrderObj): Promise<void> {
+    const missing = (order.status?.authorizations ?? []).filter((a) => !a.identifier).map((a) => a.url);
+    const fetched = new Map((await authorizations(client, missing)).map((a) => [a.url, a]));
+    await writeStatus(order, { ...order.status, authorizations: order.status!.authorizations!.map((a) => fetched.get(a.url) ?? a) });
+  }
+
+  async function createChallenges(client: AcmeClient, order: OrderObj, drafts: ChallengeDraft[]): Promise<void> {
+    for (const draft of drafts) {
+      const key = draft.spec.type === 'HTTP-01' ? client.keyAuthorization(draft.spec.token) : client.dns01TxtValue(draft.spec.token);
+      try {
+        await ctx.store.create(Challenge, { ...draft, spec: { ...draft.spec, key } }, { fieldManager: MANAGER });
+      } catch (e) {
+        if (!(e instanceof StoreError && e.reason === 'AlreadyExists')) throw e;
+        continue;
+      }
+      ctx.recorder.event(order, 'Normal', 'Created', `Created Challenge resource "${draft.metadata.name}" for domain "${draft.spec.dnsName}"`);
+    }
+  }
+
+  async function finalize(client: AcmeClient, order: OrderObj, acme: ACMEIssuer): Promise<{ requeueAfterMs: number } | undefined> {
+    const csrPem = decodeBase64(order.spec.request);
+    let finalized: AcmeOrder;
+    try {
+      // Without waiting: a processing order is looked at again by a requeue, not by a sleeping worker.
+      finalized = await acmeAction('create_order_cert', () => client.finalizeOrder(order.status!.finalizeURL!, csrPem, { orderUrl: order.status!.url, wait: false }));
+    } catch (e) {
+      if (!(e instanceof AcmeError && (e.shortType === 'orderNotReady' || e.status === 403))) throw e;
+      // Finalized before (a lost response) or not ready after all: ask once what the order is.
+      const current = await acmeAction('get_order', () => client.getOrder(order.status!.url!));
+      if (current.status !== 'valid' && current.status !== 'processing') {
+        await writeStatus(order, isFailedAcmeStatus(current.status)
+          ? failedStatus(order, current.status === 'expired' ? 'expired' : 'invalid', `Failed to finalize Order: ${e.message}`, ctx.clock.now())
+          : { ...(order.status ?? {}), state: stateOf(current.status) });
+        return undefined;
+      }
+      finalized = current;
+    }
+    return proceed(client, order, acme, finalized);
+  }
+
+  /** Performs a step that talks to the ACME server. */
+  async function act(step: OrderStep, client: AcmeClient, order: OrderObj, key: string, acme: ACMEIssuer, issuerAccountUrl: string | undefined): Promise<{ requeueAfterMs: number } | undefined> {
+    switch (step.kind) {
+      case 'create':
+        await newOrderSlot(() => createOrder(client, order, key, step.lost, issuerAccountUrl));
+        return undefined;
+      case 'fetch-authorizations':
+        await fetchMissingAuthorizations(client, order);
+        return undefined;
+      case 'create-challenges':
+        await createChallenges(client, order, step.challenges);
+        return undefined;
+      case 'finalize':
+        return finalize(client, order, acme);
+      case 'download': {
+        const { order: current, retryAfterMs } = await acmeAction('wait_order', () => client.lookAtOrder(order.status!.url!));
+        return proceed(client, order, acme, current, retryAfterMs);
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /**
+   * What an error of a step the ACME server answered does to the Order: a gone account fails it
+   * for the issuer to register again, a rate limit holds it, a stated problem fails it; anything
+   * else is thrown for the retry backoff.
+   */
+  async function failedStep(e: unknown, step: OrderStep, client: AcmeClient, order: OrderObj, issuer: KubeObject): Promise<{ requeueAfterMs: number } | undefined> {
+    const { namespace, name } = order.metadata;
+    const now = () => ctx.clock.now();
+    const gone = accountGoneProblem(e);
+    if (gone) {
+      await reportAccountGone(ctx, issuer, client.accountUrl, gone);
+      // The cache may not have our own writes of this pass yet.
+      const fresh = (await ctx.store.get<OrderObj>(Order, namespace, name!)) ?? order;
+      const reason = `The ACME account is gone at the server (${gone.reason}); a new Order follows once the issuer has registered again: ${(e as Error).message}`;
+      await fail(fresh, failedStatus(fresh, 'errored', reason, now()), 'account-gone');
+      ctx.recorder.event(order, 'Warning', gone.reason, reason);
+      return undefined;
+    }
+    if (e instanceof AcmeError && e.shortType === 'rateLimited') {
+      // RFC 8555 §6.6: which limit (the problem's detail) and until when, on the Order and in an
+      // Event; the mark keeps every controller pass, and a restart, from asking before then.
+      const waitMs = rateLimitWaitMs(e.retryAfterMs);
+      const until = rfc3339(new Date(now().getTime() + waitMs));
+      const reason = `Rate limited by the ACME server until ${until}: ${e.detail || e.message}`;
+      let fresh = (await ctx.store.get<OrderObj>(Order, namespace, name!)) ?? order;
+      fresh = await annotate(fresh, { [ANN_RATE_LIMITED]: until });
+      await writeStatus(fresh, { ...(fresh.status ?? {}), reason });
+      ctx.recorder.event(order, 'Warning', 'RateLimited', `${reason}; no request for this order is sent before then`);
+      return { requeueAfterMs: waitMs };
+    }
+    if (isUnreachable(e)) {
+      ctx.recorder.event(order, 'Warning', 'ACMEServerUnreachable', `Could not reach the ACME server; retrying with backoff: ${(e as Error).message}`);
+    }
+    if (!isTerminal(e)) throw e;
+    const what = { create: 'Failed to create Order', 'fetch-authorizations': 'Failed to fetch authorization', finalize: 'Failed to finalize Order', download: 'Failed to retrieve Order resource' }[step.kind as string] ?? 'ACME error';
+    let explained = '';
+    if (e.shortType === 'invalidProfile') {
+      // draft-aaron-acme-profiles §4: say what the CA offers, from its (cached) directory.
+      const offered = await client.getDirectory().then((d) => describeProfiles(d.meta?.profiles), () => 'unknown (directory not available)');
+      explained = `; the ACME server does not accept profile "${order.spec.profile ?? ''}" for this order; it offers: ${offered}. Set spec.acme.profile on issuer "${order.spec.issuerRef.name}" to one of them, or remove it`;
+    }
+    // The create step annotated the Order (write-ahead mark) in this pass: the cached object is stale.
+    const fresh = step.kind === 'create' ? (await ctx.store.get<OrderObj>(Order, namespace, name!)) ?? order : order;
+    const status = failedStatus(fresh, 'errored', `${what}: ${e.message}${explained}`, now());
+    await writeStatus(fresh, status);
+    ctx.recorder.event(order, 'Warning', 'Failed', status.reason!);
+    return undefined;
+  }
+
+  /** The steps that need no ACME client: nothing to do, waits, events, failures and deleting Challenges; true when handled. */
+  async function settledWithoutClient(step: OrderStep, order: OrderObj): Promise<{ handled: boolean; result?: { requeueAfterMs: number } }> {
+    switch (step.kind) {
+      case 'none':
+      case 'wait-issuer':
+        return { handled: true };
+      case 'rate-limited':
+        return { handled: true, result: { requeueAfterMs: step.untilMs } };
+      case 'look-later':
+        return { handled: true, result: { requeueAfterMs: step.afterMs } };
+      case 'no-solver':
+        // Waits for an issuer change, which re-queues the Order.
+        record(ctx, order, [step.event]);
+        return { handled: true };
+      case 'fail':
+        await fail(order, step.status, step.cause);
+        record(ctx, order, [step.event]);
+        return { handled: true };
+      case 'delete-challenges':
+        for (const n of step.names) await ctx.store.delete(Challenge, order.metadata.namespace, n).catch((e) => { if (!isNotFound(e)) throw e; });
+        return { handled: true };
+      default:
+        return { handled: false };
+    }
+  }
+
   return {
     name: MANAGER,
     workers: 8,
@@ -182,184 +393,22 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       const owned = challenges.list(namespace).filter((c) => controllerOwnerKey(c, Order) === key);
       const issuerState = issuer?.spec?.acme ? { ready: isTrue(issuer.status?.conditions, 'Ready'), accountUrl: issuer.status?.acme?.uri || undefined } : undefined;
       const step = decideOrder({ order, solvers: issuer?.spec?.acme?.solvers ?? [], challenges: owned, issuer: issuerState }, ctx.clock.now());
-      if (step.kind === 'none' || step.kind === 'wait-issuer') return;
-      if (step.kind === 'rate-limited') return { requeueAfterMs: step.untilMs };
-      if (step.kind === 'look-later') return { requeueAfterMs: step.afterMs };
-      if (step.kind === 'no-solver') {
-        // Waits for an issuer change, which re-queues the Order.
-        record(ctx, order, [step.event]);
-        return;
-      }
-      if (step.kind === 'fail') {
-        await fail(order, step.status, step.cause);
-        record(ctx, order, [step.event]);
-        return;
-      }
-      if (step.kind === 'delete-challenges') {
-        for (const n of step.names) await ctx.store.delete(Challenge, namespace, n).catch((e) => { if (!isNotFound(e)) throw e; });
-        return;
-      }
+      const settled = await settledWithoutClient(step, order);
+      if (settled.handled) return settled.result;
       if (!issuer?.spec?.acme) throw new Error(`issuer "${order.spec.issuerRef.name}" of Order ${key} not found or not an ACME issuer`);
-      const acme = issuer.spec.acme;
       const client = await clientForIssuer(ctx, rt, issuer);
-      const now = () => ctx.clock.now();
       const createdUnder = order.metadata.annotations?.[ANN_ACCOUNT];
       if (step.kind !== 'create' && createdUnder && client.accountUrl && createdUnder !== client.accountUrl) {
         // The issuer cache may lag behind a fresh registration; the client already holds the new account.
         const reason = `The ACME account this order was created under (${createdUnder}) was replaced by ${client.accountUrl}: the ACME server forgot or deactivated it`;
-        await fail(order, failedStatus(order, 'errored', reason, now()), 'account-gone');
+        await fail(order, failedStatus(order, 'errored', reason, ctx.clock.now()), 'account-gone');
         ctx.recorder.event(order, 'Warning', 'AccountChanged', `Order failed: ${reason}`);
         return;
       }
       try {
-        switch (step.kind) {
-          case 'create': {
-            await newOrderSlot(async () => {
-              if (step.lost) {
-                // The CA may list the account's orders (Pebble does; Let's Encrypt does not): the order the
-                // interrupted newOrder created is the one with these identifiers that no Order resource holds.
-                const found = await findLostOrder(client, order).catch((e: unknown) => {
-                  ctx.logger.warn({ order: key, err: (e as Error).message }, 'looking up the lost ACME order in the account\'s orders list failed');
-                  return undefined;
-                });
-                if (found) {
-                  ctx.recorder.event(order, 'Normal', 'OrderFound', `Found the ACME order ${found.url} that newOrder created before certsmith stopped (from the account's orders list); no new order needed`);
-                  const status: OrderStatus = {
-                    ...(order.status ?? {}), url: found.url, finalizeURL: found.finalize, state: stateOf(found.status),
-                    authorizations: found.authorizations.map((url) => ({ url })),
-                  };
-                  const recorded = await writeStatus(order, status);
-                  await writeStatus(recorded, { ...status, authorizations: await authorizations(client, found.authorizations) });
-                  return;
-                }
-                // Pebble 2.4 lists no account orders to find it by, and a real CA's list may lag:
-                // one order at the CA stays unused (it expires on its own); say so instead of guessing.
-                ctx.recorder.event(order, 'Warning', 'OrderLost', `newOrder was being sent at ${order.metadata.annotations?.[ANN_CREATING]} and its answer was never recorded (certsmith stopped or the answer was lost): creating another ACME order; if the first one was created, it stays unused at the ACME server until it expires`);
-              }
-              // Write-ahead: the mark is stored before newOrder is sent, so a restart knows an order may exist.
-              const marked = await annotate(order, { [ANN_CREATING]: rfc3339(now()), ...(client.accountUrl || issuerState?.accountUrl ? { [ANN_ACCOUNT]: (client.accountUrl || issuerState?.accountUrl)! } : {}) });
-              let created: AcmeOrder;
-              try {
-                const request = {
-                  identifiers: orderIdentifiers(order),
-                  ...(order.spec.duration ? { notAfter: new Date(now().getTime() + parseDuration(order.spec.duration)) } : {}),
-                  ...(order.spec.profile ? { profile: order.spec.profile } : {}),
-                };
-                try {
-                  created = await acmeAction('authorize_order', () => client.createOrder({ ...request, ...(order.spec.replaces ? { replaces: order.spec.replaces } : {}) }));
-                } catch (e) {
-                  if (!(order.spec.replaces && replacesRefused(e))) throw e;
-                  // RFC 9773 §5: the certificate was already replaced (another order named it) or the CA
-                  // does not know it: the renewal must not fail for that; order without the hint.
-                  ctx.recorder.event(order, 'Normal', 'ReplacesDropped', `The ACME server refused "replaces: ${order.spec.replaces}" (${(e as AcmeError).shortType}: ${(e as AcmeError).detail}); ordering without it`);
-                  created = await acmeAction('authorize_order', () => client.createOrder(request));
-                }
-              } catch (e) {
-                // An error answer or a refused connection: certainly no order at the CA, so the mark goes
-                // (a reset or a timeout after sending leaves it: the order may exist).
-                if (notSent(e)) {
-                  const { [ANN_CREATING]: _, ...rest } = marked.metadata.annotations ?? {};
-                  await ctx.store.update(Order, { ...marked, metadata: { ...marked.metadata, annotations: rest } }, { fieldManager: MANAGER }).then((o) => written.noteWrite(o));
-                }
-                throw e;
-              }
-              // The URL first, before anything else can happen to this order (fetching authorizations, a kill).
-              // A rate-limit reason from an earlier attempt is over now.
-              const { reason: _over, ...before } = order.status ?? {};
-              const status: OrderStatus = {
-                ...before, url: created.url, finalizeURL: created.finalize, state: stateOf(created.status),
-                authorizations: created.authorizations.map((url) => ({ url })),
-              };
-              const recorded = await writeStatus(marked, status);
-              if (order.spec.profile) ctx.recorder.event(order, 'Normal', 'Profile', `Created ACME order ${created.url} with profile "${order.spec.profile}"${created.profile && created.profile !== order.spec.profile ? ` (the ACME server answered profile "${created.profile}")` : ''}`);
-              const authz = await authorizations(client, created.authorizations);
-              await writeStatus(recorded, { ...status, authorizations: authz });
-            });
-            return;
-          }
-          case 'fetch-authorizations': {
-            const missing = (order.status?.authorizations ?? []).filter((a) => !a.identifier).map((a) => a.url);
-            const fetched = new Map((await authorizations(client, missing)).map((a) => [a.url, a]));
-            await writeStatus(order, { ...order.status, authorizations: order.status!.authorizations!.map((a) => fetched.get(a.url) ?? a) });
-            return;
-          }
-          case 'create-challenges': {
-            for (const draft of step.challenges) {
-              const key = draft.spec.type === 'HTTP-01' ? client.keyAuthorization(draft.spec.token) : client.dns01TxtValue(draft.spec.token);
-              try {
-                await ctx.store.create(Challenge, { ...draft, spec: { ...draft.spec, key } }, { fieldManager: MANAGER });
-              } catch (e) {
-                if (!(e instanceof StoreError && e.reason === 'AlreadyExists')) throw e;
-                continue;
-              }
-              ctx.recorder.event(order, 'Normal', 'Created', `Created Challenge resource "${draft.metadata.name}" for domain "${draft.spec.dnsName}"`);
-            }
-            return;
-          }
-          case 'finalize': {
-            const csrPem = decodeBase64(order.spec.request);
-            let finalized: AcmeOrder;
-            try {
-              // Without waiting: a processing order is looked at again by a requeue, not by a sleeping worker.
-              finalized = await acmeAction('create_order_cert', () => client.finalizeOrder(order.status!.finalizeURL!, csrPem, { orderUrl: order.status!.url, wait: false }));
-            } catch (e) {
-              if (!(e instanceof AcmeError && (e.shortType === 'orderNotReady' || e.status === 403))) throw e;
-              // Finalized before (a lost response) or not ready after all: ask once what the order is.
-              const current = await acmeAction('get_order', () => client.getOrder(order.status!.url!));
-              if (current.status !== 'valid' && current.status !== 'processing') {
-                await writeStatus(order, isFailedAcmeStatus(current.status)
-                  ? failedStatus(order, current.status === 'expired' ? 'expired' : 'invalid', `Failed to finalize Order: ${e.message}`, now())
-                  : { ...(order.status ?? {}), state: stateOf(current.status) });
-                return;
-              }
-              finalized = current;
-            }
-            return await proceed(client, order, acme, finalized);
-          }
-          case 'download': {
-            const { order: current, retryAfterMs } = await acmeAction('wait_order', () => client.lookAtOrder(order.status!.url!));
-            return await proceed(client, order, acme, current, retryAfterMs);
-          }
-        }
+        return await act(step, client, order, key, issuer.spec.acme, issuerState?.accountUrl);
       } catch (e) {
-        const gone = accountGoneProblem(e);
-        if (gone) {
-          await reportAccountGone(ctx, issuer, client.accountUrl, gone);
-          // The cache may not have our own writes of this pass yet.
-          const fresh = (await ctx.store.get<OrderObj>(Order, namespace, name)) ?? order;
-          const reason = `The ACME account is gone at the server (${gone.reason}); a new Order follows once the issuer has registered again: ${(e as Error).message}`;
-          await fail(fresh, failedStatus(fresh, 'errored', reason, now()), 'account-gone');
-          ctx.recorder.event(order, 'Warning', gone.reason, reason);
-          return;
-        }
-        if (e instanceof AcmeError && e.shortType === 'rateLimited') {
-          // RFC 8555 §6.6: which limit (the problem's detail) and until when, on the Order and in an
-          // Event; the mark keeps every controller pass, and a restart, from asking before then.
-          const waitMs = rateLimitWaitMs(e.retryAfterMs);
-          const until = rfc3339(new Date(now().getTime() + waitMs));
-          const reason = `Rate limited by the ACME server until ${until}: ${e.detail || e.message}`;
-          let fresh = (await ctx.store.get<OrderObj>(Order, namespace, name)) ?? order;
-          fresh = await annotate(fresh, { [ANN_RATE_LIMITED]: until });
-          await writeStatus(fresh, { ...(fresh.status ?? {}), reason });
-          ctx.recorder.event(order, 'Warning', 'RateLimited', `${reason}; no request for this order is sent before then`);
-          return { requeueAfterMs: waitMs };
-        }
-        if (isUnreachable(e)) {
-          ctx.recorder.event(order, 'Warning', 'ACMEServerUnreachable', `Could not reach the ACME server; retrying with backoff: ${(e as Error).message}`);
-        }
-        if (!isTerminal(e)) throw e;
-        const what = { create: 'Failed to create Order', 'fetch-authorizations': 'Failed to fetch authorization', finalize: 'Failed to finalize Order', download: 'Failed to retrieve Order resource' }[step.kind as string] ?? 'ACME error';
-        let explained = '';
-        if (e.shortType === 'invalidProfile') {
-          // draft-aaron-acme-profiles §4: say what the CA offers, from its (cached) directory.
-          const offered = await client.getDirectory().then((d) => describeProfiles(d.meta?.profiles), () => 'unknown (directory not available)');
-          explained = `; the ACME server does not accept profile "${order.spec.profile ?? ''}" for this order; it offers: ${offered}. Set spec.acme.profile on issuer "${order.spec.issuerRef.name}" to one of them, or remove it`;
-        }
-        // The create step annotated the Order (write-ahead mark) in this pass: the cached object is stale.
-        const fresh = step.kind === 'create' ? (await ctx.store.get<OrderObj>(Order, namespace, name)) ?? order : order;
-        const status = failedStatus(fresh, 'errored', `${what}: ${e.message}${explained}`, now());
-        await writeStatus(fresh, status);
-        ctx.recorder.event(order, 'Warning', 'Failed', status.reason!);
+        return failedStep(e, step, client, order, issuer);
       }
     },
   };
