@@ -273,3 +273,35 @@ test('informer: cached objects leave out managedFields, which no controller read
   informer.stop();
   await store.close();
 });
+
+test('informer: an index answers values naming one object and many, as objects come, change and go', async () => {
+  const store = openTestStore();
+  const secret = (name: string, app: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'ns', labels: { app } } }) as Secret;
+  const informer = new Informer<Secret>(store, SecretType);
+  informer.addIndex('app', (s) => [s.metadata.labels?.app ?? '']);
+  informer.start();
+  await informer.waitForSync();
+  const names = (app: string) => informer.byIndex('app', app).map((s) => s.metadata.name).sort();
+  const settle = () => new Promise((r) => setTimeout(r, 20));
+  await store.create(SecretType, secret('a', 'one'));
+  await settle();
+  assert.deepEqual(names('one'), ['a']);
+  await store.create(SecretType, secret('b', 'one'));
+  await store.create(SecretType, secret('c', 'one'));
+  await settle();
+  assert.deepEqual(names('one'), ['a', 'b', 'c']);
+  await store.delete(SecretType, 'ns', 'b');
+  await settle();
+  assert.deepEqual(names('one'), ['a', 'c']);
+  const c = (await store.get<Secret>(SecretType, 'ns', 'c'))!;
+  await store.update(SecretType, { ...c, metadata: { ...c.metadata, labels: { app: 'two' } } });
+  await settle();
+  assert.deepEqual(names('one'), ['a']);
+  assert.deepEqual(names('two'), ['c']);
+  await store.delete(SecretType, 'ns', 'a');
+  await settle();
+  assert.deepEqual(names('one'), []);
+  assert.deepEqual(informer.list('ns').map((s) => s.metadata.name), ['c']);
+  informer.stop();
+  await store.close();
+});

@@ -44,26 +44,24 @@ function keyOf(o: KubeObject): string {
 }
 
 /**
- * Long strings recently put in a cache, by content. Each object arrives freshly parsed, so equal
- * strings are separate copies: the CA's PEM in every Secret's ca.crt and every request's
- * status.ca, a leaf in its request's status.certificate and in its Secret's tls.crt, the same
- * condition message on every Certificate (issue 17: memory per Certificate at 100,000).
- * Bounded: a string seen once drops out; only the copies still in use stay alive.
+ * Strings recently put in a cache, by content. Each object arrives freshly parsed (or cloned),
+ * so equal strings are separate copies: the CA's PEM in every Secret's ca.crt and every
+ * request's status.ca, a leaf in its request's status.certificate and in its Secret's tls.crt,
+ * the same condition message, "True", namespace and apiVersion on every Certificate (issue 17:
+ * memory per Certificate at 100,000). Bounded: a string seen once (a uid, a time) drops out;
+ * only the copies still in use stay alive.
  */
-const recentLongStrings = new BoundedCache<string, string>(8192);
-/** condition messages and longer; shorter ones (uids, names, times) are mostly unique */
-const SHARED_STRING_MIN_LENGTH = 40;
+const recentStrings = new BoundedCache<string, string>(16_384);
 
-/** Freezes o and everything in it, replacing each long string by an equal one already cached. */
+/** Freezes o and everything in it, replacing each string by an equal one already cached. */
 function freezeSharingStrings<T>(o: T): T {
   if (!o || typeof o !== 'object' || Object.isFrozen(o)) return o;
   const record = o as Record<string, unknown>;
   for (const k of Object.keys(record)) {
     const v = record[k];
     if (typeof v === 'string') {
-      if (v.length < SHARED_STRING_MIN_LENGTH) continue;
-      const shared = recentLongStrings.get(v);
-      if (shared === undefined) recentLongStrings.set(v, v);
+      const shared = recentStrings.get(v);
+      if (shared === undefined) recentStrings.set(v, v);
       else record[k] = shared;
     } else if (v && typeof v === 'object') {
       freezeSharingStrings(v);
@@ -87,7 +85,11 @@ function olderRevision(a: KubeObject, b: KubeObject): boolean {
 const namespaceIndex = '__namespace';
 const LIST_PAGE_SIZE = 500;
 
-interface Index<T> { fn: IndexFunc<T>; byValue: Map<string, Set<string>> }
+/**
+ * Cache keys by index value. Most values (an owner's uid, a Secret's name) name one object, so
+ * one key is held as the string itself: a Set for each would cost more than the key (issue 17).
+ */
+interface Index<T> { fn: IndexFunc<T>; byValue: Map<string, string | Set<string>> }
 
 /**
  * Cached objects are deep-frozen and shared between every reader: clone before changing
@@ -163,7 +165,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     const index = this.indices.get(indexName);
     if (!index) throw new Error(`informer ${this.type.plural}: no index ${indexName}`);
     const keys = index.byValue.get(value);
-    if (!keys) return [];
+    if (keys === undefined) return [];
+    if (typeof keys === 'string') {
+      const o = this.cache.get(keys);
+      return o ? [o] : [];
+    }
     const out: T[] = [];
     for (const k of keys) {
       const o = this.cache.get(k);
@@ -360,17 +366,24 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private indexAdd(index: Index<T>, key: string, obj: T): void {
     for (const v of index.fn(obj)) {
-      let keys = index.byValue.get(v);
-      if (!keys) index.byValue.set(v, (keys = new Set()));
-      keys.add(key);
+      const keys = index.byValue.get(v);
+      if (keys === undefined) index.byValue.set(v, key);
+      else if (typeof keys !== 'string') keys.add(key);
+      else if (keys !== key) index.byValue.set(v, new Set([keys, key]));
     }
   }
 
   private indexRemove(index: Index<T>, key: string, obj: T): void {
     for (const v of index.fn(obj)) {
       const keys = index.byValue.get(v);
-      keys?.delete(key);
-      if (keys?.size === 0) index.byValue.delete(v);
+      if (keys === undefined) continue;
+      if (typeof keys === 'string') {
+        if (keys === key) index.byValue.delete(v);
+        continue;
+      }
+      keys.delete(key);
+      if (keys.size === 1) index.byValue.set(v, keys.values().next().value as string);
+      else if (keys.size === 0) index.byValue.delete(v);
     }
   }
 

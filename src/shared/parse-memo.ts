@@ -10,7 +10,7 @@ import { parseCertificate, type CertificateInfo } from '../pki/parse.ts';
 import { parseCSR, type CSRInfo } from '../pki/csr.ts';
 
 /** entries per memo: the Certificates a burst of reconciles works on at once, with room to spare */
-export const PARSE_MEMO_LIMIT = 8192;
+export const PARSE_MEMO_LIMIT = 4096;
 
 interface Memo<T> {
   (text: string): { value?: T; error?: string };
