@@ -151,7 +151,101 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     return { next: await setStatus(c, { state, reason }) };
   }
 
-  /** Runs one step; returns the object to continue with, or a result that ends the pass. */
+  /** Cleans up what was presented and removes the finalizer: the Challenge is final or being deleted. */
+  async function cleanUp(c: ChallengeObj): Promise<StepResult> {
+    if (c.status?.presented) {
+      try {
+        await solverFor(ctx, rt, c).cleanUp();
+      } catch (e) {
+        const issuerGone = !lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
+        if (!issuerGone) {
+          ctx.recorder.event(c, 'Warning', 'CleanUpError', `Error cleaning up challenge: ${(e as Error).message}`);
+          await setStatus(c, { reason: `Error cleaning up challenge: ${(e as Error).message}` });
+          throw e;
+        }
+      }
+    }
+    let cur = c;
+    if (!c.metadata.deletionTimestamp) cur = await setStatus(c, { presented: false, processing: false });
+    const finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== FINALIZER && !LEGACY_FINALIZERS.includes(f));
+    if (finalizers.length !== (cur.metadata.finalizers ?? []).length) {
+      await ctx.store.update(Challenge, { ...cur, metadata: { ...cur.metadata, finalizers } }, { fieldManager: MANAGER }).catch((e) => { if (!isNotFound(e)) throw e; });
+    }
+    return { done: undefined };
+  }
+
+  /** The challenge's state at the CA, from the Order's copy of its authorization, else asked once. */
+  async function initialState(c: ChallengeObj): Promise<StepResult> {
+    // The Order copied each authorization's state when it created the order: no need to ask again.
+    const order = orders.get(c.metadata.namespace, controllerOwnerKey(c, Order)?.split('/')[1] ?? '');
+    const known = order?.status?.authorizations?.find((a) => a.url === c.spec.authorizationURL)?.initialState;
+    if (known) return { next: await setStatus(c, { state: known }) };
+    const acme = await client(c);
+    try {
+      const authz = await acmeAction('get_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
+      const ch = authz.challenges.find((x) => x.url === c.spec.url);
+      if (!ch) throw new Error(`authorization ${c.spec.authorizationURL} has no challenge ${c.spec.url}`);
+      return { next: await setStatus(c, { state: stateOf(ch.status), ...(ch.error ? { reason: ch.error.detail ?? ch.error.type } : {}) }) };
+    } catch (e) {
+      const gone = await accountGone(c, acme, e);
+      if (gone) return gone;
+      const state = acmeFailure(e);
+      if (!state) throw e;
+      return { next: await setStatus(c, { state, reason: `Failed to retrieve authorization: ${(e as Error).message}` }) };
+    }
+  }
+
+  async function present(c: ChallengeObj, now: Date): Promise<StepResult> {
+    try {
+      await solverFor(ctx, rt, c).present();
+    } catch (e) {
+      const reason = `Error presenting challenge: ${(e as Error).message}`;
+      ctx.recorder.event(c, 'Warning', 'PresentError', reason);
+      await setStatus(c, { reason });
+      throw e;
+    }
+    ctx.recorder.event(c, 'Normal', 'Presented', `Presented challenge using ${c.spec.type} challenge mechanism`);
+    // With milliseconds: the self-check pace counts from here, and its first waits are 200 ms.
+    return { next: await setStatus(c, { presented: true, presentedAt: preciseTime(now), reason: '' }) };
+  }
+
+  async function selfCheck(c: ChallengeObj, now: Date): Promise<StepResult> {
+    const result = await solverFor(ctx, rt, c).check();
+    if (result.ok) return accept(c);
+    const later = afterFailedSelfCheck(c, now);
+    // The mark first: the status write wakes this Challenge, and the mark says not before then.
+    const marked = await annotate(c, later.annotations);
+    await setStatus(marked, { reason: `Waiting for ${c.spec.type} challenge propagation: ${result.reason}` });
+    return { done: { requeueAfterMs: later.afterMs } };
+  }
+
+  /** One look at the authorization the CA is validating; the next look's time goes into the annotations. */
+  async function poll(c: ChallengeObj, now: Date): Promise<StepResult> {
+    // After a restart the CA may not have looked yet: the token must be there when it does.
+    await restoreSolver(c);
+    const acme = await client(c);
+    const moved = await accountMoved(c, acme);
+    if (moved) return moved;
+    let authz: AcmeAuthorization;
+    let retryAfterMs: number | undefined;
+    try {
+      ({ authorization: authz, retryAfterMs } = await acmeAction('wait_authorization', () => acme.lookAtAuthorization(c.spec.authorizationURL)));
+    } catch (e) {
+      const gone = await accountGone(c, acme, e);
+      if (gone) return gone;
+      const state = acmeFailure(e);
+      if (!state) throw e;
+      return { next: await setStatus(c, { state, reason: `Error accepting authorization: ${(e as Error).message}` }) };
+    }
+    if (authz.status === 'valid') return verified(c);
+    if (authz.status !== 'pending') return authorizationFailed(c, authz, stateOf(authz.status));
+    const later = afterPendingAuthorization(c, now, retryAfterMs);
+    if (later.kind === 'give-up') return { next: await setStatus(c, { state: 'errored', reason: later.reason }) };
+    await annotate(c, later.annotations);
+    return { done: { requeueAfterMs: later.afterMs } };
+  }
+
+  /** Runs the step decideChallenge picks; returns the object to continue with, or a result that ends the pass. */
   async function step(c: ChallengeObj): Promise<StepResult> {
     const now = ctx.clock.now();
     const decision = decideChallenge(c, now);
@@ -160,99 +254,23 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
         return { done: undefined };
       case 'look-later':
         return { done: { requeueAfterMs: decision.afterMs } };
-      case 'cleanup': {
-        if (c.status?.presented) {
-          try {
-            await solverFor(ctx, rt, c).cleanUp();
-          } catch (e) {
-            const issuerGone = !lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
-            if (!issuerGone) {
-              ctx.recorder.event(c, 'Warning', 'CleanUpError', `Error cleaning up challenge: ${(e as Error).message}`);
-              await setStatus(c, { reason: `Error cleaning up challenge: ${(e as Error).message}` });
-              throw e;
-            }
-          }
-        }
-        let cur = c;
-        if (!c.metadata.deletionTimestamp) cur = await setStatus(c, { presented: false, processing: false });
-        const finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== FINALIZER && !LEGACY_FINALIZERS.includes(f));
-        if (finalizers.length !== (cur.metadata.finalizers ?? []).length) {
-          await ctx.store.update(Challenge, { ...cur, metadata: { ...cur.metadata, finalizers } }, { fieldManager: MANAGER }).catch((e) => { if (!isNotFound(e)) throw e; });
-        }
-        return { done: undefined };
-      }
+      case 'cleanup':
+        return cleanUp(c);
       case 'add-finalizer':
         return { next: written.noteWrite(await ctx.store.update<ChallengeObj>(Challenge, { ...c, metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER] } }, { fieldManager: MANAGER })) as ChallengeObj };
-      case 'initial-state': {
-        // The Order copied each authorization's state when it created the order: no need to ask again.
-        const order = orders.get(c.metadata.namespace, controllerOwnerKey(c, Order)?.split('/')[1] ?? '');
-        const known = order?.status?.authorizations?.find((a) => a.url === c.spec.authorizationURL)?.initialState;
-        if (known) return { next: await setStatus(c, { state: known }) };
-        const acme = await client(c);
-        try {
-          const authz = await acmeAction('get_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
-          const ch = authz.challenges.find((x) => x.url === c.spec.url);
-          if (!ch) throw new Error(`authorization ${c.spec.authorizationURL} has no challenge ${c.spec.url}`);
-          return { next: await setStatus(c, { state: stateOf(ch.status), ...(ch.error ? { reason: ch.error.detail ?? ch.error.type } : {}) }) };
-        } catch (e) {
-          const gone = await accountGone(c, acme, e);
-          if (gone) return gone;
-          const state = acmeFailure(e);
-          if (!state) throw e;
-          return { next: await setStatus(c, { state, reason: `Failed to retrieve authorization: ${(e as Error).message}` }) };
-        }
-      }
-      case 'present': {
-        try {
-          await solverFor(ctx, rt, c).present();
-        } catch (e) {
-          const reason = `Error presenting challenge: ${(e as Error).message}`;
-          ctx.recorder.event(c, 'Warning', 'PresentError', reason);
-          await setStatus(c, { reason });
-          throw e;
-        }
-        ctx.recorder.event(c, 'Normal', 'Presented', `Presented challenge using ${c.spec.type} challenge mechanism`);
-        // With milliseconds: the self-check pace counts from here, and its first waits are 200 ms.
-        return { next: await setStatus(c, { presented: true, presentedAt: preciseTime(now), reason: '' }) };
-      }
-      case 'self-check': {
-        const result = await solverFor(ctx, rt, c).check();
-        if (result.ok) return accept(c);
-        const later = afterFailedSelfCheck(c, now);
-        // The mark first: the status write wakes this Challenge, and the mark says not before then.
-        const marked = await annotate(c, later.annotations);
-        await setStatus(marked, { reason: `Waiting for ${c.spec.type} challenge propagation: ${result.reason}` });
-        return { done: { requeueAfterMs: later.afterMs } };
-      }
+      case 'initial-state':
+        return initialState(c);
+      case 'present':
+        return present(c, now);
+      case 'self-check':
+        return selfCheck(c, now);
       case 'wait':
         await setStatus(c, { reason: decision.reason });
         return { done: { requeueAfterMs: Math.min(decision.remainingMs, SELF_CHECK_PACE.maxMs) } };
       case 'accept':
         return accept(c);
-      case 'poll': {
-        // After a restart the CA may not have looked yet: the token must be there when it does.
-        await restoreSolver(c);
-        const acme = await client(c);
-        const moved = await accountMoved(c, acme);
-        if (moved) return moved;
-        let authz: AcmeAuthorization;
-        let retryAfterMs: number | undefined;
-        try {
-          ({ authorization: authz, retryAfterMs } = await acmeAction('wait_authorization', () => acme.lookAtAuthorization(c.spec.authorizationURL)));
-        } catch (e) {
-          const gone = await accountGone(c, acme, e);
-          if (gone) return gone;
-          const state = acmeFailure(e);
-          if (!state) throw e;
-          return { next: await setStatus(c, { state, reason: `Error accepting authorization: ${(e as Error).message}` }) };
-        }
-        if (authz.status === 'valid') return verified(c);
-        if (authz.status !== 'pending') return authorizationFailed(c, authz, stateOf(authz.status));
-        const later = afterPendingAuthorization(c, now, retryAfterMs);
-        if (later.kind === 'give-up') return { next: await setStatus(c, { state: 'errored', reason: later.reason }) };
-        await annotate(c, later.annotations);
-        return { done: { requeueAfterMs: later.afterMs } };
-      }
+      case 'poll':
+        return poll(c, now);
     }
   }
 
