@@ -255,7 +255,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       const page = await this.store.list<T>(this.type, {
         namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, limit: LIST_PAGE_SIZE, continue: cont,
       });
-      for (const item of page.items) items.push(this.prepare(item));
+      // a list's items are this call's own (every Store parses them for it): no copy needed
+      for (const item of page.items) items.push(this.prepare(item, true));
       // the first page's revision is the snapshot every later page belongs to
       resourceVersion ||= page.resourceVersion;
       cont = page.continue || undefined;
@@ -346,11 +347,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  private prepare(obj: T): T {
+  /**
+   * The object as cached: frozen, its strings shared, without managedFields (and trimmed to
+   * metadata unless fullObjectsWhen). Copied first unless `owned`: watch events and observed
+   * writes may be held by others too (the writer that gets its result back).
+   */
+  private prepare(obj: T, owned = false): T {
     const full = !this.opts.fullObjectsWhen || this.opts.fullObjectsWhen(obj);
     const { managedFields: _managedFields, ...metadata } = obj.metadata;
-    if (full) return freezeSharingStrings(structuredClone({ ...obj, metadata }));
-    return freezeSharingStrings(structuredClone({ apiVersion: obj.apiVersion, kind: obj.kind, metadata }) as T);
+    const cached = (full ? { ...obj, metadata } : { apiVersion: obj.apiVersion, kind: obj.kind, metadata }) as T;
+    return freezeSharingStrings(owned ? cached : structuredClone(cached));
   }
 
   private put(key: string, obj: T, old: T | undefined): void {
