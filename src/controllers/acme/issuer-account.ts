@@ -4,6 +4,7 @@
 // account controller's folder.
 import { ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
 import type { KubeObject, Secret } from '../../api/meta.ts';
+import type { IssuerStatus } from '../../api/types.ts';
 import type { AcmeClient } from '../../acme/client.ts';
 import type { ControllerContext } from '../context.ts';
 import { issuerResourceNamespace } from '../../shared/issuer-lookup.ts';
@@ -38,23 +39,41 @@ export async function clientForIssuer(ctx: ControllerContext, rt: AcmeRuntime, i
 }
 
 /**
- * Called by the Order and Challenge controllers when the ACME server says the account is gone:
- * the Issuer becomes Ready=False with the reason, and its own controller registers again.
+ * Writes an ACME issuer's status from its freshest stored copy, as the Order and Challenge
+ * controllers report what they learnt about the issuer's account or server: `statusOf` decides
+ * from that copy (undefined: nothing to change), and a conflict reads again (three tries at most).
+ * Returns the issuer and the status written, or undefined when nothing was.
  */
-export async function reportAccountGone(ctx: ControllerContext, issuer: IssuerObj, failedAccountUrl: string | undefined, problem: { reason: string; message: string }): Promise<void> {
+export async function updateIssuerStatus(
+  ctx: ControllerContext, issuer: IssuerObj, statusOf: (fresh: IssuerObj, now: Date) => IssuerStatus | undefined,
+): Promise<{ issuer: IssuerObj; status: IssuerStatus } | undefined> {
   const type = issuer.kind === 'ClusterIssuer' ? ClusterIssuer : Issuer;
   for (let attempt = 0; attempt < 3; attempt++) {
     const fresh = await ctx.store.get<IssuerObj>(type, issuer.metadata.namespace, issuer.metadata.name!);
-    if (!fresh) return;
-    const status = accountGoneStatus(fresh, failedAccountUrl, problem, ctx.clock.now());
-    if (!status) return;
+    if (!fresh) return undefined;
+    const status = statusOf(fresh, ctx.clock.now());
+    if (!status) return undefined;
     try {
       await ctx.store.updateStatus(type, { ...fresh, status } as KubeObject, { fieldManager: issuer.kind === 'ClusterIssuer' ? 'clusterissuers-acme' : 'issuers-acme' });
     } catch (e) {
       if (isConflict(e)) continue;
       throw e;
     }
-    ctx.recorder.event(fresh, 'Warning', problem.reason, status.conditions!.find((c) => c.type === 'Ready')!.message ?? problem.message);
-    return;
+    return { issuer: fresh, status };
   }
+  return undefined;
+}
+
+/** The Ready condition's message of a status just written, for the Event that says the same. */
+export function readyMessage(status: IssuerStatus): string | undefined {
+  return status.conditions?.find((c) => c.type === 'Ready')?.message;
+}
+
+/**
+ * Called by the Order and Challenge controllers when the ACME server says the account is gone:
+ * the Issuer becomes Ready=False with the reason, and its own controller registers again.
+ */
+export async function reportAccountGone(ctx: ControllerContext, issuer: IssuerObj, failedAccountUrl: string | undefined, problem: { reason: string; message: string }): Promise<void> {
+  const written = await updateIssuerStatus(ctx, issuer, (fresh, now) => accountGoneStatus(fresh, failedAccountUrl, problem, now));
+  if (written) ctx.recorder.event(written.issuer, 'Warning', problem.reason, readyMessage(written.status) ?? problem.message);
 }
