@@ -7,7 +7,7 @@ import { isNotFound } from '../../store/store.ts';
 import { keyFor, splitKey } from '../../runtime/controller.ts';
 import { record, type ControllerContext, type ControllerSpec } from '../context.ts';
 import type { Certificate as CertificateObj } from '../../api/types.ts';
-import { wakeOwners } from '../../shared/watch.ts';
+import { specOrMetadataChanged, wakeOwners } from '../../shared/watch.ts';
 import { decideIngressShim, SHIM_REASON, type IngressObj, type IngressShimOptions, type ShimDecision } from './shim.ts';
 import { decideGatewayShim, type GatewayObj } from './gateway.ts';
 
@@ -34,8 +34,9 @@ function shimController<O extends KubeObject>(ctx: ControllerContext, shim: {
     watch(enqueue) {
       owners.onAdd((o) => enqueue(keyFor(o)));
       owners.onUpdate((_, o) => enqueue(keyFor(o)));
-      // A Certificate it controls changed or went away: put it back as the owner says.
-      wakeOwners(certificates, shim.ownerType, enqueue);
+      // A Certificate it controls changed or went away: put it back as the owner says. Its status
+      // (written several times per issuance) is nothing the shim compares.
+      wakeOwners(certificates, shim.ownerType, enqueue, specOrMetadataChanged);
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);

@@ -44,7 +44,8 @@ export function certificateCaches(ctx: ControllerContext): CertificateCaches {
 export function watchCertificateGraph(c: CertificateCaches, enqueue: (key: string) => void, wakes: CertificateWakes = wakeOnEverything): void {
   const certKey = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
   c.certificates.onAdd((crt) => { if (wakes.added(crt, c.secrets.get(crt.metadata.namespace, crt.spec?.secretName))) certKey(crt); });
-  c.certificates.onUpdate((old, crt) => { if (wakes.changed(old, crt)) certKey(crt); });
+  // the same object twice is an informer resync: the periodic second look it exists for
+  c.certificates.onUpdate((old, crt) => { if (old === crt || wakes.changed(old, crt)) certKey(crt); });
   c.certificates.onDelete(certKey);
   /** Calls fn with the cached controlling Certificate of old and next, or wakes its key when it is not cached. */
   const byOwner = <T extends KubeObject>(old: T | undefined, next: T | undefined, fn: (crt: CertificateObj) => boolean) => {
@@ -61,15 +62,16 @@ export function watchCertificateGraph(c: CertificateCaches, enqueue: (key: strin
   };
   const onSecret = (old: Secret | undefined, next: Secret | undefined) => {
     const s = (next ?? old)!;
-    for (const crt of c.certificates.byIndex(BY_SECRET, `${s.metadata.namespace}/${s.metadata.name}`)) if (wakes.targetSecret(crt, old, next)) certKey(crt);
+    const resync = old === next;
+    for (const crt of c.certificates.byIndex(BY_SECRET, `${s.metadata.namespace}/${s.metadata.name}`)) if (resync || wakes.targetSecret(crt, old, next)) certKey(crt);
     const nextKey = old?.metadata.labels?.[LABEL.nextPrivateKey] === 'true' || next?.metadata.labels?.[LABEL.nextPrivateKey] === 'true';
     // the target Secret was handled by name above; any other owned Secret wakes as before
-    byOwner(old, next, (crt) => nextKey ? wakes.nextKeySecret(crt, old, next) : s.metadata.name !== crt.spec.secretName);
+    byOwner(old, next, (crt) => nextKey ? resync || wakes.nextKeySecret(crt, old, next) : s.metadata.name !== crt.spec.secretName);
   };
   c.secrets.onAdd((s) => onSecret(undefined, s));
   c.secrets.onUpdate(onSecret);
   c.secrets.onDelete((s) => onSecret(s, undefined));
-  const onRequest = (old: CertificateRequestObj | undefined, next: CertificateRequestObj | undefined) => byOwner(old, next, (crt) => wakes.request(crt, old, next));
+  const onRequest = (old: CertificateRequestObj | undefined, next: CertificateRequestObj | undefined) => byOwner(old, next, (crt) => old === next || wakes.request(crt, old, next));
   c.requests.onAdd((r) => onRequest(undefined, r));
   c.requests.onUpdate(onRequest);
   c.requests.onDelete((r) => onRequest(r, undefined));
