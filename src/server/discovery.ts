@@ -1,6 +1,12 @@
 // Discovery documents (/api, /apis, /api/v1, /apis/<group>/<version>), built from the one
 // resource registry. Plain (non-aggregated) JSON: kubectl falls back to it by itself.
-import { resourceTypes, type ResourceType } from '../api/resources.ts';
+// Groups served by APIService backends (aggregation.ts) are listed in /apis and /apis/<group>
+// as kube-aggregator lists them: by groupPriorityMinimum, then name; the versions of a group by
+// versionPriority, the first preferred. /apis/<group>/<version> of such a group is the backend's
+// own resource list, proxied.
+import { APIServiceType, resourceTypes, type ResourceType } from '../api/resources.ts';
+import type { KubeObject } from '../api/meta.ts';
+import type { Store } from '../store/store.ts';
 import { authorizationGroup, authorizationResources, authorizationVersion } from './authorization.ts';
 
 const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -14,7 +20,31 @@ export function apiVersions(serverAddress: string) {
   return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
 }
 
-function groupVersions() {
+/** A group/version an APIService hands to a backend Service (one with spec.service; the others are the server's own). */
+export interface AggregatedGroupVersion {
+  group: string;
+  version: string;
+  groupPriorityMinimum: number;
+  versionPriority: number;
+}
+
+interface APIServiceSpec {
+  group?: string;
+  version?: string;
+  groupPriorityMinimum?: number;
+  versionPriority?: number;
+  service?: unknown;
+}
+
+export async function aggregatedGroupVersions(store: Store): Promise<AggregatedGroupVersion[]> {
+  const list = await store.list<KubeObject & { spec?: APIServiceSpec }>(APIServiceType, {});
+  return list.items
+    .filter((a) => a.spec?.service && a.spec.group && a.spec.version)
+    .map((a) => ({ group: a.spec!.group!, version: a.spec!.version!, groupPriorityMinimum: a.spec!.groupPriorityMinimum ?? 0, versionPriority: a.spec!.versionPriority ?? 0 }))
+    .sort((a, b) => b.groupPriorityMinimum - a.groupPriorityMinimum || a.group.localeCompare(b.group) || b.versionPriority - a.versionPriority || a.version.localeCompare(b.version));
+}
+
+function groupVersions(aggregated: AggregatedGroupVersion[] = []) {
   const groups = new Map<string, Set<string>>();
   for (const t of resourceTypes) {
     if (!t.group) continue;
@@ -23,21 +53,28 @@ function groupVersions() {
   }
   // not stored, so not in the registry: reviews are answered, never kept
   groups.set(authorizationGroup, new Set([authorizationVersion]));
+  // a group this server serves itself is never handed over, whatever an APIService says
+  const own = new Set(groups.keys());
+  for (const a of aggregated) {
+    if (own.has(a.group)) continue;
+    if (!groups.has(a.group)) groups.set(a.group, new Set());
+    groups.get(a.group)!.add(a.version);
+  }
   return groups;
 }
 
-export function apiGroup(name: string) {
-  const versions = [...(groupVersions().get(name) ?? [])];
+export function apiGroup(name: string, aggregated: AggregatedGroupVersion[] = []) {
+  const versions = [...(groupVersions(aggregated).get(name) ?? [])];
   if (!versions.length) return undefined;
   const vs = versions.map((version) => ({ groupVersion: `${name}/${version}`, version }));
   return { kind: 'APIGroup', apiVersion: 'v1', name, versions: vs, preferredVersion: vs[0] };
 }
 
-export function apiGroupList() {
+export function apiGroupList(aggregated: AggregatedGroupVersion[] = []) {
   return {
     kind: 'APIGroupList', apiVersion: 'v1',
-    groups: [...groupVersions().keys()].map((g) => {
-      const { kind: _k, apiVersion: _a, ...group } = apiGroup(g)!;
+    groups: [...groupVersions(aggregated).keys()].map((g) => {
+      const { kind: _k, apiVersion: _a, ...group } = apiGroup(g, aggregated)!;
       return group;
     }),
   };

@@ -176,4 +176,33 @@ describe('the embedded server proxies an APIService group, as kube-aggregator do
     const unregistered = await kubectl(['get', '--raw', '/apis/nobody.example.test/v1alpha1']);
     assert.match(unregistered.stderr, /NotFound|could not find the requested resource/);
   });
+
+  test('the APIService groups are in /apis discovery: kubectl api-versions lists them, /apis/<group> is their APIGroup', async () => {
+    // /apis lists every APIService group, a backend that is down too (as kube-aggregator does)
+    const apis = await kubectl(['get', '--raw', '/apis']);
+    assert.equal(apis.code, 0, apis.stderr);
+    const groups = (JSON.parse(apis.stdout) as { groups: { name: string; preferredVersion: { groupVersion: string } }[] }).groups;
+    assert.equal(groups.find((g) => g.name === GROUP)?.preferredVersion.groupVersion, `${GROUP}/v1alpha1`);
+    assert.ok(groups.some((g) => g.name === 'gone.example.test'));
+    assert.ok(groups.some((g) => g.name === 'cert-manager.io'));
+    // kubectl, as against kube-apiserver, fails on a group whose backend is down: remove it first
+    const removed = await kubectl(['delete', 'apiservice', 'v1alpha1.gone.example.test']);
+    assert.equal(removed.code, 0, removed.stderr);
+    const versions = await kubectl(['api-versions']);
+    assert.equal(versions.code, 0, versions.stderr);
+    const listed = versions.stdout.trim().split('\n');
+    assert.ok(listed.includes(`${GROUP}/v1alpha1`), versions.stdout);
+    assert.ok(!listed.includes('gone.example.test/v1alpha1'), versions.stdout);
+    assert.ok(listed.includes('cert-manager.io/v1') && listed.includes('v1'), versions.stdout);
+    const group = await kubectl(['get', '--raw', `/apis/${GROUP}`]);
+    assert.equal(group.code, 0, group.stderr);
+    assert.deepEqual(JSON.parse(group.stdout), {
+      kind: 'APIGroup', apiVersion: 'v1', name: GROUP,
+      versions: [{ groupVersion: `${GROUP}/v1alpha1`, version: 'v1alpha1' }], preferredVersion: { groupVersion: `${GROUP}/v1alpha1`, version: 'v1alpha1' },
+    });
+    // the group's resources, as kubectl api-resources reads them: the backend's own list, proxied
+    const resources = await kubectl(['api-resources', `--api-group=${GROUP}`, '-o', 'name']);
+    assert.equal(resources.code, 0, resources.stderr);
+    assert.match(resources.stdout, new RegExp(`^${SOLVER}\\.${GROUP.replace(/\./g, '\\.')}$`, 'm'), resources.stdout + resources.stderr);
+  });
 });

@@ -44,10 +44,12 @@ export async function startWebhookSolver(o: { dns: TXTPublisher; group: string; 
       res.writeHead(code, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (req.method === 'GET' && req.url === base) {
+    // the query (kubectl's ?timeout=32s) is no part of the route, as for any Kubernetes API server
+    const path = new URL(req.url ?? '/', 'https://solver').pathname;
+    if (req.method === 'GET' && path === base) {
       return send(200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${o.group}/v1alpha1`, resources: [{ name: o.solverName, singularName: o.solverName, namespaced: false, kind: 'ChallengePayload', verbs: ['create'] }] });
     }
-    if (req.method !== 'POST' || req.url !== `${base}/${o.solverName}`) return send(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound', message: `${req.method} ${req.url} not found` });
+    if (req.method !== 'POST' || path !== `${base}/${o.solverName}`) return send(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound', message: `${req.method} ${req.url} not found` });
     let text = '';
     for await (const chunk of req) text += chunk;
     let payload: { apiVersion?: string; kind?: string; request?: Record<string, unknown> };

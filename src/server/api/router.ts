@@ -1,7 +1,7 @@
 // One request's way through the API server: the path to a handler (health, discovery,
 // OpenAPI, reviews, aggregated APIs, or a resource's verb), with the errors turned into Statuses.
 import type http from 'node:http';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from '../discovery.ts';
+import { aggregatedGroupVersions, apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from '../discovery.ts';
 import { authorizationGroup, authorizationVersion } from '../authorization.ts';
 import type { ApiContext, ResourceCall } from './context.ts';
 import { deleteCollection, deleteObject } from './handlers/delete.ts';
@@ -69,7 +69,8 @@ async function serveApiPath(ctx: ApiContext, segs: string[], url: URL, req: http
   if (segs[0] === 'api' && segs.length >= 2) [group, version, rest] = ['', segs[1], segs.slice(2)];
   else if (segs[0] === 'apis' && segs.length >= 3) [group, version, rest] = [segs[1], segs[2], segs.slice(3)];
   else if (segs[0] === 'apis' && segs.length === 2 && readOnly) {
-    const g = apiGroup(segs[1]);
+    // an APIService's group too, as kube-aggregator serves it
+    const g = apiGroup(segs[1], await aggregatedGroupVersions(ctx.store));
     return g ? sendJSON(res, 200, g) : notFoundPath(res, path);
   } else return notFoundPath(res, path);
 
@@ -107,7 +108,7 @@ export async function handleRequest(ctx: ApiContext, req: http.IncomingMessage, 
   const readOnly = isRead(req);
   if (path === '/version' && readOnly) return sendJSON(res, 200, serverVersion);
   if (path === '/api' && readOnly) return sendJSON(res, 200, apiVersions(ctx.serverAddress));
-  if (path === '/apis' && readOnly) return sendJSON(res, 200, apiGroupList());
+  if (path === '/apis' && readOnly) return sendJSON(res, 200, apiGroupList(await aggregatedGroupVersions(ctx.store)));
   if (segs[0] === 'openapi') return serveOpenAPI(segs, req, res);
   return serveApiPath(ctx, segs, url, req, res, path);
 }
