@@ -1,7 +1,8 @@
 // DNS-01 through Azure DNS: certsmith's fetch client against a loopback server that follows the
 // Microsoft identity platform's token endpoint, IMDS and the Azure DNS ARM API
 // (test/rig/azuredns-api.ts), which publishes TXT record sets into pebble-challtestsrv, through
-// which Pebble validates for real.
+// which Pebble validates for real. Public zones (dnsZones) and, with zoneType AzurePrivateZone,
+// Azure Private DNS zones (privateDnsZones).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -37,7 +38,7 @@ describe('DNS-01 through Azure DNS', () => {
   before(async () => {
     cts = await startChallTestSrv();
     pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() });
-    az = await startAzureDNSAPI({ ...SP, subscriptionID: SUB, resourceGroupName: RG, zones: ['example.test', 'other.test'], challtestsrv: cts });
+    az = await startAzureDNSAPI({ ...SP, subscriptionID: SUB, resourceGroupName: RG, zones: ['example.test', 'other.test', 'internal.test'], privateZones: ['internal.test'], challtestsrv: cts });
     lc = await startLifecycle({
       clock: realClock,
       options: { dns01RecursiveNameservers: [cts.dnsServer], dns01RecursiveNameserversOnly: true, dns01ProviderAPIs: { azureAuthority: az.url, azureARM: az.url, azureIMDS: az.url } },
@@ -50,6 +51,8 @@ describe('DNS-01 through Azure DNS', () => {
       { selector: { dnsZones: ['other.test'] }, dns01: { azureDNS: { subscriptionID: SUB, resourceGroupName: RG, hostedZoneName: 'other.test', managedIdentity: { clientID: 'mi-client' } } } },
       // the API accepts these records but they never reach DNS: Pebble's validation fails
       { selector: { dnsZones: ['unpublished.example.test'] }, dns01: { azureDNS: sp() }, waitInsteadOfSelfCheck: '0s' },
+      // a public and a private zone of the same name: only the private one may be touched
+      { selector: { dnsZones: ['internal.test'] }, dns01: { azureDNS: sp({ hostedZoneName: 'internal.test', zoneType: 'AzurePrivateZone' }) } },
     ]));
     await waitFor('issuer Ready', async () => ready(await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble')));
   });
@@ -91,6 +94,33 @@ describe('DNS-01 through Azure DNS', () => {
     assert.ok(mine.find((r) => r.method === 'DELETE')?.ifMatch, 'deleted only if unchanged');
   });
 
+  test('zoneType AzurePrivateZone: the value is added to and removed from the private zone record set (api 2018-09-01, ttl/txtRecords); the public zone of the same name is never touched', async () => {
+    const name = `p-${uniq()}.internal.test`;
+    const rel = `_acme-challenge.${name.replace('.internal.test', '')}`;
+    az.privateZones.get('internal.test')!.set(rel, { etag: 'etag-private', TTL: 120, values: ['private-other-value'] });
+    await cts.setTXT(`_acme-challenge.${name}`, 'private-other-value');
+    const before = az.requests.length;
+    await lc.apply(acmeCertificate('az-private', [name]));
+    await waitForReadyCertificate(lc, 'az-private');
+    await waitFor('challenge value removed', async () => az.privateZones.get('internal.test')!.get(rel)?.values.length === 1, async () => az.privateZones.get('internal.test')!.get(rel));
+    const set = az.privateZones.get('internal.test')!.get(rel)!;
+    assert.deepEqual([set.TTL, set.values], [120, ['private-other-value']], 'the TTL read is kept and the other value stays');
+    const mine = az.requests.slice(before).filter((r) => r.path.includes(rel));
+    const privatePath = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/privateDnsZones/internal.test/TXT/${rel}?api-version=2018-09-01`;
+    assert.ok(mine.length > 0 && mine.every((r) => r.path === privatePath && r.authorized), JSON.stringify(mine));
+    const puts = mine.filter((r) => r.method === 'PUT');
+    assert.equal(puts.length, 2, JSON.stringify(puts));
+    // presented: exactly one value added, a key authorization digest (base64url SHA-256); cleaned: exactly that one removed
+    assert.equal(puts[0].ifMatch, 'etag-private');
+    assert.equal(puts[0].txt?.length, 2);
+    assert.equal(puts[0].txt?.[0], 'private-other-value');
+    assert.match(puts[0].txt![1], /^[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual(puts[1].txt, ['private-other-value']);
+    assert.ok(!mine.some((r) => r.method === 'DELETE'), 'the set with another value is never deleted');
+    assert.ok(!az.requests.slice(before).some((r) => r.path.includes('/dnsZones/internal.test')), 'no public zone request');
+    assert.equal(az.zones.get('internal.test')!.size, 0, 'the public zone holds nothing');
+  });
+
   test('validation fails: the record set created is deleted after the failure too', async () => {
     const name = `u-${uniq()}.unpublished.example.test`;
     const rel = `_acme-challenge.${name.replace('.example.test', '')}`;
@@ -110,6 +140,7 @@ describe('DNS-01 through Azure DNS', () => {
     await lc.apply(issuer('az-wrong', [{ dns01: { azureDNS: sp({ clientSecretSecretRef: { name: 'azuredns', key: 'wrong' } }) } }]));
     await lc.apply(issuer('az-tenant', [{ dns01: { azureDNS: sp({ tenantID: 'no-such-tenant' }) } }]));
     await lc.apply(issuer('az-zone', [{ dns01: { azureDNS: sp({ hostedZoneName: 'nope.test' }) } }]));
+    await lc.apply(issuer('az-private-missing', [{ dns01: { azureDNS: sp({ zoneType: 'AzurePrivateZone' }) } }]));
     await lc.apply(issuer('az-sub', [{ dns01: { azureDNS: sp({ subscriptionID: crypto.randomUUID() }) } }]));
     // environment is an enum in cert-manager's CRD: a bad one is refused at admission, as kube-apiserver refuses it
     await assert.rejects(lc.apply(issuer('az-env', [{ dns01: { azureDNS: sp({ environment: 'AzureMoonCloud' }) } }])),
@@ -120,6 +151,8 @@ describe('DNS-01 through Azure DNS', () => {
     assert.ok(!m.includes('not-the-secret') && !m.includes('Trace ID'), m);
     await waitForInvalidSolverConfig(lc, 'az-tenant', /AADSTS90002: Tenant 'no-such-tenant' not found/);
     await waitForInvalidSolverConfig(lc, 'az-zone', /zone "nope\.test" not found in resource group "dns-rg"/);
+    // example.test is a public zone only: a private zoneType looks for a private zone and never falls back
+    await waitForInvalidSolverConfig(lc, 'az-private-missing', /private zone "example\.test" not found in resource group "dns-rg"/);
     await waitForInvalidSolverConfig(lc, 'az-sub', /HTTP 403: AuthorizationFailed/);
     await waitForInvalidSolverConfig(lc, 'az-ns', /an Issuer needs clientID, clientSecretSecretRef and tenantID; managed identity is used for ClusterIssuers only/, Issuer, 'default');
   });

@@ -9,8 +9,16 @@
 //   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/create-or-update?view=rest-dns-2018-05-01         PUT  ... (If-Match / If-None-Match)
 //   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/delete?view=rest-dns-2018-05-01                   DELETE ... (If-Match)
 //   https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling     429 with Retry-After
+// Azure Private DNS (Microsoft.Network/privateDnsZones, api-version 2018-09-01), the same operations
+// with the private zone's own paths, API version and camelCase record set properties (ttl, txtRecords):
+//   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/private-zones/get?view=rest-dns-privatedns-2018-09-01     GET  /subscriptions/{s}/resourceGroups/{rg}/providers/Microsoft.Network/privateDnsZones/{privateZoneName}
+//   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/get?view=rest-dns-privatedns-2018-09-01      GET  .../privateDnsZones/{zone}/TXT/{relativeRecordSetName}
+//   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/create-or-update?view=rest-dns-privatedns-2018-09-01   PUT (If-Match / If-None-Match)
+//   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/delete?view=rest-dns-privatedns-2018-09-01   DELETE (If-Match)
 // ARM errors are {error: {code, message}}. The API takes only bearer tokens this server issued for
-// the ARM resource. TXT values are written through to pebble-challtestsrv.
+// the ARM resource. TXT values are written through to pebble-challtestsrv, private zones' too (a
+// real private zone answers only inside its linked virtual networks; here Pebble stands in for a
+// client inside one).
 import http from 'node:http';
 import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -27,8 +35,10 @@ export interface AzureDNSAPI {
   url: string;
   /** zone name → relative record set name → TXT record set */
   zones: Map<string, Map<string, AzureRecordSet>>;
+  /** the same for the Private DNS zones */
+  privateZones: Map<string, Map<string, AzureRecordSet>>;
   /** every ARM request: method, path with query, If-Match/If-None-Match, and whether its token was one this server issued */
-  requests: { method: string; path: string; ifMatch?: string; ifNoneMatch?: string; authorized: boolean }[];
+  requests: { method: string; path: string; ifMatch?: string; ifNoneMatch?: string; authorized: boolean; txt?: string[] }[];
   /** the token requests: which grant and which client */
   tokens: { via: 'client_credentials' | 'imds'; client?: string }[];
   /** the next n ARM requests are answered 429 with Retry-After: seconds */
@@ -47,10 +57,13 @@ export async function startAzureDNSAPI(opts: {
   subscriptionID: string;
   resourceGroupName: string;
   zones: string[];
+  /** Azure Private DNS zones (privateDnsZones), separate from the public ones even when a name is in both */
+  privateZones?: string[];
   challtestsrv: ChallTestSrv;
 }): Promise<AzureDNSAPI> {
   const issued = new Set<string>();
   const zones = new Map(opts.zones.map((z) => [z, new Map<string, AzureRecordSet>()]));
+  const privateZones = new Map((opts.privateZones ?? []).map((z) => [z, new Map<string, AzureRecordSet>()]));
   const requests: AzureDNSAPI['requests'] = [];
   const tokens: AzureDNSAPI['tokens'] = [];
   let throttled = 0;
@@ -70,17 +83,23 @@ export async function startAzureDNSAPI(opts: {
     return { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: t, ...extra };
   };
   const fqdnOf = (zone: string, rel: string) => (rel === '@' ? zone : `${rel}.${zone}`);
-  const sync = async (zone: string, rel: string) => {
+  const sync = async (all: Map<string, Map<string, AzureRecordSet>>, zone: string, rel: string) => {
     const host = fqdnOf(zone, rel);
     if (unpublished.has(host)) return;
     await opts.challtestsrv.clearTXT(host);
-    for (const v of zones.get(zone)!.get(rel)?.values ?? []) await opts.challtestsrv.setTXT(host, v);
+    for (const v of all.get(zone)!.get(rel)?.values ?? []) await opts.challtestsrv.setTXT(host, v);
   };
-  const recordSetBody = (s: string, rg: string, zone: string, rel: string, r: AzureRecordSet) => ({
-    id: `/subscriptions/${s}/resourceGroups/${rg}/providers/Microsoft.Network/dnszones/${zone}/TXT/${rel}`,
-    name: rel, type: 'Microsoft.Network/dnszones/TXT', etag: r.etag,
-    properties: { TTL: r.TTL, fqdn: `${fqdnOf(zone, rel)}.`, provisioningState: 'Succeeded', TXTRecords: r.values.map((v) => ({ value: [v] })) },
-  });
+  const recordSetBody = (priv: boolean, s: string, rg: string, zone: string, rel: string, r: AzureRecordSet) => priv
+    ? {
+      id: `/subscriptions/${s}/resourceGroups/${rg}/providers/Microsoft.Network/privateDnsZones/${zone}/TXT/${rel}`,
+      name: rel, type: 'Microsoft.Network/privateDnsZones/TXT', etag: r.etag,
+      properties: { ttl: r.TTL, fqdn: `${fqdnOf(zone, rel)}.`, isAutoRegistered: false, txtRecords: r.values.map((v) => ({ value: [v] })) },
+    }
+    : {
+      id: `/subscriptions/${s}/resourceGroups/${rg}/providers/Microsoft.Network/dnszones/${zone}/TXT/${rel}`,
+      name: rel, type: 'Microsoft.Network/dnszones/TXT', etag: r.etag,
+      properties: { TTL: r.TTL, fqdn: `${fqdnOf(zone, rel)}.`, provisioningState: 'Succeeded', TXTRecords: r.values.map((v) => ({ value: [v] })) },
+    };
 
   const server = http.createServer((req, res) => {
     let body = '';
@@ -115,24 +134,29 @@ export async function startAzureDNSAPI(opts: {
 
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const authorized = bearer !== undefined && issued.has(bearer);
-    requests.push({ method: req.method ?? '', path: `${url.pathname}${url.search}`, ifMatch: req.headers['if-match'] as string | undefined, ifNoneMatch: req.headers['if-none-match'] as string | undefined, authorized });
+    const entry: AzureDNSAPI['requests'][number] = { method: req.method ?? '', path: `${url.pathname}${url.search}`, ifMatch: req.headers['if-match'] as string | undefined, ifNoneMatch: req.headers['if-none-match'] as string | undefined, authorized };
+    requests.push(entry);
     if (throttled > 0) {
       throttled--;
       return armError(res, 429, 'TooManyRequests', 'The request is being throttled as the limit has been reached for operation type - Write_ObservationWindow_00:05:00.', { 'retry-after': String(throttleSeconds) });
     }
     if (!bearer) return armError(res, 401, 'AuthenticationFailed', "Authentication failed. The 'Authorization' header is missing.");
     if (!authorized) return armError(res, 401, 'InvalidAuthenticationToken', 'The access token is invalid.');
-    if (url.searchParams.get('api-version') !== '2018-05-01') return armError(res, 400, 'InvalidApiVersionParameter', `The api-version '${url.searchParams.get('api-version')}' is invalid.`);
-    const m = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Network\/dnsZones\/([^/]+)(?:\/TXT\/([^/]+))?$/i.exec(url.pathname);
+    const m = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Network\/(dnsZones|privateDnsZones)\/([^/]+)(?:\/TXT\/([^/]+))?$/i.exec(url.pathname);
     if (!m) return armError(res, 404, 'NotFound', 'The requested resource was not found.');
-    const [, s, rg, zone, relRaw] = m.map((x) => (x === undefined ? undefined : decodeURIComponent(x)));
-    if (s !== opts.subscriptionID) return armError(res, 403, 'AuthorizationFailed', `The client does not have authorization to perform action 'Microsoft.Network/dnsZones/read' over scope '/subscriptions/${s}' or the scope is invalid.`);
+    const [, s, rg, provider, zone, relRaw] = m.map((x) => (x === undefined ? undefined : decodeURIComponent(x)));
+    const priv = provider!.toLowerCase() === 'privatednszones';
+    const apiVersion = priv ? '2018-09-01' : '2018-05-01';
+    if (url.searchParams.get('api-version') !== apiVersion) return armError(res, 400, 'InvalidApiVersionParameter', `The api-version '${url.searchParams.get('api-version')}' is invalid.`);
+    const typeName = priv ? 'Microsoft.Network/privateDnsZones' : 'Microsoft.Network/dnszones';
+    if (s !== opts.subscriptionID) return armError(res, 403, 'AuthorizationFailed', `The client does not have authorization to perform action '${priv ? 'Microsoft.Network/privateDnsZones/read' : 'Microsoft.Network/dnsZones/read'}' over scope '/subscriptions/${s}' or the scope is invalid.`);
     if (rg !== opts.resourceGroupName) return armError(res, 404, 'ResourceGroupNotFound', `Resource group '${rg}' could not be found.`);
-    const sets = zones.get(zone!);
+    const all = priv ? privateZones : zones;
+    const sets = all.get(zone!);
     if (!relRaw) {
       if (req.method !== 'GET') return armError(res, 405, 'MethodNotAllowed', 'Method not allowed');
-      if (!sets) return armError(res, 404, 'ResourceNotFound', `The Resource 'Microsoft.Network/dnszones/${zone}' under resource group '${rg}' was not found.`);
-      return json(res, 200, { id: `/subscriptions/${s}/resourceGroups/${rg}/providers/Microsoft.Network/dnszones/${zone}`, name: zone, type: 'Microsoft.Network/dnszones', location: 'global', properties: { numberOfRecordSets: sets.size } });
+      if (!sets) return armError(res, 404, 'ResourceNotFound', `The Resource '${typeName}/${zone}' under resource group '${rg}' was not found.`);
+      return json(res, 200, { id: `/subscriptions/${s}/resourceGroups/${rg}/providers/${typeName}/${zone}`, name: zone, type: typeName, location: 'global', properties: priv ? { numberOfRecordSets: sets.size, provisioningState: 'Succeeded' } : { numberOfRecordSets: sets.size } });
     }
     if (!sets) return armError(res, 404, 'ParentResourceNotFound', `Can not perform requested operation on nested resource. Parent resource '${zone}' not found.`);
     const rel = relRaw.toLowerCase();
@@ -142,28 +166,31 @@ export async function startAzureDNSAPI(opts: {
     const precondition = () => (ifMatch !== undefined && (!cur || (ifMatch !== '*' && ifMatch !== cur.etag))) || (ifNoneMatch === '*' && cur);
     if (req.method === 'GET') {
       if (!cur) return armError(res, 404, 'NotFound', `The resource record '${rel}' does not exist in resource group '${rg}' of subscription '${s}'.`);
-      return json(res, 200, recordSetBody(s!, rg!, zone!, rel, cur));
+      return json(res, 200, recordSetBody(priv, s!, rg!, zone!, rel, cur));
     }
     if (req.method === 'PUT') {
       if (precondition()) return armError(res, 412, 'PreconditionFailed', 'The condition specified using HTTP conditional header(s) is not met.');
-      let b: { properties?: { TTL?: number; TXTRecords?: { value?: string[] }[] } };
+      let b: { properties?: { TTL?: number; TXTRecords?: { value?: string[] }[]; ttl?: number; txtRecords?: { value?: string[] }[] } };
       try {
         b = JSON.parse(body);
       } catch {
         return armError(res, 400, 'InvalidRequestFormat', 'Cannot parse the request.');
       }
-      const recs = b.properties?.TXTRecords;
-      if (!Array.isArray(recs) || recs.some((r) => !Array.isArray(r.value) || r.value.some((v) => typeof v !== 'string' || v.length > 255))) return armError(res, 400, 'BadRequest', 'TXTRecords must be a list of {value: [string ≤ 255]}.');
-      const next = { etag: crypto.randomUUID(), TTL: b.properties?.TTL ?? 3600, values: recs.map((r) => r.value!.join('')) };
+      // each API spells the properties its own way; the other spelling is not read
+      const recs = priv ? b.properties?.txtRecords : b.properties?.TXTRecords;
+      const recsName = priv ? 'txtRecords' : 'TXTRecords';
+      if (!Array.isArray(recs) || recs.some((r) => !Array.isArray(r.value) || r.value.some((v) => typeof v !== 'string' || v.length > 255))) return armError(res, 400, 'BadRequest', `${recsName} must be a list of {value: [string ≤ 255]}.`);
+      const next = { etag: crypto.randomUUID(), TTL: (priv ? b.properties?.ttl : b.properties?.TTL) ?? 3600, values: recs.map((r) => r.value!.join('')) };
+      entry.txt = next.values;
       sets.set(rel, next);
-      await sync(zone!, rel);
-      return json(res, cur ? 200 : 201, recordSetBody(s!, rg!, zone!, rel, next));
+      await sync(all, zone!, rel);
+      return json(res, cur ? 200 : 201, recordSetBody(priv, s!, rg!, zone!, rel, next));
     }
     if (req.method === 'DELETE') {
       if (precondition()) return armError(res, 412, 'PreconditionFailed', 'The condition specified using HTTP conditional header(s) is not met.');
       if (!cur) return json(res, 204, undefined);
       sets.delete(rel);
-      await sync(zone!, rel);
+      await sync(all, zone!, rel);
       return json(res, 200, undefined);
     }
     return armError(res, 405, 'MethodNotAllowed', 'Method not allowed');
@@ -173,6 +200,7 @@ export async function startAzureDNSAPI(opts: {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     zones,
+    privateZones,
     requests,
     tokens,
     unpublished,

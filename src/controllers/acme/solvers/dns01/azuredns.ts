@@ -1,5 +1,8 @@
 // DNS-01 through Azure DNS (ARM, api-version 2018-05-01) with cert-manager's `dns01.azureDNS`
-// fields: `subscriptionID`, `resourceGroupName`, `hostedZoneName`, `environment`, and either a
+// fields: `subscriptionID`, `resourceGroupName`, `hostedZoneName`, `environment`, `zoneType`
+// (cert-manager v1.21: AzurePublicZone, the default, or AzurePrivateZone, whose record sets live
+// under Microsoft.Network/privateDnsZones, api-version 2018-09-01, with camelCase `ttl` and
+// `txtRecords` in the body), and either a
 // service principal (`clientID`, `clientSecretSecretRef`, `tenantID`: client credentials at the
 // Microsoft identity platform's v2 token endpoint) or the managed identity of the host (IMDS),
 // which cert-manager allows ClusterIssuers only.
@@ -17,12 +20,20 @@
 //   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/get?view=rest-dns-2018-05-01
 //   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/create-or-update?view=rest-dns-2018-05-01
 //   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/delete?view=rest-dns-2018-05-01
+//   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/private-zones/get?view=rest-dns-privatedns-2018-09-01
+//   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/get?view=rest-dns-privatedns-2018-09-01
+//   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/create-or-update?view=rest-dns-privatedns-2018-09-01
+//   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/delete?view=rest-dns-privatedns-2018-09-01
 //   https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
 import { providerRetryDelayMs } from './cloudflare.ts';
 import { cachedToken, requestToken } from './oauth-token.ts';
 
 export const AZURE_API_VERSION = '2018-05-01';
+/** Azure Private DNS (Microsoft.Network/privateDnsZones) has API versions of its own */
+export const AZURE_PRIVATE_DNS_API_VERSION = '2018-09-01';
+export const AZURE_ZONE_TYPES = ['AzurePublicZone', 'AzurePrivateZone'] as const;
+export type AzureZoneType = (typeof AZURE_ZONE_TYPES)[number];
 export const AZURE_IMDS = 'http://169.254.169.254';
 
 /** The identity platform authority and the ARM endpoint of each cloud (cert-manager's `environment` values). */
@@ -38,6 +49,7 @@ export interface AzureDNSConfig {
   resourceGroupName: string;
   hostedZoneName: string;
   environment: string;
+  zoneType: AzureZoneType;
   clientID?: string;
   clientSecretSecretRef?: SecretKeyRef;
   tenantID?: string;
@@ -58,6 +70,8 @@ export function azureDNSConfig(raw: unknown): AzureDNSConfig {
   };
   const environment = str('environment', false) ?? 'AzurePublicCloud';
   if (!AZURE_ENVIRONMENTS[environment]) throw new ProviderConfigError(`azureDNS.environment must be one of ${Object.keys(AZURE_ENVIRONMENTS).join(', ')}`);
+  const zoneType = (str('zoneType', false) ?? 'AzurePublicZone') as AzureZoneType;
+  if (!AZURE_ZONE_TYPES.includes(zoneType)) throw new ProviderConfigError(`azureDNS.zoneType must be one of ${AZURE_ZONE_TYPES.join(', ')}`);
   const mi = o.managedIdentity as { clientID?: unknown; resourceID?: unknown } | undefined;
   if (mi !== undefined && (typeof mi !== 'object' || (mi.clientID !== undefined && typeof mi.clientID !== 'string') || (mi.resourceID !== undefined && typeof mi.resourceID !== 'string'))) {
     throw new ProviderConfigError('azureDNS.managedIdentity takes clientID or resourceID (strings)');
@@ -69,6 +83,7 @@ export function azureDNSConfig(raw: unknown): AzureDNSConfig {
     resourceGroupName: str('resourceGroupName', true)!,
     hostedZoneName: str('hostedZoneName', true)!,
     environment,
+    zoneType,
     clientID: str('clientID', false),
     tenantID: str('tenantID', false),
     clientSecretSecretRef: ref,
@@ -105,9 +120,10 @@ export class AzureDNSError extends Error {
   }
 }
 
+/** A TXT record set as Azure DNS (TTL, TXTRecords) or Azure Private DNS (ttl, txtRecords) spells it. */
 interface TXTRecordSet {
   etag?: string;
-  properties: { TTL?: number; TXTRecords?: { value: string[] }[] };
+  properties: { TTL?: number; TXTRecords?: { value: string[] }[]; ttl?: number; txtRecords?: { value: string[] }[] };
 }
 
 const MAX_ATTEMPTS = 3;
@@ -116,22 +132,27 @@ export class AzureDNSClient {
   private readonly resource: string;
   constructor(
     private readonly creds: AzureCredentialSource,
-    private readonly cfg: Pick<AzureDNSConfig, 'subscriptionID' | 'resourceGroupName' | 'hostedZoneName' | 'environment'>,
+    private readonly cfg: Pick<AzureDNSConfig, 'subscriptionID' | 'resourceGroupName' | 'hostedZoneName' | 'environment'> & { zoneType?: AzureZoneType },
     private readonly arm?: string,
     private readonly now: () => number = Date.now,
   ) {
     this.resource = AZURE_ENVIRONMENTS[cfg.environment].arm;
   }
 
+  private get isPrivate(): boolean {
+    return this.cfg.zoneType === 'AzurePrivateZone';
+  }
+
   private get zonePath(): string {
     const c = this.cfg;
-    return `/subscriptions/${encodeURIComponent(c.subscriptionID)}/resourceGroups/${encodeURIComponent(c.resourceGroupName)}/providers/Microsoft.Network/dnsZones/${encodeURIComponent(c.hostedZoneName)}`;
+    const zones = this.isPrivate ? 'privateDnsZones' : 'dnsZones';
+    return `/subscriptions/${encodeURIComponent(c.subscriptionID)}/resourceGroups/${encodeURIComponent(c.resourceGroupName)}/providers/Microsoft.Network/${zones}/${encodeURIComponent(c.hostedZoneName)}`;
   }
 
   private async call(method: string, path: string, what: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: unknown }> {
     for (let attempt = 1; ; attempt++) {
       const token = await azureAccessToken(this.creds, this.resource, this.now);
-      const res = await fetch(`${this.arm ?? this.resource}${this.zonePath}${path}${path.includes('?') ? '&' : '?'}api-version=${AZURE_API_VERSION}`, {
+      const res = await fetch(`${this.arm ?? this.resource}${this.zonePath}${path}${path.includes('?') ? '&' : '?'}api-version=${this.isPrivate ? AZURE_PRIVATE_DNS_API_VERSION : AZURE_API_VERSION}`, {
         method,
         headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
@@ -162,7 +183,7 @@ export class AzureDNSClient {
       await this.call('GET', '', `zone ${this.cfg.hostedZoneName}`);
     } catch (e) {
       if (e instanceof AzureDNSError && e.status === 404) {
-        throw new ProviderConfigError(`Azure DNS: zone "${this.cfg.hostedZoneName}" not found in resource group "${this.cfg.resourceGroupName}" of subscription "${this.cfg.subscriptionID}"`);
+        throw new ProviderConfigError(`Azure DNS: ${this.isPrivate ? 'private ' : ''}zone "${this.cfg.hostedZoneName}" not found in resource group "${this.cfg.resourceGroupName}" of subscription "${this.cfg.subscriptionID}"`);
       }
       throw e;
     }
@@ -193,13 +214,15 @@ export class AzureDNSClient {
         }
       }
       // each TXT record is a list of strings (a value longer than 255 is split): one record per value
-      const values = (cur?.properties.TXTRecords ?? []).map((r) => r.value.join(''));
+      const records = (this.isPrivate ? cur?.properties.txtRecords : cur?.properties.TXTRecords) ?? [];
+      const values = records.map((r) => r.value.join(''));
+      const ttl = (this.isPrivate ? cur?.properties.ttl : cur?.properties.TTL) ?? 60;
       const want = next(values);
       if (!want) return;
       try {
         if (want.length) {
           await this.call('PUT', path, `${what} ${fqdn}`, {
-            body: { properties: { TTL: cur?.properties.TTL ?? 60, TXTRecords: want.map((v) => ({ value: [v] })) } },
+            body: { properties: this.isPrivate ? { ttl, txtRecords: want.map((v) => ({ value: [v] })) } : { TTL: ttl, TXTRecords: want.map((v) => ({ value: [v] })) } },
             headers: cur?.etag ? { 'if-match': cur.etag } : { 'if-none-match': '*' },
           });
         } else {
