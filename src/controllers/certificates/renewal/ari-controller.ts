@@ -13,6 +13,8 @@ import { acmeAction } from '../../acme/account/registry.ts';
 import type { AcmeRuntime } from '../../acme/runtime.ts';
 import { certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
+import { wakesWhen } from '../wake.ts';
+import { wakeByIssuer } from '../../../shared/watch.ts';
 import { decodeBase64, parseCertMemo } from '../../../shared/parse-memo.ts';
 import { ariStatusAfterAnswer, ariStatusAfterError, decideAriCheck } from './ari-check.ts';
 import type { Certificate as CertificateObj } from '../../../api/types.ts';
@@ -30,7 +32,13 @@ export function ariController(ctx: ControllerContext, rt: AcmeRuntime): Controll
   const unsaved = new Map<string, CertificateAriStatus>();
   return {
     name: MANAGER,
-    watch: (enqueue) => watchCertificateGraph(c, enqueue),
+    watch: (enqueue) => {
+      // only Certificates of an ACME issuer asking for ARI; that issuer changing wakes them too
+      const applies = (crt: CertificateObj) => (!crt.spec.issuerRef.group || crt.spec.issuerRef.group === 'cert-manager.io') &&
+        ariEnabled(lookupIssuer(ctx, crt.metadata.namespace, crt.spec.issuerRef)?.spec?.acme);
+      watchCertificateGraph(c, enqueue, wakesWhen(applies));
+      wakeByIssuer(ctx.informers, c.certificates, (crt) => enqueue(`${crt.metadata.namespace}/${crt.metadata.name}`));
+    },
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       if (crt.metadata.deletionTimestamp) return;
       const ref = crt.spec.issuerRef;
