@@ -9,6 +9,9 @@ import { cacheKey, type Informer, type InformerFactory } from './informer.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import { WorkQueue, retryBackoff } from './workqueue.ts';
 
+/** how long a worker may run reconciles back to back before it lets I/O in */
+const YIELD_AFTER_MS = 20;
+
 /** requeueAfter (ms): look at the key again then; 0 or less means now. */
 export type ReconcileResult = void | { requeueAfter?: number };
 export type Reconcile = (key: string) => Promise<ReconcileResult>;
@@ -120,7 +123,15 @@ export class Controller {
   }
 
   private async runWorker(): Promise<void> {
+    let since = performance.now();
     for (;;) {
+      // reconciles that decide from the caches alone resolve as microtasks: without a turn of
+      // the event loop now and then, a queue of 10,000 keys (every Certificate at start-up)
+      // kept the API server from answering, /readyz included, until it was empty (issue 17)
+      if (performance.now() - since > YIELD_AFTER_MS) {
+        await new Promise((r) => setImmediate(r));
+        since = performance.now();
+      }
       const key = await this.queue.get();
       if (key === undefined) return;
       this.reconcilesStarted++;
