@@ -11,6 +11,7 @@ import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
+import { reportServerUnreachable } from '../server-unreachable.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER, LEGACY_FINALIZERS } from './challenge.ts';
@@ -348,6 +349,9 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
           // Otherwise only the log would say so (issue 20); the retry backoff bounds how often.
           if (isUnreachable(e)) {
             ctx.recorder.event(c, 'Warning', 'ACMEServerUnreachable', `Could not reach the ACME server; retrying with backoff: ${(e as Error).message}`);
+            // and on the Issuer's Ready condition, which its controller clears once the server answers
+            const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
+            if (issuer) await reportServerUnreachable(ctx, issuer, e as Error);
           }
           throw e;
         }

@@ -13,6 +13,7 @@ import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { parseDuration } from '../../../api/duration.ts';
 import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
+import { reportServerUnreachable } from '../server-unreachable.ts';
 import { describeProfiles } from '../account/account.ts';
 import { isTrue, rfc3339 } from '../../../api/conditions.ts';
 import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isUnreachable, type FailureCause } from '../recovery.ts';
@@ -316,6 +317,8 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
     }
     if (isUnreachable(e)) {
       ctx.recorder.event(order, 'Warning', 'ACMEServerUnreachable', `Could not reach the ACME server; retrying with backoff: ${(e as Error).message}`);
+      // and on the Issuer's Ready condition, which its controller clears once the server answers (issue 20)
+      await reportServerUnreachable(ctx, issuer, e as Error);
     }
     if (!isTerminal(e)) throw e;
     const what = { create: 'Failed to create Order', 'fetch-authorizations': 'Failed to fetch authorization', finalize: 'Failed to finalize Order', download: 'Failed to retrieve Order resource' }[step.kind as string] ?? 'ACME error';
