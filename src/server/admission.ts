@@ -3,13 +3,14 @@
 // it, so an object that reached the store has always passed the same checks.
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
-import { validate, invalidObjectMessage, fieldErrorText } from '../api/validation.ts';
+import { validate, invalidObjectMessage, fieldErrorText, type FieldError } from '../api/validation.ts';
 import { applyDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
 import { checkObjectUpdate } from '../store/object-checks.ts';
 import { applyConfiguration, managedFieldsForCreate, recordUpdate as recordOwnership, type ApplyRequest } from './ssa/apply.ts';
 import { normalizeSecret } from '../store/sqlite/admission.ts';
 import type { AdmissionCall, ExternalAdmission } from './admission-webhooks/dispatcher.ts';
+import { isWebhookConfigurationType, validateWebhookConfiguration } from './admission-webhooks/config-validation.ts';
 import {
   StoreError, isConflict, isNotFound,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
@@ -24,23 +25,42 @@ export function isAdmitted(type: ResourceType): boolean {
 
 const clone = <T>(o: T): T => structuredClone(o);
 
+/**
+ * Kinds validated on every write: certsmith's own, and the admission webhook configurations,
+ * which kube-apiserver itself validates (so whatever `--no-builtin-admission` says).
+ */
+function validatedOnWrite(type: ResourceType): boolean {
+  return isAdmitted(type) || isWebhookConfigurationType(type);
+}
+
+/** A 422 listing every problem, as kube-apiserver answers an invalid object. */
+function invalidObject(type: ResourceType, obj: KubeObject, errors: FieldError[]): StoreError {
+  const name = obj.metadata?.name ?? obj.metadata?.generateName ?? '';
+  return new StoreError('Invalid', invalidObjectMessage(type, name, errors), errors.map((e) => {
+    // a cause carries the field apart, as metav1.StatusCause does
+    const text = fieldErrorText(e);
+    return { field: e.field, message: text.startsWith(`${e.field}: `) ? text.slice(e.field.length + 2) : text, reason: e.reason };
+  }));
+}
+
 /** Defaults then validates `obj` as it would be stored; throws a 422 StoreError listing every problem. */
 export function admit<T extends KubeObject>(type: ResourceType, obj: T, old?: T): T {
+  if (isWebhookConfigurationType(type)) return admitWebhookConfiguration(type, obj, old);
   if (!isAdmitted(type)) return obj;
   // what no kind may hold (non-string annotations, lone surrogates, deep nesting) is refused
   // before defaulting and validation ever see it
   checkObjectUpdate(type, obj, old);
   const defaulted = applyDefaults(type, clone(obj));
   const errors = validate(type, defaulted, old);
-  if (errors.length) {
-    const name = defaulted.metadata?.name ?? defaulted.metadata?.generateName ?? '';
-    throw new StoreError('Invalid', invalidObjectMessage(type, name, errors), errors.map((e) => {
-      // a cause carries the field apart, as metav1.StatusCause does
-      const text = fieldErrorText(e);
-      return { field: e.field, message: text.startsWith(`${e.field}: `) ? text.slice(e.field.length + 2) : text, reason: e.reason };
-    }));
-  }
+  if (errors.length) throw invalidObject(type, defaulted, errors);
   return defaulted;
+}
+
+/** kube-apiserver's validation of a Validating/MutatingWebhookConfiguration (stored as sent otherwise). */
+function admitWebhookConfiguration<T extends KubeObject>(type: ResourceType, obj: T, old?: T): T {
+  const errors = validateWebhookConfiguration(type, obj, old);
+  if (errors.length) throw invalidObject(type, obj, errors);
+  return obj;
 }
 
 /**
@@ -48,6 +68,7 @@ export function admit<T extends KubeObject>(type: ResourceType, obj: T, old?: T)
  * webhook to do it instead), certsmith's kinds still get the structural checks every kind gets.
  */
 function admitStructure<T extends KubeObject>(type: ResourceType, obj: T, old?: T): T {
+  if (isWebhookConfigurationType(type)) return admitWebhookConfiguration(type, obj, old);
   if (isAdmitted(type)) checkObjectUpdate(type, obj, old);
   return obj;
 }
@@ -220,11 +241,11 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
     async update<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
       const name = obj.metadata?.name ?? '';
       const stored = await inner.get<T>(type, namespaceOf(type, obj), name);
-      if (!stored && !isAdmitted(type)) return written(type, await inner.update(type, obj, opts), opts);
+      if (!stored && !validatedOnWrite(type)) return written(type, await inner.update(type, obj, opts), opts);
       if (!stored) throw notFound(type, name);
       let incoming = withManagedFieldsOf(stored, obj);
       if (opts?.fieldManager) incoming = recordUpdate(type, stored, incoming, opts.fieldManager);
-      if (!isAdmitted(type) && !wanted(type, 'UPDATE')) return written(type, await inner.update(type, incoming, opts), opts);
+      if (!validatedOnWrite(type) && !wanted(type, 'UPDATE')) return written(type, await inner.update(type, incoming, opts), opts);
       checkPrecondition(type, stored, incoming);
       const ready = await admitted({
         type, operation: 'UPDATE', name, namespace: namespaceOf(type, obj),
@@ -254,7 +275,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
         hasStatusSubresource: type.statusSubresource, now: () => new Date(),
         resource: type.group ? `${type.plural}.${type.group}` : type.plural,
       } : undefined;
-      if (!isAdmitted(type) && !ssa && !opts?.fieldManager && !wanted(type, 'UPDATE', opts?.subresource)) {
+      if (!validatedOnWrite(type) && !ssa && !opts?.fieldManager && !wanted(type, 'UPDATE', opts?.subresource)) {
         return written(type, await inner.patch<T>(type, namespace, name, patchType, patch, opts), opts);
       }
       if (ssa && (!patch || typeof patch !== 'object' || Array.isArray(patch))) throw new StoreError('BadRequest', 'apply patch must be an object');

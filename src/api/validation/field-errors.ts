@@ -43,8 +43,17 @@ export function invalidObjectMessage(type: ResourceType, name: string, errors: F
   return `${gk} ${JSON.stringify(name)} is invalid: ${body}`;
 }
 
+/** A value kube prints with Go's %#v, e.g. `[]string{"v2"}`: the literal is carried as written. */
+export class GoLiteral {
+  constructor(readonly text: string) {}
+}
+
+/** A list of strings as kube's messages print a Go slice of `type`. */
+export const goStringSlice = (items: readonly string[], type = 'string') => new GoLiteral(`[]${type}{${items.map((s) => JSON.stringify(s)).join(', ')}}`);
+
 export function fieldErrorText(e: FieldError): string {
-  const v = e.value === undefined ? '' : typeof e.value === 'string' ? JSON.stringify(e.value) : typeof e.value === 'object' ? '"object"' : String(e.value);
+  const v = e.value === undefined ? '' : e.value instanceof GoLiteral ? e.value.text
+    : typeof e.value === 'string' ? JSON.stringify(e.value) : typeof e.value === 'object' ? '"object"' : String(e.value);
   switch (e.reason) {
     case 'FieldValueRequired': return `${e.field}: Required value${e.message ? `: ${e.message}` : ''}`;
     case 'FieldValueForbidden': return `${e.field}: Forbidden${e.message ? `: ${e.message}` : ''}`;

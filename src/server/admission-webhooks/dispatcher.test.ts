@@ -119,6 +119,29 @@ async function register(t: { after: (fn: () => Promise<void>) => void }, kind: '
   t.after(async () => { await request('DELETE', `${admissionPath(kind)}/${name}`); });
 }
 
+/**
+ * A validating configuration written straight to the backing store, bypassing admission: one
+ * stored before configurations were validated on write. Removed again when the test ends.
+ */
+async function storedBeforeValidation(t: { after: (fn: () => Promise<void>) => void }, name: string, webhook: Record<string, unknown>) {
+  await stack.backend.create(ValidatingWebhookConfigurationType, {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name },
+    webhooks: [{ admissionReviewVersions: ['v1'], sideEffects: 'None', clientConfig: { url: `https://127.0.0.1:${hookPort}/allow`, caBundle }, ...webhook }],
+  } as never);
+  t.after(async () => { await stack.backend.delete(ValidatingWebhookConfigurationType, undefined, name); });
+}
+
+/** the dispatcher learns of a configuration in the backend through its watch: asks again until the answer has `status` */
+async function untilStatus(status: number, ask: (attempt: number) => Promise<{ status: number; body: any }>) {
+  let r = await ask(0);
+  for (let i = 1; i < 200 && r.status !== status; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    r = await ask(i);
+  }
+  assert.equal(r.status, status, JSON.stringify(r.body));
+  return r;
+}
+
 const issuerRule = (ops = ['CREATE', 'UPDATE'], resources = ['issuers']) => [{ operations: ops, apiGroups: ['cert-manager.io'], apiVersions: ['v1'], resources }];
 const secretRule = (ops = ['CREATE']) => [{ operations: ops, apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'] }];
 const issuer = (name: string, labels?: Record<string, string>) => ({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name, ...(labels ? { labels } : {}) }, spec: { selfSigned: {} } });
@@ -235,10 +258,16 @@ test('a caBundle that did not sign the serving certificate fails the call', asyn
   assert.match(r.body.message, /failed calling webhook "wrongca.example.com": failed to call webhook: .*(self.signed|unable to verify|certificate)/i);
 });
 
-test('a webhook URL that is not https is refused as a call failure', async (t) => {
-  await register(t, 'validating', 'plain-http', { name: 'http.example.com', rules: issuerRule(), clientConfig: { url: `http://127.0.0.1:${hookPort}/allow` } });
-  const r = await request('POST', issuers, issuer('http'));
-  assert.equal(r.status, 500);
+test('a webhook URL that is not https is refused at write; one stored before that check is a call failure', async (t) => {
+  const refused = await request('POST', admissionPath('validating'), {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'plain-http' },
+    webhooks: [{ name: 'http.example.com', admissionReviewVersions: ['v1'], sideEffects: 'None', rules: issuerRule(), clientConfig: { url: `http://127.0.0.1:${hookPort}/allow` } }],
+  });
+  assert.equal(refused.status, 422);
+  assert.match(refused.body.message, /webhooks\[0\]\.clientConfig\.url: Invalid value: "http": 'https' is the only allowed URL scheme/);
+
+  await storedBeforeValidation(t, 'plain-http', { name: 'http.example.com', rules: issuerRule(), clientConfig: { url: `http://127.0.0.1:${hookPort}/allow` } });
+  const r = await untilStatus(500, (i) => request('POST', issuers, issuer(`http-${i}`)));
   assert.match(r.body.message, /'https' is the only allowed URL scheme/);
 });
 
@@ -282,9 +311,9 @@ test('objectSelector and namespaceSelector choose which writes go to the webhook
 });
 
 test('dry run: a webhook with sideEffects Unknown refuses it as kube does; None is called with dryRun true', async (t) => {
-  await register(t, 'validating', 'side-effects', { name: 'unknown.example.com', sideEffects: 'Unknown', rules: issuerRule() });
-  const refused = await request('POST', `${issuers}?dryRun=All`, issuer('dry'));
-  assert.equal(refused.status, 400);
+  // v1 refuses Unknown at write: this is a configuration stored before that check
+  await storedBeforeValidation(t, 'side-effects', { name: 'unknown.example.com', sideEffects: 'Unknown', rules: issuerRule() });
+  const refused = await untilStatus(400, () => request('POST', `${issuers}?dryRun=All`, issuer('dry')));
   assert.equal(refused.body.message, 'admission webhook "unknown.example.com" does not support dry run');
 
   const none = await request('PATCH', `${admissionPath('validating')}/side-effects`, [{ op: 'replace', path: '/webhooks/0/sideEffects', value: 'None' }], 'application/json-patch+json');
