@@ -72,7 +72,7 @@ const rows: { name: string; event: Event; wake: Name[] }[] = [
   { name: 'listed at start, Ready', event: { added: issued }, wake: ['trigger', 'issuing', 'readiness', 'revisionManager'] },
   { name: 'trigger sets Issuing', event: { changed: [created, issuing] }, wake: ['keyManager'] },
   { name: 'key manager names the next key', event: { changed: [issuing, keyNamed] }, wake: ['keyManager', 'requestManager'] },
-  { name: 'issuing ends with a new revision', event: { changed: [keyNamed, issued] }, wake: ['trigger', 'keyManager', 'issuing', 'revisionManager'] },
+  { name: 'issuing ends with a new revision', event: { changed: [keyNamed, issued] }, wake: ['trigger', 'keyManager', 'issuing', 'readiness', 'revisionManager'] },
   { name: 'issuing fails', event: { changed: [keyNamed, failed] }, wake: ['trigger', 'keyManager', 'issuing'] },
   { name: 'only resourceVersion changed', event: { changed: [issued, withRV(issued, '9')] }, wake: [] },
   { name: 'spec edited after issuance', event: { changed: [issued, respecced] }, wake: ['trigger', 'issuing', 'readiness'] },

@@ -153,14 +153,15 @@ export const issuingWakes: CertificateWakes = {
 /**
  * Readiness: derives Ready, notBefore/notAfter/renewalTime from the Secret and the current
  * revision's request. The trigger and issuing write those fields computed by the same function
- * in the writes that change Issuing and the revision, so those writes need no second look; the
- * ARI answer (status.acme) and the spec change the renewal time. With renewal windows, a new
- * notAfter/renewalTime is counted (deferred or bypassed) here, so it wakes readiness too.
+ * in the writes that change Issuing, so those writes need no second look; the ARI answer
+ * (status.acme) and the spec change the renewal time. A new notAfter does need one: readiness
+ * schedules its look at expiry from it (and, with renewal windows, counts the renewal as
+ * deferred or bypassed), with no other write to wake it if the next renewal fails.
  */
 export const readinessWakes: CertificateWakes = {
   added: () => true,
-  changed: (old, crt) => !same([intent(old), old.status?.acme], [intent(crt), crt.status?.acme]) ||
-    (!!crt.spec.renewal?.windows?.length && !same([old.status?.notAfter, old.status?.renewalTime], [crt.status?.notAfter, crt.status?.renewalTime])),
+  changed: (old, crt) => !same([intent(old), old.status?.acme, old.status?.notAfter], [intent(crt), crt.status?.acme, crt.status?.notAfter]) ||
+    (!!crt.spec.renewal?.windows?.length && old.status?.renewalTime !== crt.status?.renewalTime),
   targetSecret: (_crt, old, next) => secretChanged(old, next),
   nextKeySecret: () => false,
   request: (crt, old, next) => {
