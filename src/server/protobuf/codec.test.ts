@@ -72,6 +72,53 @@ test('protobuf: Secret, Namespace, Event, Lease and lists survive a round trip',
   }
 });
 
+test('protobuf: Pod, Service, Ingress and webhook configurations survive a round trip (quantities, int-or-strings, upstream field names)', () => {
+  const objects = [
+    {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'cm-acme-http-solver-x', namespace: 'default' },
+      spec: {
+        containers: [{
+          name: 'acmesolver', image: 'ghcr.io/certsmith/certsmith:0.1.0', args: ['acmesolver', '--listen-port=8089'],
+          ports: [{ name: 'http', containerPort: 8089, protocol: 'TCP' }],
+          resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { cpu: '100m', memory: '1Gi' } },
+          readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5 },
+          livenessProbe: { tcpSocket: { port: 8089 } },
+          securityContext: { runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+        }],
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+        restartPolicy: 'OnFailure',
+      },
+      status: { phase: 'Running', podIP: '10.0.0.7', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-02T03:04:05Z' }] },
+    },
+    {
+      apiVersion: 'v1', kind: 'Service', metadata: { name: 'solver', namespace: 'default', labels: { app: 'solver' } },
+      spec: { type: 'NodePort', selector: { app: 'solver' }, ports: [{ name: 'http', port: 8089, targetPort: 8089, protocol: 'TCP' }, { port: 443, targetPort: 'https' }] },
+    },
+    {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'solver', namespace: 'default' },
+      spec: {
+        ingressClassName: 'nginx', tls: [{ hosts: ['a.example.test'], secretName: 'a-tls' }],
+        rules: [{ host: 'a.example.test', http: { paths: [{ path: '/.well-known/acme-challenge/t', pathType: 'ImplementationSpecific', backend: { service: { name: 'solver', port: { number: 8089 } } } }] } }],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'hook', annotations: { 'cert-manager.io/inject-ca-from': 'default/hook' } },
+      webhooks: [{
+        name: 'hook.example.test', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 5,
+        clientConfig: { caBundle: Buffer.from('-----BEGIN CERTIFICATE-----').toString('base64'), service: { namespace: 'default', name: 'hook', path: '/validate', port: 443 } },
+        rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['cert-manager.io'], apiVersions: ['v1'], resources: ['certificates'], scope: '*' }],
+        namespaceSelector: { matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] },
+      }],
+    },
+    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'm' }, webhooks: [{ name: 'm.example.test', reinvocationPolicy: 'IfNeeded', clientConfig: { url: 'https://127.0.0.1:9443/m' } }] },
+  ];
+  for (const o of objects) {
+    const bytes = encodeObject(o);
+    assert.ok(bytes, `${o.kind} has a message`);
+    assert.deepEqual(decodeObject(bytes), o, o.kind);
+  }
+});
+
 test('protobuf: the kinds without a message are left to JSON', () => {
   assert.equal(encodeObject({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate' }), undefined);
   assert.equal(hasProtobufSchema('cert-manager.io/v1', 'Certificate'), false);

@@ -1,11 +1,14 @@
 // Kubernetes' protobuf serialization for the built-in kinds: the `k8s\0` envelope around a
 // runtime.Unknown whose raw bytes are the object's message. protobufjs does all wire work from
-// the .proto definitions in schema.ts; this module only maps between the wire's conventions
-// and the JSON form the store keeps (times as RFC 3339 strings, bytes as base64, managed
-// fields as JSON, Go's zero values as absent fields).
+// the upstream .proto files (third_party/kubernetes-proto, reduced by scripts/gen-protobuf.ts to
+// the descriptor in kubernetes-messages.ts); this module only maps between the wire's
+// conventions and the JSON form the store keeps (times as RFC 3339 strings, bytes as base64,
+// managed fields as JSON, quantities and int-or-strings as their JSON scalars, Go's zero values
+// as absent fields).
 import { createRequire } from 'node:module';
 import type protobuf from 'protobufjs';
-import { authorizationV1Proto, coordinationV1Proto, coreV1Proto, messageNames, metaV1Proto, runtimeProto } from './schema.ts';
+import { envelopeMessageName, inlineFields, messageNames } from './kinds.ts';
+import { kubernetesMessagesJSON } from './kubernetes-messages.ts';
 
 export const protobufMediaType = 'application/vnd.kubernetes.protobuf';
 /** what every Kubernetes protobuf body starts with: "k8s" and a zero byte */
@@ -18,25 +21,32 @@ interface Wire { protobuf: typeof protobuf; root: protobuf.Root; unknownType: pr
 let wireCache: Wire | undefined;
 
 /**
- * protobufjs and the parsed definitions, made on the first protobuf body or answer (kubectl's
+ * protobufjs and the message definitions, made on the first protobuf body or answer (kubectl's
  * built-in kinds), not at the server's start. protobufjs is CommonJS, so a synchronous require.
  */
 function wire(): Wire {
   if (wireCache) return wireCache;
   const pb = createRequire(import.meta.url)('protobufjs') as typeof protobuf;
-  const root = new pb.Root();
-  for (const source of [runtimeProto, metaV1Proto, coreV1Proto, coordinationV1Proto, authorizationV1Proto]) {
-    // keepCase: the upstream field names already are the JSON names (and FieldsV1's is "Raw")
-    pb.parse(source, root, { keepCase: true });
-  }
+  const root = pb.Root.fromJSON(JSON.parse(kubernetesMessagesJSON) as protobuf.INamespace);
   root.resolveAll();
-  return (wireCache = { protobuf: pb, root, unknownType: root.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown') });
+  return (wireCache = { protobuf: pb, root, unknownType: root.lookupType(envelopeMessageName) });
 }
 
 const metaPackage = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 const timeName = `.${metaPackage}.Time`;
 const microTimeName = `.${metaPackage}.MicroTime`;
 const fieldsV1Name = `.${metaPackage}.FieldsV1`;
+const intOrStringName = '.k8s.io.apimachinery.pkg.util.intstr.IntOrString';
+const quantityName = '.k8s.io.apimachinery.pkg.api.resource.Quantity';
+
+/**
+ * A field's JSON name. The upstream files name fields as their JSON does, except where the Go
+ * field's name was kept ("Webhooks" of the webhook configurations, "Raw" of FieldsV1, which is
+ * mapped as a whole): lowerCamelCase, as the JSON tags are.
+ */
+const jsonName = (field: protobuf.Field) => field.name[0].toLowerCase() + field.name.slice(1);
+/** a Go struct embedded inline: its fields are the enclosing JSON object's */
+const isInline = (field: protobuf.Field) => inlineFields.has(field.fullName.slice(1));
 
 function messageType(apiVersion: string, kind: string): protobuf.Type | undefined {
   const name = messageNames[`${apiVersion}/${kind}`];
@@ -114,6 +124,12 @@ function toJSONForm(type: protobuf.Type, value: Record<string, unknown>): Record
       if (!(t instanceof wire().protobuf.Type)) return x;
       const full = t.fullName;
       if (full === timeName || full === microTimeName) return timeToJSON(x as { seconds?: number; nanos?: number }, full === microTimeName);
+      if (full === quantityName) return (x as { string?: string }).string;
+      if (full === intOrStringName) {
+        // type 1 is a string, 0 (or absent: Go's zero value) an integer
+        const ios = x as { type?: number; intVal?: number; strVal?: string };
+        return ios.type === 1 ? (ios.strVal ?? '') : (ios.intVal ?? 0);
+      }
       if (full === fieldsV1Name) {
         const raw = (x as { Raw?: string }).Raw;
         if (!raw) return undefined;
@@ -131,7 +147,9 @@ function toJSONForm(type: protobuf.Type, value: Record<string, unknown>): Record
     } else if (field.repeated) {
       converted = (v as unknown[]).map(convert);
     } else converted = convert(v);
-    if (!isZero(converted)) out[key] = converted;
+    if (isZero(converted)) continue;
+    if (isInline(field)) Object.assign(out, converted);
+    else out[jsonName(field)] = converted;
   }
   return out;
 }
@@ -140,7 +158,7 @@ function toJSONForm(type: protobuf.Type, value: Record<string, unknown>): Record
 function toWireForm(type: protobuf.Type, value: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const field of type.fieldsArray) {
-    const v = value[field.name];
+    const v = isInline(field) ? value : value[jsonName(field)];
     if (v === undefined || v === null) continue;
     const convert = (x: unknown): unknown => {
       const t = field.resolvedType;
@@ -148,6 +166,11 @@ function toWireForm(type: protobuf.Type, value: Record<string, unknown>): Record
       const full = t.fullName;
       if (full === timeName || full === microTimeName) return timeToWire(x, full === microTimeName);
       if (full === fieldsV1Name) return { Raw: Buffer.from(JSON.stringify(x), 'utf8') };
+      if (full === quantityName) return typeof x === 'string' || typeof x === 'number' ? { string: String(x) } : undefined;
+      if (full === intOrStringName) {
+        if (typeof x === 'number') return { type: 0, intVal: x };
+        return typeof x === 'string' ? { type: 1, strVal: x } : undefined;
+      }
       if (!x || typeof x !== 'object' || Array.isArray(x)) return undefined;
       return toWireForm(t, x as Record<string, unknown>);
     };
