@@ -14,6 +14,7 @@ import { startControllers, type RunningControllers } from '../controllers/manage
 import { type AggregatedAPICall, type ControllerOptions } from '../shared/controller-options.ts';
 import { aggregatedAPICaller } from '../server/aggregation.ts';
 import { HttpStore } from '../store/http/http-store.ts';
+import { serviceAccountTokenRequester } from '../store/kube/token-request.ts';
 import { StoreError } from '../store/store.ts';
 import { resolveBackoffConfig } from './backoff.ts';
 
@@ -103,7 +104,12 @@ function aggregatedAPIFor(store: Store): AggregatedAPICall {
 export function startControllerManager(o: ControllerStart & { store: Store; clock: Clock }): Promise<RunningControllers> {
   return startControllers({
     store: o.view ? o.view(o.store) : o.store, clock: o.clock, logger: o.logger, namespace: o.namespace, metrics: o.metrics,
-    options: normalizeControllerOptions({ ...o.options, aggregatedAPI: o.options.aggregatedAPI ?? aggregatedAPIFor(o.store) }),
+    options: normalizeControllerOptions({
+      ...o.options,
+      aggregatedAPI: o.options.aggregatedAPI ?? aggregatedAPIFor(o.store),
+      // route53.auth.kubernetes: ServiceAccount tokens from the cluster's TokenRequest API
+      serviceAccountToken: o.options.serviceAccountToken ?? (o.store instanceof HttpStore ? serviceAccountTokenRequester(o.store) : undefined),
+    }),
   });
 }
 

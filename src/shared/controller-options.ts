@@ -67,6 +67,12 @@ export interface ControllerOptions {
    */
   aggregatedAPI?: AggregatedAPICall;
   /**
+   * A token for a ServiceAccount, how `route53.auth.kubernetes` gets the web identity it exchanges
+   * at STS: the cluster's TokenRequest API in `certsmith controller`. Absent on the embedded
+   * server, which has no ServiceAccount tokens; such solvers are refused there with the reason.
+   */
+  serviceAccountToken?: ServiceAccountTokenRequest;
+  /**
    * Where notifications go (a webhook URL and/or an executable) and when they fire; none is sent
    * without a target. Server configuration only, never from a resource.
    */
@@ -105,6 +111,9 @@ export interface ControllerOptions {
   /** PEM of the API server's CA, injected where cert-manager.io/inject-apiserver-ca is "true" */
   apiServerCABundle?: string;
 }
+
+/** A token for namespace/name with these audiences, valid for expirationSeconds (see ControllerOptions.serviceAccountToken). */
+export type ServiceAccountTokenRequest = (namespace: string, name: string, audiences: string[], expirationSeconds: number) => Promise<string>;
 
 /** One request to an aggregated API (see ControllerOptions.aggregatedAPI). */
 export type AggregatedAPICall = (method: 'POST', path: string, body: unknown) => Promise<{ status: number; body: unknown }>;

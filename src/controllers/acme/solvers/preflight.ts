@@ -8,7 +8,7 @@ import type { ControllerContext } from '../../context.ts';
 import { ProviderConfigError, readSecretKey } from './dns01/secret-ref.ts';
 import { CloudflareClient, CLOUDFLARE_API } from './dns01/cloudflare.ts';
 import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
-import { Route53Solver } from './dns01/route53.ts';
+import { Route53Solver, route53WebIdentity } from './dns01/route53.ts';
 import { accountFor } from './dns01/acme-dns.ts';
 import { selectsExecHook } from './dns01/exec-hook.ts';
 import { tsigAlgorithmOf } from './dns01/rfc2136-solver.ts';
@@ -54,7 +54,7 @@ async function checkSolver(ctx: ControllerContext, issuer: SolverIssuer, solver:
     }
   } else if (dns01.route53) {
     const r = dns01.route53;
-    const solver53 = new Route53Solver({ credentials: await route53Keys(ctx, c), role: r.role, region: r.region, hostedZoneID: r.hostedZoneID, endpoint: apis?.route53, stsEndpoint: apis?.sts });
+    const solver53 = new Route53Solver({ credentials: await route53Keys(ctx, c), role: r.role, region: r.region, hostedZoneID: r.hostedZoneID, endpoint: apis?.route53, stsEndpoint: apis?.sts, webIdentityToken: route53WebIdentity(ctx, c) });
     for (const p of probes.length ? probes : ['_acme-challenge.credentials-check.invalid']) {
       await solver53.zoneFor(p).catch((e) => { if (probes.length || e instanceof ProviderConfigError && !/no hosted zone/.test(e.message)) throw e; });
     }

@@ -17,7 +17,7 @@ import { CloudflareClient, CLOUDFLARE_API, type CloudflareAuth } from './dns01/c
 import { ProviderConfigError, readSecretKey } from './dns01/secret-ref.ts';
 import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
 import { accountFor, acmeDNSUpdate } from './dns01/acme-dns.ts';
-import { Route53Solver, type AwsKeys } from './dns01/route53.ts';
+import { Route53Solver, route53WebIdentity, type AwsKeys } from './dns01/route53.ts';
 import { webhookSolver } from './webhook-solver.ts';
 import { AZURE_ENVIRONMENTS, AZURE_IMDS, AzureDNSClient, azureDNSConfig, type AzureCredentialSource } from './dns01/azuredns.ts';
 import { AkamaiDNSClient, akamaiConfig } from './dns01/akamai.ts';
@@ -143,6 +143,8 @@ function acmeDNSSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
  */
 export async function route53Keys(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<AwsKeys | undefined> {
   const cfg = c.spec.solver.dns01!.route53!;
+  // auth.kubernetes: the ServiceAccount token is exchanged for the role; keys are not used
+  if (cfg.auth) return undefined;
   const id = cfg.accessKeyIDSecretRef ? await readSecretKey(ctx, c, cfg.accessKeyIDSecretRef, 'route53.accessKeyIDSecretRef') : cfg.accessKeyID;
   const secret = cfg.secretAccessKeySecretRef ? await readSecretKey(ctx, c, cfg.secretAccessKeySecretRef, 'route53.secretAccessKeySecretRef') : undefined;
   if (id && secret) return { accessKeyId: id, secretAccessKey: secret };
@@ -155,7 +157,7 @@ function route53Solver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   const cfg = c.spec.solver.dns01!.route53!;
   return txtRecordSolver(ctx, c, async () => new Route53Solver({
     credentials: await route53Keys(ctx, c), role: cfg.role, region: cfg.region, hostedZoneID: cfg.hostedZoneID,
-    endpoint: ctx.options.dns01ProviderAPIs?.route53, stsEndpoint: ctx.options.dns01ProviderAPIs?.sts,
+    endpoint: ctx.options.dns01ProviderAPIs?.route53, stsEndpoint: ctx.options.dns01ProviderAPIs?.sts, webIdentityToken: route53WebIdentity(ctx, c),
   }));
 }
 

@@ -6,7 +6,18 @@
 // A TXT name is one record set in Route 53, possibly holding other values (another client's
 // challenge, a verification string): present adds our value to the set and cleanup removes only
 // it, deleting the set only when ours was the last value. Each change is waited for until INSYNC.
+//
+// `auth.kubernetes.serviceAccountRef` (cert-manager v1.15+): a token for that ServiceAccount from
+// the cluster's TokenRequest API (audiences default sts.amazonaws.com, 600 s, in the Issuer's
+// namespace or the cluster resource namespace, as cert-manager's dns.go createToken) is exchanged
+// for `role` at STS AssumeRoleWithWebIdentity, an unsigned call; any static keys are then unused.
+// The embedded server has no ServiceAccount tokens: there such a solver is refused with the reason.
+//   https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRoleWithWebIdentity.html
 import type { Route53Client, ResourceRecordSet } from '@aws-sdk/client-route-53';
+import type { Challenge } from '../../../../api/types.ts';
+import type { ControllerContext } from '../../../context.ts';
+import { issuerResourceNamespace, lookupIssuer } from '../../../../shared/issuer-lookup.ts';
+import { StoreError } from '../../../../store/store.ts';
 import { ProviderConfigError } from './secret-ref.ts';
 
 export interface AwsKeys {
@@ -24,6 +35,8 @@ export interface Route53Options {
   endpoint?: string;
   /** tests only: a loopback STS endpoint for `role` */
   stsEndpoint?: string;
+  /** a web identity token (route53.auth.kubernetes) to exchange for `role`, asked each time credentials are needed */
+  webIdentityToken?: () => Promise<string>;
   /** how long to wait for INSYNC */
   syncTimeoutMs?: number;
 }
@@ -32,7 +45,41 @@ const TTL = 10;
 const MAX_ZONE_PAGES = 20;
 
 /** errors no retry will fix until someone changes the Issuer or its Secret */
-const CONFIG_ERRORS = new Set(['InvalidClientTokenId', 'SignatureDoesNotMatch', 'AccessDenied', 'AccessDeniedException', 'UnrecognizedClientException', 'NoSuchHostedZone', 'CredentialsProviderError']);
+const CONFIG_ERRORS = new Set(['InvalidClientTokenId', 'SignatureDoesNotMatch', 'AccessDenied', 'AccessDeniedException', 'UnrecognizedClientException', 'NoSuchHostedZone', 'CredentialsProviderError',
+  'InvalidIdentityTokenException', 'InvalidIdentityToken', 'IDPRejectedClaimException', 'ExpiredTokenException', 'ProviderConfigError']);
+
+/** cert-manager's default audience of the ServiceAccount token, and its lifetime */
+export const ROUTE53_TOKEN_AUDIENCE = 'sts.amazonaws.com';
+export const ROUTE53_TOKEN_SECONDS = 600;
+export const ROUTE53_KUBERNETES_AUTH_EMBEDDED = 'route53.auth.kubernetes is not supported on the embedded server (certsmith server): it has no ServiceAccount tokens to exchange at STS; use accessKeyID and secretAccessKeySecretRef (with role), or certsmith controller against a cluster';
+
+/**
+ * The token source of `route53.auth.kubernetes`, or undefined when the solver does not use it.
+ * Refuses at once what cannot work: no name, no role, or no TokenRequest API (the embedded server).
+ */
+export function route53WebIdentity(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): (() => Promise<string>) | undefined {
+  const cfg = c.spec.solver.dns01!.route53!;
+  if (!cfg.auth) return undefined;
+  const ref = cfg.auth.kubernetes?.serviceAccountRef;
+  if (!ref?.name) throw new ProviderConfigError('route53.auth.kubernetes.serviceAccountRef.name is required');
+  if (!cfg.role) throw new ProviderConfigError('route53.role is required with route53.auth.kubernetes: the ServiceAccount token is exchanged for that role (STS AssumeRoleWithWebIdentity)');
+  const request = ctx.options.serviceAccountToken;
+  if (!request) throw new ProviderConfigError(ROUTE53_KUBERNETES_AUTH_EMBEDDED);
+  const audiences = ref.audiences?.length ? ref.audiences : [ROUTE53_TOKEN_AUDIENCE];
+  return async () => {
+    const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
+    if (!issuer) throw new Error(`issuer "${c.spec.issuerRef.name}" not found`);
+    const ns = issuerResourceNamespace(ctx, issuer);
+    try {
+      return await request(ns, ref.name, audiences, ROUTE53_TOKEN_SECONDS);
+    } catch (e) {
+      const message = `route53.auth.kubernetes: token for serviceaccount "${ns}/${ref.name}": ${(e as Error).message}`;
+      // no such ServiceAccount, or no RBAC to request its token: retrying will not help
+      if (e instanceof StoreError && [401, 403, 404].includes(e.code)) throw new ProviderConfigError(message);
+      throw new Error(message);
+    }
+  };
+}
 
 function absolute(name: string): string {
   return name.endsWith('.') ? name : `${name}.`;
@@ -52,13 +99,18 @@ export class Route53Solver {
   constructor(private readonly o: Route53Options) {}
 
   private connect(): Promise<{ client: Route53Client; sdk: Route53SDK }> {
-    return (this.api ??= loadSDK().then(([sdk, { fromTemporaryCredentials }]) => {
+    return (this.api ??= loadSDK().then(([sdk, { fromTemporaryCredentials, fromWebToken }]) => {
       const o = this.o;
       const region = o.region || 'us-east-1';
       const base = o.credentials;
-      const credentials = o.role
-        ? fromTemporaryCredentials({ masterCredentials: base, params: { RoleArn: o.role, RoleSessionName: 'certsmith' }, clientConfig: { region, ...(o.stsEndpoint ? { endpoint: o.stsEndpoint } : {}) } })
-        : base;
+      const stsConfig = { region, ...(o.stsEndpoint ? { endpoint: o.stsEndpoint } : {}) };
+      const webToken = o.webIdentityToken;
+      const credentials = webToken && o.role
+        // a fresh ServiceAccount token for each exchange; the SDK reuses the credentials until they near expiry
+        ? async () => fromWebToken({ roleArn: o.role!, webIdentityToken: await webToken(), roleSessionName: 'certsmith', clientConfig: stsConfig })()
+        : o.role
+          ? fromTemporaryCredentials({ masterCredentials: base, params: { RoleArn: o.role, RoleSessionName: 'certsmith' }, clientConfig: stsConfig })
+          : base;
       return { client: new sdk.Route53Client({ region, credentials, endpoint: o.endpoint, maxAttempts: 4 }), sdk };
     }));
   }
