@@ -4,12 +4,11 @@
 // error), and that makes the Issuer's own controller ask the server again — registering the same
 // key, which the CA answers with the existing account — with its backoff, until the server answers
 // and the Issuer is Ready again. Shared by those controllers, so it lives beside issuer-account.ts.
-import { ClusterIssuer, Issuer } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { IssuerStatus } from '../../api/types.ts';
 import { isTrue } from '../../api/conditions.ts';
 import type { ControllerContext } from '../context.ts';
-import { isConflict } from '../../store/store.ts';
+import { readyMessage, updateIssuerStatus } from './issuer-account.ts';
 import { notReadyStatus, REASON, type AcmeIssuerObj } from './account/account.ts';
 
 type IssuerObj = AcmeIssuerObj & KubeObject;
@@ -29,19 +28,6 @@ export function unreachableStatus(issuer: AcmeIssuerObj, error: string, now: Dat
 
 /** Called by the Order and Challenge controllers when a call to the issuer's ACME server got no answer at all. */
 export async function reportServerUnreachable(ctx: ControllerContext, issuer: IssuerObj, error: Error): Promise<void> {
-  const type = issuer.kind === 'ClusterIssuer' ? ClusterIssuer : Issuer;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const fresh = await ctx.store.get<IssuerObj>(type, issuer.metadata.namespace, issuer.metadata.name!);
-    if (!fresh) return;
-    const status = unreachableStatus(fresh, error.message, ctx.clock.now());
-    if (!status) return;
-    try {
-      await ctx.store.updateStatus(type, { ...fresh, status } as KubeObject, { fieldManager: issuer.kind === 'ClusterIssuer' ? 'clusterissuers-acme' : 'issuers-acme' });
-    } catch (e) {
-      if (isConflict(e)) continue;
-      throw e;
-    }
-    ctx.recorder.event(fresh, 'Warning', UNREACHABLE_EVENT_REASON, status.conditions!.find((c) => c.type === 'Ready')!.message ?? error.message);
-    return;
-  }
+  const written = await updateIssuerStatus(ctx, issuer, (fresh, now) => unreachableStatus(fresh, error.message, now));
+  if (written) ctx.recorder.event(written.issuer, 'Warning', UNREACHABLE_EVENT_REASON, readyMessage(written.status) ?? error.message);
 }
