@@ -43,6 +43,8 @@ const hook = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, re
     switch (path) {
       case '/deny': return answer({ allowed: false, status: { code: 403, reason: 'Forbidden', message: 'spec.selfSigned: Forbidden: not here' } });
       case '/deny-plain': return answer({ allowed: false });
+      case '/warn': return answer({ allowed: true, warnings: ['this webhook warns', 'naïve "quoted" text', 'this webhook warns'] });
+      case '/warn-deny': return answer({ allowed: false, warnings: ['warned before the refusal'], status: { message: 'no' } });
       case '/patch': {
         const ops = [{ op: 'add', path: '/metadata/labels', value: { ...(review.request.object?.metadata?.labels ?? {}), patched: 'yes' } }];
         return answer({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
@@ -99,6 +101,19 @@ function request(method: string, path: string, body?: unknown, contentType = 'ap
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+/** a request's Warning headers, each as sent (Node would join them) */
+function warningsOf(method: string, path: string, body: unknown): Promise<{ status: number; warnings: string[] }> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, api.url), { method, headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, warnings: res.rawHeaders.filter((_, i) => i % 2 === 1 && res.rawHeaders[i - 1].toLowerCase() === 'warning') }));
     });
     req.on('error', reject);
     req.end(text);
@@ -201,6 +216,19 @@ test('a patch cannot move the object: the request\'s name is kept; a generateNam
   assert.equal(generated.status, 201, JSON.stringify(generated.body));
   assert.match(generated.body.metadata.name, /^gen-/);
   assert.deepEqual(generated.body.metadata.annotations, { renamed: 'tried' });
+});
+
+test('webhook warnings reach the client as Warning: 299 headers, once each, beside fieldValidation\'s; a refusal carries them too', async (t) => {
+  await register(t, 'mutating', 'warn-secrets', { name: 'warn.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/warn`, caBundle } });
+  await register(t, 'validating', 'warn-secrets-too', { name: 'warntoo.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/warn`, caBundle } });
+  const r = await warningsOf('POST', `${secrets}?fieldValidation=Warn`, { ...secret('warned'), extra: 1 });
+  assert.equal(r.status, 201);
+  assert.deepEqual(r.warnings, ['299 - "unknown field \\"extra\\""', '299 - "this webhook warns"', '299 - "na\\u00efve \\"quoted\\" text"']);
+
+  await register(t, 'validating', 'warn-deny', { name: 'warndeny.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/warn-deny`, caBundle } });
+  const refused = await warningsOf('POST', secrets, secret('warned-refused'));
+  assert.equal(refused.status, 400);
+  assert.ok(refused.warnings.includes('299 - "warned before the refusal"'), refused.warnings.join('\n'));
 });
 
 test('mutating webhooks run in configuration-name order, each seeing the patches before it', async (t) => {

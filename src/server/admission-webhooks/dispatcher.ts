@@ -12,6 +12,7 @@ import type { KubeObject } from '../../api/meta.ts';
 import { MutatingWebhookConfigurationType, NamespaceType, ValidatingWebhookConfigurationType, type ResourceType } from '../../api/resources.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { applyJSONPatch } from '../../store/patch.ts';
+import { addWarning } from '../warnings.ts';
 import { StoreError, type StatusCause, type Store, type StoreErrorReason, type Watch } from '../../store/store.ts';
 import { CallFailure, postReview, resolveEndpoint } from './client.ts';
 import {
@@ -231,7 +232,9 @@ export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission 
         object, oldObject: c.oldObject, dryRun: c.dryRun, options: c.options,
       });
       const outcome = reviewOutcome(await postReview(endpoint, review, timeoutSeconds * 1000), uid, mutating);
-      if (outcome.warnings.length) o.logger?.info({ webhook: hook.name, warnings: outcome.warnings }, 'admission webhook warnings');
+      // to the client as Warning headers, as kube-apiserver does; an in-process write has no client, so the log
+      const unsent = outcome.warnings.filter((w) => !addWarning(w));
+      if (unsent.length) o.logger?.info({ webhook: hook.name, warnings: unsent }, 'admission webhook warnings');
       return outcome;
     } catch (e) {
       if (!(e instanceof CallFailure || e instanceof InvalidResponse)) throw e;

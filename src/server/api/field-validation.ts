@@ -3,6 +3,7 @@ import type http from 'node:http';
 import type { ResourceType } from '../../api/resources.ts';
 import { duplicateFields, parseFieldValidation, type FieldValidation } from '../../api/unknown-fields.ts';
 import { HttpError } from './responses.ts';
+import { addWarning, headerQuoted } from '../warnings.ts';
 
 export function fieldValidationOf(q: URLSearchParams): FieldValidation {
   const v = q.get('fieldValidation');
@@ -20,12 +21,8 @@ export function fieldValidationOf(q: URLSearchParams): FieldValidation {
 export function enforceFieldValidation(mode: FieldValidation, problems: string[], res: http.ServerResponse, decodePrefix = '') {
   if (!problems.length || mode === 'Ignore') return;
   if (mode === 'Strict') throw new HttpError(400, 'BadRequest', `${decodePrefix}strict decoding error: ${problems.join(', ')}`);
-  res.setHeader('Warning', problems.map((p) => `299 - ${headerQuoted(p)}`));
-}
-
-/** A quoted string as Go's %q writes it for a header: only printable ASCII goes out as is (a field name can be any Unicode). */
-function headerQuoted(text: string): string {
-  return JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // through the request's recorder, so that admission webhooks' warnings are added beside these
+  for (const p of problems) if (!addWarning(p)) res.appendHeader('Warning', `299 - ${headerQuoted(p)}`);
 }
 
 const jsonPatchOpFields = new Set(['op', 'path', 'value', 'from']);

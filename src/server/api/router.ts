@@ -12,6 +12,7 @@ import { watchObjects } from './handlers/watch.ts';
 import { createObject, updateObject } from './handlers/write.ts';
 import { dryRunOf, truthy } from './query.ts';
 import { resourceName, resourceRoute, type ResourceRoute } from './resource-route.ts';
+import { withWarningRecorder } from '../warnings.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, statusBody, wantsTable } from './responses.ts';
 
 /** GET or HEAD (a request without a method is a GET): the requests discovery answers. */
@@ -47,7 +48,8 @@ async function serveResource(ctx: ApiContext, route: ResourceRoute, method: stri
 async function serveResourceRequest(ctx: ApiContext, route: ResourceRoute, url: URL, req: http.IncomingMessage, res: http.ServerResponse, path: string) {
   const method = req.method ?? 'GET';
   try {
-    await serveResource(ctx, route, method, url, req, res);
+    // warnings (fieldValidation=Warn, admission webhooks) reach this response's headers, a refusal's too
+    await withWarningRecorder(res, () => serveResource(ctx, route, method, url, req, res));
   } catch (e) {
     const status = errorStatus(e, route);
     if (!status) {
