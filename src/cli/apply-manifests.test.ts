@@ -7,7 +7,7 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import { withAdmission } from '../server/admission.ts';
 import { Issuer, NamespaceType } from '../api/resources.ts';
 import type { KubeObject } from '../api/meta.ts';
-import type { Store } from '../store/store.ts';
+import { StoreError, type Store } from '../store/store.ts';
 import { applyConcurrency, applyManifests } from './apply-manifests.ts';
 
 const issuer = (ns: string, spec: Record<string, unknown> = { selfSigned: {} }) => ({ file: 'm.yaml', obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'i', namespace: ns }, spec } as KubeObject });
@@ -118,6 +118,35 @@ test('a Namespace is stored before any object in it is written, with writes in f
     assert.deepEqual(report.errors, []);
     assert.equal(report.applied[0], 'namespace/team-b created');
     assert.equal((await backend.list(Issuer, { namespace: 'team-b' })).items.length, 30);
+  } finally {
+    await backend.close();
+  }
+});
+
+test('an object a controller writes between the lookup and the dry run is looked up again, not refused', async () => {
+  const backend = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    await applyManifests(backend, [named('busy')], { defaultNamespace: 'default' });
+    let conflicts = 0;
+    const store: Store = {
+      ...backend,
+      get: (t, ns, n) => backend.get(t, ns, n),
+      list: (t, o) => backend.list(t, o),
+      create: (t, o, w) => backend.create(t, o, w),
+      update: (t, o, w) => {
+        // the first two dry runs lose the race with a controller's write
+        if (w?.dryRun && conflicts < 2) {
+          conflicts++;
+          return Promise.reject(new StoreError('Conflict', 'the object has been modified; please apply your changes to the latest version and try again'));
+        }
+        return backend.update(t, o, w);
+      },
+      close: () => backend.close(),
+    };
+    const report = await applyManifests(store, [named('busy')], { defaultNamespace: 'default' });
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(report.applied, ['issuer.cert-manager.io/busy unchanged']);
+    assert.equal(conflicts, 2);
   } finally {
     await backend.close();
   }

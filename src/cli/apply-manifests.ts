@@ -167,14 +167,21 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       } catch (e) {
         if (!(e instanceof StoreError) || e.reason !== 'AlreadyExists') throw e;
       }
-      const existing = await store.get(type, obj.metadata.namespace, obj.metadata.name);
-      if (!existing) {
-        // deleted in between: check it as new again
-        await store.create(type, obj, { dryRun: true, fieldManager });
-        return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
+      for (let attempt = 0; ; attempt++) {
+        const existing = await store.get(type, obj.metadata.namespace, obj.metadata.name);
+        if (!existing) {
+          // deleted in between: check it as new again
+          await store.create(type, obj, { dryRun: true, fieldManager });
+          return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
+        }
+        try {
+          const result = await store.update(type, desiredFrom(existing, obj), { dryRun: true, fieldManager });
+          return { plan: { manifest, type, obj, existing, unchanged: isDeepStrictEqual(comparable(result), comparable(existing)) }, errors: [], warnings };
+        } catch (e) {
+          // a controller wrote it (its status, an annotation) after the lookup: look again, a few times
+          if (!isConflict(e) || attempt >= 3) throw e;
+        }
       }
-      const result = await store.update(type, desiredFrom(existing, obj), { dryRun: true, fieldManager });
-      return { plan: { manifest, type, obj, existing, unchanged: isDeepStrictEqual(comparable(result), comparable(existing)) }, errors: [], warnings };
     } catch (e) {
       if (!(e instanceof StoreError) || e.code === 401 || e.code === 403) throw e;
       return { errors: errorLines(file, label(type, obj), e), warnings };
