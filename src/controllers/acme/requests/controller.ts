@@ -29,8 +29,9 @@ export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
     retry: retryBackoff.requestsAndIssuers,
     watch(enqueue) {
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
-      requests.onAdd(key);
-      requests.onUpdate((_, n) => key(n));
+      // a settled request (issued, failed, denied) has nothing left to order: its status writes wake nothing
+      requests.onAdd((r) => { if (isActiveAcmeRequest(r)) key(r); });
+      requests.onUpdate((_, n) => { if (isActiveAcmeRequest(n)) key(n); });
       wakeOwners(orders, CertificateRequest, enqueue);
       // An issuer becoming Ready releases the requests that waited for it.
       wakeByIssuer(ctx.informers, requests, key, isActiveAcmeRequest);

@@ -25,10 +25,10 @@ import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { clientForIssuer } from '../issuer-account.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
+import { REVOKE_FINALIZER, revocationWakesOnAdd, revocationWakesOnUpdate } from './wake.ts';
 import { describeCertificate, parsePending, SUPERSEDED, supersededCertificate, withPending } from './superseded.ts';
 
 const MANAGER = 'certificates-acme-revocation';
-export const REVOKE_FINALIZER = 'acme.certsmith.io/revoke-on-delete';
 /** RFC 5280 CRLReason cessationOfOperation: the certificate is no longer needed */
 const CESSATION_OF_OPERATION = 5;
 
@@ -118,8 +118,8 @@ export function revocationController(ctx: ControllerContext, rt: AcmeRuntime): C
     retry: { baseDelayMs: 5_000, maxDelayMs: 600_000 },
     watch(enqueue) {
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
-      certificates.onAdd(key);
-      certificates.onUpdate((_, n) => key(n));
+      certificates.onAdd((c) => { if (revocationWakesOnAdd(c)) key(c); });
+      certificates.onUpdate((o, n) => { if (revocationWakesOnUpdate(o, n)) key(n); });
       // a Secret whose certificate now certifies another key: its Certificate's old certificate is superseded
       secrets.onUpdate((before, after) => {
         const ns = after.metadata.namespace;
