@@ -5,8 +5,10 @@
 
 import { Type, Kind, TypeRegistry, FormatRegistry, type TSchema, type SchemaOptions } from '@sinclair/typebox';
 import { GatewayParentReferenceSchema, ObjectMetaTemplateSchema, PodTemplateSchema, StringMapSchema } from './schema-core.ts';
+import { keyUsages, signatureAlgorithms } from './schema-values.ts';
 
 export { PodTemplateSchema, GatewayParentReferenceSchema } from './schema-core.ts';
+export { dns01Providers, issuerTypes, keyUsages, signatureAlgorithms, tsigAlgorithms } from './schema-values.ts';
 
 // Go's metav1.Time marshals as RFC 3339; anything Date.parse accepts is too loose.
 const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -82,12 +84,6 @@ const conditions = () => opt(Type.Array(ConditionSchema, {
 // ---------------------------------------------------------------------------------------------
 // Certificate
 
-export const keyUsages = [
-  'signing', 'digital signature', 'content commitment', 'key encipherment', 'key agreement',
-  'data encipherment', 'cert sign', 'crl sign', 'encipher only', 'decipher only', 'any',
-  'server auth', 'client auth', 'code signing', 'email protection', 's/mime', 'ipsec end system',
-  'ipsec tunnel', 'ipsec user', 'timestamping', 'ocsp signing', 'microsoft sgc', 'netscape sgc',
-] as const;
 export const KeyUsageSchema = StringEnum([...keyUsages], { description: 'A key usage or extended key usage.' });
 
 export const X509SubjectSchema = Type.Object({
@@ -114,7 +110,6 @@ export const PrivateKeySchema = Type.Object({
   size: opt(Type.Integer({ description: 'Key bit size (RSA) or curve size (ECDSA).' })),
 });
 
-export const signatureAlgorithms = ['SHA256WithRSA', 'SHA384WithRSA', 'SHA512WithRSA', 'ECDSAWithSHA256', 'ECDSAWithSHA384', 'ECDSAWithSHA512', 'PureEd25519'] as const;
 
 const jksKeystore = Type.Object({
   create: Type.Boolean({ description: 'Whether to create a JKS keystore in the Secret.' }),
@@ -262,7 +257,6 @@ export const ACMEHTTP01Schema = Type.Object({
   gatewayHTTPRoute: opt(ACMEHTTP01GatewayHTTPRouteSchema),
 });
 
-export const tsigAlgorithms = ['HMACMD5', 'HMACSHA1', 'HMACSHA256', 'HMACSHA512'] as const;
 
 export const ACMEDNS01RFC2136Schema = Type.Object({
   nameserver: str('IP address or hostname of the authoritative server, optionally with :port. IPv6 in brackets.'),
@@ -360,7 +354,6 @@ export const ACMEDNS01Schema = Type.Object({
     config: opt(AnyJSON({ description: 'Solver-specific configuration, passed to the webhook as is.' })),
   })),
 });
-export const dns01Providers = ['acmeDNS', 'akamai', 'azureDNS', 'cloudDNS', 'cloudflare', 'digitalocean', 'rfc2136', 'route53', 'webhook'] as const;
 
 export const ACMESolverSchema = Type.Object({
   selector: opt(Type.Object({
@@ -458,7 +451,6 @@ export const VenafiIssuerSchema = Type.Object({
   }],
 });
 
-export const issuerTypes = ['acme', 'ca', 'selfSigned', 'vault', 'venafi'] as const;
 
 export const IssuerSpecSchema = Type.Object({
   acme: opt(ACMEIssuerSchema),

@@ -6,7 +6,7 @@ import { formatDuration } from '../duration.ts';
 import { CAInjectorAnnotation, CERT_MANAGER_PREFIX } from '../annotations.ts';
 import { defaultCertificateDurationMs, minimumCertificateDurationMs, minimumRenewBeforeMs } from '../defaults.ts';
 import { checkRenewalWindows, type WindowProblem } from '../renewal-windows.ts';
-import { signatureAlgorithms } from '../schema.ts';
+import { signatureAlgorithms } from '../schema-values.ts';
 import { dns1123SubdomainError } from '../names.ts';
 import { isWellFormed } from '../unicode.ts';
 import { child, index, isNum, isObj, isStr, mapKey, strings, tryDuration, type Errors, type Obj } from './field-errors.ts';

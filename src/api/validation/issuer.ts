@@ -1,7 +1,7 @@
 // Issuer and ClusterIssuer: one issuer type, and the ACME issuer's server, account key, EAB and
 // solvers (a Challenge's solver is checked by the same rules).
 import { isIP } from 'node:net';
-import { dns01Providers, issuerTypes, tsigAlgorithms } from '../schema.ts';
+import { dns01Providers, issuerTypes, tsigAlgorithms } from '../schema-values.ts';
 import { child, index, isObj, isStr, tryDuration, type Errors, type Obj } from './field-errors.ts';
 import { dns1123SubdomainError } from '../names.ts';
 

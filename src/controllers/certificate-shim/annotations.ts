@@ -3,7 +3,7 @@
 // in a Warning Event on the Ingress and has nothing else to go on.
 import net from 'node:net';
 import { formatDuration, parseDuration } from '../../api/duration.ts';
-import { keyUsages } from '../../api/schema.ts';
+import { keyUsages } from '../../api/schema-values.ts';
 import type { CertificateSpec } from '../../api/types.ts';
 import type { KeyUsage } from '../../api/types.ts';
 import {

@@ -4,7 +4,8 @@
 // provider of a resource encrypts new writes; every provider is tried on reads, by prefix.
 import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type CipherGCMTypes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parse as parseYAML, YAMLParseError } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as YAMLModule from 'yaml';
 import { resourceTypes } from '../../api/resources.ts';
 import { StoreError } from '../store.ts';
 
@@ -99,6 +100,8 @@ function parseProvider(v: unknown, field: string): ProviderConfig {
 
 /** Parses and checks an EncryptionConfiguration document (YAML or JSON). */
 export function parseEncryptionConfiguration(text: string): EncryptionConfiguration {
+  // the YAML parser loads only when a configuration is given, not with every store (CommonJS, so synchronously)
+  const { parse: parseYAML, YAMLParseError } = createRequire(import.meta.url)('yaml') as typeof YAMLModule;
   let doc: unknown;
   try {
     doc = parseYAML(text);

@@ -1,11 +1,9 @@
 // The paths that are not a stored resource: health probes, OpenAPI documents, access reviews
 // (answered, never stored) and aggregated APIs (passed on to their backend).
 import type http from 'node:http';
-import { openAPIV3Index, openAPIV3Document } from '../../../api/openapi.ts';
 import type { Store } from '../../../store/store.ts';
 import { authorizationGroup, reviewAccess, reviewRules } from '../../authorization.ts';
 import { AggregationError, aggregatedBackend, proxyRequest } from '../../aggregation.ts';
-import { openAPIV2Document, openAPIV2Protobuf, openAPIV2ProtobufContentType, openAPIV2ProtobufMediaTypes } from '../../openapi/v2.ts';
 import type { ApiContext } from '../context.ts';
 import { maxBodyBytes, readBodyBytes, readObject } from '../request-body.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, sendObject, statusBody } from '../responses.ts';
@@ -17,8 +15,11 @@ export function serveHealth(store: Store, path: string, res: http.ServerResponse
   res.end(problem ? `[-]storage failed: ${problem}\nreadyz check failed\n` : 'ok');
 }
 
-export function serveOpenAPI(segs: string[], req: http.IncomingMessage, res: http.ServerResponse) {
+// The OpenAPI documents load on the first request for one, not with the server: generating them
+// brings the schema builder (typebox) and the YAML printer, ~320 files kubectl may never ask for (issue 17).
+export async function serveOpenAPI(segs: string[], req: http.IncomingMessage, res: http.ServerResponse) {
   if (segs[1] === 'v2' && segs.length === 2) {
+    const { openAPIV2Document, openAPIV2Protobuf, openAPIV2ProtobufContentType, openAPIV2ProtobufMediaTypes } = await import('../../openapi/v2.ts');
     // protobuf only when asked for: older kubectl asks for nothing else, JSON readers never ask for it
     const accepted = (req.headers.accept ?? '').split(',').map((r) => r.split(';')[0].trim().toLowerCase());
     if (!accepted.some((a) => openAPIV2ProtobufMediaTypes.includes(a))) return sendJSON(res, 200, openAPIV2Document());
@@ -28,6 +29,7 @@ export function serveOpenAPI(segs: string[], req: http.IncomingMessage, res: htt
     return;
   }
   if (segs[1] !== 'v3') return notFoundPath(res, '/' + segs.join('/'));
+  const { openAPIV3Index, openAPIV3Document } = await import('../../../api/openapi.ts');
   if (segs.length === 2) return sendJSON(res, 200, openAPIV3Index());
   let doc: unknown;
   if (segs[2] === 'api' && segs.length === 4) doc = openAPIV3Document('', segs[3]);
