@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.ts';
 import { Certificate } from '../api/resources.ts';
 import { CliError } from './cli-error.ts';
-import { resolveKubeconfig } from '../composition/kubeconfig-source.ts';
+import { connectToCluster } from './cluster-connection.ts';
 import { addControllerFlags, controllerOptionsFrom, type ControllerFlags } from './server.ts';
 import { untilSignal } from './signals.ts';
 
@@ -79,25 +79,12 @@ export function registerControllerCommand(program: Command) {
       if (election && election.leaseDurationMs <= election.renewDeadlineMs) throw new CliError('--leader-election-lease-duration must be longer than --leader-election-renew-deadline');
       if (election && election.renewDeadlineMs <= 1.2 * election.retryPeriodMs) throw new CliError('--leader-election-renew-deadline must be longer than 1.2 × --leader-election-retry-period');
 
-      const [{ openClusterStore, ClusterConfigError }, { realClock }, { createLogger }, { startControllerManager }, { createMetrics }, { startOperationalServers }, { LeaderElector }] = await Promise.all([
-        import('../store/kube/cluster-store.ts'), import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../composition/index.ts'),
+      const [{ realClock }, { createLogger }, { startControllerManager }, { createMetrics }, { startOperationalServers }, { LeaderElector }] = await Promise.all([
+        import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../composition/index.ts'),
         import('../metrics/registry.ts'), import('../metrics/http.ts'), import('../runtime/leaderelection.ts'),
       ]);
       const logger = createLogger({ name: 'certsmith' });
-      let conn;
-      try {
-        // the CLI's resolution (composition/kubeconfig-source.ts), so both reach the same cluster
-        const source = resolveKubeconfig({ flag: kubeconfig });
-        if (source.kind === 'none') throw new CliError(source.message);
-        conn = await openClusterStore({
-          kubeconfig: source.kind === 'file' ? source.path : undefined,
-          serviceAccountRoot: source.kind === 'in-cluster' ? source.serviceAccountRoot : undefined,
-          context: flags.context, qps, burst,
-        });
-      } catch (e) {
-        if (e instanceof ClusterConfigError) throw new CliError(e.message);
-        throw e;
-      }
+      const conn = await connectToCluster(kubeconfig, { context: flags.context, qps, burst });
       const { store } = conn;
       // Fail now, with the reason, rather than from every informer: unreachable, refused, or no CRDs.
       try {

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { parseListen } from './listen-flag.ts';
-import { resolveKubeconfig } from '../composition/kubeconfig-source.ts';
+import { connectToCluster } from './cluster-connection.ts';
 import { untilSignal } from './signals.ts';
 
 interface WebhookFlags {
@@ -53,24 +53,12 @@ export function registerWebhookCommand(program: Command) {
       const { kubeconfig } = cmd.optsWithGlobals() as { kubeconfig?: string };
       const address = webhookListenAddress(flags);
       const dnsNames = parseDNSNames(flags.dnsNames, flags.namespace);
-      const [{ openClusterStore, ClusterConfigError }, { realClock }, { createLogger }, { ServingCertificates }, { startWebhookServer }] = await Promise.all([
-        import('../store/kube/cluster-store.ts'), import('../runtime/clock.ts'), import('../runtime/logger.ts'),
+      const [{ realClock }, { createLogger }, { ServingCertificates }, { startWebhookServer }] = await Promise.all([
+        import('../runtime/clock.ts'), import('../runtime/logger.ts'),
         import('../webhook/serving-ca.ts'), import('../webhook/server.ts'),
       ]);
       const logger = createLogger({ name: 'certsmith-webhook' });
-      let conn;
-      try {
-        const source = resolveKubeconfig({ flag: kubeconfig });
-        if (source.kind === 'none') throw new CliError(source.message);
-        conn = await openClusterStore({
-          kubeconfig: source.kind === 'file' ? source.path : undefined,
-          serviceAccountRoot: source.kind === 'in-cluster' ? source.serviceAccountRoot : undefined,
-          context: flags.context, qps: 5, burst: 10, userAgent: 'certsmith-webhook',
-        });
-      } catch (e) {
-        if (e instanceof ClusterConfigError) throw new CliError(e.message);
-        throw e;
-      }
+      const conn = await connectToCluster(kubeconfig, { context: flags.context, qps: 5, burst: 10, userAgent: 'certsmith-webhook' });
       const { store } = conn;
       let server: Awaited<ReturnType<typeof startWebhookServer>> | undefined;
       const certificates = new ServingCertificates({

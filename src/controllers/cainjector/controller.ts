@@ -10,13 +10,13 @@ import { cacheKey, type Informer } from '../../runtime/informer.ts';
 import { keyFor, splitKey } from '../../runtime/controller.ts';
 import { record, type ControllerContext, type ControllerSpec } from '../context.ts';
 import { ANN } from '../certificates/objects.ts';
+import { CERTIFICATES_BY_SECRET, indexCertificatesBySecret } from '../../shared/certificate-index.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { caSourceOf, decideInjection, injectableFor, sourceSecretName, type Injectable } from './inject.ts';
 
 const FIELD_MANAGER = 'cert-manager-cainjector';
 const BY_CERTIFICATE = 'cainjector.certificate';
 const BY_SECRET = 'cainjector.secret';
-const CERTIFICATES_BY_SECRET = 'cainjector.certificates-by-secret';
 
 function ensureIndex<T extends KubeObject>(inf: Informer<T>, name: string, fn: (o: T) => string[]): void {
   if (!inf.hasIndex(name)) inf.addIndex(name, fn);
@@ -40,7 +40,7 @@ function injectorController(ctx: ControllerContext, injectable: Injectable): Con
   const secrets = ctx.informers.informerFor<Secret>(SecretType);
   ensureIndex(targets, BY_CERTIFICATE, (t) => sourceKey(t, 'certificate'));
   ensureIndex(targets, BY_SECRET, (t) => sourceKey(t, 'secret'));
-  ensureIndex(certificates, CERTIFICATES_BY_SECRET, (c) => (c.spec?.secretName ? [cacheKey(c.metadata.namespace, c.spec.secretName)] : []));
+  indexCertificatesBySecret(certificates);
   const apiServerCA = ctx.options.apiServerCABundle;
   const log = ctx.logger.child({ controller: `cainjector-${injectable.type.singular}` });
 

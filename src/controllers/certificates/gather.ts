@@ -7,6 +7,7 @@ import { controllerOwnerKey, splitKey } from '../../runtime/controller.ts';
 import { wakeOnEverything, type CertificateWakes } from './wake.ts';
 import type { ControllerContext } from '../context.ts';
 import { ANN, LABEL } from './objects.ts';
+import { CERTIFICATES_BY_SECRET as BY_SECRET, indexCertificatesBySecret } from '../../shared/certificate-index.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { controllerOwnerUID } from '../../shared/ownership.ts';
@@ -14,7 +15,7 @@ import type { CertificateInput } from './policies.ts';
 import { nextRevision } from '../../shared/revisions.ts';
 
 export const BY_OWNER = 'owner';
-export const BY_SECRET = 'secretName';
+export { BY_SECRET };
 
 export interface CertificateCaches {
   certificates: Informer<CertificateObj>;
@@ -31,7 +32,7 @@ export function certificateCaches(ctx: ControllerContext): CertificateCaches {
   const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
   // Only Secrets certsmith manages are cached whole; the rest are metadata (memory, at scale).
   const secrets = ctx.informers.informerFor<Secret>(SecretType, { fullObjectsWhen: (s) => s.metadata.labels?.[LABEL.fao] === 'true' });
-  ensureIndex(certificates, BY_SECRET, (c) => [`${c.metadata.namespace}/${c.spec?.secretName}`]);
+  indexCertificatesBySecret(certificates);
   ensureIndex(requests, BY_OWNER, (r) => { const u = controllerOwnerUID(r); return u ? [u] : []; });
   ensureIndex(secrets, BY_OWNER, (s) => { const u = controllerOwnerUID(s); return u ? [u] : []; });
   return { certificates, requests, secrets };

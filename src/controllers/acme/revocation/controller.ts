@@ -18,6 +18,7 @@ import { REVOKE_ON_DELETE_ANNOTATION, REVOKE_ON_KEY_ROTATION_ANNOTATION, SUPERSE
 import { AcmeError } from '../../../acme/client.ts';
 import { isConflict, isNotFound } from '../../../store/store.ts';
 import { splitKey } from '../../../runtime/controller.ts';
+import { certificatesOfSecret, indexCertificatesBySecret } from '../../../shared/certificate-index.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { certificateBlocks } from '../../../pki/pem.ts';
@@ -45,6 +46,7 @@ export function wantsRotationRevocation(crt: CertificateObj): boolean {
 export function revocationController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
   const certificates = ctx.informers.informerFor<CertificateObj>(CertificateType);
   const secrets = ctx.informers.informerFor<Secret>(SecretType);
+  indexCertificatesBySecret(certificates);
   /** replaced certificates seen in Secret updates, not yet recorded on their Certificate */
   const observed = new Map<string, string[]>();
 
@@ -123,7 +125,7 @@ export function revocationController(ctx: ControllerContext, rt: AcmeRuntime): C
       // a Secret whose certificate now certifies another key: its Certificate's old certificate is superseded
       secrets.onUpdate((before, after) => {
         const ns = after.metadata.namespace;
-        const crt = certificates.list().find((c) => c.metadata.namespace === ns && c.spec.secretName === after.metadata.name && wantsRotationRevocation(c));
+        const crt = certificatesOfSecret(certificates, ns, after.metadata.name!).find(wantsRotationRevocation);
         if (!crt) return;
         const der = supersededCertificate(before, after);
         if (!der) return;
