@@ -31,6 +31,9 @@ describe('Route 53 auth.kubernetes: a ServiceAccount token from TokenRequest exc
   let kube: KubeTokenAPI;
   let sts: STSAPI;
   let r53: Route53API;
+  // the embedded server's own rigs: what the cluster tests' retries and clean-ups send cannot be counted as its calls
+  let embeddedSts: STSAPI;
+  let embeddedR53: Route53API;
   let lc: Lifecycle;
   let embedded: Lifecycle;
   const assumedKeys: Record<string, string> = {};
@@ -63,12 +66,14 @@ describe('Route 53 auth.kubernetes: a ServiceAccount token from TokenRequest exc
     // the cluster path: TokenRequest through the same HttpStore `certsmith controller` talks to its API server with
     const cluster = new HttpStore({ server: kube.url, token: CALLER, qps: 0, burst: 0 });
     lc = await startLifecycle({ clock: realClock, options: { ...common, serviceAccountToken: serviceAccountTokenRequester(cluster) } });
-    embedded = await startLifecycle({ clock: realClock, options: common });
+    embeddedSts = await startSTSAPI({ keys: {}, roles: [] });
+    embeddedR53 = await startRoute53API({ zones: ['irsa.test'], keys: {}, challtestsrv: cts });
+    embedded = await startLifecycle({ clock: realClock, options: { ...common, dns01ProviderAPIs: { route53: embeddedR53.url, sts: embeddedSts.url } } });
   });
   after(async () => {
     await lc?.stop();
     await embedded?.stop();
-    await Promise.all([pebble?.stop(), r53?.stop(), sts?.stop(), kube?.stop(), cts?.stop()]);
+    await Promise.all([pebble?.stop(), r53?.stop(), sts?.stop(), embeddedR53?.stop(), embeddedSts?.stop(), kube?.stop(), cts?.stop()]);
   });
 
   test('cluster: a token for the ServiceAccount (audience sts.amazonaws.com, 600 s) is exchanged for the role; only its credentials reach Route 53; a certificate is issued', async () => {
@@ -99,11 +104,9 @@ describe('Route 53 auth.kubernetes: a ServiceAccount token from TokenRequest exc
   });
 
   test('embedded server: no ServiceAccount tokens, so the Issuer is Ready=False naming route53.auth.kubernetes; nothing is asked of STS or Route 53', async () => {
-    const stsBefore = sts.requests.length;
-    const r53Before = r53.requests.length;
     await embedded.apply(issuer('irsa-embedded', { role: ROLE, ...sa('route53-dns') }));
     await waitForInvalidSolverConfig(embedded, 'irsa-embedded', /solvers\[0\]\.dns01: route53\.auth\.kubernetes is not supported on the embedded server \(certsmith server\)/);
-    assert.equal(sts.requests.length, stsBefore);
-    assert.equal(r53.requests.length, r53Before);
+    assert.equal(embeddedSts.requests.length, 0);
+    assert.equal(embeddedR53.requests.length, 0);
   });
 });
