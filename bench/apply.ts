@@ -6,37 +6,14 @@
 // kubectl goes first: the certsmith run then shares the server with the issuance of kubectl's
 // Certificates, which can only slow it down. The server runs its controllers, as users run it.
 // Run: npx tsx bench/apply.ts [count=10000]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { join } from 'node:path';
+import { bin, node, repo, startCompiledServer, timed } from './compiled-server.ts';
 
 const count = Number(process.argv[2] ?? 10_000);
 if (!Number.isInteger(count) || count < 1) throw new Error(`count: "${process.argv[2]}" is not a whole number of 1 or more`);
-const repo = resolve(import.meta.dirname, '..');
-const bin = join(repo, 'bin', 'certsmith.mjs');
-const node = process.execPath;
-
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => ok(port));
-    }).on('error', fail);
-  });
-}
-
-/** Runs a command to completion; a failure stops the bench with its output. */
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): { ms: number; stdout: string } {
-  const t0 = performance.now();
-  const r = spawnSync(cmd, args, { cwd: repo, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-  const ms = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}:\n${r.stdout.slice(-2000)}${r.stderr.slice(-4000)}`);
-  return { ms, stdout: r.stdout };
-}
-
 function manifest(n: number): string {
   const docs = [
     'apiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata:\n  name: selfsigned\nspec:\n  selfSigned: {}\n',
@@ -62,35 +39,17 @@ writeFileSync(file, manifest(count));
 const build = spawnSync(node, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: repo, encoding: 'utf8' });
 if (build.status !== 0 && build.status !== 2) throw new Error(`the build failed:\n${build.stdout}${build.stderr}`);
 console.log(`node ${process.version}; build (tsc, incremental)${build.status === 2 ? ` reported type errors, emitted anyway:\n${build.stdout.trim()}` : ' ok'}`);
-const health = await freePort();
-const server = spawn(node, [bin, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--health-listen', `127.0.0.1:${health}`], {
-  cwd: repo, env: { ...process.env, CERTSMITH_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
-});
-let out = '';
-server.stdout.on('data', (d) => (out += d));
-server.stderr.on('data', (d) => (out += d));
-const exited = new Promise<void>((r) => server.on('exit', () => r()));
-try {
-  const t0 = performance.now();
-  for (;;) {
-    if (server.exitCode !== null) throw new Error(`the server exited:\n${out}`);
-    if (performance.now() - t0 > 60_000) throw new Error(`no /readyz in 60 s:\n${out}`);
-    if (await fetch(`http://127.0.0.1:${health}/readyz`).then((r) => r.status === 200, () => false)) break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-} catch (e) {
-  server.kill('SIGTERM');
-  await exited;
+const server = await startCompiledServer(dataDir, 20).catch((e) => {
   rmSync(dataDir, { recursive: true, force: true });
   throw e;
-}
+});
 try {
   for (const ns of ['apply-kubectl', 'apply-certsmith']) {
-    run('kubectl', ['--kubeconfig', kubeconfig, 'create', 'namespace', ns]);
+    timed('kubectl', ['--kubeconfig', kubeconfig, 'create', 'namespace', ns]);
   }
-  const kubectl = run('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-n', 'apply-kubectl', '-f', file]);
+  const kubectl = timed('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-n', 'apply-kubectl', '-f', file]);
   const kubectlApplied = kubectl.stdout.split('\n').filter((l) => / created$/.test(l)).length;
-  const certsmith = run(node, [bin, '--kubeconfig', kubeconfig, 'apply', '-n', 'apply-certsmith', '-f', file]);
+  const certsmith = timed(node, [bin, '--kubeconfig', kubeconfig, 'apply', '-n', 'apply-certsmith', '-f', file]);
   const certsmithApplied = certsmith.stdout.split('\n').filter((l) => / created$/.test(l)).length;
   if (kubectlApplied !== objects || certsmithApplied !== objects) throw new Error(`created: kubectl ${kubectlApplied}, certsmith ${certsmithApplied}, of ${objects}`);
 
@@ -100,11 +59,10 @@ try {
   console.log(`  certsmith apply  ${(certsmith.ms / 1000).toFixed(1).padStart(6)} s  ${rate(certsmith.ms).toFixed(0).padStart(6)} objects/s`
     + `  (goal ≥ 1,000 objects/s: ${rate(certsmith.ms) >= 1000 ? 'met' : 'not met'}; not slower than kubectl: ${certsmith.ms <= kubectl.ms ? 'met' : 'not met'}, ${(kubectl.ms / certsmith.ms).toFixed(2)}× its speed)`);
   // a second apply of the same file changes nothing: every object is compared and left alone
-  const again = run(node, [bin, '--kubeconfig', kubeconfig, 'apply', '-n', 'apply-certsmith', '-f', file]);
+  const again = timed(node, [bin, '--kubeconfig', kubeconfig, 'apply', '-n', 'apply-certsmith', '-f', file]);
   const unchanged = again.stdout.split('\n').filter((l) => / unchanged$/.test(l)).length;
   console.log(`  certsmith apply again (all unchanged: ${unchanged}/${objects}) ${(again.ms / 1000).toFixed(1)} s, ${rate(again.ms).toFixed(0)} objects/s`);
 } finally {
-  server.kill('SIGTERM');
-  await exited;
+  await server.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -5,36 +5,14 @@
 // Run: npx tsx bench/cli.ts [runs per command, default 10]
 // It builds dist/ first (incremental: a check when it is current) and runs bin/certsmith.mjs,
 // the command users run, with the node that runs this script.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { bin, node, repo, startCompiledServer, timed } from './compiled-server.ts';
 
 const runs = Number(process.argv[2] ?? 10);
-const repo = resolve(import.meta.dirname, '..');
-const bin = join(repo, 'bin', 'certsmith.mjs');
-const node = process.execPath;
-
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => ok(port));
-    }).on('error', fail);
-  });
-}
-
-/** Runs a command to completion and gives its wall time in ms; a failure stops the bench. */
-function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): { ms: number; stdout: string } {
-  const t0 = performance.now();
-  const r = spawnSync(cmd, args, { cwd: repo, env: { ...process.env, ...env }, encoding: 'utf8' });
-  const ms = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}:\n${r.stdout}${r.stderr}`);
-  return { ms, stdout: r.stdout };
-}
-
 /**
  * CPU time (user + system) of one run of a command, from bash's `times` (Node reports no
  * children's rusage): unlike wall time it hardly moves with the other load on the machine.
@@ -52,34 +30,6 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-interface Server { stop(): Promise<void>; readyMs: number; listeningMs: number }
-
-/** Starts the compiled server and measures spawn → first 200 from /readyz (polled every 5 ms). */
-async function startServer(dataDir: string): Promise<Server> {
-  const health = await freePort();
-  const t0 = performance.now();
-  const child = spawn(node, [bin, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--health-listen', `127.0.0.1:${health}`], {
-    cwd: repo, env: { ...process.env, CERTSMITH_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let listeningMs = NaN;
-  child.stdout.on('data', (d) => {
-    out += d;
-    if (Number.isNaN(listeningMs) && out.includes('certsmith server listening on')) listeningMs = performance.now() - t0;
-  });
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<void>((r) => child.on('exit', () => r()));
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the server exited:\n${out}`);
-    if (performance.now() - t0 > 60_000) throw new Error(`no /readyz in 60 s:\n${out}`);
-    const ok = await fetch(`http://127.0.0.1:${health}/readyz`).then((r) => r.status === 200, () => false);
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  const readyMs = performance.now() - t0;
-  return { readyMs, listeningMs, stop: async () => { child.kill('SIGTERM'); await exited; } };
-}
-
 const build = timed(node, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
 console.log(`node ${process.version}; build (tsc, incremental) ${(build.ms / 1000).toFixed(1)} s`);
 
@@ -87,7 +37,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-bench-cli-'));
 const kubeconfig = join(dataDir, 'kubeconfig');
 try {
   // first start: creates the serving CA, its key and the token
-  let server = await startServer(dataDir);
+  let server = await startCompiledServer(dataDir);
   const firstMs = server.readyMs;
   console.log(`first start (new data dir): /readyz after ${server.readyMs.toFixed(0)} ms (listening line after ${server.listeningMs.toFixed(0)} ms)`);
 
@@ -106,7 +56,7 @@ try {
 
   // a restart with state stored: what a host reboot or `systemctl restart` sees
   await server.stop();
-  server = await startServer(dataDir);
+  server = await startCompiledServer(dataDir);
   console.log(`restart (stored state): /readyz after ${server.readyMs.toFixed(0)} ms (listening line after ${server.listeningMs.toFixed(0)} ms)`);
 
   const commands: Array<{ label: string; cmd: string; args: string[]; env?: NodeJS.ProcessEnv }> = [
