@@ -117,6 +117,16 @@ export function runCommand(program: string, args: string[], opts: { cwd?: string
   });
 }
 
+/** The pid a test's program wrote to `file`, or undefined while the file is missing or empty. */
+export function pidIn(file: string): number | undefined {
+  try {
+    const n = Number(fs.readFileSync(file, 'utf8').trim());
+    return n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether pid is gone, or a zombie nobody reaped yet (in a container, pid 1 may never reap). */
 export function processGone(pid: number): boolean {
   try {

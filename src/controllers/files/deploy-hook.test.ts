@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hookEnvironment, hookRetryDelayMs, redactKeyMaterial, runDeployHook } from './deploy-hook.ts';
 import { HookLedger } from './hook-ledger.ts';
-import { processGone, pollUntil } from '../../../test/rig/processes.ts';
+import { pidIn, processGone, pollUntil } from '../../../test/rig/processes.ts';
 
 test('the hook gets names, paths and certbot\'s variables', async () => {
   const env = hookEnvironment({
@@ -64,14 +64,6 @@ test('the ledger survives a restart and is written 0600', async () => {
 
 
 
-function pidIn(file: string): number | undefined {
-  try {
-    const n = Number(readFileSync(file, 'utf8').trim());
-    return n > 0 ? n : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 test('stopping kills the hook\'s whole process group, also what ignores SIGTERM', { timeout: 30_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-hook-'));

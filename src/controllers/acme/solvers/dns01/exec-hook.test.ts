@@ -2,20 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runHook } from './exec-hook.ts';
-import { processGone, pollUntil } from '../../../../../test/rig/processes.ts';
+import { pidIn, processGone, pollUntil } from '../../../../../test/rig/processes.ts';
 
-function pidIn(file: string): number | undefined {
-  try {
-    const n = Number(readFileSync(file, 'utf8').trim());
-    return n > 0 ? n : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function hangingHook(dir: string, pidFile: string): string {
   const hook = join(dir, 'hang.sh');
