@@ -5,16 +5,15 @@
 // reaches webhook DNS-01 solvers, so community solvers (and certsmith's webhook solver client)
 // work against the embedded server.
 //
-// On one host there is no kube-proxy: the Service's `spec.clusterIP` is the address to dial
-// (e.g. 127.0.0.1), and the port is the Service port's `targetPort` when it is a number, else
-// the port itself. kube-apiserver authenticates to aggregated servers with a front-proxy client
+// On one host the Service is dialled as service-endpoint.ts says. kube-apiserver authenticates to aggregated servers with a front-proxy client
 // certificate and X-Remote-User/X-Remote-Group headers; certsmith sends the headers only
 // (a solver that insists on the front-proxy certificate will refuse, see README).
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import { APIServiceType, ServiceType } from '../api/resources.ts';
+import { APIServiceType } from '../api/resources.ts';
+import { serviceEndpoint, ServiceEndpointError, type ServiceEndpoint } from './service-endpoint.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { Store } from '../store/store.ts';
 
@@ -26,10 +25,6 @@ interface APIService extends KubeObject {
     caBundle?: string;
     insecureSkipTLSVerify?: boolean;
   };
-}
-
-interface Service extends KubeObject {
-  spec?: { clusterIP?: string; ports?: { port: number; targetPort?: number | string }[] };
 }
 
 export interface AggregatedBackend {
@@ -58,16 +53,15 @@ export async function aggregatedBackend(store: Store, group: string, version: st
   const ref = svc.spec.service;
   const unavailable = (why: string) => new AggregationError(503, 'ServiceUnavailable', `the server is currently unable to handle the request (APIService ${name}: ${why})`);
   if (!ref.namespace || !ref.name) throw unavailable('spec.service needs namespace and name');
-  const service = await store.get<Service>(ServiceType, ref.namespace, ref.name);
-  if (!service) throw unavailable(`service "${ref.namespace}/${ref.name}" not found`);
-  const ip = service.spec?.clusterIP;
-  if (!ip || !net.isIP(ip)) throw unavailable(`service "${ref.namespace}/${ref.name}" has no cluster IP to dial`);
-  const wanted = ref.port ?? 443;
-  const entry = service.spec?.ports?.find((p) => p.port === wanted);
-  if (!entry) throw unavailable(`service "${ref.namespace}/${ref.name}" has no port ${wanted}`);
-  const port = typeof entry.targetPort === 'number' ? entry.targetPort : entry.port;
+  let endpoint: ServiceEndpoint;
+  try {
+    endpoint = await serviceEndpoint(store, { namespace: ref.namespace, name: ref.name, port: ref.port });
+  } catch (e) {
+    if (e instanceof ServiceEndpointError) throw unavailable(e.message);
+    throw e;
+  }
   return {
-    host: ip, port, serverName: `${ref.name}.${ref.namespace}.svc`,
+    ...endpoint,
     caPem: svc.spec.caBundle ? Buffer.from(svc.spec.caBundle, 'base64').toString('utf8') : undefined,
     insecureSkipTLSVerify: !!svc.spec.insecureSkipTLSVerify,
   };

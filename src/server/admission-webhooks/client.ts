@@ -5,8 +5,7 @@
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import { ServiceType } from '../../api/resources.ts';
-import type { KubeObject } from '../../api/meta.ts';
+import { serviceEndpoint, ServiceEndpointError, type ServiceEndpoint } from '../service-endpoint.ts';
 import type { Store } from '../../store/store.ts';
 import type { WebhookClientConfig } from './matching.ts';
 
@@ -24,10 +23,6 @@ export interface Endpoint {
   caPem?: string;
 }
 
-interface Service extends KubeObject {
-  spec?: { clusterIP?: string; ports?: { port: number; targetPort?: number | string }[] };
-}
-
 /** The answer larger than this is refused (kube-apiserver's own request limit). */
 export const maxResponseBytes = 3 * 1024 * 1024;
 
@@ -38,12 +33,7 @@ function caPemOf(config: WebhookClientConfig): string | undefined {
   return pem;
 }
 
-/**
- * Where a webhook's clientConfig points. A `service` is resolved the way the embedded server's
- * API aggregation resolves an APIService's (src/server/aggregation.ts): there is no kube-proxy on
- * one host, so the Service's `spec.clusterIP` is dialled, on the port entry's numeric
- * `targetPort` (else the port itself), and the certificate must name `<service>.<namespace>.svc`.
- */
+/** Where a webhook's clientConfig points; a `service` is dialled as service-endpoint.ts says. */
 export async function resolveEndpoint(store: Store, config: WebhookClientConfig | undefined, timeoutSeconds: number): Promise<Endpoint> {
   if (!config) throw new CallFailure('the webhook has no clientConfig');
   const timeoutQuery = `timeout=${timeoutSeconds}s`;
@@ -61,18 +51,16 @@ export async function resolveEndpoint(store: Store, config: WebhookClientConfig 
   }
   const ref = config.service;
   if (!ref?.namespace || !ref.name) throw new CallFailure('clientConfig needs url or service with namespace and name');
-  const service = await store.get<Service>(ServiceType, ref.namespace, ref.name);
-  if (!service) throw new CallFailure(`service "${ref.name}" not found`);
-  const ip = service.spec?.clusterIP;
-  if (!ip || !net.isIP(ip)) throw new CallFailure(`service "${ref.namespace}/${ref.name}" has no cluster IP to dial (on one host, spec.clusterIP is the address the webhook listens on)`);
-  const wanted = ref.port ?? 443;
-  const entry = service.spec?.ports?.find((p) => p.port === wanted);
-  if (!entry) throw new CallFailure(`service "${ref.namespace}/${ref.name}" has no port ${wanted}`);
-  const port = typeof entry.targetPort === 'number' ? entry.targetPort : entry.port;
-  const serverName = `${ref.name}.${ref.namespace}.svc`;
-  const url = new URL(`https://${serverName}:${wanted}${ref.path ?? ''}`);
+  let endpoint: ServiceEndpoint;
+  try {
+    endpoint = await serviceEndpoint(store, { namespace: ref.namespace, name: ref.name, port: ref.port });
+  } catch (e) {
+    if (e instanceof ServiceEndpointError) throw new CallFailure(e.message);
+    throw e;
+  }
+  const url = new URL(`https://${endpoint.serverName}:${ref.port ?? 443}${ref.path ?? ''}`);
   url.search = url.search ? `${url.search}&${timeoutQuery}` : `?${timeoutQuery}`;
-  return { url, host: ip, port, serverName, caPem: caPemOf(config) };
+  return { url, ...endpoint, caPem: caPemOf(config) };
 }
 
 /** POSTs `body` and resolves with the parsed JSON answer; every failure is a CallFailure naming the URL. */
