@@ -5,9 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'n
 import { join } from 'node:path';
 import { X509Certificate, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { generatePrivateKey } from '../pki/keys.ts';
-import { createCSR } from '../pki/csr.ts';
-import { signCertificate } from '../pki/sign.ts';
+import { createSelfSignedCA, issueServingPair } from '../pki/serving.ts';
 
 // The certificates are built by certsmith's own signer (pki/sign.ts, what the CA and SelfSigned
 // issuers use), which the server loads anyway, and checked with Node's X509Certificate:
@@ -96,25 +94,16 @@ function issuedBy(cert: X509Certificate, ca: X509Certificate): boolean {
 }
 
 async function createCA(now: Date): Promise<Pair> {
-  const keyPem = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS8' });
-  const template = { commonName: `certsmith-ca-${randomBytes(4).toString('hex')}`, isCA: true, maxPathLen: 0, usages: ['cert sign', 'crl sign'] };
-  const certPem = await signCertificate({
-    csrPem: await createCSR(template, keyPem), selfSignKeyPem: keyPem, isCA: true, maxPathLen: 0, usages: template.usages,
+  const { certPem, keyPem } = await createSelfSignedCA({
+    commonName: `certsmith-ca-${randomBytes(4).toString('hex')}`, maxPathLen: 0, usages: ['cert sign', 'crl sign'],
     notBefore: new Date(now.getTime() - 3600_000), durationMs: caLifetime + 3600_000,
   });
   return pairOf(certPem, keyPem);
 }
 
 async function createServing(ca: Pair, hosts: string[], now: Date): Promise<Pair> {
-  const keyPem = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS8' });
-  const usages = ['digital signature', 'server auth'];
-  const csrPem = await createCSR({
-    commonName: 'certsmith-apiserver', usages,
-    ipAddresses: hosts.filter((h) => isIP(h)), dnsNames: hosts.filter((h) => !isIP(h)),
-  }, keyPem);
-  // clipped to the CA's notAfter by the signer
-  const certPem = await signCertificate({
-    csrPem, issuer: { certPem: ca.certPem, keyPem: ca.keyPem }, oneOffIssuer: true, usages,
+  const { certPem, keyPem } = await issueServingPair(ca, {
+    hosts, commonName: 'certsmith-apiserver', usages: ['digital signature', 'server auth'], oneOffIssuer: true,
     notBefore: new Date(now.getTime() - 3600_000), durationMs: servingLifetime + 3600_000,
   });
   return pairOf(certPem, keyPem);

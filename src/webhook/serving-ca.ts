@@ -4,13 +4,11 @@
 // caBundle, and a short-lived serving certificate signed by it that lives in memory only and
 // is renewed before it expires. Every replica reads the same Secret, so all of them serve
 // certificates that the one injected CA verifies.
-import { isIP } from 'node:net';
 import type { KubeObject } from '../api/meta.ts';
 import { SecretType } from '../api/resources.ts';
-import { createCSR } from '../pki/csr.ts';
-import { generatePrivateKey, parsePrivateKey, publicKeyFingerprint } from '../pki/keys.ts';
+import { parsePrivateKey, publicKeyFingerprint } from '../pki/keys.ts';
 import { parseCertificate } from '../pki/parse.ts';
-import { signCertificate } from '../pki/sign.ts';
+import { createSelfSignedCA, issueServingPair, splitHosts } from '../pki/serving.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { StoreError, type Store } from '../store/store.ts';
 
@@ -66,13 +64,8 @@ export function caFromSecret(secret: KubeObject | undefined, now: Date): { ca: K
   return { ca: { certPem, keyPem } };
 }
 
-export async function createCA(now: Date, durationMs = defaultCADurationMs): Promise<KeyPair> {
-  const keyPem = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS8' });
-  const certPem = await signCertificate({
-    csrPem: await createCSR({ commonName: caCommonName, isCA: true }, keyPem),
-    notBefore: now, durationMs, isCA: true, selfSignKeyPem: keyPem,
-  });
-  return { certPem, keyPem };
+export function createCA(now: Date, durationMs = defaultCADurationMs): Promise<KeyPair> {
+  return createSelfSignedCA({ commonName: caCommonName, notBefore: now, durationMs });
 }
 
 /**
@@ -152,21 +145,11 @@ export async function ensureServingCA(o: EnsureCAOptions): Promise<KeyPair> {
 }
 
 /** The names of the serving certificate: DNS names as dNSName SANs, IP literals as iPAddress SANs. */
-export function servingNames(names: readonly string[]): { dnsNames: string[]; ipAddresses: string[] } {
-  const dnsNames: string[] = [];
-  const ipAddresses: string[] = [];
-  for (const n of names) (isIP(n) ? ipAddresses : dnsNames).push(n);
-  return { dnsNames, ipAddresses };
-}
-
 export async function issueServingCertificate(ca: KeyPair, names: readonly string[], now: Date, durationMs = defaultServingDurationMs): Promise<ServingCertificate> {
-  const { dnsNames, ipAddresses } = servingNames(names);
+  const { dnsNames, ipAddresses } = splitHosts(names);
   if (dnsNames.length + ipAddresses.length === 0) throw new Error('the serving certificate needs at least one DNS name or IP address (--dns-names)');
-  const keyPem = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS8' });
-  const leafPem = await signCertificate({
-    csrPem: await createCSR({ commonName: dnsNames[0] ?? ipAddresses[0], dnsNames, ipAddresses, usages: ['digital signature', 'key encipherment', 'server auth'] }, keyPem),
-    notBefore: now, durationMs, usages: ['digital signature', 'key encipherment', 'server auth'],
-    issuer: ca,
+  const { certPem: leafPem, keyPem } = await issueServingPair(ca, {
+    hosts: names, commonName: dnsNames[0] ?? ipAddresses[0], usages: ['digital signature', 'key encipherment', 'server auth'], notBefore: now, durationMs,
   });
   const info = parseCertificate(leafPem);
   return { certPem: leafPem, keyPem, notBefore: info.notBefore, notAfter: info.notAfter, caPem: ca.certPem };
