@@ -1,6 +1,7 @@
 // Admission webhook configurations through kubectl against `certsmith server` (issue 15): an
 // invalid configuration is refused with kube-apiserver's 422 and field paths and nothing is
-// stored; a registered webhook's warnings are printed by kubectl as `Warning: ...`.
+// stored; a registered webhook's warnings are printed by kubectl as `Warning: ...`; a
+// configuration is stored with kube's v1 defaults.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
@@ -8,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { startServer, type RunningServer } from './harness.ts';
 import { kubectlSession, type KubectlSession } from './kubectl-session.ts';
 import { ensureServingCertificate } from '../../src/server/tls.ts';
@@ -94,4 +96,32 @@ webhooks:
   assert.equal(created.code, 0, created.stderr);
   assert.match(created.stderr, /Warning: secrets here are audited/);
   assert.match(created.stderr, /Warning: label them with team=\.\.\./);
+});
+
+test('kubectl get -o yaml shows kube-apiserver\'s v1 defaults on a configuration written without them', async () => {
+  await s.apply(`
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: { name: bare-mutating }
+webhooks:
+  - name: bare.hooks.example.com
+    sideEffects: None
+    admissionReviewVersions: [v1]
+    clientConfig: { service: { name: hook, namespace: default, path: /mutate } }
+    rules: [{ operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [configmaps] }]
+`);
+  const r = await s.kubectl(['get', 'mutatingwebhookconfiguration', 'bare-mutating', '-o', 'yaml']);
+  assert.equal(r.code, 0, r.stderr);
+  const hook = (parseYaml(r.stdout) as { webhooks: Array<Record<string, any>> }).webhooks[0];
+  assert.equal(hook.failurePolicy, 'Fail');
+  assert.equal(hook.matchPolicy, 'Equivalent');
+  assert.deepEqual(hook.namespaceSelector, {});
+  assert.deepEqual(hook.objectSelector, {});
+  assert.equal(hook.timeoutSeconds, 10);
+  assert.equal(hook.reinvocationPolicy, 'Never');
+  assert.equal(hook.clientConfig.service.port, 443);
+  assert.equal(hook.rules[0].scope, '*');
+  // v1 defaults neither: they stay as written
+  assert.equal(hook.sideEffects, 'None');
+  assert.deepEqual(hook.admissionReviewVersions, ['v1']);
 });
