@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { KubeObject, Secret } from '../api/meta.ts';
 import { Certificate, CertificateRequest, SecretType } from '../api/resources.ts';
 import { StoreError } from '../store/store.ts';
@@ -304,4 +306,27 @@ test('informer: an index answers values naming one object and many, as objects c
   assert.deepEqual(informer.list('ns').map((s) => s.metadata.name), ['c']);
   informer.stop();
   await store.close();
+});
+
+test('informer: equal strings in cached objects are held once, listed or watched (issue 17)', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const heapUsed = () => { gc(); gc(); return process.memoryUsage().heapUsed; };
+  // each object is parsed from its own row or event, so without sharing each holds its own copy
+  const big = 'x'.repeat(100_000);
+  const withBig = (name: string) => ({ ...crt('a', name), metadata: { namespace: 'a', name, annotations: { 'example.com/big': big } } });
+  const store = openTestStore();
+  for (let i = 0; i < 100; i++) await store.create(Certificate, withBig(`listed${i}`));
+  const before = heapUsed();
+  const inf = new Informer(store, Certificate);
+  inf.start();
+  await inf.waitForSync();
+  for (let i = 0; i < 100; i++) await store.create(Certificate, withBig(`watched${i}`));
+  await settle();
+  assert.equal(inf.list().length, 200);
+  // 200 copies would be 20 MB
+  const grown = heapUsed() - before;
+  assert.ok(grown < 5_000_000, `the cache grew the heap by ${grown} bytes`);
+  inf.stop();
+  store.close();
 });

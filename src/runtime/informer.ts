@@ -6,7 +6,7 @@ import { isGone, type Store, type Watch, type WatchEvent } from '../store/store.
 import { matchesLabels, parseLabelSelector } from '../store/selectors.ts';
 import { realClock, type Clock } from './clock.ts';
 import { silentLogger, type Logger } from './logger.ts';
-import { BoundedCache } from './bounded-cache.ts';
+import { StringInterner } from './string-interner.ts';
 
 export type IndexFunc<T> = (obj: T) => string[];
 export type AddHandler<T> = (obj: T) => void;
@@ -44,14 +44,11 @@ function keyOf(o: KubeObject): string {
 }
 
 /**
- * Strings recently put in a cache, by content. Each object arrives freshly parsed (or cloned),
- * so equal strings are separate copies: the CA's PEM in every Secret's ca.crt and every
- * request's status.ca, a leaf in its request's status.certificate and in its Secret's tls.crt,
- * the same condition message, "True", namespace and apiVersion on every Certificate (issue 17:
- * memory per Certificate at 100,000). Bounded: a string seen once (a uid, a time) drops out;
- * only the copies still in use stay alive.
+ * Strings of cached objects, shared by content (issue 17: memory per Certificate at 100,000).
+ * A generation of 16,384 strings lasts for the writes of a few hundred issuances, long enough
+ * for a leaf in its request's status to meet the copy in its Secret's tls.crt.
  */
-const recentStrings = new BoundedCache<string, string>(16_384);
+const sharedStrings = new StringInterner(16_384);
 
 /** Freezes o and everything in it, replacing each string by an equal one already cached. */
 function freezeSharingStrings<T>(o: T): T {
@@ -59,13 +56,8 @@ function freezeSharingStrings<T>(o: T): T {
   const record = o as Record<string, unknown>;
   for (const k of Object.keys(record)) {
     const v = record[k];
-    if (typeof v === 'string') {
-      const shared = recentStrings.get(v);
-      if (shared === undefined) recentStrings.set(v, v);
-      else record[k] = shared;
-    } else if (v && typeof v === 'object') {
-      freezeSharingStrings(v);
-    }
+    if (typeof v === 'string') record[k] = sharedStrings.intern(v);
+    else if (v && typeof v === 'object') freezeSharingStrings(v);
   }
   return Object.freeze(o);
 }
