@@ -28,6 +28,7 @@ interface Review { request: Record<string, any> }
 const received: Array<{ path: string; review: Review }> = [];
 const slowTimers = new Set<NodeJS.Timeout>();
 const held: Array<() => void> = [];
+let stamps = 0;
 const hook = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (d: Buffer) => chunks.push(d));
@@ -51,6 +52,12 @@ const hook = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, re
       }
       case '/rename': {
         const ops = [{ op: 'add', path: '/metadata/name', value: 'someone-else' }, { op: 'add', path: '/metadata/annotations', value: { renamed: 'tried' } }];
+        return answer({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
+      }
+      case '/stamp-a': case '/stamp-b': {
+        // a change every time: a new value under the path's own annotation
+        const annotations = { ...(review.request.object?.metadata?.annotations ?? {}), [path.slice(1)]: String(++stamps) };
+        const ops = [{ op: 'add', path: '/metadata/annotations', value: annotations }];
         return answer({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
       }
       case '/need-patched': {
@@ -237,6 +244,46 @@ test('mutating webhooks run in configuration-name order, each seeing the patches
   const r = await request('POST', secrets, secret('ordered'));
   assert.equal(r.status, 201, JSON.stringify(r.body));
   assert.equal(r.body.metadata.labels.patched, 'yes');
+});
+
+/** the reviews a path received since `received` was last emptied */
+const reviewsAt = (path: string) => received.filter((r) => r.path.split('?')[0] === path).map((r) => r.review.request);
+
+test('reinvocationPolicy IfNeeded: a webhook is called again, on the changed object, when one after it changed it; Never is not', async (t) => {
+  await register(t, 'mutating', 'r1-again', { name: 'again.example.com', reinvocationPolicy: 'IfNeeded', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/seen-again`, caBundle } });
+  await register(t, 'mutating', 'r2-once', { name: 'once.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/seen-once`, caBundle } });
+  await register(t, 'mutating', 'r3-patch', { name: 'patcher.example.com', reinvocationPolicy: 'IfNeeded', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/patch`, caBundle } });
+  received.length = 0;
+  const r = await request('POST', secrets, secret('reinvoked'));
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  const again = reviewsAt('/seen-again');
+  assert.equal(again.length, 2);
+  assert.equal(again[0].object.metadata.labels, undefined);
+  assert.equal(again[1].object.metadata.labels.patched, 'yes');
+  // each call is a review of its own, with its own uid, as kube's
+  assert.notEqual(again[0].uid, again[1].uid);
+  assert.equal(reviewsAt('/seen-once').length, 1, 'reinvocationPolicy Never');
+  // the webhook that changed the object is not called again for its own change
+  assert.equal(reviewsAt('/patch').length, 1);
+
+  // a patch that changes nothing is no reason to call anyone again
+  received.length = 0;
+  const unchanged = await request('POST', secrets, secret('already-patched', { patched: 'yes' }));
+  assert.equal(unchanged.status, 201, JSON.stringify(unchanged.body));
+  assert.equal(reviewsAt('/seen-again').length, 1);
+});
+
+test('reinvocationPolicy IfNeeded: no webhook is called more than twice, however often the others change the object', async (t) => {
+  await register(t, 'mutating', 's1-stamp', { name: 'stamp-a.example.com', reinvocationPolicy: 'IfNeeded', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/stamp-a`, caBundle } });
+  await register(t, 'mutating', 's2-stamp', { name: 'stamp-b.example.com', reinvocationPolicy: 'IfNeeded', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/stamp-b`, caBundle } });
+  received.length = 0;
+  const r = await request('POST', secrets, secret('stamped'));
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  // a: changes; b: changes, so a is due; round 2: a changes again, so b (invoked after the last change) is due too
+  assert.deepEqual(received.map((x) => x.path.split('?')[0]), ['/stamp-a', '/stamp-b', '/stamp-a', '/stamp-b']);
+  const last = reviewsAt('/stamp-b')[1].object.metadata.annotations;
+  assert.deepEqual(Object.keys(r.body.metadata.annotations).sort(), ['stamp-a', 'stamp-b']);
+  assert.equal(r.body.metadata.annotations['stamp-a'], last['stamp-a'], 'round 2 sees round 2\'s changes');
 });
 
 test('validating webhooks are called in parallel', async (t) => {

@@ -3,15 +3,18 @@
 // then validating webhooks all at once. The configurations are cached through a watch, so a
 // write reads nothing extra unless a webhook's rules match it.
 //
-// Differences from kube-apiserver: reinvocationPolicy IfNeeded is not honoured (each mutating
-// webhook is called once); matchPolicy is Exact in effect (certsmith serves one version of each
-// kind); matchConditions (CEL) cannot be evaluated, so a webhook that has them fails as an
-// unreachable one would (its failurePolicy decides); only AdmissionReview v1 is spoken.
+// A mutating webhook with reinvocationPolicy IfNeeded is called a second time when a webhook
+// after it changed the object (see Reinvocation). certsmith's built-in defaulting of its own
+// kinds runs once, after every mutating webhook (both rounds), so it never causes a reinvocation.
+//
+// Differences from kube-apiserver: matchPolicy is Exact in effect (certsmith serves one version
+// of each kind); matchConditions (CEL) cannot be evaluated, so a webhook that has them fails as
+// an unreachable one would (its failurePolicy decides); only AdmissionReview v1 is spoken.
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from '../../api/meta.ts';
 import { MutatingWebhookConfigurationType, NamespaceType, ValidatingWebhookConfigurationType, type ResourceType } from '../../api/resources.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { applyJSONPatch } from '../../store/patch.ts';
+import { applyJSONPatch, jsonEqual } from '../../store/patch.ts';
 import { addWarning } from '../warnings.ts';
 import { StoreError, type StatusCause, type Store, type StoreErrorReason, type Watch } from '../../store/store.ts';
 import { CallFailure, postReview, resolveEndpoint } from './client.ts';
@@ -108,6 +111,55 @@ class ConfigurationCache {
     for (const e of this.entries.values()) if (e.obj) out.push(e.obj);
     return out;
   }
+}
+
+/**
+ * Which mutating webhooks are called again (k8s.io/apiserver's webhookReinvokeContext): a
+ * webhook with reinvocationPolicy IfNeeded that ran before some later webhook changed the
+ * object is called once more in a second round; no webhook is called more than twice.
+ */
+class Reinvocation {
+  private previouslyInvoked = new Set<string>();
+  private toReinvoke = new Set<string>();
+  private needed = false;
+
+  /** a webhook's patch changed the object: every IfNeeded webhook that ran before it is due again */
+  changedBy() {
+    for (const uid of this.previouslyInvoked) this.toReinvoke.add(uid);
+    this.previouslyInvoked.clear();
+    this.needed = true;
+  }
+
+  /** an IfNeeded webhook was called (whether or not its call succeeded) */
+  invoked(uid: string) {
+    this.previouslyInvoked.add(uid);
+  }
+
+  shouldReinvoke(uid: string): boolean {
+    return this.toReinvoke.has(uid);
+  }
+
+  /** whether a second round is due (only a change in the first round starts one) */
+  roundNeeded(): boolean {
+    const needed = this.needed && this.toReinvoke.size > 0;
+    this.needed = false;
+    return needed;
+  }
+}
+
+/** The object after a mutating webhook's patch; a patch that cannot apply, or removes the metadata, is the webhook's failure. */
+function applyPatch(h: RegisteredWebhook, object: KubeObject | undefined, patch: unknown[]): KubeObject {
+  if (!object) throw internalError(`admission webhook ${JSON.stringify(h.hook.name)} attempted to modify the object, which is not supported for this operation`);
+  let out: KubeObject;
+  try {
+    out = applyJSONPatch<KubeObject>(object, patch);
+  } catch (e) {
+    throw internalError(`admission webhook ${JSON.stringify(h.hook.name)}: the patch could not be applied: ${(e as Error).message}`);
+  }
+  if (!out || typeof out !== 'object' || Array.isArray(out) || !out.metadata || typeof out.metadata !== 'object') {
+    throw internalError(`admission webhook ${JSON.stringify(h.hook.name)}: the patch removed the object metadata`);
+  }
+  return out;
 }
 
 export interface DispatcherOptions {
@@ -264,23 +316,27 @@ export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission 
     async mutate(c) {
       if (isExempt(c.type.group, c.type.plural)) return c.object;
       await ready();
-      const hooks = await matching(MutatingWebhookConfigurationType, attributes(c, c.object));
-      checkDryRun(hooks, c.dryRun);
+      const reinvocation = new Reinvocation();
       let object = c.object;
-      for (const h of hooks) {
-        const outcome = await call(h, c, object, true);
-        if (!outcome) continue;
-        if (!outcome.allowed) throw new WebhookDenied(denialStatus(h.hook.name, outcome.status));
-        if (!outcome.patch) continue;
-        if (!object) throw internalError(`admission webhook ${JSON.stringify(h.hook.name)} attempted to modify the object, which is not supported for this operation`);
-        try {
-          object = applyJSONPatch(structuredClone(object), outcome.patch) as KubeObject;
-        } catch (e) {
-          throw internalError(`admission webhook ${JSON.stringify(h.hook.name)}: the patch could not be applied: ${(e as Error).message}`);
+      // kube-apiserver's two rounds: the second only when a webhook changed the object, and in it
+      // only the IfNeeded webhooks that ran before a later change (matched again on the object as it is now)
+      for (let round = 0; round < 2; round++) {
+        const hooks = await matching(MutatingWebhookConfigurationType, attributes(c, object));
+        if (round === 0) checkDryRun(hooks, c.dryRun);
+        for (const h of hooks) {
+          // decided at the webhook's turn: a change earlier in this round can make it due
+          if (round === 1 && !reinvocation.shouldReinvoke(h.uid)) continue;
+          if (round === 1) checkDryRun([h], c.dryRun);
+          const outcome = await call(h, c, object, true);
+          if (outcome && !outcome.allowed) throw new WebhookDenied(denialStatus(h.hook.name, outcome.status));
+          if (outcome?.patch) {
+            const patched = applyPatch(h, object, outcome.patch);
+            if (!jsonEqual(object, patched)) reinvocation.changedBy();
+            object = patched;
+          }
+          if (h.hook.reinvocationPolicy === 'IfNeeded') reinvocation.invoked(h.uid);
         }
-        if (!object || typeof object !== 'object' || Array.isArray(object) || !object.metadata || typeof object.metadata !== 'object') {
-          throw internalError(`admission webhook ${JSON.stringify(h.hook.name)}: the patch removed the object metadata`);
-        }
+        if (!reinvocation.roundNeeded()) break;
       }
       return object;
     },

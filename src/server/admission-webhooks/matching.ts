@@ -60,6 +60,8 @@ export interface RequestAttributes {
 export interface RegisteredWebhook {
   configuration: string;
   hook: Webhook;
+  /** kube's webhook UID, `<configuration>/<name>/<n>` (n counts earlier webhooks of that name in the configuration) */
+  uid: string;
 }
 
 /**
@@ -159,12 +161,16 @@ export function matchingWebhooks(configs: WebhookConfiguration[], a: RequestAttr
   // byte order, as Go's sort of the names
   const sorted = [...configs].sort((x, y) => ((x.metadata.name ?? '') < (y.metadata.name ?? '') ? -1 : (x.metadata.name ?? '') > (y.metadata.name ?? '') ? 1 : 0));
   for (const c of sorted) {
+    const configuration = c.metadata.name ?? '';
+    const seen = new Map<string, number>();
     for (const hook of c.webhooks ?? []) {
       if (!hook || typeof hook.name !== 'string') continue;
+      const n = seen.get(hook.name) ?? 0;
+      seen.set(hook.name, n + 1);
       if (!rulesMatch(hook, a)) continue;
       if (!namespaceSelected(hook, a, namespaceLabels)) continue;
       if (!objectSelected(hook, a)) continue;
-      out.push({ configuration: c.metadata.name ?? '', hook });
+      out.push({ configuration, hook, uid: `${configuration}/${hook.name}/${n}` });
     }
   }
   return out;
