@@ -1,6 +1,7 @@
 // A keyed work queue with client-go's guarantees (a key is queued once however often it is
 // added, and never handed to two workers at once) plus cert-manager's scheduled requeue.
 import { realClock, type Clock } from './clock.ts';
+import { KeySchedule } from './key-schedule.ts';
 
 export interface WorkQueueOptions {
   clock?: Clock;
@@ -17,8 +18,6 @@ export const retryBackoff = {
   acme: { baseDelayMs: 5000, maxDelayMs: 30 * 60_000 },
 } as const;
 
-interface RetryTimer { at: number; cancel: () => void }
-
 export class WorkQueue {
   private readonly clock: Clock;
   private readonly baseDelayMs: number;
@@ -27,8 +26,9 @@ export class WorkQueue {
   /** keys waiting to be processed (queued, or re-added while processing) */
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
-  private readonly scheduled = new Map<string, () => void>();
-  private readonly retries = new Map<string, RetryTimer>();
+  /** keys added back by addAfter and by addRateLimited: one clock timer each, not one per key */
+  private readonly scheduled: KeySchedule;
+  private readonly retries: KeySchedule;
   private readonly failures = new Map<string, number>();
   private waiters: ((key: string | undefined) => void)[] = [];
   private closed = false;
@@ -37,6 +37,8 @@ export class WorkQueue {
     this.clock = opts.clock ?? realClock;
     this.baseDelayMs = opts.baseDelayMs ?? 5;
     this.maxDelayMs = opts.maxDelayMs ?? 1000_000;
+    this.scheduled = new KeySchedule(this.clock, (key) => this.add(key));
+    this.retries = new KeySchedule(this.clock, (key) => this.add(key));
   }
 
   add(key: string): void {
@@ -60,18 +62,12 @@ export class WorkQueue {
    */
   addAfter(key: string, ms: number): void {
     if (this.closed) return;
-    this.scheduled.get(key)?.();
-    this.scheduled.delete(key);
-    if (ms <= 0) {
-      this.add(key);
+    if (ms > 0) {
+      this.scheduled.schedule(key, this.clock.now().getTime() + ms);
       return;
     }
-    const cancel = this.clock.setTimer(ms, () => {
-      if (this.scheduled.get(key) !== cancel) return;
-      this.scheduled.delete(key);
-      this.add(key);
-    });
-    this.scheduled.set(key, cancel);
+    this.scheduled.cancel(key);
+    this.add(key);
   }
 
   /** Adds key after its per-key exponential backoff; an earlier pending retry is kept. */
@@ -81,18 +77,9 @@ export class WorkQueue {
     this.failures.set(key, n + 1);
     const delay = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** n);
     const at = this.clock.now().getTime() + delay;
-    const pending = this.retries.get(key);
-    if (pending && pending.at <= at) return;
-    pending?.cancel();
-    const timer: RetryTimer = {
-      at,
-      cancel: this.clock.setTimer(delay, () => {
-        if (this.retries.get(key) !== timer) return;
-        this.retries.delete(key);
-        this.add(key);
-      }),
-    };
-    this.retries.set(key, timer);
+    const pending = this.retries.dueAt(key);
+    if (pending !== undefined && pending <= at) return;
+    this.retries.schedule(key, at);
   }
 
   /** Clears key's failure count, so that its next failure retries after the base delay again. */
@@ -147,8 +134,6 @@ export class WorkQueue {
   shutDown(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const cancel of this.scheduled.values()) cancel();
-    for (const t of this.retries.values()) t.cancel();
     this.scheduled.clear();
     this.retries.clear();
     this.queue.length = 0;
