@@ -23,7 +23,11 @@ export async function connect(cmd: Command): Promise<Connection> {
   // commands that never connect do not pay for the HTTP client
   const { HttpStore } = await import('../store/http/http-store.ts');
   // a person at a terminal is not a controller: no client-side throttling
-  const store = new HttpStore({ server: config.server, caPem: config.caPem, token: config.token, insecure: config.insecure, qps: 0, userAgent: 'certsmith-cli', fieldManager: 'certsmith' });
+  // certsmith server's socket when its kubeconfig names one: no TLS set-up per command
+  const store = new HttpStore({
+    server: config.server, caPem: config.caPem, token: config.token, insecure: config.insecure, socketPath: config.socketPath,
+    qps: 0, userAgent: 'certsmith-cli', fieldManager: 'certsmith',
+  });
   return { store, config, namespace: config.namespace ?? 'default' };
 }
 

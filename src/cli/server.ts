@@ -268,11 +268,12 @@ export function registerServerCommand(program: Command) {
 
         const tls = await ensureServingCertificate(dataDir, { hosts: [host] });
         const token = ensureAccessToken(dataDir);
-        const api = await stack.serveApi({ host, port, tls, token });
+        // the CLI on this host talks to the socket (no TLS set-up per command); kubectl and remote clients use HTTPS
+        const api = await stack.serveApi({ host, port, tls, token, socketPath: join(dataDir, 'api.sock') });
         const clientHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
         const server = `https://${clientHost.includes(':') ? `[${clientHost}]` : clientHost}:${api.port}`;
         const kubeconfig = join(dataDir, 'kubeconfig');
-        writeKubeconfig(kubeconfig, { server, caPem: tls.caPem, token });
+        writeKubeconfig(kubeconfig, { server, caPem: tls.caPem, token, socketPath: api.socketPath });
 
         if (flags.controllers) {
           await stack.startControllers({ options: { ...options, apiServerCABundle: tls.caPem } });

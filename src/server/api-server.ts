@@ -1,6 +1,7 @@
 // The Kubernetes REST API over a Store: enough of kube-apiserver for kubectl, the certsmith
 // CLI and HttpStore (and so the cluster backend) to work against the embedded store.
 // This file wires the listener; routing is in api/router.ts, each verb in api/handlers/.
+import { chmodSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +9,7 @@ import type { Logger } from 'pino';
 import { NamespaceType } from '../api/resources.ts';
 import { StoreError, type Store } from '../store/store.ts';
 import { builtInNamespaces } from './namespaces.ts';
+import { entryAt } from './data-dir.ts';
 import { bearerTokenCheck } from './api/bearer-token.ts';
 import type { ApiContext } from './api/context.ts';
 import { sendJSON, statusBody } from './api/responses.ts';
@@ -32,12 +34,55 @@ export interface ApiServerOptions {
    * cluster resource namespace and leader election's).
    */
   namespaces?: readonly string[];
+  /**
+   * Also serve the API, without TLS, on this Unix socket (mode 0600; its folder must be one only
+   * this account can write, as the data dir is): the CLI on the same host then skips the TLS
+   * handshake and Node's root-store set-up, a large share of a short command's time. The same
+   * handler and bearer token apply. A socket left there by a server that died is replaced;
+   * anything else at the path (a symlink, a file) is refused.
+   */
+  socketPath?: string;
 }
 
 export interface RunningApiServer {
   url: string;
   port: number;
+  /** the Unix socket it also serves on, when one was asked for and the path fits in a socket address */
+  socketPath?: string;
   close(): Promise<void>;
+}
+
+/** the longest path a Unix socket address holds on Linux (sun_path is 108 bytes with its NUL) */
+const maxSocketPathBytes = 107;
+
+export class SocketPathError extends Error {}
+
+/** Removes what a stopped server left at `path` — a socket only, never through a symlink — so that it can listen there. */
+function clearStaleSocket(path: string): void {
+  const st = entryAt(path);
+  if (!st) return;
+  if (!st.isSocket()) {
+    throw new SocketPathError(`${path} exists and is not a socket (${st.isSymbolicLink() ? 'a symlink' : 'a file or folder'}): remove it; certsmith serves its API socket there`);
+  }
+  // the data-dir lock says no other server uses this folder: the socket is a dead one's
+  unlinkSync(path);
+}
+
+function listen(server: http.Server | https.Server, at: { port: number; host: string } | { path: string }): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: http.Server | https.Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
@@ -63,28 +108,37 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     ? https.createServer({ cert: opts.tls.certPem, key: opts.tls.keyPem }, listener)
     : http.createServer(listener);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, { port: opts.port ?? 0, host });
+  let socketServer: http.Server | undefined;
+  if (opts.socketPath && Buffer.byteLength(opts.socketPath) <= maxSocketPathBytes) {
+    try {
+      clearStaleSocket(opts.socketPath);
+      socketServer = http.createServer(listener);
+      await listen(socketServer, { path: opts.socketPath });
+      // the folder is private, so no one could connect between the bind and this
+      chmodSync(opts.socketPath, 0o600);
+    } catch (e) {
+      if (socketServer?.listening) await closeServer(socketServer);
+      await closeServer(server);
+      throw e;
+    }
+  } else if (opts.socketPath) {
+    ctx.log?.warn({ socketPath: opts.socketPath }, 'API socket not served: its path is longer than a Unix socket address holds; clients use HTTPS');
+  }
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   ctx.serverAddress = `${urlHost}:${port}`;
   const url = `${opts.tls ? 'https' : 'http'}://${ctx.serverAddress}`;
-  ctx.log?.info({ url }, 'API server listening');
+  ctx.log?.info({ url, ...(socketServer ? { socketPath: opts.socketPath } : {}) }, 'API server listening');
 
   return {
     url,
     port,
+    ...(socketServer ? { socketPath: opts.socketPath } : {}),
     async close() {
       for (const finish of [...ctx.openWatches]) finish();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      // closing a listening Unix socket removes its file
+      await Promise.all([closeServer(server), ...(socketServer ? [closeServer(socketServer)] : [])]);
     },
   };
 }

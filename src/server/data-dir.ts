@@ -3,7 +3,7 @@
 // the folder or replace the token owns the server, so both are checked before anything is
 // read from them, and refused, not repaired: a folder that was open may already have been
 // tampered with, and silently fixing its mode would hide that.
-import { lstatSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 
 export class DataDirError extends Error {
@@ -35,18 +35,23 @@ export function checkDataDir(dir: string): void {
   checkTokenFile(join(dir, 'token'));
 }
 
+/** What is at `path` itself (a symlink is not followed), or undefined when nothing is. */
+export function entryAt(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
 /**
  * An existing token file must be a regular file (not a symlink) owned by the service user,
  * readable and writable by it alone. A missing one is fine: certsmith makes it.
  */
 export function checkTokenFile(path: string): void {
-  let st;
-  try {
-    st = lstatSync(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw e;
-  }
+  const st = entryAt(path);
+  if (!st) return;
   if (st.isSymbolicLink()) throw new DataDirError(`API token ${path} is a symlink: it must be a regular file in the data dir (remove it and certsmith makes a new one)`);
   if (!st.isFile()) throw new DataDirError(`API token ${path} is not a regular file`);
   if (st.uid !== me()) {

@@ -35,6 +35,17 @@ test('writes a 0600 kubeconfig named certsmith that reads back', withDir((dir) =
   });
 }));
 
+test('the socket of certsmith server goes in a cluster extension that reads back, resolved against the kubeconfig', withDir((dir) => {
+  const path = join(dir, 'kubeconfig');
+  writeKubeconfig(path, { server: 'https://127.0.0.1:6443', caPem, token: 't0k', socketPath: join(dir, 'api.sock') });
+  const doc = YAML.parse(readFileSync(path, 'utf8'));
+  assert.deepEqual(doc.clusters[0].cluster.extensions, [{ name: 'certsmith.io/api-socket', extension: { path: join(dir, 'api.sock') } }]);
+  assert.equal(loadClientConfig({ kubeconfig: path }).socketPath, join(dir, 'api.sock'));
+  doc.clusters[0].cluster.extensions[0].extension.path = 'api.sock';
+  writeFileSync(path, YAML.stringify(doc));
+  assert.equal(loadClientConfig({ kubeconfig: path }).socketPath, join(dir, 'api.sock'));
+}));
+
 test('resolves --kubeconfig, then the first existing $KUBECONFIG entry; CA files are relative to the kubeconfig', withDir((dir) => {
   writeFileSync(join(dir, 'ca.pem'), caPem);
   const other = join(dir, 'other');

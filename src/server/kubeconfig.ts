@@ -13,17 +13,30 @@ export interface ClientConfig {
   token?: string;
   insecure?: boolean;
   namespace?: string;
+  /** the Unix socket the same server also answers on (certsmith server's own kubeconfig names it) */
+  socketPath?: string;
   /** the file this came from, for messages */
   source: string;
 }
 
 const contextName = 'certsmith';
 
-export function writeKubeconfig(path: string, cfg: { server: string; caPem: string; token: string; namespace?: string }): void {
+/**
+ * The cluster extension that names the embedded server's Unix socket. Kubeconfig extensions
+ * are for tools to add to; kubectl and client-go readers keep and otherwise ignore them.
+ */
+export const socketExtensionName = 'certsmith.io/api-socket';
+
+export function writeKubeconfig(path: string, cfg: { server: string; caPem: string; token: string; namespace?: string; socketPath?: string }): void {
+  const cluster = {
+    server: cfg.server,
+    'certificate-authority-data': Buffer.from(cfg.caPem).toString('base64'),
+    ...(cfg.socketPath ? { extensions: [{ name: socketExtensionName, extension: { path: cfg.socketPath } }] } : {}),
+  };
   const doc = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: contextName, cluster: { server: cfg.server, 'certificate-authority-data': Buffer.from(cfg.caPem).toString('base64') } }],
+    clusters: [{ name: contextName, cluster }],
     users: [{ name: contextName, user: { token: cfg.token } }],
     contexts: [{ name: contextName, context: { cluster: contextName, user: contextName, namespace: cfg.namespace ?? 'default' } }],
     'current-context': contextName,
@@ -109,12 +122,14 @@ export function loadClientConfig(opts: { kubeconfig?: string } = {}): ClientConf
   let token: string | undefined = user.token;
   if (!token && user.tokenFile) token = readFileSync(resolve(base, user.tokenFile), 'utf8').trim();
 
+  const socket = byName(cluster.extensions, socketExtensionName)?.extension?.path;
   return {
     server: String(cluster.server).replace(/\/+$/, ''),
     caPem,
     token,
     insecure: cluster['insecure-skip-tls-verify'] === true || undefined,
     namespace: ctx.namespace || undefined,
+    ...(typeof socket === 'string' && socket ? { socketPath: resolve(base, socket) } : {}),
     source: path,
   };
 }

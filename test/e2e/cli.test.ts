@@ -1,7 +1,7 @@
 // The CLI and kubectl against a real `certsmith server` process, as a user drives them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, statSync, existsSync, readFileSync, mkdirSync, rmSync } from 'node:fs';
+import { writeFileSync, statSync, lstatSync, existsSync, readFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import https from 'node:https';
 import YAML from 'yaml';
@@ -89,6 +89,12 @@ test('the server writes a private kubeconfig and keeps its keys private', () => 
   assert.equal(statSync(join(server.dataDir, 'pki', 'serving.key')).mode & 0o777, 0o600);
   assert.equal(statSync(join(server.dataDir, 'token')).mode & 0o777, 0o600);
   assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  // the CLI's way in on this host: a socket only the service user can connect to, named in the kubeconfig
+  const socket = lstatSync(join(server.dataDir, 'api.sock'));
+  assert.ok(socket.isSocket());
+  assert.equal(socket.mode & 0o777, 0o600);
+  const kc = YAML.parse(readFileSync(server.kubeconfig, 'utf8'));
+  assert.deepEqual(kc.clusters[0].cluster.extensions, [{ name: 'certsmith.io/api-socket', extension: { path: join(server.dataDir, 'api.sock') } }]);
 });
 
 test('apply a valid Issuer and Certificate, then get shows them', async () => {
@@ -265,6 +271,7 @@ test('a restart keeps the data, the CA and the token, and --apply loads a folder
   const kubeconfigBefore = readFileSync(server.kubeconfig, 'utf8');
   const caBefore = readFileSync(join(server.dataDir, 'pki', 'ca.crt'), 'utf8');
   assert.equal(await server.stop(), 0, server.output());
+  assert.equal(existsSync(join(server.dataDir, 'api.sock')), false, 'the socket goes with the server');
   const folder = join(server.dataDir, 'manifests');
   mkdirSync(folder, { recursive: true });
   writeFileSync(join(folder, 'b.yaml'), 'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: at-start }\nspec: { secretName: s, dnsNames: [s.test], issuerRef: { name: selfsigned } }\n');

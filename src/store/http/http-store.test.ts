@@ -1,10 +1,11 @@
-// HttpStore against the embedded API server over HTTPS: the store conformance suite, plus
-// what only the HTTP path has (auth, TLS trust, Status errors, tables, discovery, throttling).
+// HttpStore against the embedded API server over HTTPS and over its Unix socket: the store
+// conformance suite, plus what only the HTTP path has (auth, TLS trust, Status errors, tables,
+// discovery, throttling, when the socket is trusted).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, linkSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import https from 'node:https';
 import { runStoreConformance } from '../conformance.ts';
 import { openSqliteStore } from '../sqlite/index.ts';
@@ -21,26 +22,36 @@ const token = 'test-token-0123456789';
 const pkiDir = mkdtempSync(join(tmpdir(), 'certsmith-httpstore-'));
 const pki = await ensureServingCertificate(pkiDir);
 
-async function serve(admission = true) {
+async function serve(admission = true, socketDir?: string) {
   const raw = openSqliteStore({ path: ':memory:' });
-  const api = await startApiServer({ store: admission ? withAdmission(raw) : raw, tls: { certPem: pki.certPem, keyPem: pki.keyPem }, token });
+  const api = await startApiServer({
+    store: admission ? withAdmission(raw) : raw, tls: { certPem: pki.certPem, keyPem: pki.keyPem }, token, ...(socketDir ? { socketPath: join(socketDir, 'api.sock') } : {}),
+  });
   return { raw, api };
 }
 
 // the suite's fixtures are about storage semantics, not valid certificates: no admission here
-runStoreConformance('http over https', async () => {
-  const { raw, api } = await serve(false);
-  const store = new HttpStore({ server: api.url, caPem: pki.caPem, token, qps: 0 });
-  return {
-    store,
-    compact: async () => void raw.compact(0),
-    async cleanup() {
-      await store.close();
-      await api.close();
-      await raw.close();
-    },
+function conformanceStore(over: 'https' | 'socket') {
+  return async () => {
+    const { raw, api } = await serve(false, over === 'socket' ? mkdtempSync(join(tmpdir(), 'certsmith-httpstore-sock-')) : undefined);
+    // over the socket, nothing listens on the URL: every request must take the socket
+    const store = over === 'socket'
+      ? new HttpStore({ server: 'https://127.0.0.1:1', caPem: pki.caPem, token, qps: 0, socketPath: api.socketPath })
+      : new HttpStore({ server: api.url, caPem: pki.caPem, token, qps: 0 });
+    return {
+      store,
+      compact: async () => void raw.compact(0),
+      async cleanup() {
+        await store.close();
+        await api.close();
+        await raw.close();
+        if (api.socketPath) rmSync(dirname(api.socketPath), { recursive: true, force: true });
+      },
+    };
   };
-});
+}
+runStoreConformance('http over https', conformanceStore('https'));
+runStoreConformance('http over the unix socket', conformanceStore('socket'));
 
 const shared = await serve();
 after(async () => {
@@ -199,4 +210,43 @@ test('a watch honours timeoutSeconds and sends a bookmark when asked', async () 
   const events = (typeof res.body === 'string' ? res.body.trim().split('\n').map((l) => JSON.parse(l)) : [res.body]);
   assert.ok(events.some((e: any) => e.type === 'BOOKMARK' && e.object.metadata.resourceVersion), JSON.stringify(events));
   await store.close();
+});
+
+test('the socket is used only when no one else could have put it there and a server answers on it; else HTTPS', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-httpstore-trust-'));
+  const open = join(dir, 'open');
+  mkdirSync(open);
+  chmodSync(open, 0o777); // a folder like /tmp: anyone could have bound a socket there
+  const raw = openSqliteStore({ path: ':memory:' });
+  const inOpen = await startApiServer({ store: raw, token, socketPath: join(open, 'api.sock') });
+  // a socket file no server listens on, as one killed leaves it: a second name for a socket outlives its close
+  const stopped = await startApiServer({ store: raw, token, socketPath: join(dir, 'stopped.sock') });
+  const stale = join(dir, 'stale.sock');
+  linkSync(stopped.socketPath!, stale);
+  await stopped.close();
+  assert.ok(lstatSync(stale).isSocket());
+  await shared.raw.create(Certificate, cert('over-https'));
+  try {
+    const seen = async (socketPath: string | undefined, server = shared.api.url) => {
+      const store = new HttpStore({ server, caPem: pki.caPem, token, socketPath });
+      try {
+        return (await store.list(Certificate, { namespace: 'default' })).items.length;
+      } finally {
+        await store.close();
+      }
+    };
+    // the socket's server has no Certificates, the HTTPS one has some: the count says which answered
+    assert.equal(await seen(join(dir, 'nothing-there.sock')) > 0, true, 'no socket: HTTPS');
+    assert.equal(await seen(stale) > 0, true, 'a socket no server listens on: HTTPS');
+    assert.equal(await seen(inOpen.socketPath) > 0, true, 'a socket in a folder others can write: HTTPS, the token is not sent to it');
+    chmodSync(open, 0o700);
+    assert.equal(await seen(inOpen.socketPath), 0, 'the same socket in a private folder is used');
+    const unreachable = new HttpStore({ server: 'https://127.0.0.1:1', caPem: pki.caPem, token, socketPath: join(dir, 'nothing-there.sock') });
+    await assert.rejects(unreachable.list(Certificate), /cannot reach https:\/\/127\.0\.0\.1:1: connection refused/);
+    await unreachable.close();
+  } finally {
+    await inOpen.close();
+    await raw.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

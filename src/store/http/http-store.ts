@@ -2,7 +2,6 @@
 // and a client for a real cluster. metav1.Status failures come back as StoreErrors, so
 // callers handle 404/409/410/422 the same way for every backend.
 import http from 'node:http';
-import https from 'node:https';
 import type { KubeObject } from '../../api/meta.ts';
 import { restPath, type ResourceType } from '../../api/resources.ts';
 import {
@@ -10,6 +9,7 @@ import {
   type WatchEvent, type Watch, type WriteOptions, type PatchOptions, type PatchType, type DeleteOptions,
 } from '../store.ts';
 import { TokenBucket } from './token-bucket.ts';
+import { isPrivateSocket, socketAnswers } from './local-socket.ts';
 
 export interface HttpStoreOptions {
   /** https://host:port (or http:// for tests) */
@@ -32,6 +32,22 @@ export interface HttpStoreOptions {
   tlsServerName?: string;
   /** credentials that change over time (exec plugins, rotated service-account tokens): asked before each request, they win over `token` */
   authHeaders?: () => Promise<Record<string, string>>;
+  /**
+   * A Unix socket of the same server (certsmith server's own, which its kubeconfig names): used
+   * instead of `server` when it is private (see isPrivateSocket) and a server answers on it.
+   */
+  socketPath?: string;
+}
+
+/** How requests reach the server: the URL's host over HTTP(S), or the socket over plain HTTP. */
+interface Transport {
+  request: typeof http.request;
+  agent: http.Agent;
+  /** where a request for `url` (on `server`) is sent */
+  target(url: URL): URL;
+  socketPath?: string;
+  /** the server as messages name it */
+  origin: string;
 }
 
 interface Response {
@@ -77,24 +93,39 @@ const patchContentTypes: Record<PatchType, string> = {
 
 export class HttpStore implements Store {
   private readonly base: URL;
-  private readonly agent: http.Agent;
+  /** chosen at the first request */
+  private transport?: Promise<Transport>;
   private readonly limiter: TokenBucket;
-  private readonly requestModule: typeof http | typeof https;
   private readonly openWatches = new Set<() => void>();
   /** watches whose server side is not registered yet; writes wait for them (see watch) */
   private readonly startingWatches = new Set<Promise<void>>();
 
   constructor(private readonly opts: HttpStoreOptions) {
     this.base = new URL(opts.server);
-    const secure = this.base.protocol === 'https:';
-    this.requestModule = secure ? https : http;
-    this.agent = secure
-      ? new https.Agent({
-        keepAlive: true, ca: opts.caPem, rejectUnauthorized: !opts.insecure, cert: opts.certPem, key: opts.keyPem,
-        ...(opts.tlsServerName ? { servername: opts.tlsServerName } : {}),
-      })
-      : new http.Agent({ keepAlive: true });
     this.limiter = new TokenBucket(opts.qps ?? 20, opts.burst ?? 50);
+  }
+
+  private connection(): Promise<Transport> {
+    return (this.transport ??= this.chooseTransport());
+  }
+
+  private async chooseTransport(): Promise<Transport> {
+    const socketPath = this.opts.socketPath;
+    if (socketPath && isPrivateSocket(socketPath) && await socketAnswers(socketPath)) {
+      return {
+        request: http.request, agent: new http.Agent({ keepAlive: true }), socketPath, origin: `unix:${socketPath}`,
+        target: (url) => new URL(url.pathname + url.search, 'http://localhost'),
+      };
+    }
+    const direct = { target: (url: URL) => url, origin: this.base.origin };
+    if (this.base.protocol !== 'https:') return { ...direct, request: http.request, agent: new http.Agent({ keepAlive: true }) };
+    // loaded when a request needs TLS: a command that talks to the socket does not pay for it
+    const { default: https } = await import('node:https');
+    const agent = new https.Agent({
+      keepAlive: true, ca: this.opts.caPem, rejectUnauthorized: !this.opts.insecure, cert: this.opts.certPem, key: this.opts.keyPem,
+      ...(this.opts.tlsServerName ? { servername: this.opts.tlsServerName } : {}),
+    });
+    return { ...direct, request: https.request, agent };
   }
 
   private async headers(extra: Record<string, string> = {}): Promise<Record<string, string>> {
@@ -123,10 +154,12 @@ export class HttpStore implements Store {
       ...(opts.accept ? { Accept: opts.accept } : {}),
       ...(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(payload.length) } : {}),
     });
+    const t = await this.connection();
     return new Promise<Response>((resolve, reject) => {
-      const req = this.requestModule.request(u, {
+      const req = t.request(t.target(u), {
         method,
-        agent: this.agent,
+        agent: t.agent,
+        ...(t.socketPath ? { socketPath: t.socketPath } : {}),
         headers,
         timeout: this.opts.timeoutMs ?? 60_000,
       }, (res) => {
@@ -146,8 +179,8 @@ export class HttpStore implements Store {
           else reject(storeErrorFromStatus(status, body));
         });
       });
-      req.on('timeout', () => req.destroy(new Error(`${method} ${u.pathname}: no answer from ${this.base.origin} within ${this.opts.timeoutMs ?? 60_000}ms`)));
-      req.on('error', (e) => reject(connectionError(e, this.base.origin)));
+      req.on('timeout', () => req.destroy(new Error(`${method} ${u.pathname}: no answer from ${t.origin} within ${this.opts.timeoutMs ?? 60_000}ms`)));
+      req.on('error', (e) => reject(connectionError(e, t.origin)));
       req.end(payload);
     });
   }
@@ -207,8 +240,9 @@ export class HttpStore implements Store {
         allowWatchBookmarks: opts.allowBookmarks ? 'true' : undefined,
       });
       const headers = await this.headers();
+      const t = await this.connection();
       if (stopped) return established();
-      req = this.requestModule.request(u, { method: 'GET', agent: this.agent, headers }, (res) => {
+      req = t.request(t.target(u), { method: 'GET', agent: t.agent, ...(t.socketPath ? { socketPath: t.socketPath } : {}), headers }, (res) => {
         established();
         if ((res.statusCode ?? 0) >= 300) {
           const chunks: Buffer[] = [];
@@ -246,9 +280,9 @@ export class HttpStore implements Store {
           }
         });
         res.on('end', () => fail(new StoreError('InternalError', 'the watch stream was closed by the server; watch again from the last resourceVersion')));
-        res.on('error', (e) => fail(connectionError(e, this.base.origin)));
+        res.on('error', (e) => fail(connectionError(e, t.origin)));
       });
-      req.on('error', (e) => fail(connectionError(e, this.base.origin)));
+      req.on('error', (e) => fail(connectionError(e, t.origin)));
       req.end();
     };
     start().catch((e) => fail(e as Error));
@@ -303,7 +337,7 @@ export class HttpStore implements Store {
 
   async close(): Promise<void> {
     for (const stop of [...this.openWatches]) stop();
-    this.agent.destroy();
+    (await this.transport)?.agent.destroy();
   }
 }
 

@@ -1,0 +1,34 @@
+// The embedded server's Unix socket (certsmith server's <data-dir>/api.sock), which a client on
+// the same host uses instead of HTTPS: no TLS set-up, which is most of a short command's time.
+// Without TLS nothing proves who listens there, so the client sends its token to a socket only
+// when the filesystem does: no one but the socket's owner could have put it where it is.
+import { lstatSync, statSync } from 'node:fs';
+import net from 'node:net';
+import { dirname } from 'node:path';
+
+/**
+ * Whether `path` is a socket (not a symlink to one) whose folder only the socket's owner can
+ * write: in a folder open to others (/tmp), anyone could have bound it to collect tokens.
+ */
+export function isPrivateSocket(path: string): boolean {
+  try {
+    const socket = lstatSync(path);
+    if (!socket.isSocket()) return false;
+    const folder = statSync(dirname(path));
+    return folder.uid === socket.uid && (folder.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a server accepts connections on the socket: one that stopped may have left it behind. */
+export function socketAnswers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}
