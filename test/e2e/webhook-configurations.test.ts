@@ -125,3 +125,35 @@ webhooks:
   assert.equal(hook.sideEffects, 'None');
   assert.deepEqual(hook.admissionReviewVersions, ['v1']);
 });
+
+test('matchConditions through kubectl: an expression that does not compile is refused with kube\'s 422 naming it; a valid one decides which writes reach the webhook', async () => {
+  const configuration = (expression: string) => `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: { name: audit-labelled }
+webhooks:
+  - name: audit.labelled.example.com
+    sideEffects: None
+    admissionReviewVersions: [v1]
+    clientConfig: { url: "https://127.0.0.1:${hookPort}/validate", caBundle: ${caBundle} }
+    rules: [{ operations: [UPDATE], apiGroups: [""], apiVersions: [v1], resources: [secrets] }]
+    matchConditions:
+      - name: labelled
+        expression: ${JSON.stringify(expression)}
+`;
+  const refused = await s.kubectl(['apply', ...s.validateFlags, '-f', '-'], configuration("has(object.metadata.labels) &&"));
+  assert.notEqual(refused.code, 0, refused.stdout);
+  assert.match(refused.stderr, /The ValidatingWebhookConfiguration "audit-labelled" is invalid/);
+  assert.match(refused.stderr, /webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "has\(object\.metadata\.labels\) &&": compilation failed: ERROR: <input>:1:/);
+
+  await s.apply(configuration("has(object.metadata.labels) && object.metadata.labels.audit == 'yes'"));
+  const created = await s.kubectl(['create', 'secret', 'generic', 'conditional', '-n', 'default', '--from-literal=a=b']);
+  assert.equal(created.code, 0, created.stderr);
+  // an update the condition excludes: the webhook is not called, so no warnings
+  const quiet = await s.kubectl(['annotate', 'secret', 'conditional', '-n', 'default', 'note=unaudited']);
+  assert.equal(quiet.code, 0, quiet.stderr);
+  assert.doesNotMatch(quiet.stderr, /Warning:/);
+  const audited = await s.kubectl(['label', 'secret', 'conditional', '-n', 'default', 'audit=yes']);
+  assert.equal(audited.code, 0, audited.stderr);
+  assert.match(audited.stderr, /Warning: secrets here are audited/);
+});

@@ -92,6 +92,19 @@ const rows: Array<[string, Record<string, unknown>[], string[], boolean?]> = [
     'webhooks[0].matchConditions[1].name: Duplicate value: "a"',
     'webhooks[0].matchConditions[2].name: Required value',
   ]],
+  ['matchConditions: expressions are compiled', [hook({ matchConditions: [
+    { name: 'syntax', expression: 'object.metadata.name ==' },
+    { name: 'not-bool', expression: "'a' + 'b'" },
+    { name: 'rbac', expression: "authorizer.group('').resource('pods').check('get').allowed()" },
+    { name: 'fine', expression: " has(object.metadata.labels) && request.operation == 'CREATE' " },
+  ] })], [
+    'webhooks[0].matchConditions[0].expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:24: Unexpected token: EOF',
+    'webhooks[0].matchConditions[1].expression: Invalid value: "\'a\' + \'b\'": must evaluate to bool',
+    'webhooks[0].matchConditions[2].expression: Invalid value: "authorizer.group(\'\').resource(\'pods\').check(\'get\').allowed()": compilation failed: authorizer is not supported by the embedded server (it has no RBAC to ask)',
+  ]],
+  ['matchConditions: at most 64', [hook({ matchConditions: Array.from({ length: 65 }, (_, i) => ({ name: `c${i}`, expression: 'true' })) })], [
+    'webhooks[0].matchConditions: Invalid value: 65: must have at most 64 items',
+  ]],
 ];
 
 for (const [what, hooks, expected] of rows) {
@@ -108,6 +121,11 @@ test('reinvocationPolicy is checked on mutating webhooks', () => {
 test('metadata.name must be a DNS subdomain', () => {
   const bad = { ...config([good]), metadata: { name: 'Not_Valid' } } as KubeObject;
   assert.match(validateWebhookConfiguration(ValidatingWebhookConfigurationType, bad).map(fieldErrorText).join('\n'), /^metadata\.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain/);
+});
+
+test('matchConditions that do not compile, stored before they were compiled, do not stop other edits', () => {
+  const stored = [hook({ matchConditions: [{ name: 'old', expression: 'object.x ==' }] })];
+  assert.deepEqual(problems(stored.map((h) => ({ ...h, timeoutSeconds: 5 })), false, stored), []);
 });
 
 test('an update is held to a rule only when the stored configuration kept it (as kube-apiserver relaxes updates)', () => {

@@ -2,12 +2,14 @@
 // (admissionregistration.k8s.io/v1) when it is written, with its field paths and wording
 // (pkg/apis/admissionregistration/validation and k8s.io/apiserver/pkg/util/webhook). Without
 // this, a mistake in a configuration (an http:// URL, no known AdmissionReview version) would
-// only show when a write reaches the webhook, as a call failure. Pure.
+// only show when a write reaches the webhook, as a call failure. Pure (matchConditions'
+// compiled programs are cached).
 import type { KubeObject } from '../../api/meta.ts';
 import { MutatingWebhookConfigurationType, ValidatingWebhookConfigurationType, type ResourceType } from '../../api/resources.ts';
 import { dns1123SubdomainError, labelValueError, qualifiedNameError } from '../../api/names.ts';
 import { validateMetadata } from '../../api/validation/metadata.ts';
 import { child, Errors, goStringSlice, index, isObj, isStr, type FieldError, type Obj } from '../../api/validation/field-errors.ts';
+import { compileCondition, CompileError, maxMatchConditions } from './match-conditions.ts';
 
 export function isWebhookConfigurationType(type: ResourceType): boolean {
   return type === ValidatingWebhookConfigurationType || type === MutatingWebhookConfigurationType
@@ -333,14 +335,25 @@ function validateWebhookService(v: unknown, path: string, errs: Errors) {
   });
 }
 
-/** The structural rules for matchConditions; their CEL expressions are not compiled here. */
+/** kube's rules for matchConditions: at most 64, names unique qualified names, each expression a CEL program that compiles. */
 function validateMatchConditions(v: unknown, path: string, errs: Errors) {
   if (!Array.isArray(v)) return;
+  // kube says `Too many: 65: must have at most 64 items`; FieldError has no TooMany reason yet
+  if (v.length > maxMatchConditions) errs.invalid(path, v.length, `must have at most ${maxMatchConditions} items`);
   const names = new Set<string>();
   v.forEach((c, i) => {
     const cond = isObj(c) ? c : {};
     const p = index(path, i);
-    if (!isStr(cond.expression) || cond.expression.trim() === '') errs.required(child(p, 'expression'));
+    const expression = isStr(cond.expression) ? cond.expression.trim() : '';
+    if (expression === '') errs.required(child(p, 'expression'));
+    else {
+      try {
+        compileCondition(expression);
+      } catch (e) {
+        if (!(e instanceof CompileError)) throw e;
+        errs.invalid(child(p, 'expression'), expression, e.message);
+      }
+    }
     const name = isStr(cond.name) ? cond.name : '';
     if (name === '') errs.required(child(p, 'name'));
     else {

@@ -286,6 +286,50 @@ test('reinvocationPolicy IfNeeded: no webhook is called more than twice, however
   assert.equal(r.body.metadata.annotations['stamp-a'], last['stamp-a'], 'round 2 sees round 2\'s changes');
 });
 
+test('matchConditions: the webhook is called only when every condition is true', async (t) => {
+  await register(t, 'validating', 'conditional-deny', {
+    name: 'conditional.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/deny`, caBundle },
+    matchConditions: [
+      { name: 'labelled', expression: "has(object.metadata.labels) && 'deny' in object.metadata.labels" },
+      { name: 'not-admin-exempt', expression: "request.userInfo.username == 'admin' && oldObject == null" },
+    ],
+  });
+  received.length = 0;
+  const skipped = await request('POST', secrets, secret('not-labelled'));
+  assert.equal(skipped.status, 201, JSON.stringify(skipped.body));
+  assert.equal(received.length, 0);
+  const denied = await request('POST', secrets, secret('labelled', { deny: 'yes' }));
+  assert.equal(denied.status, 403, JSON.stringify(denied.body));
+  assert.equal(denied.body.message, 'admission webhook "conditional.example.com" denied the request: spec.selfSigned: Forbidden: not here');
+});
+
+test('matchConditions that cannot be evaluated: failurePolicy Fail refuses with kube\'s 403, Ignore skips the webhook', async (t) => {
+  const conditions = [{ name: 'team', expression: "object.metadata.labels.team == 'web'" }];
+  await register(t, 'validating', 'condition-error-ignore', { name: 'ignore.example.com', failurePolicy: 'Ignore', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/deny`, caBundle }, matchConditions: conditions });
+  received.length = 0;
+  const through = await request('POST', secrets, secret('no-labels-ignored'));
+  assert.equal(through.status, 201, JSON.stringify(through.body));
+  assert.equal(received.length, 0);
+
+  await register(t, 'validating', 'condition-error-fail', { name: 'fail.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/allow`, caBundle }, matchConditions: conditions });
+  const refused = await request('POST', secrets, secret('no-labels-refused'));
+  assert.equal(refused.status, 403, JSON.stringify(refused.body));
+  assert.equal(refused.body.reason, 'Forbidden');
+  assert.match(refused.body.message, /^secrets "no-labels-refused" is forbidden: expression 'object\.metadata\.labels\.team == 'web'' resulted in error: /);
+  assert.equal(await stack.backend.get(SecretType, 'default', 'no-labels-refused'), undefined);
+});
+
+test('matchConditions of a mutating webhook see the patches of the webhooks before it', async (t) => {
+  await register(t, 'mutating', 'c1-patch', { name: 'patch-first.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/patch`, caBundle } });
+  await register(t, 'mutating', 'c2-deny-patched', {
+    name: 'deny-patched.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/deny`, caBundle },
+    matchConditions: [{ name: 'patched', expression: "object.metadata.labels.patched == 'yes'" }],
+  });
+  const r = await request('POST', secrets, secret('seen-patched'));
+  assert.equal(r.status, 403, JSON.stringify(r.body));
+  assert.match(r.body.message, /deny-patched\.example\.com" denied the request/);
+});
+
 test('validating webhooks are called in parallel', async (t) => {
   for (const n of ['one', 'two']) {
     await register(t, 'validating', `together-${n}`, { name: `${n}.example.com`, timeoutSeconds: 5, rules: issuerRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/together`, caBundle } });

@@ -6,10 +6,11 @@
 // A mutating webhook with reinvocationPolicy IfNeeded is called a second time when a webhook
 // after it changed the object (see Reinvocation). certsmith's built-in defaulting of its own
 // kinds runs once, after every mutating webhook (both rounds), so it never causes a reinvocation.
+// matchConditions (CEL, match-conditions.ts) are evaluated on the object as each webhook would
+// see it, after rules and selectors.
 //
 // Differences from kube-apiserver: matchPolicy is Exact in effect (certsmith serves one version
-// of each kind); matchConditions (CEL) cannot be evaluated, so a webhook that has them fails as
-// an unreachable one would (its failurePolicy decides); only AdmissionReview v1 is spoken.
+// of each kind); only AdmissionReview v1 is spoken.
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from '../../api/meta.ts';
 import { MutatingWebhookConfigurationType, NamespaceType, ValidatingWebhookConfigurationType, type ResourceType } from '../../api/resources.ts';
@@ -22,7 +23,8 @@ import {
   isExempt, matchingWebhooks, needsNamespaceLabels, ruleMatches, SelectorError,
   type AdmissionOperation, type RegisteredWebhook, type RequestAttributes, type WebhookConfiguration,
 } from './matching.ts';
-import { admissionReview, denialStatus, InvalidResponse, reviewOutcome, type ReviewOutcome, type UserInfo } from './review.ts';
+import { evaluateMatchConditions } from './match-conditions.ts';
+import { admissionReview, denialStatus, InvalidResponse, requestAttributes, reviewOutcome, type ReviewOutcome, type UserInfo } from './review.ts';
 
 /** One write as admission sees it. */
 export interface AdmissionCall {
@@ -240,6 +242,7 @@ export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission 
     };
   }
 
+  /** the webhooks whose rules and selectors match */
   async function matching(type: ResourceType, a: RequestAttributes): Promise<RegisteredWebhook[]> {
     const configs = caches.get(type)!.list();
     if (!configs.length) return [];
@@ -252,6 +255,33 @@ export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission 
       if (e instanceof SelectorError) throw internalError(e.message);
       throw e;
     }
+  }
+
+  /** What the review says about the write, apart from its uid, objects and options. */
+  function described(c: AdmissionCall) {
+    return {
+      group: c.type.group, version: c.type.version, kind: c.type.kind, resource: c.type.plural, subresource: c.subresource ?? '',
+      name: c.name, namespace: c.type.namespaced ? c.namespace ?? '' : '', operation: c.operation, userInfo, dryRun: c.dryRun,
+    };
+  }
+
+  /**
+   * Whether `h`'s matchConditions let the write with `object` as it is now go to it. A condition
+   * that cannot be evaluated is the failurePolicy's: Ignore skips the webhook, Fail refuses the
+   * write with kube's 403.
+   */
+  function conditionsAllow(h: RegisteredWebhook, c: AdmissionCall, object: KubeObject | undefined): boolean {
+    const conditions = h.hook.matchConditions;
+    if (!Array.isArray(conditions) || !conditions.length) return true;
+    const result = evaluateMatchConditions(conditions, { object: object ?? null, oldObject: c.oldObject ?? null, request: requestAttributes(described(c)) });
+    if (result.outcome === 'call') return true;
+    if (result.outcome === 'skip') return false;
+    if (h.hook.failurePolicy === 'Ignore') {
+      o.logger?.warn({ webhook: h.hook.name, configuration: h.configuration, err: result.message }, 'admission webhook match conditions failed; failurePolicy Ignore skips the webhook');
+      return false;
+    }
+    const resource = c.type.group ? `${c.type.plural}.${c.type.group}` : c.type.plural;
+    throw new StoreError('Forbidden', `${resource} ${JSON.stringify(c.name)} is forbidden: ${result.message}`);
   }
 
   /** kube refuses a dry run that would reach a webhook with side effects */
@@ -273,16 +303,9 @@ export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission 
       if (!Array.isArray(hook.admissionReviewVersions) || !hook.admissionReviewVersions.includes('v1')) {
         throw new CallFailure('webhook does not accept v1 AdmissionReview (admissionReviewVersions must include v1)');
       }
-      if (Array.isArray(hook.matchConditions) && hook.matchConditions.length) {
-        throw new CallFailure('matchConditions are not supported by the embedded server');
-      }
       const endpoint = await resolveEndpoint(store, hook.clientConfig, timeoutSeconds);
       const uid = randomUUID();
-      const review = admissionReview({
-        uid, group: c.type.group, version: c.type.version, kind: c.type.kind, resource: c.type.plural, subresource: c.subresource ?? '',
-        name: c.name, namespace: c.type.namespaced ? c.namespace ?? '' : '', operation: c.operation, userInfo,
-        object, oldObject: c.oldObject, dryRun: c.dryRun, options: c.options,
-      });
+      const review = admissionReview({ uid, ...described(c), object, oldObject: c.oldObject, options: c.options });
       const outcome = reviewOutcome(await postReview(endpoint, review, timeoutSeconds * 1000), uid, mutating);
       // to the client as Warning headers, as kube-apiserver does; an in-process write has no client, so the log
       const unsent = outcome.warnings.filter((w) => !addWarning(w));
@@ -322,11 +345,12 @@ export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission 
       // only the IfNeeded webhooks that ran before a later change (matched again on the object as it is now)
       for (let round = 0; round < 2; round++) {
         const hooks = await matching(MutatingWebhookConfigurationType, attributes(c, object));
-        if (round === 0) checkDryRun(hooks, c.dryRun);
         for (const h of hooks) {
-          // decided at the webhook's turn: a change earlier in this round can make it due
+          // decided at the webhook's turn, as kube does: an earlier patch in this round can change
+          // what its conditions see, and can make it due again
+          if (!conditionsAllow(h, c, object)) continue;
           if (round === 1 && !reinvocation.shouldReinvoke(h.uid)) continue;
-          if (round === 1) checkDryRun([h], c.dryRun);
+          checkDryRun([h], c.dryRun);
           const outcome = await call(h, c, object, true);
           if (outcome && !outcome.allowed) throw new WebhookDenied(denialStatus(h.hook.name, outcome.status));
           if (outcome?.patch) {
@@ -344,7 +368,7 @@ export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission 
     async validate(c) {
       if (isExempt(c.type.group, c.type.plural)) return;
       await ready();
-      const hooks = await matching(ValidatingWebhookConfigurationType, attributes(c, c.object));
+      const hooks = (await matching(ValidatingWebhookConfigurationType, attributes(c, c.object))).filter((h) => conditionsAllow(h, c, c.object));
       if (!hooks.length) return;
       checkDryRun(hooks, c.dryRun);
       const results = await Promise.allSettled(hooks.map((h) => call(h, c, c.object, false)));

@@ -29,25 +29,35 @@ export interface ReviewInput {
   options: Record<string, unknown>;
 }
 
-export function admissionReview(r: ReviewInput): Record<string, unknown> {
+/**
+ * What the request says about the write besides its uid, objects and options: what kube's
+ * CreateAdmissionRequest gives matchConditions as `request`.
+ */
+export function requestAttributes(r: Omit<ReviewInput, 'uid' | 'object' | 'oldObject' | 'options'>): Record<string, unknown> {
   const kind = { group: r.group, version: r.version, kind: r.kind };
   const resource = { group: r.group, version: r.version, resource: r.resource };
+  return {
+    kind, resource,
+    ...(r.subresource ? { subResource: r.subresource } : {}),
+    requestKind: kind, requestResource: resource,
+    ...(r.subresource ? { requestSubResource: r.subresource } : {}),
+    name: r.name,
+    ...(r.namespace ? { namespace: r.namespace } : {}),
+    operation: r.operation,
+    userInfo: r.userInfo,
+    dryRun: r.dryRun,
+  };
+}
+
+export function admissionReview(r: ReviewInput): Record<string, unknown> {
   return {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
       uid: r.uid,
-      kind, resource,
-      ...(r.subresource ? { subResource: r.subresource } : {}),
-      requestKind: kind, requestResource: resource,
-      ...(r.subresource ? { requestSubResource: r.subresource } : {}),
-      name: r.name,
-      ...(r.namespace ? { namespace: r.namespace } : {}),
-      operation: r.operation,
-      userInfo: r.userInfo,
+      ...requestAttributes(r),
       object: r.object ?? null,
       oldObject: r.oldObject ?? null,
-      dryRun: r.dryRun,
       options: r.options,
     },
   };

@@ -1,0 +1,155 @@
+// An admission webhook's matchConditions: CEL expressions kube-apiserver compiles when a
+// configuration is written and evaluates before each call
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions). The variables are `object`,
+// `oldObject` (null on CREATE, `object` null on DELETE) and `request` (the AdmissionRequest
+// without its uid, objects and options, as kube's CreateAdmissionRequest builds it).
+//
+// Differences from kube-apiserver: `authorizer` is refused on write (the embedded server has no
+// RBAC to ask); kube's CEL cost budget is a time budget here (evaluationBudgetMs for all of one
+// webhook's conditions, enforced by V8 on any runaway expression, a backtracking regex included);
+// a result that is not a bool is an evaluation error (kube would call the webhook).
+import vm from 'node:vm';
+import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
+
+/** kube's limit on matchConditions per webhook */
+export const maxMatchConditions = 64;
+/** how long all of one webhook's conditions may take to evaluate */
+export const evaluationBudgetMs = 100;
+/** compiled expressions kept; the set is bounded by what configurations hold, this bounds churn */
+const maxCachedPrograms = 1024;
+
+const environment = new Environment({
+  // cel-go (and so kube) accepts mixed list and map literals
+  homogeneousAggregateLiterals: false,
+  limits: { maxAstNodes: 10_000, maxDepth: 100 },
+})
+  .registerVariable('object', 'dyn')
+  .registerVariable('oldObject', 'dyn')
+  .registerVariable('request', 'dyn')
+  // declared so that naming it gets its own refusal rather than "unknown variable"
+  .registerVariable('authorizer', 'dyn');
+
+/** Why an expression does not compile, in kube's wording ("compilation failed: ...", "must evaluate to bool"). */
+export class CompileError extends Error {}
+
+interface CelErrorShape { summary?: string; range?: { start: number } }
+
+/** cel-go's `ERROR: <input>:line:column: message` for an error at `offset` of `expression` */
+function located(expression: string, e: unknown): string {
+  const err = e as CelErrorShape & Error;
+  const summary = typeof err.summary === 'string' ? err.summary : String(err.message).split('\n')[0];
+  const offset = err.range?.start;
+  if (typeof offset !== 'number') return `ERROR: <input>: ${summary}`;
+  const before = expression.slice(0, offset).split('\n');
+  return `ERROR: <input>:${before.length}:${before[before.length - 1].length + 1}: ${summary}`;
+}
+
+function namesAuthorizer(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(namesAuthorizer);
+  if (!node || typeof node !== 'object') return false;
+  const n = node as ASTNode;
+  if (n.op === 'id') return n.args === 'authorizer';
+  return namesAuthorizer(n.args);
+}
+
+function compile(expression: string): ParseResult {
+  let program: ParseResult;
+  try {
+    program = environment.parse(expression);
+  } catch (e) {
+    throw new CompileError(`compilation failed: ${located(expression, e)}`);
+  }
+  if (namesAuthorizer(program.ast)) {
+    throw new CompileError('compilation failed: authorizer is not supported by the embedded server (it has no RBAC to ask)');
+  }
+  const checked = program.check();
+  if (!checked.valid) throw new CompileError(`compilation failed: ${located(expression, checked.error)}`);
+  if (checked.type !== 'bool' && checked.type !== 'dyn') throw new CompileError('must evaluate to bool');
+  return program;
+}
+
+const programs = new Map<string, ParseResult | CompileError>();
+
+/** The compiled expression (cached), or throws its CompileError. */
+export function compileCondition(expression: string): ParseResult {
+  let entry = programs.get(expression);
+  if (!entry) {
+    try {
+      entry = compile(expression);
+    } catch (e) {
+      if (!(e instanceof CompileError)) throw e;
+      entry = e;
+    }
+    if (programs.size >= maxCachedPrograms) programs.clear();
+    programs.set(expression, entry);
+  }
+  if (entry instanceof CompileError) throw entry;
+  return entry;
+}
+
+/** JSON as CEL sees it: whole numbers are ints (kube decodes them as int64), other values as they are. */
+function celValue(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return v.map(celValue);
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = celValue(x);
+    return out;
+  }
+  return v;
+}
+
+// V8 stops a script that runs past its timeout wherever it is; the expression runs inside one
+const sandbox = vm.createContext({ evaluateCondition: undefined as undefined | (() => unknown) });
+const runner = new vm.Script('evaluateCondition()');
+
+function withinBudget(fn: () => unknown, timeoutMs: number): unknown {
+  sandbox.evaluateCondition = fn;
+  try {
+    return runner.runInContext(sandbox, { timeout: timeoutMs });
+  } finally {
+    sandbox.evaluateCondition = undefined;
+  }
+}
+
+export interface ConditionVariables {
+  object: unknown;
+  oldObject: unknown;
+  request: Record<string, unknown>;
+}
+
+/** call the webhook; skip it (a condition was false); or let the failurePolicy decide (an error, none false) */
+export type MatchResult = { outcome: 'call' } | { outcome: 'skip'; condition: string } | { outcome: 'error'; message: string };
+
+/**
+ * kube's matcher: any condition false → the webhook is skipped (whatever the others did); else
+ * any error → an error; else the webhook is called. Never throws for what a configuration holds.
+ */
+export function evaluateMatchConditions(conditions: unknown[], variables: ConditionVariables, now: () => number = performance.now.bind(performance)): MatchResult {
+  const context = { object: celValue(variables.object ?? null), oldObject: celValue(variables.oldObject ?? null), request: celValue(variables.request) };
+  const errors: string[] = [];
+  const deadline = now() + evaluationBudgetMs;
+  for (const raw of conditions) {
+    const condition = raw && typeof raw === 'object' ? raw as { name?: unknown; expression?: unknown } : {};
+    const name = typeof condition.name === 'string' ? condition.name : '';
+    const expression = typeof condition.expression === 'string' ? condition.expression.trim() : '';
+    let result: unknown;
+    try {
+      const program = compileCondition(expression);
+      const left = Math.floor(deadline - now());
+      if (left < 1) throw new Error(`evaluation exceeded the time budget of ${evaluationBudgetMs}ms`);
+      result = withinBudget(() => program(context), left);
+    } catch (e) {
+      const timedOut = (e as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT';
+      const why = timedOut ? `evaluation exceeded the time budget of ${evaluationBudgetMs}ms`
+        : e instanceof CompileError ? e.message : String((e as Error).message ?? e).split('\n')[0];
+      errors.push(`expression '${expression}' resulted in error: ${why}`);
+      continue;
+    }
+    if (result === false) return { outcome: 'skip', condition: name };
+    if (result !== true) errors.push(`expression '${expression}' resulted in error: must evaluate to bool`);
+  }
+  // utilerrors.NewAggregate's text
+  if (errors.length) return { outcome: 'error', message: errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` };
+  return { outcome: 'call' };
+}
