@@ -2,7 +2,7 @@
 import { BoundedCache } from '../runtime/bounded-cache.ts';
 import crypto from 'node:crypto';
 import {
-  bitString, contents, decodeOID, decodeSmallInteger, integer, oid, sequence,
+  bitString, contents, decodeOID, decodeSmallInteger, integer, oid, ownedBuffer, sequence,
   setOf, TAG, tlv,
 } from './der.ts';
 import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
@@ -56,7 +56,8 @@ export async function createCSR(template: CertificateTemplate, privateKeyPem: st
   return encodePEM('CERTIFICATE REQUEST', sequence(info, signatureAlgorithmFor(key), bitString(signature)));
 }
 
-// Signing parses the CSR that the request flow has parsed already; keep recent results.
+// Admission, the request flow and signing parse the same CSR; keep recent results (their
+// buffers copied out of the PEM's decoded DER, see ownedBuffer).
 const parsedCSRs = new BoundedCache<string, CSRInfo>(4096);
 
 export function parseCSR(pem: string): CSRInfo {
@@ -135,8 +136,8 @@ function parseCSRUncached(pem: string): CSRInfo {
     template,
     publicKey,
     publicKeyFingerprint: publicKeyFingerprint(publicKey),
-    subjectDER: csr.subject,
+    subjectDER: ownedBuffer(csr.subject),
     hasUsages: fields.hasUsages,
-    extensions: csr.extensions,
+    extensions: csr.extensions.map((e) => ({ ...e, value: ownedBuffer(e.value) })),
   };
 }

@@ -267,6 +267,17 @@ export function decodeString(el: DERElement): string | undefined {
 
 // ---- encoding
 
+/**
+ * The bytes in an allocation of their own: a small Buffer is a view of Node's shared 8 KiB
+ * pool (or of a larger DER), and one kept in a cache for long kept that whole slab alive,
+ * about 8 KiB per Certificate (issue 17).
+ */
+export function ownedBuffer(b: Buffer): Buffer {
+  const own = Buffer.allocUnsafeSlow(b.length);
+  b.copy(own);
+  return own;
+}
+
 function lengthBytes(n: number): number[] {
   if (n < 0x80) return [n];
   const bytes: number[] = [];

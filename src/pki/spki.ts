@@ -2,7 +2,7 @@
 // (cheap) JWK export and caching decoded keys keeps per-certificate work to a few milliseconds.
 import crypto from 'node:crypto';
 import { BoundedCache } from '../runtime/bounded-cache.ts';
-import { bitString, integer, NULL, oid, sequence as seq } from './der.ts';
+import { bitString, integer, NULL, oid, ownedBuffer, sequence as seq } from './der.ts';
 
 const CURVE_OID: Record<string, string> = { 'P-256': '1.2.840.10045.3.1.7', 'P-384': '1.3.132.0.34', 'P-521': '1.3.132.0.35' };
 const b64u = (s: string | undefined) => Buffer.from(s ?? '', 'base64url');
@@ -17,17 +17,6 @@ function encodeSPKI(pub: crypto.KeyObject): Buffer {
   }
   if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') return seq(seq(oid('1.3.101.112')), bitString(b64u(jwk.x)));
   return pub.export({ type: 'spki', format: 'der' });
-}
-
-/**
- * The bytes in an allocation of their own: a small Buffer is a view of Node's shared 8 KiB
- * pool (or of a certificate's DER), and one kept for the life of a key kept that whole slab
- * alive, about 8 KiB per Certificate (issue 17).
- */
-function owned(b: Buffer): Buffer {
-  const own = Buffer.allocUnsafeSlow(b.length);
-  b.copy(own);
-  return own;
 }
 
 const spkiByKey = new WeakMap<crypto.KeyObject, Buffer>();
@@ -46,7 +35,7 @@ export function spkiDER(key: crypto.KeyObject): Buffer {
   const pub = publicKeyOf(key);
   let der = spkiByKey.get(pub);
   if (!der) {
-    der = owned(encodeSPKI(pub));
+    der = ownedBuffer(encodeSPKI(pub));
     spkiByKey.set(pub, der);
     publicBySPKI.set(der.toString('base64'), pub);
   }
@@ -58,7 +47,7 @@ export function publicKeyFromSPKI(der: Buffer): crypto.KeyObject {
   let pub = publicBySPKI.get(id);
   if (!pub) {
     pub = crypto.createPublicKey({ key: der, format: 'der', type: 'spki' });
-    spkiByKey.set(pub, owned(der));
+    spkiByKey.set(pub, ownedBuffer(der));
     publicBySPKI.set(id, pub);
   }
   return pub;

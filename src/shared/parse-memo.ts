@@ -8,6 +8,7 @@ import { BoundedCache } from '../runtime/bounded-cache.ts';
 import { parsePrivateKey } from '../pki/keys.ts';
 import { parseCertificate, type CertificateInfo } from '../pki/parse.ts';
 import { parseCSR, type CSRInfo } from '../pki/csr.ts';
+import { ownedBuffer } from '../pki/der.ts';
 
 /** entries per memo: the Certificates a burst of reconciles works on at once, with room to spare */
 export const PARSE_MEMO_LIMIT = 4096;
@@ -21,13 +22,6 @@ interface Memo<T> {
 /** SHA-256 in base64: collisions are not a concern, and it is a twentieth of a PEM's size */
 function digestOf(text: string): string {
   return createHash('sha256').update(text).digest('base64');
-}
-
-/** The bytes in an allocation of their own, not a view of a pool slab or a larger DER. */
-export function ownedBuffer(b: Buffer): Buffer {
-  const own = Buffer.allocUnsafeSlow(b.length);
-  b.copy(own);
-  return own;
 }
 
 function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) => t, compact: (value: T) => T = (v) => v): Memo<T> {
@@ -64,12 +58,9 @@ function compactCertificate(c: CertificateInfo): CertificateInfo {
   return { ...c, der, subjectDER: inside ? der.subarray(at, at + c.subjectDER.length) : ownedBuffer(c.subjectDER) };
 }
 
-function compactCSR(c: CSRInfo): CSRInfo {
-  return { ...c, subjectDER: ownedBuffer(c.subjectDER), extensions: c.extensions.map((e) => ({ ...e, value: ownedBuffer(e.value) })) };
-}
-
 export const parseCertMemo = memo<CertificateInfo>(parseCertificate, firstPEMBlock, compactCertificate);
-export const parseCSRMemo = memo<CSRInfo>(parseCSR, undefined, compactCSR);
+/** parseCSR's results own their buffers already */
+export const parseCSRMemo = memo<CSRInfo>(parseCSR);
 
 export function decodeBase64(s: string | undefined): string {
   return s ? Buffer.from(s, 'base64').toString('utf8') : '';
