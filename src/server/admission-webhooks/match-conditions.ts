@@ -8,8 +8,9 @@
 // RBAC to ask); kube's CEL cost budget is a time budget here (evaluationBudgetMs for all of one
 // webhook's conditions, enforced by V8 on any runaway expression, a backtracking regex included);
 // a result that is not a bool is an evaluation error (kube would call the webhook).
+import { createRequire } from 'node:module';
 import vm from 'node:vm';
-import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
+import type * as Cel from '@marcbachmann/cel-js';
 
 /** kube's limit on matchConditions per webhook */
 export const maxMatchConditions = 64;
@@ -18,19 +19,36 @@ export const evaluationBudgetMs = 100;
 /** compiled expressions kept; the set is bounded by what configurations hold, this bounds churn */
 const maxCachedPrograms = 1024;
 
-const environment = new Environment({
-  // cel-go (and so kube) accepts mixed list and map literals
-  homogeneousAggregateLiterals: false,
-  limits: { maxAstNodes: 10_000, maxDepth: 100 },
-})
-  .registerVariable('object', 'dyn')
-  .registerVariable('oldObject', 'dyn')
-  .registerVariable('request', 'dyn')
-  // declared so that naming it gets its own refusal rather than "unknown variable"
-  .registerVariable('authorizer', 'dyn');
-
 /** Why an expression does not compile, in kube's wording ("compilation failed: ...", "must evaluate to bool"). */
 export class CompileError extends Error {}
+
+let environment: Cel.Environment | undefined;
+
+/**
+ * The CEL environment, built on first use: the library (as heavy to load as yaml) stays out of
+ * what `certsmith server` loads before it serves (issue 17). Loaded synchronously, since
+ * configurations are validated synchronously; require() of an ES module needs Node.js 20.19.
+ */
+function celEnvironment(): Cel.Environment {
+  if (environment) return environment;
+  let cel: typeof Cel;
+  try {
+    cel = createRequire(import.meta.url)('@marcbachmann/cel-js') as typeof Cel;
+  } catch (e) {
+    throw new CompileError(`matchConditions cannot be compiled: the CEL library did not load (it needs Node.js 20.19 or newer): ${(e as Error).message}`);
+  }
+  environment = new cel.Environment({
+    // cel-go (and so kube) accepts mixed list and map literals
+    homogeneousAggregateLiterals: false,
+    limits: { maxAstNodes: 10_000, maxDepth: 100 },
+  })
+    .registerVariable('object', 'dyn')
+    .registerVariable('oldObject', 'dyn')
+    .registerVariable('request', 'dyn')
+    // declared so that naming it gets its own refusal rather than "unknown variable"
+    .registerVariable('authorizer', 'dyn');
+  return environment;
+}
 
 interface CelErrorShape { summary?: string; range?: { start: number } }
 
@@ -47,15 +65,16 @@ function located(expression: string, e: unknown): string {
 function namesAuthorizer(node: unknown): boolean {
   if (Array.isArray(node)) return node.some(namesAuthorizer);
   if (!node || typeof node !== 'object') return false;
-  const n = node as ASTNode;
+  const n = node as Cel.ASTNode;
   if (n.op === 'id') return n.args === 'authorizer';
   return namesAuthorizer(n.args);
 }
 
-function compile(expression: string): ParseResult {
-  let program: ParseResult;
+function compile(expression: string): Cel.ParseResult {
+  const env = celEnvironment();
+  let program: Cel.ParseResult;
   try {
-    program = environment.parse(expression);
+    program = env.parse(expression);
   } catch (e) {
     throw new CompileError(`compilation failed: ${located(expression, e)}`);
   }
@@ -68,10 +87,10 @@ function compile(expression: string): ParseResult {
   return program;
 }
 
-const programs = new Map<string, ParseResult | CompileError>();
+const programs = new Map<string, Cel.ParseResult | CompileError>();
 
 /** The compiled expression (cached), or throws its CompileError. */
-export function compileCondition(expression: string): ParseResult {
+export function compileCondition(expression: string): Cel.ParseResult {
   let entry = programs.get(expression);
   if (!entry) {
     try {
