@@ -13,7 +13,7 @@ import { CliError } from './cli-error.ts';
 import { parseListen } from './listen-flag.ts';
 import { untilSignal } from './signals.ts';
 import { backoffFromFlags, BackoffFlagError } from '../composition/backoff.ts';
-import { checkDataDir, DataDirError, lockDataDir } from '../server/data-dir.ts';
+import { checkDataDir, DataDirError, ensureAccessToken, lockDataDir } from '../server/data-dir.ts';
 
 export interface ControllerFlags {
   autoApprove: boolean;
@@ -241,7 +241,7 @@ export function registerServerCommand(program: Command) {
         throw e;
       }
       // loaded here, not at the top: every other command would pay for the controllers' start-up
-      const [{ realClock }, { createLogger }, { compose }, { openSqliteStore }, { ensureServingCertificate }, { writeKubeconfig, ensureAccessToken }] = await Promise.all([
+      const [{ realClock }, { createLogger }, { compose }, { openSqliteStore }, { ensureServingCertificate }, { writeKubeconfig }] = await Promise.all([
         import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../composition/index.ts'), import('../store/sqlite/index.ts'),
         import('../server/tls.ts'), import('../server/kubeconfig.ts'),
       ]);

@@ -5,8 +5,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkDataDir } from './data-dir.ts';
-import { ensureAccessToken } from './kubeconfig.ts';
+import { checkDataDir, ensureAccessToken } from './data-dir.ts';
 
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;

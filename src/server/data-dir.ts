@@ -3,7 +3,8 @@
 // the folder or replace the token owns the server, so both are checked before anything is
 // read from them, and refused, not repaired: a folder that was open may already have been
 // tampered with, and silently fixing its mode would hide that.
-import { lstatSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 
 export class DataDirError extends Error {
@@ -60,6 +61,26 @@ export function checkTokenFile(path: string): void {
   if (st.mode & 0o077) {
     throw new DataDirError(`API token ${path} has mode ${octal(st.mode)}: it must be readable and writable by its owner only (chmod 600 ${path}, or remove it and certsmith makes a new one)`);
   }
+}
+
+/**
+ * The bearer token of a data dir: random once, then reused so that kubeconfigs handed out stay
+ * valid. An existing token is used only when it is the service user's and private (see
+ * checkTokenFile): anyone who could plant one would be API admin.
+ */
+export function ensureAccessToken(dataDir: string): string {
+  const path = join(dataDir, 'token');
+  checkTokenFile(path);
+  if (existsSync(path)) {
+    const t = readFileSync(path, 'utf8').trim();
+    if (t) return t;
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const token = randomBytes(32).toString('base64url');
+  // an empty token file (checked above) is replaced; 'w' does not follow a symlink, none is there
+  writeFileSync(path, token + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return token;
 }
 
 /** a held data-dir lock: released when the process ends, however it ends */

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, statSync, writeFileSync, readFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { writeKubeconfig, loadClientConfig, ensureAccessToken, KubeconfigError } from './kubeconfig.ts';
+import { writeKubeconfig, loadClientConfig, KubeconfigError } from './kubeconfig.ts';
+import { ensureAccessToken } from './data-dir.ts';
 
 function withDir(fn: (dir: string) => void) {
   return () => {

@@ -1,11 +1,10 @@
 // The kubeconfig the embedded server hands out, and the client side that reads any
-// kubeconfig (ours or a real cluster's) into what HttpStore needs.
+// kubeconfig (ours or a real cluster's) into what HttpStore needs. Every CLI command loads
+// this file: what only the server needs (the token, node:crypto) lives in data-dir.ts.
 import { readFileSync, writeFileSync, existsSync, chmodSync, mkdirSync } from 'node:fs';
-import { dirname, resolve, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import type * as YAMLModule from 'yaml';
-import { checkTokenFile } from './data-dir.ts';
 
 export interface ClientConfig {
   server: string;
@@ -47,26 +46,6 @@ export function writeKubeconfig(path: string, cfg: { server: string; caPem: stri
   // loading a YAML parser (a large share of each command's start-up time)
   writeFileSync(path, JSON.stringify(doc, null, 2) + '\n', { mode: 0o600 });
   chmodSync(path, 0o600);
-}
-
-/**
- * The bearer token of a data dir: random once, then reused so that kubeconfigs handed out stay
- * valid. An existing token is used only when it is the service user's and private (see
- * checkTokenFile): anyone who could plant one would be API admin.
- */
-export function ensureAccessToken(dataDir: string): string {
-  const path = join(dataDir, 'token');
-  checkTokenFile(path);
-  if (existsSync(path)) {
-    const t = readFileSync(path, 'utf8').trim();
-    if (t) return t;
-  }
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const token = randomBytes(32).toString('base64url');
-  // an empty token file (checked above) is replaced; 'w' does not follow a symlink, none is there
-  writeFileSync(path, token + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
-  return token;
 }
 
 export class KubeconfigError extends Error {}
