@@ -1,5 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { Certificate, SecretType } from '../api/resources.ts';
 import { StoreError, type Store } from '../store/store.ts';
@@ -97,4 +101,37 @@ test('kinds certsmith does not own pass through unvalidated; dry run still store
     await store.create(SecretType, secret);
     assert.ok(await raw.get(SecretType, 'default', 's'));
   });
+});
+
+test('an admitted update computed from a write of the same turn shares its commit instead of committing it early', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-admission-'));
+  const raw = openSqliteStore({ path: join(dir, 'state.db') });
+  const reader = new Database(join(dir, 'state.db'), { readonly: true });
+  const committedRevision = () => (reader.prepare('SELECT max(id) AS rev FROM log').get() as { rev: number }).rev;
+  try {
+    const store = withAdmission(raw);
+    const [a, b] = await Promise.all([store.create(Certificate, cert('a')), store.create(Certificate, cert('b'))]);
+    const before = raw.currentRevision();
+    const first = store.updateStatus(Certificate, { ...a, status: { conditions: [{ type: 'Issuing', status: 'True', reason: 'R', message: 'm' }] } });
+    while (raw.currentRevision() === before) await Promise.resolve();
+    // the first write is applied, not acknowledged; reading b's old object must not commit it
+    const second = store.updateStatus(Certificate, { ...b, status: { conditions: [{ type: 'Issuing', status: 'True', reason: 'R', message: 'm' }] } });
+    while (raw.currentRevision() === before + 1) await Promise.resolve();
+    assert.equal(committedRevision(), before);
+    const [x, y] = await Promise.all([first, second]);
+    assert.equal(committedRevision(), before + 2);
+    assert.deepEqual([x.metadata.resourceVersion, y.metadata.resourceVersion], [String(before + 1), String(before + 2)]);
+    // the old object read is the newest, unacknowledged write included: the update it is computed from is kept
+    const third = store.update(Certificate, { ...x, metadata: { ...x.metadata, labels: { l: 'v' } } });
+    while (raw.currentRevision() === before + 2) await Promise.resolve();
+    const fourth = store.patch(Certificate, 'default', 'a', 'merge', { status: { conditions: [] } }, { subresource: 'status' });
+    while (raw.currentRevision() === before + 3) await Promise.resolve();
+    assert.equal(committedRevision(), before + 2);
+    const [, last] = await Promise.all([third, fourth]);
+    assert.deepEqual([last.metadata.labels, last.status, last.metadata.resourceVersion], [{ l: 'v' }, { conditions: [] }, String(before + 4)]);
+  } finally {
+    reader.close();
+    await raw.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

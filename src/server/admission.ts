@@ -196,6 +196,13 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
   const hooks = o.webhooks;
   const admitOne = <T extends KubeObject>(type: ResourceType, obj: T, old?: T): T => (builtin ? admit(type, obj, old) : admitStructure(type, obj, old));
   const wanted = (type: ResourceType, operation: Operation, subresource?: string) => !!hooks && hooks.interested(type, operation, subresource);
+  /**
+   * The old object an update is computed from, read inside the backend's open batch (the
+   * backend re-checks its resourceVersion on write); a committed read when webhooks are to be
+   * sent it, since they are outside parties and must not see an unacknowledged write.
+   */
+  const readForUpdate = <T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string, subresource?: string): Promise<T | undefined> =>
+    (inner.getForUpdate && !wanted(type, 'UPDATE', subresource) ? inner.getForUpdate<T>(type, namespace, name) : inner.get<T>(type, namespace, name));
 
   /**
    * kube-apiserver's order: mutating webhooks, then the built-in defaulting and validation of
@@ -240,7 +247,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
 
     async update<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
       const name = obj.metadata?.name ?? '';
-      const stored = await inner.get<T>(type, namespaceOf(type, obj), name);
+      const stored = await readForUpdate<T>(type, namespaceOf(type, obj), name);
       if (!stored && !validatedOnWrite(type)) return written(type, await inner.update(type, obj, opts), opts);
       if (!stored) throw notFound(type, name);
       let incoming = withManagedFieldsOf(stored, obj);
@@ -257,7 +264,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
     async updateStatus<T extends KubeObject>(type: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
       if (!isAdmitted(type) && !wanted(type, 'UPDATE', 'status')) return inner.updateStatus(type, obj, opts);
       const name = obj.metadata?.name ?? '';
-      const stored = await inner.get<T>(type, namespaceOf(type, obj), name);
+      const stored = await readForUpdate<T>(type, namespaceOf(type, obj), name, 'status');
       if (!stored) throw notFound(type, name);
       checkPrecondition(type, stored, obj);
       const ready = await admitted({
@@ -283,7 +290,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
       // a patch without a resourceVersion is meant to apply to whatever is current, so a
       // concurrent writer is not the caller's conflict: recompute and retry, as kube-apiserver does
       for (let attempt = 0; ; attempt++) {
-        const stored = await inner.get<T>(type, type.namespaced ? namespace : undefined, name);
+        const stored = await readForUpdate<T>(type, type.namespaced ? namespace : undefined, name, opts?.subresource);
         if (!stored) {
           if (patchType !== 'apply' || opts?.subresource) throw notFound(type, name);
           const fresh = clone(patch as T);

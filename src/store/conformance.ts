@@ -165,6 +165,24 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
       });
     });
 
+    test('getForUpdate, where a backend has it, sees every acknowledged write as get does, and a write applied but not yet acknowledged', async () => {
+      await withStore(async ({ store }, ns) => {
+        const readForUpdate = store.getForUpdate?.bind(store);
+        if (!readForUpdate) return;
+        const v1 = await store.create<KubeObject>(Certificate, cert(ns, 'a'));
+        assert.deepEqual(await readForUpdate(Certificate, ns, 'a'), await store.get(Certificate, ns, 'a'));
+        const pending = store.update<KubeObject>(Certificate, { ...v1, spec: { ...(v1.spec as object), dnsNames: ['b.example.com'] } });
+        const seen = await readForUpdate<KubeObject>(Certificate, ns, 'a');
+        const v2 = await pending;
+        // a backend that acknowledges as it applies shows v2 too: only never an older object
+        assert.equal(seen?.metadata.resourceVersion, v2.metadata.resourceVersion);
+        assert.deepEqual(await readForUpdate(Certificate, ns, 'a'), await store.get(Certificate, ns, 'a'));
+        await store.delete(Certificate, ns, 'a');
+        assert.equal(await readForUpdate(Certificate, ns, 'a'), undefined);
+        assert.equal(await readForUpdate(Certificate, ns, 'missing'), undefined);
+      });
+    });
+
     test('generation moves with spec only; status goes through the status subresource only', async () => {
       await withStore(async ({ store }, ns) => {
         const c = await store.create<KubeObject>(Certificate, cert(ns, 'a'));

@@ -80,6 +80,15 @@ export interface DeleteOptions {
 
 export interface Store {
   get<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined>;
+  /**
+   * The object as the next write to it finds it, counting writes the backend has applied but
+   * not yet acknowledged (the embedded store commits the writes of one event-loop turn
+   * together). Only for computing a write that the backend then checks against the object's
+   * resourceVersion, as admission reads the old object; a client's read is a get, which never
+   * shows an unacknowledged write. A backend that acknowledges every write as it applies it
+   * leaves this out, and get serves.
+   */
+  getForUpdate?<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined>;
   list<T extends KubeObject = KubeObject>(type: ResourceType, opts?: ListOptions): Promise<ListResult<T>>;
   /**
    * Streams changes. onError receives a StoreError with code 410 when resourceVersion is

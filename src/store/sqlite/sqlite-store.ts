@@ -248,8 +248,20 @@ export class SqliteStore implements Store {
   async get<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
     this.assertOpen();
     this.commitBatch();
-    const ns = type.namespaced ? namespace ?? '' : '';
-    const row = this.current(type.group, type.plural, ns, name);
+    return this.liveObject<T>(type, namespace, name);
+  }
+
+  /**
+   * Reads inside the open batch instead of committing it (Store.getForUpdate): admission's read
+   * of the old object before every update would otherwise commit each write on its own.
+   */
+  async getForUpdate<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+    this.assertOpen();
+    return this.liveObject<T>(type, namespace, name);
+  }
+
+  private liveObject<T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string): T | undefined {
+    const row = this.current(type.group, type.plural, type.namespaced ? namespace ?? '' : '', name);
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
