@@ -22,6 +22,7 @@ import {
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
 import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type KeyRow, type Statements } from './schema.ts';
 import { WatchHub, type ChangeRecord, type InitialPages } from './watch-hub.ts';
+import { BackgroundCheckpointer, type CheckpointResult } from './background-checkpoint.ts';
 import { checkObject, checkObjectSize, checkObjectUpdate, checkValueShape } from '../object-checks.ts';
 
 export interface SqliteStoreOptions {
@@ -52,6 +53,17 @@ const storageProbeBytes = 64 * 1024;
 /** how much object JSON one page of a watch's initial state reads */
 const initialPageBytes = 64 * 1024;
 const defaultCompactIntervalMs = 60_000;
+/**
+ * SQLite's own checkpoint threshold, in pages, where no background checkpointer runs (or it
+ * failed): each write dirties ~5 pages; checkpointing (which fsyncs) every 1000 pages capped
+ * throughput near 5k writes/s, every 16k pages (~64 MiB of WAL) it is out of the way.
+ */
+const walAutocheckpointPages = 16384;
+/** changes between two background checkpoints: each appends ~4.5 pages, so ~50 MiB of WAL */
+const backgroundCheckpointChanges = 3000;
+/** changes written while a background checkpoint ran that this thread copies instead of another round */
+const residualCheckpointChanges = 100;
+const maxCheckpointRounds = 4;
 /**
  * Free pages are returned to the file system once they are more than this share of the file:
  * a store whose size goes up and down by a little reuses its free pages instead of moving pages
@@ -113,6 +125,10 @@ export class SqliteStore implements Store {
   private readonly compactIntervalMs: number;
   /** the revision at the last WAL checkpoint this store asked for: an idle store truncates its WAL once */
   private checkpointedRev = -1;
+  /** checkpoints a file-backed store off the event loop (see background-checkpoint.ts) */
+  private readonly checkpointer: BackgroundCheckpointer | undefined;
+  private changesSinceCheckpoint = 0;
+  private checkpointRounds = 0;
   private readonly values: ValueTransformer;
   private rev: number;
   private compactedRev: number;
@@ -137,7 +153,8 @@ export class SqliteStore implements Store {
     this.eventTTLms = (o.eventTTLSeconds ?? 3600) * 1000;
     this.compactIntervalMs = Math.max(1000, o.compactIntervalMs ?? defaultCompactIntervalMs);
     this.values = new ValueTransformer(o.encryption);
-    if (o.path !== ':memory:' && o.path !== '') ownerOnlyFile(o.path);
+    const onDisk = o.path !== ':memory:' && o.path !== '';
+    if (onDisk) ownerOnlyFile(o.path);
     this.db = new Database(o.path);
     // before anything is written: only a new database takes it without a VACUUM (see below)
     this.db.pragma('auto_vacuum = INCREMENTAL');
@@ -145,9 +162,10 @@ export class SqliteStore implements Store {
     // NORMAL with WAL: a commit is in the WAL (OS page cache) before we acknowledge it, which
     // survives a process kill; only power loss could drop the last commits, which is out of scope.
     this.db.pragma('synchronous = NORMAL');
-    // each write dirties ~5 pages; checkpointing (which fsyncs) every 1000 pages capped
-    // throughput near 5k writes/s, every 16k pages (~64 MiB of WAL) it is out of the way
-    this.db.pragma('wal_autocheckpoint = 16384');
+    this.db.pragma(`wal_autocheckpoint = ${onDisk ? 0 : walAutocheckpointPages}`);
+    this.checkpointer = onDisk ? new BackgroundCheckpointer(o.path, (r) => this.checkpointSettled(r), () => {
+      if (!this.closed) this.db.pragma(`wal_autocheckpoint = ${walAutocheckpointPages}`);
+    }) : undefined;
     this.db.pragma(`journal_size_limit = ${96 * 1024 * 1024}`);
     this.db.pragma('busy_timeout = 5000');
     createSchema(this.db);
@@ -524,6 +542,7 @@ export class SqliteStore implements Store {
     this.closed = true;
     this.cancelCompactTimer();
     this.hub.closeAll();
+    await this.checkpointer?.close();
     this.db.close();
   }
 
@@ -589,6 +608,7 @@ export class SqliteStore implements Store {
       throw this.storageError(err);
     }
     this.storageFault = undefined;
+    this.walGrew(this.txChanges.length);
     this.hub.publish(this.txChanges);
     this.txChanges = [];
     this.maybeScheduleCompaction();
@@ -629,9 +649,46 @@ export class SqliteStore implements Store {
       return;
     }
     this.storageFault = undefined;
+    this.walGrew(batch.changes.length);
     this.hub.publish(batch.changes);
     for (const w of batch.waiters) w.resolve();
     this.maybeScheduleCompaction();
+  }
+
+  /** Starts a background checkpoint once enough has been written since the last one. */
+  private walGrew(changes: number) {
+    if (!this.checkpointer) return;
+    this.changesSinceCheckpoint += changes;
+    if (this.changesSinceCheckpoint < backgroundCheckpointChanges || this.checkpointer.busy) return;
+    this.checkpointRounds = 0;
+    this.checkpointRound();
+  }
+
+  private checkpointRound() {
+    this.changesSinceCheckpoint = 0;
+    this.checkpointer!.request();
+  }
+
+  /**
+   * The WAL starts over (instead of growing) only once every frame in it is in the database
+   * file. What was written while the worker copied, another round copies while it is much,
+   * then this thread: a small copy and fsync.
+   */
+  private checkpointSettled(r: CheckpointResult) {
+    if (this.closed || (this.changesSinceCheckpoint === 0 && r.copied >= r.frames)) return;
+    if (this.changesSinceCheckpoint > residualCheckpointChanges && ++this.checkpointRounds < maxCheckpointRounds) {
+      this.checkpointRound();
+      return;
+    }
+    this.changesSinceCheckpoint = 0;
+    // a checkpoint runs outside a transaction: the open batch commits a turn early
+    this.commitBatch();
+    try {
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+    } catch (err) {
+      // as SQLite's own automatic checkpoint, best effort: the next one copies what this did not
+      this.storageError(err);
+    }
   }
 
   /** A batch whose transaction is gone: its writes are undone and each of them fails. */
@@ -869,7 +926,7 @@ export class SqliteStore implements Store {
     this.cancelCompactTimer = this.clock.setTimer(this.compactIntervalMs, () => {
       if (this.closed) return;
       // nothing written for a whole interval: the WAL goes back into the file, so an idle server holds no WAL
-      if (this.rev === revAtArm && this.rev !== this.checkpointedRev && !this.batch) this.checkpoint();
+      if (this.rev === revAtArm && this.rev !== this.checkpointedRev && !this.batch && !this.checkpointer?.busy) this.checkpoint();
       this.compact();
       this.armCompactTimer();
     });
