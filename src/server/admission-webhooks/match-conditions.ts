@@ -140,33 +140,65 @@ export interface ConditionVariables {
 /** call the webhook; skip it (a condition was false); or let the failurePolicy decide (an error, none false) */
 export type MatchResult = { outcome: 'call' } | { outcome: 'skip'; condition: string } | { outcome: 'error'; message: string };
 
+/** an error's first line (the library adds a caret excerpt below it) */
+const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split('\n')[0];
+
 /**
  * kube's matcher: any condition false → the webhook is skipped (whatever the others did); else
  * any error → an error; else the webhook is called. Never throws for what a configuration holds.
  */
-export function evaluateMatchConditions(conditions: unknown[], variables: ConditionVariables, now: () => number = performance.now.bind(performance)): MatchResult {
+export function evaluateMatchConditions(conditions: unknown[], variables: ConditionVariables): MatchResult {
   const context = { object: celValue(variables.object ?? null), oldObject: celValue(variables.oldObject ?? null), request: celValue(variables.request) };
-  const errors: string[] = [];
-  const deadline = now() + evaluationBudgetMs;
-  for (const raw of conditions) {
+  // compiled outside the time budget: compiling is bounded by the parser's limits, and the first
+  // one loads the library, which must never be cut off halfway
+  const compiled = conditions.map((raw) => {
     const condition = raw && typeof raw === 'object' ? raw as { name?: unknown; expression?: unknown } : {};
-    const name = typeof condition.name === 'string' ? condition.name : '';
     const expression = typeof condition.expression === 'string' ? condition.expression.trim() : '';
-    let result: unknown;
+    let program: Cel.ParseResult | undefined;
+    let compileError: string | undefined;
     try {
-      const program = compileCondition(expression);
-      const left = Math.floor(deadline - now());
-      if (left < 1) throw new Error(`evaluation exceeded the time budget of ${evaluationBudgetMs}ms`);
-      result = withinBudget(() => program(context), left);
+      program = compileCondition(expression);
     } catch (e) {
-      const timedOut = (e as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT';
-      const why = timedOut ? `evaluation exceeded the time budget of ${evaluationBudgetMs}ms`
-        : e instanceof CompileError ? e.message : String((e as Error).message ?? e).split('\n')[0];
-      errors.push(`expression '${expression}' resulted in error: ${why}`);
-      continue;
+      if (!(e instanceof CompileError)) throw e;
+      compileError = e.message;
     }
-    if (result === false) return { outcome: 'skip', condition: name };
-    if (result !== true) errors.push(`expression '${expression}' resulted in error: must evaluate to bool`);
+    return { name: typeof condition.name === 'string' ? condition.name : '', expression, program, compileError };
+  });
+  // filled as the conditions are evaluated, so what was decided before a timeout is kept
+  const results: Array<{ value: unknown } | { error: string }> = [];
+  let timedOut = false;
+  try {
+    // one run for all of them: the timeout's watchdog costs more than a typical evaluation
+    withinBudget(() => {
+      for (const { program, compileError } of compiled) {
+        if (!program) {
+          results.push({ error: compileError ?? '' });
+          continue;
+        }
+        try {
+          results.push({ value: program(context) });
+        } catch (e) {
+          results.push({ error: firstLine(e) });
+        }
+      }
+    }, evaluationBudgetMs);
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw e;
+    timedOut = true;
+    // a program stopped halfway may have left its own lazily built state half made: compile anew
+    for (const { expression } of compiled) programs.delete(expression);
+  }
+  const errors: string[] = [];
+  const failed = (expression: string, why: string) => errors.push(`expression '${expression}' resulted in error: ${why}`);
+  for (const [i, { name, expression }] of compiled.entries()) {
+    const r = results[i];
+    if (!r) {
+      if (timedOut) failed(expression, `evaluation exceeded the time budget of ${evaluationBudgetMs}ms`);
+      break;
+    }
+    if ('error' in r) failed(expression, r.error);
+    else if (r.value === false) return { outcome: 'skip', condition: name };
+    else if (r.value !== true) failed(expression, 'must evaluate to bool');
   }
   // utilerrors.NewAggregate's text
   if (errors.length) return { outcome: 'error', message: errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` };
