@@ -9,7 +9,7 @@ import {
   type WatchEvent, type Watch, type WriteOptions, type PatchOptions, type PatchType, type DeleteOptions,
 } from '../store.ts';
 import { TokenBucket } from './token-bucket.ts';
-import { isPrivateSocket, socketAnswers } from './local-socket.ts';
+import { isPrivateSocket } from './local-socket.ts';
 
 export interface HttpStoreOptions {
   /** https://host:port (or http:// for tests) */
@@ -34,7 +34,8 @@ export interface HttpStoreOptions {
   authHeaders?: () => Promise<Record<string, string>>;
   /**
    * A Unix socket of the same server (certsmith server's own, which its kubeconfig names): used
-   * instead of `server` when it is private (see isPrivateSocket) and a server answers on it.
+   * instead of `server` when it is private (see isPrivateSocket), until a connection to it is
+   * refused (no server listens there), when `server` takes over.
    */
   socketPath?: string;
 }
@@ -93,7 +94,7 @@ const patchContentTypes: Record<PatchType, string> = {
 
 export class HttpStore implements Store {
   private readonly base: URL;
-  /** chosen at the first request */
+  /** chosen at the first request; see connection() */
   private transport?: Promise<Transport>;
   private readonly limiter: TokenBucket;
   private readonly openWatches = new Set<() => void>();
@@ -105,18 +106,20 @@ export class HttpStore implements Store {
     this.limiter = new TokenBucket(opts.qps ?? 20, opts.burst ?? 50);
   }
 
+  /** The socket when the options name a private one (until it turns out no server listens there), else the URL. */
   private connection(): Promise<Transport> {
-    return (this.transport ??= this.chooseTransport());
+    const socketPath = this.opts.socketPath;
+    this.transport ??= socketPath && isPrivateSocket(socketPath)
+      ? Promise.resolve({
+        request: http.request, agent: new http.Agent({ keepAlive: true }), socketPath, origin: `unix:${socketPath}`,
+        target: (url: URL) => new URL(url.pathname + url.search, 'http://localhost'),
+      })
+      : this.direct();
+    return this.transport;
   }
 
-  private async chooseTransport(): Promise<Transport> {
-    const socketPath = this.opts.socketPath;
-    if (socketPath && isPrivateSocket(socketPath) && await socketAnswers(socketPath)) {
-      return {
-        request: http.request, agent: new http.Agent({ keepAlive: true }), socketPath, origin: `unix:${socketPath}`,
-        target: (url) => new URL(url.pathname + url.search, 'http://localhost'),
-      };
-    }
+  /** The server's URL, over TLS when it is https. */
+  private async direct(): Promise<Transport> {
     const direct = { target: (url: URL) => url, origin: this.base.origin };
     if (this.base.protocol !== 'https:') return { ...direct, request: http.request, agent: new http.Agent({ keepAlive: true }) };
     // loaded when a request needs TLS: a command that talks to the socket does not pay for it
@@ -154,7 +157,19 @@ export class HttpStore implements Store {
       ...(opts.accept ? { Accept: opts.accept } : {}),
       ...(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(payload.length) } : {}),
     });
-    const t = await this.connection();
+    const transport = this.connection();
+    try {
+      return await this.send(await transport, method, u, headers, payload);
+    } catch (e) {
+      // a socket no server listens on (stopped, or died and left it): nothing was sent, so the
+      // request goes again to the URL, as does every one after it
+      if (!(await transport).socketPath || !['ECONNREFUSED', 'ENOENT'].includes((e as { code?: string }).code ?? '')) throw e;
+      if (this.transport === transport) this.transport = this.direct();
+      return this.send(await this.transport!, method, u, headers, payload);
+    }
+  }
+
+  private send(t: Transport, method: string, u: URL, headers: Record<string, string>, payload: Buffer | undefined): Promise<Response> {
     return new Promise<Response>((resolve, reject) => {
       const req = t.request(t.target(u), {
         method,

@@ -3,7 +3,6 @@
 // Without TLS nothing proves who listens there, so the client sends its token to a socket only
 // when the filesystem does: no one but the socket's owner could have put it where it is.
 import { lstatSync, statSync } from 'node:fs';
-import net from 'node:net';
 import { dirname } from 'node:path';
 
 /**
@@ -19,16 +18,4 @@ export function isPrivateSocket(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Whether a server accepts connections on the socket: one that stopped may have left it behind. */
-export function socketAnswers(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = net.connect(path);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once('error', () => resolve(false));
-  });
 }
