@@ -29,13 +29,21 @@ async function eventLines(store: Store, obj: KubeObject, indent: string): Promis
 
 export async function certificateStatus(store: Store, namespace: string, name: string, backoff = defaultBackoff): Promise<string> {
   // the certificate parser and the renewal logic are loaded by this command only, not by
-  // every command the program knows (`certsmith --help` included)
-  const [{ renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor }, { parseCertMemo }] = await Promise.all([
-    import('../shared/certificate-schedule.ts'), import('../shared/parse-memo.ts'),
+  // every command the program knows (`certsmith --help` included), while the server answers
+  const [{ renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor }, { parseCertMemo }, crt] = await Promise.all([
+    import('../shared/certificate-schedule.ts'), import('../shared/parse-memo.ts'), store.get<CertificateObj>(Certificate, namespace, name),
   ]);
-  const crt = await store.get<CertificateObj>(Certificate, namespace, name);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
   const s = crt.status ?? {};
+  const ref = crt.spec.issuerRef;
+  const kind = ref.kind || 'Issuer';
+  // what the rest shows, asked for at once: each is a round trip to the server
+  const [events, issuer, secret, ownRequests] = await Promise.all([
+    eventLines(store, crt, ''),
+    kind === 'ClusterIssuer' ? store.get(ClusterIssuer, undefined, ref.name) : kind === 'Issuer' ? store.get(Issuer, namespace, ref.name) : undefined,
+    store.get<Secret>(SecretType, namespace, crt.spec.secretName),
+    store.list<CertificateRequestObj>(CertificateRequest, { namespace }),
+  ]);
   const out: string[] = [
     `Name: ${name}`,
     `Namespace: ${namespace}`,
@@ -44,11 +52,8 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     ...conditionLines(s.conditions, '  '),
   ];
   if (crt.spec.dnsNames?.length) out.push('DNS Names:', ...crt.spec.dnsNames.map((d) => `- ${d}`));
-  out.push(...await eventLines(store, crt, ''));
+  out.push(...events);
 
-  const ref = crt.spec.issuerRef;
-  const kind = ref.kind || 'Issuer';
-  const issuer = kind === 'ClusterIssuer' ? await store.get(ClusterIssuer, undefined, ref.name) : kind === 'Issuer' ? await store.get(Issuer, namespace, ref.name) : undefined;
   out.push('Issuer:', `  Name: ${ref.name}`, `  Kind: ${kind}`);
   if (issuer) {
     const spec = (issuer as { spec?: Record<string, unknown> }).spec ?? {};
@@ -58,7 +63,6 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     out.push(`  ${kind} ${ref.name} not found`);
   }
 
-  const secret = await store.get<Secret>(SecretType, namespace, crt.spec.secretName);
   out.push(`Secret:`, `  Name: ${crt.spec.secretName}`);
   const leaf = secret?.data?.['tls.crt'] ? parseCertMemo(Buffer.from(secret.data['tls.crt'], 'base64').toString()) : undefined;
   if (!secret) out.push('  Secret does not exist');
@@ -101,7 +105,7 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   if (s.revision !== undefined) out.push(`Revision: ${s.revision}`);
 
   const rev = (s.revision ?? 0) + 1;
-  const requests = (await store.list<CertificateRequestObj>(CertificateRequest, { namespace })).items
+  const requests = ownRequests.items
     .filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === crt.metadata.uid) && r.metadata.annotations?.[CertificateAnnotation.revision] === String(rev));
   if (!requests.length) out.push('No CertificateRequest found for this Certificate');
   for (const cr of requests) {
