@@ -55,7 +55,8 @@ function counting(store: Store) {
 }
 
 let peakRss = 0;
-const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 20);
+// rss() alone: memoryUsage() also gathers heap statistics, which cost 0.8 s of the run's CPU profile
+const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage.rss()); }, 20);
 
 async function run(label: string, privateKey: Record<string, unknown>) {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-'));

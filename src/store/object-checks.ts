@@ -38,7 +38,7 @@ function decodeError(message: string): StoreError {
   return new StoreError('BadRequest', message);
 }
 
-const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+export const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * A map[string]string as Go decodes it: the map itself may be null/absent; a null value

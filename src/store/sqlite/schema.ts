@@ -64,6 +64,9 @@ export function prepareStatements(db: Database.Database) {
     upsertCurrent: db.prepare<[string, string, string, string, number, string, number]>(
       `INSERT INTO current (grp, plural, ns, name, rev, uid, touched) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (grp, plural, ns, name) DO UPDATE SET rev = excluded.rev, uid = excluded.uid, touched = excluded.touched`),
+    /** a live object's next revision: its uid stays, so the uid index is not rewritten (half the cost of the upsert) */
+    advanceCurrent: db.prepare<[number, number, string, string, string, string]>(
+      'UPDATE current SET rev = ?, touched = ? WHERE grp = ? AND plural = ? AND ns = ? AND name = ?'),
     deleteCurrent: db.prepare<[string, string, string, string]>('DELETE FROM current WHERE grp = ? AND plural = ? AND ns = ? AND name = ?'),
     /** the latest log row of a key, live or deleted: the prev of the next row written for it */
     lastRev: db.prepare<[string, string, string, string], { id: number }>(

@@ -23,7 +23,7 @@ import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from
 import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type KeyRow, type Statements } from './schema.ts';
 import { WatchHub, type ChangeRecord, type InitialPages } from './watch-hub.ts';
 import { BackgroundCheckpointer, type CheckpointResult } from './background-checkpoint.ts';
-import { checkObject, checkObjectSize, checkObjectUpdate, checkValueShape } from '../object-checks.ts';
+import { checkObject, checkObjectSize, checkObjectUpdate, checkValueShape, isMap } from '../object-checks.ts';
 
 export interface SqliteStoreOptions {
   /** a file path, or ':memory:' */
@@ -471,7 +471,9 @@ export class SqliteStore implements Store {
 
   async updateStatus<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
     this.assertOpen();
-    const o = structuredClone(obj);
+    // only identity and status are read (the rest comes from the stored object): status is
+    // what is stored, so only it is copied from the caller's object
+    const o = isMap(obj) ? { ...obj, metadata: isMap(obj.metadata) ? { ...obj.metadata } : obj.metadata, status: structuredClone(obj.status) } as T : obj;
     checkKind(type, o);
     return this.write(() => this.updateStatusOf(type, o, opts));
   }
@@ -749,7 +751,9 @@ export class SqliteStore implements Store {
       this.st.deleteCurrent.run(grp, plural, ns, name);
       if (oldOwners.length) this.st.deleteOwnersOf.run(grp, plural, ns, name);
     } else {
-      this.st.upsertCurrent.run(grp, plural, ns, name, rev, obj.metadata.uid ?? '', this.clock.now().getTime());
+      // a modification never changes the uid (every MODIFIED write starts from the live object)
+      if (type === 'MODIFIED') this.st.advanceCurrent.run(rev, this.clock.now().getTime(), grp, plural, ns, name);
+      else this.st.upsertCurrent.run(grp, plural, ns, name, rev, obj.metadata.uid ?? '', this.clock.now().getTime());
       const newOwners = ownerUids(obj.metadata);
       if (!jsonEqual(oldOwners, newOwners)) {
         this.st.deleteOwnersOf.run(grp, plural, ns, name);
@@ -820,7 +824,9 @@ export class SqliteStore implements Store {
     if (!cur) throw notFound(type.group, type.plural, name);
     if (meta.resourceVersion && meta.resourceVersion !== String(cur.rev)) throw conflict(type, name);
     const old = JSON.parse(cur.value) as T;
-    const next = structuredClone(old);
+    // old is this write's own parse: a copy of its top level and metadata (which appendChange
+    // stamps) is enough, not a deep clone
+    const next = { ...old, metadata: { ...old.metadata } };
     if (o.status === undefined) delete next.status;
     else (next as KubeObject).status = o.status;
     if (jsonEqual(next, old)) return old;
