@@ -50,7 +50,8 @@ export function admit<T extends KubeObject>(type: ResourceType, obj: T, old?: T)
   // what no kind may hold (non-string annotations, lone surrogates, deep nesting) is refused
   // before defaulting and validation ever see it
   checkObjectUpdate(type, obj, old);
-  const defaulted = applyDefaults(type, clone(obj));
+  // applyDefaults works on a copy of its own
+  const defaulted = applyDefaults(type, obj);
   const errors = validate(type, defaulted, old);
   if (errors.length) throw invalidObject(type, defaulted, errors);
   return defaulted;
@@ -91,7 +92,9 @@ function keepingIdentity<T extends KubeObject>(type: ResourceType, request: T, m
 
 /** What a status write leaves in place: everything but status comes from the stored object. */
 function withStatusOf<T extends KubeObject>(stored: T, incoming: T): T {
-  const out = clone(stored);
+  // stored is admission's own read and never modified; what the checks may normalize in place
+  // (metadata, top-level fields) is copied, the rest shared
+  const out = { ...stored, metadata: { ...stored.metadata } };
   if (incoming.status === undefined) delete (out as KubeObject).status;
   else (out as KubeObject).status = clone(incoming.status);
   if (incoming.metadata.resourceVersion) out.metadata.resourceVersion = incoming.metadata.resourceVersion;
