@@ -229,6 +229,8 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
 
   const store: Store = {
     get: (type, namespace, name) => inner.get(type, namespace, name),
+    // for the API's own reads that feed a write (the namespace of a create)
+    ...(inner.getForUpdate ? { getForUpdate: <T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string) => inner.getForUpdate!<T>(type, namespace, name) } : {}),
     list: (type, opts?: ListOptions) => inner.list(type, opts),
     watch: <T extends KubeObject>(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, onError: (err: Error) => void) =>
       inner.watch<T>(type, opts, onEvent, onError),

@@ -33,10 +33,13 @@ export interface ResourceCall {
 
 /**
  * kube-apiserver's NamespaceLifecycle admission: nothing is created in a namespace that does
- * not exist (the store would otherwise make the namespace up), with kube's 404.
+ * not exist (the store would otherwise make the namespace up), with kube's 404. The namespace
+ * is read as the create will find it (Store.getForUpdate): a get would commit the store's open
+ * batch, one commit per created object.
  */
 export async function checkNamespaceExists(store: Store, type: ResourceType, namespace: string | undefined) {
   if (!type.namespaced || !namespace) return;
-  if (await store.get(NamespaceType, undefined, namespace)) return;
+  const found = store.getForUpdate ? await store.getForUpdate(NamespaceType, undefined, namespace) : await store.get(NamespaceType, undefined, namespace);
+  if (found) return;
   throw new HttpError(404, 'NotFound', `namespaces "${namespace}" not found`, { name: namespace, kind: 'namespaces' });
 }
