@@ -330,3 +330,27 @@ test('informer: equal strings in cached objects are held once, listed or watched
   inf.stop();
   store.close();
 });
+
+test('informer: an observed write is cached as a frozen copy, the writer\'s object left as it was, data keys such as __proto__ kept', async () => {
+  const store = openTestStore();
+  const inf = new Informer(store, Certificate);
+  inf.start();
+  await inf.waitForSync();
+  const written = await store.create(Certificate, crt('a', 'one', { dnsNames: ['x.example.test'], secretName: 'one-tls' }));
+  const result = structuredClone(written);
+  (result.spec as Record<string, unknown>).extra = JSON.parse('{"__proto__": {"polluted": true}, "date": "a string longer than ten"}');
+  inf.observe(result);
+  const cached = inf.get('a', 'one')!;
+  assert.notEqual(cached, result);
+  assert.equal(Object.isFrozen(result), false, 'the writer\'s object is not frozen');
+  (result.spec as { dnsNames: string[] }).dnsNames.push('y.example.test');
+  assert.deepEqual((cached.spec as { dnsNames: string[] }).dnsNames, ['x.example.test']);
+  const extra = (cached.spec as { extra: Record<string, unknown> }).extra;
+  assert.equal(Object.getPrototypeOf(extra), Object.prototype);
+  assert.deepEqual(Object.keys(extra), ['__proto__', 'date']);
+  assert.deepEqual(Object.getOwnPropertyDescriptor(extra, '__proto__')?.value, { polluted: true });
+  assert.equal((extra as { polluted?: boolean }).polluted, undefined);
+  assert.ok(Object.isFrozen(extra) && Object.isFrozen(cached.spec) && Object.isFrozen((cached.spec as { dnsNames: string[] }).dnsNames));
+  inf.stop();
+  store.close();
+});

@@ -50,16 +50,42 @@ function keyOf(o: KubeObject): string {
  */
 const sharedStrings = new StringInterner(16_384);
 
-/** Freezes o and everything in it, replacing each string by an equal one already cached. */
-function freezeSharingStrings<T>(o: T): T {
-  if (!o || typeof o !== 'object' || Object.isFrozen(o)) return o;
-  const record = o as Record<string, unknown>;
-  for (const k of Object.keys(record)) {
-    const v = record[k];
-    if (typeof v === 'string') record[k] = sharedStrings.intern(v);
-    else if (v && typeof v === 'object') freezeSharingStrings(v);
+/**
+ * JSON.parse already shares string values of up to 10 characters (V8 internalizes them, as it
+ * does keys): a namespace, "True", a short name. Looking those up again costs a hash and a Map
+ * probe each, about half the time of filling the caches on a restart (issue 17).
+ */
+const PARSER_SHARED_LENGTH = 10;
+
+function sharedString(s: string): string {
+  return s.length > PARSER_SHARED_LENGTH ? sharedStrings.intern(s) : s;
+}
+
+/**
+ * value deep-frozen with its strings shared; copied first (plain objects and arrays; strings are
+ * immutable and kept) unless `owned`, when it is frozen in place. structuredClone copied every
+ * string too, and a deep copy here costs a fraction of its serialise-and-parse.
+ */
+function frozenSharingStrings<T>(value: T, owned: boolean): T {
+  if (typeof value === 'string') return sharedString(value) as T;
+  if (!value || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) {
+    const out = owned ? value : new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = frozenSharingStrings(value[i], owned);
+    return Object.freeze(out) as T;
   }
-  return Object.freeze(o);
+  const proto = Object.getPrototypeOf(value);
+  // not JSON data (a Date, a Buffer): copied whole, as structuredClone did
+  if (proto !== Object.prototype && proto !== null) return Object.freeze(owned ? value : structuredClone(value));
+  const record = value as Record<string, unknown>;
+  const out: Record<string, unknown> = owned ? record : {};
+  for (const k of Object.keys(record)) {
+    const v = frozenSharingStrings(record[k], owned);
+    // a "__proto__" key (JSON.parse makes it an own property) would set the copy's prototype
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return Object.freeze(out) as T;
 }
 
 /**
@@ -348,7 +374,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const full = !this.opts.fullObjectsWhen || this.opts.fullObjectsWhen(obj);
     const { managedFields: _managedFields, ...metadata } = obj.metadata;
     const cached = (full ? { ...obj, metadata } : { apiVersion: obj.apiVersion, kind: obj.kind, metadata }) as T;
-    return freezeSharingStrings(owned ? cached : structuredClone(cached));
+    return frozenSharingStrings(cached, owned);
   }
 
   private put(key: string, obj: T, old: T | undefined): void {
