@@ -2,7 +2,8 @@
 // `certsmith server`'s (src/composition: admission in front of SQLite, the API served, every
 // controller). Prints time until all are Ready, peak RSS and heap bytes per Certificate, CPU
 // while idle, state.db (+WAL) bytes per Certificate, and, after a restart on the same file, the
-// time until the caches are synced and /readyz answers, and how many Certificates were re-issued.
+// time until the caches are synced and /readyz answers, how many Certificates were re-issued, and
+// the restart's own peak RSS (the first server's memory collected first, as a new process has none).
 // Targets at 100,000: peak RSS ≤ 1 GiB; idle CPU ≤ 1 % of one core; restart ≤ 15 s; none re-issued.
 // Run: npx tsx bench/scale.ts [count=100000] [--idle-seconds=60] [--keep-dir]
 //   (a heap snapshot: node --import tsx --heapsnapshot-signal=SIGUSR2 bench/scale.ts 5000, then kill -USR2)
@@ -38,7 +39,13 @@ const namespace = 'bench';
 const MiB = 1024 * 1024;
 
 let peakRss = 0;
-const sampleRss = () => { peakRss = Math.max(peakRss, process.memoryUsage().rss); };
+/** process.memoryUsage() when RSS peaked: tells a heap that outgrew its live objects from memory outside the heap */
+let atPeak: NodeJS.MemoryUsage | undefined;
+const sampleRss = () => {
+  const m = process.memoryUsage();
+  if (m.rss > peakRss) { peakRss = m.rss; atPeak = m; }
+};
+const describe = (m: NodeJS.MemoryUsage) => `V8 heap ${(m.heapTotal / MiB).toFixed(0)} MiB (${(m.heapUsed / MiB).toFixed(0)} MiB used), external ${(m.external / MiB).toFixed(0)} MiB, the rest (code, SQLite, OpenSSL, malloc) ${((m.rss - m.heapTotal - m.external) / MiB).toFixed(0)} MiB`;
 const rssTimer = setInterval(sampleRss, 50);
 
 /** the JS heap and the Buffers' memory outside it, after a full collection */
@@ -104,66 +111,79 @@ const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-scale-'));
 const dbPath = join(dir, 'state.db');
 const apply = (store: Store, o: KubeObject) => store.create(resourceTypeFor(o.apiVersion, o.kind)!, o);
 
-let running = await start(dbPath);
-await apply(running.stack.store, { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'selfsigned' }, spec: { selfSigned: {} } });
-await apply(running.stack.store, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'ca', namespace }, spec: { isCA: true, commonName: 'bench CA', secretName: 'ca', duration: '87600h', privateKey: { algorithm: 'ECDSA' }, issuerRef: { name: 'selfsigned', kind: 'ClusterIssuer' } } });
-await apply(running.stack.store, { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'ca', namespace }, spec: { ca: { secretName: 'ca' } } });
-await running.controllers.manager.whenIdle({ timeoutMs: 120_000 });
-const heapBefore = heapAfterGc();
-const rssBefore = process.memoryUsage().rss;
+/**
+ * The first server: applies count Certificates, measures until all are Ready and while idle,
+ * stops. Its state goes out of scope with it, as a restarted process starts without it.
+ */
+async function issueAll(): Promise<Map<string, number>> {
+  const running = await start(dbPath);
+  await apply(running.stack.store, { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'selfsigned' }, spec: { selfSigned: {} } });
+  await apply(running.stack.store, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'ca', namespace }, spec: { isCA: true, commonName: 'bench CA', secretName: 'ca', duration: '87600h', privateKey: { algorithm: 'ECDSA' }, issuerRef: { name: 'selfsigned', kind: 'ClusterIssuer' } } });
+  await apply(running.stack.store, { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'ca', namespace }, spec: { ca: { secretName: 'ca' } } });
+  await running.controllers.manager.whenIdle({ timeoutMs: 120_000 });
+  const heapBefore = heapAfterGc();
+  const rssBefore = process.memoryUsage().rss;
 
-// applied as a client would, a bounded number in flight
-const t0 = performance.now();
-const inFlight = 64;
-let next = 0;
-await Promise.all(Array.from({ length: inFlight }, async () => {
-  while (next < count) {
-    const i = next++;
-    await apply(running.stack.store, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: `c${i}`, namespace }, spec: { secretName: `c${i}-tls`, dnsNames: [`c${i}.bench.test`], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'ca' } } });
+  // applied as a client would, a bounded number in flight
+  const t0 = performance.now();
+  const inFlight = 64;
+  let next = 0;
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < count) {
+      const i = next++;
+      await apply(running.stack.store, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: `c${i}`, namespace }, spec: { secretName: `c${i}-tls`, dnsNames: [`c${i}.bench.test`], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'ca' } } });
+    }
+  }));
+  const appliedMs = performance.now() - t0;
+  let lastReport = Date.now();
+  await until(`${count} Certificates Ready`, () => {
+    const n = readyCount(running);
+    if (Date.now() - lastReport > 30_000) {
+      lastReport = Date.now();
+      console.error(`  ... ${n} Ready after ${((performance.now() - t0) / 1000).toFixed(0)} s, RSS ${(process.memoryUsage().rss / MiB).toFixed(0)} MiB`);
+    }
+    return n >= count;
+  }, Math.max(3_600_000, count * 200), 500);
+  const readyMs = performance.now() - t0;
+  await running.controllers.manager.whenIdle({ timeoutMs: 600_000 });
+  const heapReady = heapAfterGc();
+  sampleRss();
+  console.log(`scale: ${count} ECDSA Certificates from one CA issuer: applied in ${(appliedMs / 1000).toFixed(1)} s, all Ready in ${(readyMs / 1000).toFixed(1)} s (${(count / (readyMs / 1000)).toFixed(0)}/s)`);
+  console.log(`scale: peak RSS ${(peakRss / MiB).toFixed(0)} MiB (goal ≤ 1024 MiB; ${(peakRss / MiB) <= 1024 ? 'met' : 'not met'}), ${((peakRss - rssBefore) / count / 1024).toFixed(1)} KiB RSS per Certificate over the start; heap used (with Buffers) ${(heapReady / MiB).toFixed(0)} MiB after GC, ${((heapReady - heapBefore) / count).toFixed(0)} heap bytes per Certificate`);
+  console.log(`scale: at the RSS peak: ${describe(atPeak!)}; now, after GC: RSS ${(process.memoryUsage().rss / MiB).toFixed(0)} MiB, ${describe(process.memoryUsage())}`);
+  if (breakdown) {
+    for (const i of running.controllers.context.informers.all()) {
+      const items = i.list();
+      if (items.length) console.log(`  informer ${i.type.plural}: ${items.length} objects, ${(items.reduce((n, o) => n + JSON.stringify(o).length, 0) / items.length).toFixed(0)} JSON bytes each`);
+    }
   }
-}));
-const appliedMs = performance.now() - t0;
-let lastReport = Date.now();
-await until(`${count} Certificates Ready`, () => {
-  const n = readyCount(running);
-  if (Date.now() - lastReport > 30_000) {
-    lastReport = Date.now();
-    console.error(`  ... ${n} Ready after ${((performance.now() - t0) / 1000).toFixed(0)} s, RSS ${(process.memoryUsage().rss / MiB).toFixed(0)} MiB`);
-  }
-  return n >= count;
-}, Math.max(3_600_000, count * 200), 500);
-const readyMs = performance.now() - t0;
-await running.controllers.manager.whenIdle({ timeoutMs: 600_000 });
-const heapReady = heapAfterGc();
-sampleRss();
-console.log(`scale: ${count} ECDSA Certificates from one CA issuer: applied in ${(appliedMs / 1000).toFixed(1)} s, all Ready in ${(readyMs / 1000).toFixed(1)} s (${(count / (readyMs / 1000)).toFixed(0)}/s)`);
-console.log(`scale: peak RSS ${(peakRss / MiB).toFixed(0)} MiB (goal ≤ 1024 MiB; ${(peakRss / MiB) <= 1024 ? 'met' : 'not met'}), ${((peakRss - rssBefore) / count / 1024).toFixed(1)} KiB RSS per Certificate over the start; heap used (with Buffers) ${(heapReady / MiB).toFixed(0)} MiB after GC, ${((heapReady - heapBefore) / count).toFixed(0)} heap bytes per Certificate`);
-if (breakdown) {
-  for (const i of running.controllers.context.informers.all()) {
-    const items = i.list();
-    if (items.length) console.log(`  informer ${i.type.plural}: ${items.length} objects, ${(items.reduce((n, o) => n + JSON.stringify(o).length, 0) / items.length).toFixed(0)} JSON bytes each`);
-  }
+  if (heapSnapshot) console.log(`scale: heap snapshot written to ${writeHeapSnapshot(heapSnapshot)}`);
+
+  // idle: nothing left to do; what the process burns is timers, resyncs and housekeeping
+  const idleCpu0 = process.cpuUsage();
+  const idleT0 = performance.now();
+  await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+  const idleCpu = process.cpuUsage(idleCpu0);
+  const idlePct = ((idleCpu.user + idleCpu.system) / 1000) / (performance.now() - idleT0) * 100;
+  console.log(`scale: CPU while idle over ${idleSeconds} s: ${idlePct.toFixed(2)} % of one core (goal ≤ 1 %; ${idlePct <= 1 ? 'met' : 'not met'})`);
+
+  const before = revisions(running);
+  const requestsBefore = running.requests();
+  await running.stack.stop();
+  const db = fileBytes(dbPath);
+  const wal = fileBytes(`${dbPath}-wal`);
+  console.log(`scale: state.db ${(db / MiB).toFixed(1)} MiB + WAL ${(wal / MiB).toFixed(1)} MiB: ${(db / count / 1024).toFixed(2)} KiB per Certificate (${((db + wal) / count / 1024).toFixed(2)} KiB with the WAL); ${requestsBefore} CertificateRequests created`);
+  return before;
 }
-if (heapSnapshot) console.log(`scale: heap snapshot written to ${writeHeapSnapshot(heapSnapshot)}`);
 
-// idle: nothing left to do; what the process burns is timers, resyncs and housekeeping
-const idleCpu0 = process.cpuUsage();
-const idleT0 = performance.now();
-await new Promise((r) => setTimeout(r, idleSeconds * 1000));
-const idleCpu = process.cpuUsage(idleCpu0);
-const idlePct = ((idleCpu.user + idleCpu.system) / 1000) / (performance.now() - idleT0) * 100;
-console.log(`scale: CPU while idle over ${idleSeconds} s: ${idlePct.toFixed(2)} % of one core (goal ≤ 1 %; ${idlePct <= 1 ? 'met' : 'not met'})`);
-
-const before = revisions(running);
-const requestsBefore = running.requests();
-await running.stack.stop();
-const db = fileBytes(dbPath);
-const wal = fileBytes(`${dbPath}-wal`);
-console.log(`scale: state.db ${(db / MiB).toFixed(1)} MiB + WAL ${(wal / MiB).toFixed(1)} MiB: ${(db / count / 1024).toFixed(2)} KiB per Certificate (${((db + wal) / count / 1024).toFixed(2)} KiB with the WAL); ${requestsBefore} CertificateRequests created`);
+const before = await issueAll();
+// what the restart alone takes, with the first server's memory collected as a new process would start without it
+heapAfterGc();
+peakRss = 0;
 
 // restart on the same file, as `certsmith server` would after a reboot
 const restartT0 = performance.now();
-running = await start(dbPath);
+const running = await start(dbPath);
 const syncedMs = performance.now() - restartT0;
 await until('/readyz', async () => (await fetch(`${running.apiUrl}/readyz`).catch(() => undefined))?.status === 200, 120_000, 20);
 const readyzMs = performance.now() - restartT0;
@@ -178,6 +198,6 @@ sampleRss();
 console.log(`scale: restart with ${count} stored: caches synced in ${(syncedMs / 1000).toFixed(2)} s, /readyz answering in ${(readyzMs / 1000).toFixed(2)} s (goal ≤ 15 s; ${readyzMs <= 15_000 ? 'met' : 'not met'}); re-issued: ${reissued} (CertificateRequests created ${running.requests()}); Ready ${stillReady}/${count}`);
 await running.stack.stop();
 clearInterval(rssTimer);
-console.log(`scale: peak RSS over the whole run ${(peakRss / MiB).toFixed(0)} MiB`);
+console.log(`scale: peak RSS of the restart ${(peakRss / MiB).toFixed(0)} MiB (${describe(atPeak!)})`);
 if (keepDir) console.log(`scale: data kept in ${dir}`);
 else rmSync(dir, { recursive: true, force: true });
