@@ -59,6 +59,9 @@ export function prepareStatements(db: Database.Database) {
   return {
     getCurrent: db.prepare<[string, string, string, string], CurrentRow>(
       'SELECT c.rev, c.uid, l.value FROM current c JOIN log l ON l.id = c.rev WHERE c.grp = ? AND c.plural = ? AND c.ns = ? AND c.name = ?'),
+    /** whether a key is live, without reading (and decrypting) its value as getCurrent does */
+    currentExists: db.prepare<[string, string, string, string], { rev: number }>(
+      'SELECT rev FROM current WHERE grp = ? AND plural = ? AND ns = ? AND name = ?'),
     insertLog: db.prepare<[number, string, string, string, string, number, number | null, StoredValue]>(
       'INSERT INTO log (id, grp, plural, ns, name, type, prev, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     upsertCurrent: db.prepare<[string, string, string, string, number, string, number]>(

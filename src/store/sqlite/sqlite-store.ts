@@ -445,13 +445,13 @@ export class SqliteStore implements Store {
     if (type.group === '' && type.kind === 'Namespace') (o as KubeObject).status = { phase: 'Active' };
     normalizeSecret(type, o);
     if (opts.dryRun) {
-      if (this.st.getCurrent.get(type.group, type.plural, ns, meta.name!)) throw this.alreadyExists(type, meta.name!);
+      if (this.st.currentExists.get(type.group, type.plural, ns, meta.name!)) throw this.alreadyExists(type, meta.name!);
       checkObjectSize(type.kind, meta.name, JSON.stringify(o));
       return o;
     }
     return this.write(() => {
       // a generated name that collides is retried, so callers never see a 409 they did not cause
-      for (let attempt = 0; this.st.getCurrent.get(type.group, type.plural, ns, meta.name!); attempt++) {
+      for (let attempt = 0; this.st.currentExists.get(type.group, type.plural, ns, meta.name!); attempt++) {
         if (!generate || attempt >= 8) throw this.alreadyExists(type, meta.name!);
         meta.name = `${meta.generateName}${generatedNameSuffix()}`;
       }
