@@ -1,10 +1,10 @@
 // The API's Unix socket (startApiServer's socketPath): private, authenticated like HTTPS,
-// never created through a symlink, gone when the server stops.
+// never created through a symlink nor in a folder others can write, gone when the server stops.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../store/sqlite/index.ts';
@@ -89,6 +89,17 @@ test('a symlink or a file at the socket path is refused, not followed or removed
     writeFileSync(socketPath, 'a file');
     await assert.rejects(startApiServer({ store, token, socketPath }), SocketPathError);
     assert.equal(readFileSync(socketPath, 'utf8'), 'a file');
+  } finally {
+    await store.close();
+  }
+}));
+
+test('a socket in a folder others can write is refused', () => withFolder(async (dir) => {
+  chmodSync(dir, 0o777);
+  const store = openSqliteStore({ path: ':memory:' });
+  try {
+    await assert.rejects(startApiServer({ store, token, socketPath: join(dir, 'api.sock') }), (e: Error) => e instanceof SocketPathError && /not a folder only this account can write/.test(e.message));
+    assert.equal(existsSync(join(dir, 'api.sock')), false);
   } finally {
     await store.close();
   }

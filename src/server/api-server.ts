@@ -1,10 +1,11 @@
 // The Kubernetes REST API over a Store: enough of kube-apiserver for kubectl, the certsmith
 // CLI and HttpStore (and so the cluster backend) to work against the embedded store.
 // This file wires the listener; routing is in api/router.ts, each verb in api/handlers/.
-import { chmodSync, unlinkSync } from 'node:fs';
+import { chmodSync, statSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { NamespaceType } from '../api/resources.ts';
 import { StoreError, type Store } from '../store/store.ts';
@@ -57,8 +58,16 @@ const maxSocketPathBytes = 107;
 
 export class SocketPathError extends Error {}
 
-/** Removes what a stopped server left at `path` — a socket only, never through a symlink — so that it can listen there. */
-function clearStaleSocket(path: string): void {
+/**
+ * Readies `path` for the socket: its folder must be one only this account can write (else
+ * someone could swap the socket for a symlink before its chmod, or bind one first), and what a
+ * stopped server left there is removed — a socket only, never through a symlink.
+ */
+function prepareSocketPath(path: string): void {
+  const folder = statSync(dirname(path));
+  if (folder.uid !== (process.getuid?.() ?? 0) || folder.mode & 0o022) {
+    throw new SocketPathError(`${dirname(path)} is not a folder only this account can write: certsmith serves its API socket only in one`);
+  }
   const st = entryAt(path);
   if (!st) return;
   if (!st.isSocket()) {
@@ -112,7 +121,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   let socketServer: http.Server | undefined;
   if (opts.socketPath && Buffer.byteLength(opts.socketPath) <= maxSocketPathBytes) {
     try {
-      clearStaleSocket(opts.socketPath);
+      prepareSocketPath(opts.socketPath);
       socketServer = http.createServer(listener);
       await listen(socketServer, { path: opts.socketPath });
       // the folder is private, so no one could connect between the bind and this

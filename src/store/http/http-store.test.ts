@@ -215,10 +215,10 @@ test('a watch honours timeoutSeconds and sends a bookmark when asked', async () 
 test('the socket is used only when no one else could have put it there and a server answers on it; else HTTPS', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-httpstore-trust-'));
   const open = join(dir, 'open');
-  mkdirSync(open);
-  chmodSync(open, 0o777); // a folder like /tmp: anyone could have bound a socket there
+  mkdirSync(open, { mode: 0o700 });
   const raw = openSqliteStore({ path: ':memory:' });
   const inOpen = await startApiServer({ store: raw, token, socketPath: join(open, 'api.sock') });
+  chmodSync(open, 0o777); // now a folder like /tmp: anyone could have bound a socket there
   // a socket file no server listens on, as one killed leaves it: a second name for a socket outlives its close
   const stopped = await startApiServer({ store: raw, token, socketPath: join(dir, 'stopped.sock') });
   const stale = join(dir, 'stale.sock');
