@@ -3,7 +3,7 @@
 // discovery, throttling, when the socket is trusted).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, linkSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, linkSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import https from 'node:https';
@@ -240,6 +240,14 @@ test('the socket is used only when no one else could have put it there and a ser
     assert.equal(await seen(stale) > 0, true, 'a socket no server listens on: HTTPS');
     assert.equal(await seen(inOpen.socketPath) > 0, true, 'a socket in a folder others can write: HTTPS, the token is not sent to it');
     chmodSync(open, 0o700);
+    if (process.getuid?.() === 0) {
+      // another account's socket in that account's own private folder (one it made where a stopped server's data dir was)
+      chownSync(open, 65534, 65534);
+      chownSync(inOpen.socketPath!, 65534, 65534);
+      assert.equal(await seen(inOpen.socketPath) > 0, true, "another account's socket: HTTPS, the token is not sent to it");
+      chownSync(open, 0, 0);
+      chownSync(inOpen.socketPath!, 0, 0);
+    }
     assert.equal(await seen(inOpen.socketPath), 0, 'the same socket in a private folder is used');
     const unreachable = new HttpStore({ server: 'https://127.0.0.1:1', caPem: pki.caPem, token, socketPath: join(dir, 'nothing-there.sock') });
     await assert.rejects(unreachable.list(Certificate), /cannot reach https:\/\/127\.0\.0\.1:1: connection refused/);

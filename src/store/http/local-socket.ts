@@ -6,13 +6,16 @@ import { lstatSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
- * Whether `path` is a socket (not a symlink to one) whose folder only the socket's owner can
- * write: in a folder open to others (/tmp), anyone could have bound it to collect tokens.
+ * Whether `path` is a socket (not a symlink to one) owned by this process's account or root,
+ * whose folder only that owner can write: in a folder open to others (/tmp), anyone could have
+ * bound it to collect tokens, and another account could make a folder of its own at a path a
+ * stopped server's data dir had.
  */
 export function isPrivateSocket(path: string): boolean {
   try {
     const socket = lstatSync(path);
     if (!socket.isSocket()) return false;
+    if (socket.uid !== 0 && socket.uid !== process.getuid?.()) return false;
     const folder = statSync(dirname(path));
     return folder.uid === socket.uid && (folder.mode & 0o022) === 0;
   } catch {
