@@ -11,6 +11,7 @@ import { applyConfiguration, managedFieldsForCreate, recordUpdate as recordOwner
 import { normalizeSecret } from '../store/sqlite/admission.ts';
 import type { AdmissionCall, ExternalAdmission } from './admission-webhooks/dispatcher.ts';
 import { isWebhookConfigurationType, validateWebhookConfiguration } from './admission-webhooks/config-validation.ts';
+import { defaultWebhookConfiguration } from './admission-webhooks/config-defaults.ts';
 import {
   StoreError, isConflict, isNotFound,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
@@ -57,11 +58,12 @@ export function admit<T extends KubeObject>(type: ResourceType, obj: T, old?: T)
   return defaulted;
 }
 
-/** kube-apiserver's validation of a Validating/MutatingWebhookConfiguration (stored as sent otherwise). */
+/** kube-apiserver's v1 defaults and validation of a Validating/MutatingWebhookConfiguration. */
 function admitWebhookConfiguration<T extends KubeObject>(type: ResourceType, obj: T, old?: T): T {
-  const errors = validateWebhookConfiguration(type, obj, old);
-  if (errors.length) throw invalidObject(type, obj, errors);
-  return obj;
+  const defaulted = defaultWebhookConfiguration(type, obj);
+  const errors = validateWebhookConfiguration(type, defaulted, old);
+  if (errors.length) throw invalidObject(type, defaulted, errors);
+  return defaulted;
 }
 
 /**
