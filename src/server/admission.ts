@@ -13,7 +13,7 @@ import type { AdmissionCall, ExternalAdmission } from './admission-webhooks/disp
 import { isWebhookConfigurationType, validateWebhookConfiguration } from './admission-webhooks/config-validation.ts';
 import { defaultWebhookConfiguration } from './admission-webhooks/config-defaults.ts';
 import {
-  StoreError, isConflict, isNotFound,
+  StoreError, isConflict, isNotFound, getForUpdate,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
 } from '../store/store.ts';
 
@@ -207,7 +207,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
    * sent it, since they are outside parties and must not see an unacknowledged write.
    */
   const readForUpdate = <T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string, subresource?: string): Promise<T | undefined> =>
-    (inner.getForUpdate && !wanted(type, 'UPDATE', subresource) ? inner.getForUpdate<T>(type, namespace, name) : inner.get<T>(type, namespace, name));
+    (wanted(type, 'UPDATE', subresource) ? inner.get<T>(type, namespace, name) : getForUpdate<T>(inner, type, namespace, name));
 
   /**
    * kube-apiserver's order: mutating webhooks, then the built-in defaulting and validation of

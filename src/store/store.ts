@@ -149,6 +149,11 @@ export function tooLargeResourceVersion(requested: number | string, current: num
     [{ field: '', message: 'Too large resource version', reason: 'ResourceVersionTooLarge' }], 1);
 }
 
+/** The object as the next write finds it: the backend's getForUpdate where it has one, else get. */
+export function getForUpdate<T extends KubeObject = KubeObject>(store: Store, type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+  return store.getForUpdate ? store.getForUpdate<T>(type, namespace, name) : store.get<T>(type, namespace, name);
+}
+
 export const isNotFound = (e: unknown) => e instanceof StoreError && e.reason === 'NotFound';
 export const isConflict = (e: unknown) => e instanceof StoreError && e.code === 409;
 export const isGone = (e: unknown) => e instanceof StoreError && e.reason === 'Gone';

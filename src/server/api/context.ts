@@ -3,7 +3,7 @@
 import type http from 'node:http';
 import type { Logger } from 'pino';
 import { NamespaceType, type ResourceType } from '../../api/resources.ts';
-import type { Store } from '../../store/store.ts';
+import { getForUpdate, type Store } from '../../store/store.ts';
 import { HttpError } from './responses.ts';
 import type { ResourceRoute } from './resource-route.ts';
 
@@ -39,7 +39,7 @@ export interface ResourceCall {
  */
 export async function checkNamespaceExists(store: Store, type: ResourceType, namespace: string | undefined) {
   if (!type.namespaced || !namespace) return;
-  const found = store.getForUpdate ? await store.getForUpdate(NamespaceType, undefined, namespace) : await store.get(NamespaceType, undefined, namespace);
+  const found = await getForUpdate(store, NamespaceType, undefined, namespace);
   if (found) return;
   throw new HttpError(404, 'NotFound', `namespaces "${namespace}" not found`, { name: namespace, kind: 'namespaces' });
 }
