@@ -42,10 +42,9 @@ export interface HttpStoreOptions {
 
 /** How requests reach the server: the URL's host over HTTP(S), or the socket over plain HTTP. */
 interface Transport {
-  request: typeof http.request;
+  /** a request for `url` (on `server`), sent this way */
+  open(url: URL, options: http.RequestOptions, onResponse: (res: http.IncomingMessage) => void): http.ClientRequest;
   agent: http.Agent;
-  /** where a request for `url` (on `server`) is sent */
-  target(url: URL): URL;
   socketPath?: string;
   /** the server as messages name it */
   origin: string;
@@ -109,26 +108,29 @@ export class HttpStore implements Store {
   /** The socket when the options name a private one (until it turns out no server listens there), else the URL. */
   private connection(): Promise<Transport> {
     const socketPath = this.opts.socketPath;
-    this.transport ??= socketPath && isPrivateSocket(socketPath)
-      ? Promise.resolve({
-        request: http.request, agent: new http.Agent({ keepAlive: true }), socketPath, origin: `unix:${socketPath}`,
-        target: (url: URL) => new URL(url.pathname + url.search, 'http://localhost'),
-      })
-      : this.direct();
+    if (!this.transport && socketPath && isPrivateSocket(socketPath)) {
+      const agent = new http.Agent({ keepAlive: true });
+      this.transport = Promise.resolve({
+        agent, socketPath, origin: `unix:${socketPath}`,
+        open: (url, options, onResponse) => http.request(new URL(url.pathname + url.search, 'http://localhost'), { ...options, agent, socketPath }, onResponse),
+      });
+    }
+    this.transport ??= this.direct();
     return this.transport;
   }
 
   /** The server's URL, over TLS when it is https. */
   private async direct(): Promise<Transport> {
-    const direct = { target: (url: URL) => url, origin: this.base.origin };
-    if (this.base.protocol !== 'https:') return { ...direct, request: http.request, agent: new http.Agent({ keepAlive: true }) };
+    const over = (request: typeof http.request, agent: http.Agent): Transport => ({
+      agent, origin: this.base.origin, open: (url, options, onResponse) => request(url, { ...options, agent }, onResponse),
+    });
+    if (this.base.protocol !== 'https:') return over(http.request, new http.Agent({ keepAlive: true }));
     // loaded when a request needs TLS: a command that talks to the socket does not pay for it
     const { default: https } = await import('node:https');
-    const agent = new https.Agent({
+    return over(https.request, new https.Agent({
       keepAlive: true, ca: this.opts.caPem, rejectUnauthorized: !this.opts.insecure, cert: this.opts.certPem, key: this.opts.keyPem,
       ...(this.opts.tlsServerName ? { servername: this.opts.tlsServerName } : {}),
-    });
-    return { ...direct, request: https.request, agent };
+    }));
   }
 
   private async headers(extra: Record<string, string> = {}): Promise<Record<string, string>> {
@@ -171,10 +173,8 @@ export class HttpStore implements Store {
 
   private send(t: Transport, method: string, u: URL, headers: Record<string, string>, payload: Buffer | undefined): Promise<Response> {
     return new Promise<Response>((resolve, reject) => {
-      const req = t.request(t.target(u), {
+      const req = t.open(u, {
         method,
-        agent: t.agent,
-        ...(t.socketPath ? { socketPath: t.socketPath } : {}),
         headers,
         timeout: this.opts.timeoutMs ?? 60_000,
       }, (res) => {
@@ -257,7 +257,7 @@ export class HttpStore implements Store {
       const headers = await this.headers();
       const t = await this.connection();
       if (stopped) return established();
-      req = t.request(t.target(u), { method: 'GET', agent: t.agent, ...(t.socketPath ? { socketPath: t.socketPath } : {}), headers }, (res) => {
+      req = t.open(u, { method: 'GET', headers }, (res) => {
         established();
         if ((res.statusCode ?? 0) >= 300) {
           const chunks: Buffer[] = [];
