@@ -273,6 +273,21 @@ test('reinvocationPolicy IfNeeded: a webhook is called again, on the changed obj
   assert.equal(reviewsAt('/seen-again').length, 1);
 });
 
+test('reinvocationPolicy IfNeeded: in the second round only the webhooks due again are considered; the others\' matchConditions are not evaluated again', async (t) => {
+  await register(t, 'mutating', 'q1-again', { name: 'again.example.com', reinvocationPolicy: 'IfNeeded', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/seen-again`, caBundle } });
+  // true on the object as sent; an error (no such key) once the object carries labels, which with
+  // failurePolicy Fail would refuse the write if it were evaluated in the second round
+  await register(t, 'mutating', 'q2-guarded', {
+    name: 'guarded.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/seen-once`, caBundle },
+    matchConditions: [{ name: 'unlabelled', expression: "!has(object.metadata.labels) || object.metadata.labels.missing == 'x'" }],
+  });
+  await register(t, 'mutating', 'q3-patch', { name: 'patcher.example.com', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/patch`, caBundle } });
+  received.length = 0;
+  const r = await request('POST', secrets, secret('guarded'));
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.deepEqual(received.map((x) => x.path.split('?')[0]), ['/seen-again', '/seen-once', '/patch', '/seen-again']);
+});
+
 test('reinvocationPolicy IfNeeded: no webhook is called more than twice, however often the others change the object', async (t) => {
   await register(t, 'mutating', 's1-stamp', { name: 'stamp-a.example.com', reinvocationPolicy: 'IfNeeded', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/stamp-a`, caBundle } });
   await register(t, 'mutating', 's2-stamp', { name: 'stamp-b.example.com', reinvocationPolicy: 'IfNeeded', rules: secretRule(), clientConfig: { url: `https://127.0.0.1:${hookPort}/stamp-b`, caBundle } });

@@ -346,10 +346,10 @@ export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission 
       for (let round = 0; round < 2; round++) {
         const hooks = await matching(MutatingWebhookConfigurationType, attributes(c, object));
         for (const h of hooks) {
-          // decided at the webhook's turn, as kube does: an earlier patch in this round can change
-          // what its conditions see, and can make it due again
-          if (!conditionsAllow(h, c, object)) continue;
+          // decided at the webhook's turn, as kube does: an earlier patch in this round can make it
+          // due again and can change what its conditions see; one not due is not evaluated again
           if (round === 1 && !reinvocation.shouldReinvoke(h.uid)) continue;
+          if (!conditionsAllow(h, c, object)) continue;
           checkDryRun([h], c.dryRun);
           const outcome = await call(h, c, object, true);
           if (outcome && !outcome.allowed) throw new WebhookDenied(denialStatus(h.hook.name, outcome.status));
