@@ -6,11 +6,10 @@
 // kubectl goes first: the certsmith run then shares the server with the issuance of kubectl's
 // Certificates, which can only slow it down. The server runs its controllers, as users run it.
 // Run: npx tsx bench/apply.ts [count=10000]
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bin, node, repo, startCompiledServer, timed } from './compiled-server.ts';
+import { bin, buildDist, node, startCompiledServer, timed } from './compiled-server.ts';
 
 const count = Number(process.argv[2] ?? 10_000);
 if (!Number.isInteger(count) || count < 1) throw new Error(`count: "${process.argv[2]}" is not a whole number of 1 or more`);
@@ -34,11 +33,7 @@ const file = join(dataDir, 'objects.yaml');
 const objects = count + 3;
 writeFileSync(file, manifest(count));
 
-// tsc emits even when it reports type errors: a tree in the middle of someone's change still
-// benches, and the line says so
-const build = spawnSync(node, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: repo, encoding: 'utf8' });
-if (build.status !== 0 && build.status !== 2) throw new Error(`the build failed:\n${build.stdout}${build.stderr}`);
-console.log(`node ${process.version}; build (tsc, incremental)${build.status === 2 ? ` reported type errors, emitted anyway:\n${build.stdout.trim()}` : ' ok'}`);
+buildDist();
 const server = await startCompiledServer(dataDir, 20).catch((e) => {
   rmSync(dataDir, { recursive: true, force: true });
   throw e;

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// The certsmith command: runs the compiled JavaScript in dist/, which `npm ci` builds (the
+// The certsmith command: runs the bundled JavaScript in dist/, which `npm ci` builds (the
 // prepare script; `npm run build` rebuilds it). The TypeScript sources run through tsx only in
 // development and tests (`npm run certsmith -- ARGS`), never here: compiling at every start
 // made each command take most of a second.
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 
-const main = new URL('../dist/cli/main.js', import.meta.url);
+const main = new URL('../dist/main.js', import.meta.url);
 if (!existsSync(main)) {
   process.stderr.write('certsmith: the compiled build (dist/) is missing: run `npm run build` (`npm ci` runs it)\n');
   process.exit(1);

@@ -157,7 +157,9 @@ test('the Dockerfile builds a non-root image from node:22-slim that runs the com
   assert.match(stages[0], /npm run build/);
   assert.match(stages[0], /npm prune --omit=dev/);
   assert.match(stages[1], /^COPY --from=build \/app\/dist \.\/dist$/m);
-  assert.doesNotMatch(stages[1], /COPY src\b/, 'the image carries no TypeScript sources');
+  assert.doesNotMatch(stages[1], /COPY src\b(?!\/dashboard\/assets )/, 'the image carries no TypeScript sources');
+  // the dashboard (certsmith server, certsmith dashboard) serves its page from there
+  assert.match(stages[1], /^COPY src\/dashboard\/assets \.\/src\/dashboard\/assets$/m, 'the image carries the dashboard\'s assets');
   assert.match(text, /^ENTRYPOINT \["node", "bin\/certsmith\.mjs"\]$/m);
   const user = /^USER (\d+)(?::(\d+))?$/m.exec(text);
   assert.ok(user, 'a numeric USER, so runAsNonRoot can be verified');

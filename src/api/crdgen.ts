@@ -1,10 +1,9 @@
 // Generates deploy/crds/*.yaml (apiextensions.k8s.io/v1) from the schema in schema.ts.
-// `tsx src/api/crdgen.ts --write` (npm run gen:crds) rewrites the files; crdgen.test.ts fails
+// `npm run gen:crds` (scripts/gen-crds.ts) rewrites the files; crdgen.test.ts fails
 // when the committed files drift from what the schema produces.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import type * as YAMLModule from 'yaml';
 import type { TSchema } from '@sinclair/typebox';
@@ -121,15 +120,5 @@ export function generateCRDs(): Record<string, string> {
   return out;
 }
 
+/** deploy/crds, from this file in src/: `npm run gen:crds` and crdgen.test.ts run the sources, never the bundle in dist/ */
 export const crdDirectory = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'deploy', 'crds');
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const files = generateCRDs();
-  if (process.argv.includes('--write')) {
-    mkdirSync(crdDirectory, { recursive: true });
-    for (const [name, text] of Object.entries(files)) writeFileSync(join(crdDirectory, name), text);
-    process.stdout.write(`wrote ${Object.keys(files).length} CRDs to ${crdDirectory}\n`);
-  } else {
-    process.stdout.write(Object.values(files).join('---\n'));
-  }
-}

@@ -10,6 +10,7 @@ import { describeKey } from '../pki/keys.ts';
 import { encodeUsages, isKnownUsage } from '../pki/usages.ts';
 import { formatDuration } from '../api/duration.ts';
 import { CliError } from './cli-error.ts';
+import { byCodeUnits } from '../api/ordering.ts';
 
 function decoded(secret: Secret, key: string): string | undefined {
   const v = secret.data?.[key];
@@ -136,7 +137,7 @@ export function inspectSecret(secret: Secret, now: Date): string {
   if (keyPem === undefined || !keyPem.trim()) out.push('Private key (tls.key): not present');
   else out.push(`Private key (tls.key): ${certificateMatchesKey(pems[0], keyPem) ? 'matches the certificate' : 'does NOT match the certificate'}`);
   out.push(...caLines(chain, decoded(secret, 'ca.crt')));
-  const annotations = Object.entries(secret.metadata.annotations ?? {}).filter(([k]) => k.startsWith(CERT_MANAGER_PREFIX)).sort(([a], [b]) => a.localeCompare(b));
+  const annotations = Object.entries(secret.metadata.annotations ?? {}).filter(([k]) => k.startsWith(CERT_MANAGER_PREFIX)).sort(([a], [b]) => byCodeUnits(a, b));
   out.push('', 'Annotations:', ...(annotations.length ? annotations.map(([k, v]) => `  ${k}: ${v}`) : ['  <none>']));
   return out.join('\n') + '\n';
 }

@@ -11,39 +11,53 @@ import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
+import { byCodeUnits } from '../api/ordering.ts';
 
 function conditionLines(conds: Condition[] | undefined, indent: string): string[] {
   if (!conds?.length) return [`${indent}No Conditions set`];
   return conds.map((c) => `${indent}${c.type}: ${c.status}, Reason: ${c.reason ?? ''}, Message: ${c.message ?? ''}`);
 }
 
-async function eventLines(store: Store, obj: KubeObject, indent: string): Promise<string[]> {
-  const events = (await store.list(EventType, { namespace: obj.metadata.namespace ?? 'default' })).items as (KubeObject & {
-    involvedObject?: { uid?: string; name?: string; kind?: string }; type?: string; reason?: string; message?: string; count?: number; lastTimestamp?: string;
-  })[];
+type EventObj = KubeObject & {
+  involvedObject?: { uid?: string; name?: string; kind?: string }; type?: string; reason?: string; message?: string; count?: number; lastTimestamp?: string;
+};
+
+function eventLines(events: EventObj[], obj: KubeObject, indent: string): string[] {
   const mine = events.filter((e) => e.involvedObject?.uid === obj.metadata.uid);
   if (!mine.length) return [];
-  mine.sort((a, b) => (a.lastTimestamp ?? '').localeCompare(b.lastTimestamp ?? ''));
+  mine.sort((a, b) => byCodeUnits(a.lastTimestamp ?? '', b.lastTimestamp ?? ''));
   return [`${indent}Events:`, ...mine.map((e) => `${indent}  ${e.type}\t${e.reason}\t${e.lastTimestamp ?? ''}${(e.count ?? 1) > 1 ? ` (x${e.count})` : ''}\t${e.message}`)];
 }
 
 export async function certificateStatus(store: Store, namespace: string, name: string, backoff = defaultBackoff): Promise<string> {
-  // the certificate parser and the renewal logic are loaded by this command only, not by
-  // every command the program knows (`certsmith --help` included), while the server answers
-  const [{ renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor }, { parseCertMemo }, crt] = await Promise.all([
+  // Every request is a round trip to the server: what needs only the namespace is asked for
+  // with the Certificate, what needs the Certificate right after it, so the whole command
+  // waits for two round trips. The certificate parser and the renewal logic are loaded by
+  // this command only (not by `certsmith --help`), while the server answers.
+  const [{ renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor }, { parseCertMemo }, crt, namespaceEvents, namespaceRequests] = await Promise.all([
     import('../shared/certificate-schedule.ts'), import('../shared/parse-memo.ts'), store.get<CertificateObj>(Certificate, namespace, name),
+    store.list<EventObj>(EventType, { namespace }), store.list<CertificateRequestObj>(CertificateRequest, { namespace }),
   ]);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
   const s = crt.status ?? {};
   const ref = crt.spec.issuerRef;
   const kind = ref.kind || 'Issuer';
-  // what the rest shows, asked for at once: each is a round trip to the server
-  const [events, issuer, secret, ownRequests] = await Promise.all([
-    eventLines(store, crt, ''),
+  const rev = (s.revision ?? 0) + 1;
+  const requests = namespaceRequests.items
+    .filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === crt.metadata.uid) && r.metadata.annotations?.[CertificateAnnotation.revision] === String(rev));
+  type OrderObj = KubeObject & { status?: Record<string, unknown> };
+  type ChallengeObj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+  const none = { items: [] };
+  const [issuer, secret, orders, challenges, certificates] = await Promise.all([
     kind === 'ClusterIssuer' ? store.get(ClusterIssuer, undefined, ref.name) : kind === 'Issuer' ? store.get(Issuer, namespace, ref.name) : undefined,
     store.get<Secret>(SecretType, namespace, crt.spec.secretName),
-    store.list<CertificateRequestObj>(CertificateRequest, { namespace }),
+    // ACME only, but whether the issuer is ACME is known only now: a request's Orders, if it has one
+    requests.length ? store.list<OrderObj>(Order, { namespace }) : none,
+    requests.length ? store.list<ChallengeObj>(Challenge, { namespace }) : none,
+    // every Certificate when this one failed: retries of many failing in the same minute are spread
+    s.lastFailureTime ? store.list<CertificateObj>(Certificate) : none,
   ]);
+  const events = eventLines(namespaceEvents.items, crt, '');
   const out: string[] = [
     `Name: ${name}`,
     `Namespace: ${namespace}`,
@@ -97,27 +111,21 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   }
 
   if (s.lastFailureTime) {
-    // every Certificate: retries of many failing in the same minute are spread
-    const all = (await store.list<CertificateObj>(Certificate)).items;
-    const retry = retryScheduleFor(crt, all, backoff, leaf?.value?.notAfter);
+    const retry = retryScheduleFor(crt, certificates.items as CertificateObj[], backoff, leaf?.value?.notAfter);
     if (retry) out.push(`Failed Issuance Attempts: ${retry.attempts}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(retry.nextAttempt)}`);
   }
   if (s.revision !== undefined) out.push(`Revision: ${s.revision}`);
 
-  const rev = (s.revision ?? 0) + 1;
-  const requests = ownRequests.items
-    .filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === crt.metadata.uid) && r.metadata.annotations?.[CertificateAnnotation.revision] === String(rev));
   if (!requests.length) out.push('No CertificateRequest found for this Certificate');
   for (const cr of requests) {
     out.push('CertificateRequest:', `  Name: ${cr.metadata.name}`, `  Namespace: ${namespace}`, '  Conditions:', ...conditionLines(cr.status?.conditions, '    '));
-    out.push(...await eventLines(store, cr, '  '));
-    const orders = (await store.list(Order, { namespace })).items.filter((o) => o.metadata.ownerReferences?.some((r) => r.uid === cr.metadata.uid)) as (KubeObject & { status?: Record<string, unknown> })[];
-    for (const o of orders) {
+    out.push(...eventLines(namespaceEvents.items, cr, '  '));
+    for (const o of orders.items.filter((x) => x.metadata.ownerReferences?.some((r) => r.uid === cr.metadata.uid))) {
       const os = o.status ?? {};
       out.push('Order:', `  Name: ${o.metadata.name}`, `  State: ${os.state ?? ''}, Reason: ${os.reason ?? ''}`, `  Failure Time: ${os.failureTime ?? '<none>'}`);
-      const challenges = (await store.list(Challenge, { namespace })).items.filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid)) as (KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> })[];
-      if (challenges.length) out.push('Challenges:');
-      for (const c of challenges) {
+      const mine = challenges.items.filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid));
+      if (mine.length) out.push('Challenges:');
+      for (const c of mine) {
         out.push(`- Name: ${c.metadata.name}, Type: ${c.spec?.type ?? ''}, Token: ${c.spec?.token ?? ''}, Key: ${c.spec?.key ?? ''}, State: ${c.status?.state ?? ''}, Reason: ${c.status?.reason ?? ''}, Processing: ${c.status?.processing ?? false}, Presented: ${c.status?.presented ?? false}`);
       }
     }

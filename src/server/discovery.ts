@@ -8,6 +8,7 @@ import { APIServiceType, resourceTypes, type ResourceType } from '../api/resourc
 import type { KubeObject } from '../api/meta.ts';
 import type { Store } from '../store/store.ts';
 import { authorizationGroup, authorizationResources, authorizationVersion } from './authorization.ts';
+import { byCodeUnits } from '../api/ordering.ts';
 
 const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
@@ -41,7 +42,7 @@ export async function aggregatedGroupVersions(store: Store): Promise<AggregatedG
   return list.items
     .filter((a) => a.spec?.service && a.spec.group && a.spec.version)
     .map((a) => ({ group: a.spec!.group!, version: a.spec!.version!, groupPriorityMinimum: a.spec!.groupPriorityMinimum ?? 0, versionPriority: a.spec!.versionPriority ?? 0 }))
-    .sort((a, b) => b.groupPriorityMinimum - a.groupPriorityMinimum || a.group.localeCompare(b.group) || b.versionPriority - a.versionPriority || a.version.localeCompare(b.version));
+    .sort((a, b) => b.groupPriorityMinimum - a.groupPriorityMinimum || byCodeUnits(a.group, b.group) || b.versionPriority - a.versionPriority || byCodeUnits(a.version, b.version));
 }
 
 function groupVersions(aggregated: AggregatedGroupVersion[] = []) {

@@ -2,6 +2,7 @@
 // that several name, and whether an object is on its way out.
 import type { KubeObject } from '../api/meta.ts';
 import type { Certificate as CertificateObj } from '../api/types.ts';
+import { byCodeUnits } from '../api/ordering.ts';
 
 export function isDeleting(o: KubeObject): boolean {
   return !!o.metadata.deletionTimestamp;
@@ -23,6 +24,6 @@ export function isSecretOwner(crt: CertificateObj, sameSecret: CertificateObj[],
   if (sameSecret.length <= 1) return true;
   if (annotatedName && sameSecret.some((x) => x.metadata.name === annotatedName)) return annotatedName === crt.metadata.name;
   const sorted = [...sameSecret].sort((a, b) =>
-    (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+    byCodeUnits(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') || byCodeUnits(a.metadata.name ?? '', b.metadata.name ?? ''));
   return sorted[0].metadata.name === crt.metadata.name;
 }

@@ -7,6 +7,7 @@ import type { Certificate as CertificateObj, CertificateRequest as CertificateRe
 import type { BackoffConfig } from '../../shared/backoff.ts';
 import { renewalDecisionFor, renewalReasonInWords, retryScheduleFor } from '../../shared/certificate-schedule.ts';
 import type { ParsedLeaf, PublicCertificate } from './public-certificate.ts';
+import { byCodeUnits } from '../../api/ordering.ts';
 
 export const STATES = ['ready', 'renewing', 'backing-off', 'failed', 'expiring', 'not-ready'] as const;
 export type CertificateState = typeof STATES[number];
@@ -175,7 +176,7 @@ export interface RelatedObjects {
 export function detail(crt: CertificateObj, leaf: ParsedLeaf | undefined, related: RelatedObjects, ctx: ViewContext): CertificateDetail {
   const requests = related.requests.filter((r) => ownedBy(r, crt.metadata.uid));
   const rev = (r: CertificateRequestObj) => Number(r.metadata.annotations?.[CertificateAnnotation.revision] ?? 0);
-  requests.sort((a, b) => rev(b) - rev(a) || (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
+  requests.sort((a, b) => rev(b) - rev(a) || byCodeUnits(b.metadata.creationTimestamp ?? '', a.metadata.creationTimestamp ?? ''));
   const uids = new Set<string>([crt.metadata.uid ?? '']);
   const requestViews: RequestView[] = requests.map((r) => {
     uids.add(r.metadata.uid ?? '');
@@ -200,7 +201,7 @@ export function detail(crt: CertificateObj, leaf: ParsedLeaf | undefined, relate
     };
   });
   const events = related.events.filter((e) => uids.has(e.involvedObject?.uid ?? '\0')).map(eventView)
-    .sort((a, b) => (b.lastTimestamp ?? '').localeCompare(a.lastTimestamp ?? ''));
+    .sort((a, b) => byCodeUnits(b.lastTimestamp ?? '', a.lastTimestamp ?? ''));
   const filesMirrored = condition(crt.status?.conditions, 'FilesMirrored');
   return {
     ...summarize(crt, leaf, ctx),

@@ -2,14 +2,25 @@
 // server-sent events. Loopback only (see README "Dashboard"): the Host header must name the
 // loopback address too, so a web page on another origin cannot reach it through DNS rebinding.
 import http from 'node:http';
-import { readFileSync, readdirSync } from 'node:fs';
-import { join, extname } from 'node:path';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, extname } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { LiveView, Snapshot } from './live-view.ts';
 import type { Logger } from '../../runtime/logger.ts';
 
-/** src/dashboard/assets from this file in src/ or its compiled twin in dist/ (rootDir keeps them as deep) */
-export const assetsDir = join(import.meta.dirname, '..', '..', '..', 'src', 'dashboard', 'assets');
+/**
+ * src/dashboard/assets in the package (the repository, the npm package, the image): found from
+ * the nearest folder above this module with a package.json, since this module is as deep as
+ * its source file under tsx but one chunk of the bundle in dist/.
+ */
+export const assetsDir = join(packageRoot(import.meta.dirname), 'src', 'dashboard', 'assets');
+
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}: the dashboard's assets cannot be found`);
+  }
+}
 
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml',

@@ -13,6 +13,7 @@ import type { ResourceType } from '../../api/resources.ts';
 import type { BackoffConfig } from '../../shared/backoff.ts';
 import { detail, summarize, type CertificateDetail, type CertificateSummary, type RelatedObjects, type ViewContext } from '../model/certificate-view.ts';
 import { leafOf, type ParsedLeaf } from '../model/public-certificate.ts';
+import { byCodeUnits } from '../../api/ordering.ts';
 
 export interface Snapshot {
   /** grows with every change seen: the browser refetches what it shows when it moves */
@@ -153,7 +154,7 @@ export class LiveView {
     const live = new Set(crts.map((c) => cacheKey(c.metadata.namespace, c.metadata.name ?? '')));
     for (const k of this.leaves.keys()) if (!live.has(k)) this.leaves.delete(k);
     const certificates = await Promise.all(crts.map(async (c) => summarize(c, await this.leafFor(c), ctx)));
-    certificates.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+    certificates.sort((a, b) => byCodeUnits(a.namespace, b.namespace) || byCodeUnits(a.name, b.name));
     return { version, generatedAt: ctx.now.toISOString(), upstream: this.upstream, certificates };
   }
 

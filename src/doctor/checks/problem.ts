@@ -2,6 +2,7 @@
 // subproblems, read back from the reason the controllers wrote (AcmeError's message:
 // "<context>: <type>: <detail> (HTTP n) [<identifier>: <type>: <detail>; ...]").
 import type { Finding } from '../finding.ts';
+import { byCodeUnits } from '../../api/ordering.ts';
 
 export interface FailedACMEObject {
   kind: 'Order' | 'Challenge';
@@ -68,7 +69,7 @@ const FIXES: Record<string, string> = {
 export function checkLastProblem(objects: FailedACMEObject[], certificateReady: boolean): Finding | undefined {
   const failed = objects
     .filter((o) => o.reason && (o.state === 'invalid' || o.state === 'errored' || o.state === 'expired' || o.reason.includes(URN)))
-    .sort((a, b) => (a.at ?? '').localeCompare(b.at ?? ''));
+    .sort((a, b) => byCodeUnits(a.at ?? '', b.at ?? ''));
   const last = failed.at(-1);
   if (!last?.reason) return undefined;
   const p = parseProblem(last.reason);

@@ -8,6 +8,7 @@ import type * as YAMLModule from 'yaml';
 import { resourceTypes } from '../../api/resources.ts';
 import { openAPIV3Document } from '../../api/openapi.ts';
 import { openAPIV2Proto } from './v2-schema.ts';
+import { byCodeUnits } from '../../api/ordering.ts';
 
 /** what kube-apiserver accepts for (and answers with) the protobuf document; client-go asks with "@" */
 export const openAPIV2ProtobufMediaTypes = ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf'];
@@ -55,7 +56,7 @@ export function openAPIV2Document(): JSONSchema {
     const doc = openAPIV3Document(group, version) as { components?: { schemas?: Record<string, unknown> } } | undefined;
     for (const [name, schema] of Object.entries(doc?.components?.schemas ?? {})) definitions[name] ??= toV2(schema);
   }
-  const sorted = Object.fromEntries(Object.entries(definitions).sort(([a], [b]) => a.localeCompare(b)));
+  const sorted = Object.fromEntries(Object.entries(definitions).sort(([a], [b]) => byCodeUnits(a, b)));
   jsonCache = { swagger: '2.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths: {}, definitions: sorted };
   return jsonCache;
 }

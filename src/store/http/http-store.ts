@@ -91,6 +91,13 @@ const patchContentTypes: Record<PatchType, string> = {
   apply: 'application/apply-patch+yaml',
 };
 
+/**
+ * For requests over the local socket: no TLS there, and without a servername Node's agent
+ * derives one from the Host header, testing it against its IPv6 pattern first; compiling that
+ * pattern cost each command line ~10 ms.
+ */
+const noServerName = { servername: '' };
+
 export class HttpStore implements Store {
   private readonly base: URL;
   /** chosen at the first request; see connection() */
@@ -112,7 +119,7 @@ export class HttpStore implements Store {
       const agent = new http.Agent({ keepAlive: true });
       this.transport = Promise.resolve({
         agent, socketPath, origin: `unix:${socketPath}`,
-        open: (url, options, onResponse) => http.request(new URL(url.pathname + url.search, 'http://localhost'), { ...options, agent, socketPath }, onResponse),
+        open: (url, options, onResponse) => http.request(new URL(url.pathname + url.search, 'http://localhost'), { ...options, agent, socketPath, ...noServerName }, onResponse),
       });
     }
     this.transport ??= this.direct();

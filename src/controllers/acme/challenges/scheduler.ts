@@ -3,6 +3,7 @@
 // over one TXT record or one token path); the later one waits.
 import type { Challenge } from '../../../api/types.ts';
 import { FINAL_STATES } from '../orders/order.ts';
+import { byCodeUnits } from '../../../api/ordering.ts';
 
 export const MAX_CONCURRENT_CHALLENGES = 60;
 /** most Challenges started in one pass, so one burst cannot starve the rest of the queue */
@@ -15,7 +16,7 @@ function pairOf(c: Challenge): string {
 function olderFirst(a: Challenge, b: Challenge): number {
   const ta = Date.parse(a.metadata.creationTimestamp ?? '') || 0;
   const tb = Date.parse(b.metadata.creationTimestamp ?? '') || 0;
-  return ta - tb || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
+  return ta - tb || byCodeUnits(a.metadata.name ?? '', b.metadata.name ?? '');
 }
 
 /** The Challenges to mark processing now. */
