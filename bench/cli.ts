@@ -2,11 +2,12 @@
 // the same server in the same run, and how soon `certsmith server` answers /readyz after start.
 // Goals (issue 17): each certsmith command's median ≤ 1.5× `kubectl get certificates -A`'s;
 // server start to answering ≤ 1.5 s.
-// Run: npx tsx bench/cli.ts [runs per command, default 10]
-// It builds dist/ first (a second) and runs bin/certsmith.mjs,
-// the command users run, with the node that runs this script. It prints node's own floor
-// (`node -e 0`) beside them, and, when NODE_EXTRA_CA_CERTS is set, a second set of figures
-// without it (the first set is the verdict).
+// Run: npx tsx bench/cli.ts [runs per command, default 10] [--cli-node=PATH]
+// It builds dist/ first (a second) and runs bin/certsmith.mjs, the command users run, with the
+// node that runs this script, or with --cli-node's (another supported line, e.g. Node 24 from
+// `npm install node@24`; the server stays on this one, whose native addon it was built for). It
+// prints node's own floor (`node -e 0`) beside them, and, when NODE_EXTRA_CA_CERTS is set, a
+// second set of figures without it (the first set is the verdict).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -14,7 +15,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { bin, buildDist, node, repo, startCompiledServer, timed } from './compiled-server.ts';
 
-const runs = Number(process.argv[2] ?? 10);
+const args = process.argv.slice(2);
+const runs = Number(args.find((a) => !a.startsWith('--')) ?? 10);
+const cliNode = args.find((a) => a.startsWith('--cli-node='))?.slice('--cli-node='.length) ?? node;
 /**
  * CPU time (user + system) of one run of a command, from bash's `times` (Node reports no
  * children's rusage): unlike wall time it hardly moves with the other load on the machine.
@@ -62,12 +65,13 @@ try {
 
   const commands: Array<{ label: string; cmd: string; args: string[]; env?: NodeJS.ProcessEnv }> = [
     { label: 'kubectl get certificates -A', cmd: 'kubectl', args: ['get', 'certificates', '-A'], env: { KUBECONFIG: kubeconfig } },
-    { label: 'certsmith get certificates -A', cmd: node, args: [bin, '--kubeconfig', kubeconfig, 'get', 'certificates', '-A'] },
-    { label: 'certsmith status certificate web-rsa', cmd: node, args: [bin, '--kubeconfig', kubeconfig, 'status', 'certificate', 'web-rsa'] },
-    { label: 'certsmith --help', cmd: node, args: [bin, '--help'] },
+    { label: 'certsmith get certificates -A', cmd: cliNode, args: [bin, '--kubeconfig', kubeconfig, 'get', 'certificates', '-A'] },
+    { label: 'certsmith status certificate web-rsa', cmd: cliNode, args: [bin, '--kubeconfig', kubeconfig, 'status', 'certificate', 'web-rsa'] },
+    { label: 'certsmith --help', cmd: cliNode, args: [bin, '--help'] },
     // what no Node program can go below on this machine: start-up and exit of an empty one
-    { label: "node's floor: node -e 0", cmd: node, args: ['-e', '0'] },
+    { label: "node's floor: node -e 0", cmd: cliNode, args: ['-e', '0'] },
   ];
+  if (cliNode !== node) console.log(`the CLI runs on ${timed(cliNode, ['--version']).stdout.trim()} (${cliNode}); the server on ${process.version}`);
   /** Times every command, `runs` times each, with `env` added to all of them; prints the medians against kubectl's. */
   const measure = (env: NodeJS.ProcessEnv) => {
     const withEnv = (c: (typeof commands)[number]) => ({ ...c.env, ...env });
@@ -83,14 +87,15 @@ try {
     const kubectl = medians[0];
     console.log(`  medians of ${runs} runs (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} CPUs):    wall        CPU (user+sys)`);
     commands.forEach((c, j) => {
-      const goal = c.cmd === node && c.args[0] === bin;
+      const goal = c.cmd === cliNode && c.args[0] === bin;
       const ratio = j === 0 ? '' : `  ${(medians[j] / kubectl).toFixed(2)}× kubectl${goal ? ` (goal ≤ 1.5×: ${medians[j] <= 1.5 * kubectl ? 'met' : 'not met'})` : ''}`;
       const cpuRatio = j === 0 ? '' : ` ${(cpuMedians[j] / cpuMedians[0]).toFixed(2)}×`;
       console.log(`  ${c.label.padEnd(38)} ${medians[j].toFixed(0).padStart(5)} ms ${cpuMedians[j].toFixed(0).padStart(5)} ms${cpuRatio.padEnd(7)}${ratio}`);
     });
   };
   // Node 20 parses the NODE_EXTRA_CA_CERTS bundle, and its own bundled roots, at every start
-  // (about 80 ms here); kubectl does not. The verdict is what this machine's users see, with it.
+  // (about 80 ms here); Node 24 only when a TLS connection first needs them; kubectl does not.
+  // The verdict is what this machine's users see, with it.
   const extraCAs = process.env.NODE_EXTRA_CA_CERTS;
   console.log(extraCAs ? `with NODE_EXTRA_CA_CERTS=${extraCAs} (this machine's environment; the verdict):` : 'NODE_EXTRA_CA_CERTS unset:');
   measure({});
