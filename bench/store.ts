@@ -1,4 +1,6 @@
 // Embedded store throughput and watch latency, on a temp file with the production pragmas.
+// Then a restart's list: the store reopened on the same file, every Certificate in one list and in
+// pages of 500, as informers fill their caches (issue 17: half of a restart's time at 100,000).
 // Run: npx tsx bench/store.ts [count]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +11,7 @@ import { openSqliteStore } from '../src/store/sqlite/index.ts';
 
 const count = Number(process.argv[2] ?? 10_000);
 const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-'));
-const store = openSqliteStore({ path: join(dir, 'bench.db') });
+let store = openSqliteStore({ path: join(dir, 'bench.db') });
 
 function certificate(i: number): KubeObject {
   return {
@@ -89,6 +91,22 @@ try {
   console.log(`store.workload: 8000 writes for 1000 certificates in ${s.toFixed(2)} s`);
   const r = store.compact();
   console.log(`store.compact: at revision ${r.compactedRevision} of ${store.currentRevision()}, removed ${r.removedRows} rows`);
+
+  await store.close();
+  store = openSqliteStore({ path: join(dir, 'bench.db') });
+  for (const [label, limit] of [['one list', 0], ['pages of 500', 500]] as const) {
+    const cpu0 = process.cpuUsage();
+    t = performance.now();
+    let items = 0;
+    let next: string | undefined;
+    do {
+      const page = await store.list(Certificate, { limit, continue: next });
+      items += page.items.length;
+      next = page.continue;
+    } while (next);
+    const cpu = process.cpuUsage(cpu0);
+    console.log(`store.list after reopening, ${label}: ${items} objects in ${(performance.now() - t).toFixed(0)} ms, CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms (${((cpu.user + cpu.system) / items).toFixed(1)} µs per object)`);
+  }
 } finally {
   await store.close();
   rmSync(dir, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { Certificate, SecretType } from '../api/resources.ts';
 import { base64Problem, checkValueShape, maxNestingDepth, textNestsDeeperThan } from './object-checks.ts';
 import { openSqliteStore } from './sqlite/index.ts';
 import { StoreError } from './store.ts';
+import { soundValue } from '../api/validation/metadata.ts';
 
 test('base64 as Go decodes it: the first rejected byte, padding only at the end, CR/LF skipped', () => {
   for (const ok of ['', 'YQ==', 'YWI=', 'YWJj', 'YWJj\nZGVm', 'YW\r\nJj']) assert.equal(base64Problem(ok), -1, ok);
@@ -70,4 +71,21 @@ test('a problem an object was stored with (before these rules) does not block wr
   } finally {
     await store.close();
   }
+});
+
+test('the quick shape check and the detailed walk agree: the walk runs only to name what the quick check found', () => {
+  const cases: [unknown, boolean][] = [
+    [{ a: ['x', { b: 'y' }], c: 1, d: null }, true],
+    [{ a: ['x', { b: 'bad\uD800' }] }, false],
+    [{ a: { ['key\uDC00']: 'x' } }, false],
+    [{ a: '\uD83D\uDE00 a pair is fine' }, true],
+    [JSON.parse('['.repeat(maxNestingDepth) + ']'.repeat(maxNestingDepth)), true],
+    [JSON.parse('['.repeat(maxNestingDepth + 1) + ']'.repeat(maxNestingDepth + 1)), false],
+  ];
+  for (const [v, sound] of cases) {
+    assert.equal(soundValue(v, maxNestingDepth), sound);
+    if (sound) assert.doesNotThrow(() => checkValueShape(v));
+    else assert.throws(() => checkValueShape(v), StoreError);
+  }
+  assert.throws(() => checkValueShape({ a: [{ b: 'bad\uD800' }] }), /a\[0\]\.b: Invalid value: the value is not well-formed Unicode.*U\+D800/);
 });

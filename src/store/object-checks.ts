@@ -7,6 +7,7 @@
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
 import { loneSurrogate } from '../api/unicode.ts';
+import { soundValue } from '../api/validation/metadata.ts';
 import { jsonEqual } from './patch.ts';
 import { labelKeyProblem } from './selectors.ts';
 import { StoreError } from './store.ts';
@@ -119,6 +120,8 @@ export function nestingError(limit = maxNestingDepth): StoreError {
  * not well-formed Unicode, naming its field path. Iterative, so no input can overflow it.
  */
 export function checkValueShape(value: unknown, limit = maxNestingDepth): void {
+  // the common case: nothing to report, so no field paths to build
+  if (soundValue(value, limit)) return;
   const stack: { v: unknown; path: string; depth: number }[] = [{ v: value, path: '', depth: 0 }];
   while (stack.length) {
     const { v, path, depth } = stack.pop()!;

@@ -16,7 +16,45 @@ function pathKey(k: string): string {
   return k.replace(/\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
+/** String.prototype.isWellFormed (Node 20+; ES2022's lib lacks it): native, where a regex test is not. */
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * Whether every string and key in v is well-formed Unicode and no object or array in it sits
+ * `limit` levels deep (the root is level 0). The answer for nearly every write, without the
+ * field path of each value that a walk reporting problems builds (most of its cost, and every
+ * write was walked three or four times, issue 17): that walk runs only when this says no.
+ */
+export function soundValue(v: unknown, limit = Infinity): boolean {
+  const values: unknown[] = [v];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const x = values.pop();
+    const depth = depths.pop()!;
+    if (typeof x === 'string') {
+      if (!wellFormed(x)) return false;
+      continue;
+    }
+    if (x === null || typeof x !== 'object') continue;
+    if (depth >= limit) return false;
+    if (Array.isArray(x)) {
+      for (const c of x) {
+        values.push(c);
+        depths.push(depth + 1);
+      }
+    } else {
+      for (const k of Object.keys(x)) {
+        if (!wellFormed(k)) return false;
+        values.push((x as Record<string, unknown>)[k]);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return true;
+}
+
 export function validateWellFormed(v: unknown, path: string, errs: Errors): void {
+  if (soundValue(v)) return;
   // Iterative: an object deep enough to overflow the stack must not crash admission.
   const stack: [unknown, string][] = [[v, path]];
   while (stack.length > 0) {

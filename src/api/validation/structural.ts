@@ -2,16 +2,30 @@
 // paths, merged with the webhook rules' errors; and the unknown fields fieldValidation reports.
 import { Kind, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { KubeObject } from '../meta.ts';
 import type { ResourceType } from '../resources.ts';
 import { schemasByKind } from '../schema.ts';
 import { child, index, isObj, mapKey, type FieldError } from './field-errors.ts';
 
+/**
+ * Each kind's schema compiled once, on its first write: the compiled check is about ten times
+ * faster than Value.Check's walk of the schema (a third of admission's cost per write, issue 17);
+ * it calls the same TypeRegistry and FormatRegistry entries, so it accepts the same objects.
+ */
+const compiled = new Map<TSchema, TypeCheck<TSchema>>();
+
+function compiledCheck(schema: TSchema): TypeCheck<TSchema> {
+  let c = compiled.get(schema);
+  if (!c) compiled.set(schema, (c = TypeCompiler.Compile(schema)));
+  return c;
+}
+
 export function structuralErrors(type: ResourceType, obj: KubeObject): FieldError[] {
   const schema = schemasByKind[type.kind];
   if (!schema || !type.group.endsWith('cert-manager.io')) return [];
-  // a check is a third of the cost of walking Errors' iterator, and nearly every object is valid
-  if (Value.Check(schema, obj)) return [];
+  // nearly every object is valid: only an invalid one pays for walking Errors' iterator
+  if (compiledCheck(schema).Check(obj)) return [];
   const seen = new Set<string>();
   const out: FieldError[] = [];
   for (const e of Value.Errors(schema, obj)) {
