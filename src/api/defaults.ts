@@ -9,7 +9,7 @@ import { windowFieldNames } from './renewal-windows.ts';
 import type { KubeObject } from './meta.ts';
 import type { ResourceType } from './resources.ts';
 import { schemasByKind } from './schema.ts';
-import { applySchemaDefaults } from './schema-defaults.ts';
+import { withSchemaDefaults } from './schema-defaults.ts';
 import type { CertificateSpec, CertificateStatus, IssuerRef, RenewalWindow } from './types.ts';
 
 /** Who made the request, as the API server authenticated it (Kubernetes UserInfo). */
@@ -25,11 +25,20 @@ export interface DefaultingOptions {
   requester?: RequesterInfo;
 }
 
+/**
+ * `obj` with the CRD defaults applied, never modified: obj itself when none applies (nearly
+ * every write), otherwise a copy that shares what the defaults leave alone. For admission, whose
+ * store copies what it keeps: it no longer deep-copies every object to default a few (issue 17).
+ */
+export function withStorageDefaults<T extends KubeObject>(type: ResourceType, obj: T): T {
+  const schema = type.group.endsWith('cert-manager.io') ? schemasByKind[type.kind] : undefined;
+  return (schema ? withSchemaDefaults(schema, obj) : obj) as T;
+}
+
 /** Returns a new object with the storage-time defaults applied; the input is not modified. */
 export function applyDefaults<T extends KubeObject>(type: ResourceType, obj: T, options: DefaultingOptions = {}): T {
-  const out = structuredClone(obj);
-  const schema = type.group.endsWith('cert-manager.io') ? schemasByKind[type.kind] : undefined;
-  if (schema) applySchemaDefaults(schema, out);
+  // the copy's own parts only: withStorageDefaults shares with what it is given
+  const out = withStorageDefaults(type, structuredClone(obj));
   if (type.group === 'cert-manager.io' && type.kind === 'CertificateRequest' && options.requester) {
     const spec = (out.spec ?? {}) as Record<string, unknown>;
     const r = options.requester;

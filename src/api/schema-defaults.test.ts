@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as R from './resources.ts';
-import { applyDefaults } from './defaults.ts';
+import { applyDefaults, withStorageDefaults } from './defaults.ts';
 import type { KubeObject } from './meta.ts';
 
 const issuer = (solvers: unknown[]): KubeObject => ({
@@ -29,4 +29,17 @@ test('no default creates a parent that is absent, and kinds without schema defau
   assert.deepEqual(applyDefaults(R.Issuer, plain), plain);
   const cert: KubeObject = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'c', namespace: 'ns' }, spec: { secretName: 's', issuerRef: { name: 'i' } } };
   assert.deepEqual(applyDefaults(R.Certificate, cert), cert);
+});
+
+test('admission\'s defaulting copies only the way to a filled default and never modifies its input', () => {
+  const cert: KubeObject = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'c', namespace: 'ns' }, spec: { secretName: 's', issuerRef: { name: 'i' } } };
+  assert.equal(withStorageDefaults(R.Certificate, cert), cert, 'no default applies: the object itself');
+  const input = issuer([{ http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'gw' }] } } }, { dns01: { rfc2136: { nameserver: '127.0.0.1' } } }]);
+  const before = structuredClone(input);
+  const out = withStorageDefaults(R.Issuer, input) as any;
+  assert.deepEqual(out, applyDefaults(R.Issuer, input));
+  assert.deepEqual(input, before, 'the input is not modified');
+  assert.notEqual(out.spec.acme.solvers[0], (input as any).spec.acme.solvers[0]);
+  assert.equal(out.spec.acme.solvers[1], (input as any).spec.acme.solvers[1], 'what no default touches is shared');
+  assert.equal(out.metadata, input.metadata);
 });

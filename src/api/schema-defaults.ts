@@ -7,22 +7,41 @@ type SchemaNode = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Fills in `value` (modified in place) from `schema`'s defaults. */
-export function applySchemaDefaults(schema: TSchema, value: unknown): void {
+/**
+ * `value` with `schema`'s defaults filled in, never modified: value itself when no default
+ * applies (nearly every write), otherwise a copy of each object and list on the way to a filled
+ * property, sharing the rest. Admission no longer deep-copies every object to default a few
+ * (issue 17): the store copies what it keeps anyway.
+ */
+export function withSchemaDefaults(schema: TSchema, value: unknown): unknown {
   const s = schema as unknown as SchemaNode;
   if (Array.isArray(value)) {
-    if (s.items) for (const item of value) applySchemaDefaults(s.items as TSchema, item);
-    return;
+    if (!s.items) return value;
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v = withSchemaDefaults(s.items as TSchema, value[i]);
+      if (v !== value[i]) (out ??= [...value])[i] = v;
+    }
+    return out ?? value;
   }
-  if (!isObject(value)) return;
+  if (!isObject(value)) return value;
+  let out: Record<string, unknown> | undefined;
   if (isObject(s.patternProperties)) {
     const item = Object.values(s.patternProperties)[0] as TSchema;
-    for (const v of Object.values(value)) applySchemaDefaults(item, v);
-    return;
+    for (const k of Object.keys(value)) {
+      const v = withSchemaDefaults(item, value[k]);
+      if (v !== value[k]) (out ??= { ...value })[k] = v;
+    }
+    return out ?? value;
   }
-  if (!isObject(s.properties)) return;
+  if (!isObject(s.properties)) return value;
   for (const [k, p] of Object.entries(s.properties as Record<string, SchemaNode>)) {
-    if (!(k in value) && p.default !== undefined) value[k] = structuredClone(p.default);
-    if (k in value) applySchemaDefaults(p as unknown as TSchema, value[k]);
+    if (!(k in value) && p.default !== undefined) (out ??= { ...value })[k] = structuredClone(p.default);
+    const cur = out ?? value;
+    if (k in cur) {
+      const v = withSchemaDefaults(p as unknown as TSchema, cur[k]);
+      if (v !== cur[k]) (out ??= { ...value })[k] = v;
+    }
   }
+  return out ?? value;
 }

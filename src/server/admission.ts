@@ -4,7 +4,7 @@
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
 import { validate, invalidObjectMessage, fieldErrorText, type FieldError } from '../api/validation.ts';
-import { applyDefaults } from '../api/defaults.ts';
+import { withStorageDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
 import { checkObjectUpdate } from '../store/object-checks.ts';
 import { applyConfiguration, managedFieldsForCreate, recordUpdate as recordOwnership, type ApplyRequest } from './ssa/apply.ts';
@@ -51,8 +51,9 @@ export function admit<T extends KubeObject>(type: ResourceType, obj: T, old?: T)
   // what no kind may hold (non-string annotations, lone surrogates, deep nesting) is refused
   // before defaulting and validation ever see it
   checkObjectUpdate(type, obj, old);
-  // applyDefaults works on a copy of its own
-  const defaulted = applyDefaults(type, obj);
+  // obj itself unless a default applies (sharing the rest with it): every store copies what it
+  // is given before changing it
+  const defaulted = withStorageDefaults(type, obj);
   const errors = validate(type, defaulted, old);
   if (errors.length) throw invalidObject(type, defaulted, errors);
   return defaulted;
