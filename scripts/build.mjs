@@ -22,6 +22,23 @@ const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })
   .filter((name) => !bundled.has(name))
   .flatMap((name) => [name, `${name}/*`]);
 
+/**
+ * commander requires node:child_process at load, for executable subcommands certsmith has none
+ * of; loading it (with its dgram and pipe bindings) cost every command line several ms. It is
+ * given a stand-in that loads the real module on first use.
+ */
+const lazyChildProcessForCommander = {
+  name: 'lazy-child-process-for-commander',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) => (
+      args.importer.includes(`${join('node_modules', 'commander')}`) ? { path: 'child_process', namespace: 'lazy' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'lazy' }, () => ({
+      contents: "module.exports = new Proxy({}, { get: (_, name) => require('node:child_process')[name] });",
+      loader: 'js',
+    }));
+  },
+};
+
 const outdir = join(root, 'dist');
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
@@ -38,6 +55,7 @@ const result = await build({
   chunkNames: '[name]-[hash]',
   // a bundled CommonJS package (commander) calls require(): ES modules have none of their own
   banner: { js: "import { createRequire as __certsmithRequire } from 'node:module'; const require = __certsmithRequire(import.meta.url);" },
+  plugins: [lazyChildProcessForCommander],
   metafile: true,
   legalComments: 'none',
   logLevel: 'warning',
