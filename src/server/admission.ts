@@ -6,7 +6,7 @@ import type { ResourceType } from '../api/resources.ts';
 import { validate, invalidObjectMessage, fieldErrorText, type FieldError } from '../api/validation.ts';
 import { withStorageDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
-import { checkObjectUpdate } from '../store/object-checks.ts';
+import { checkObjectUpdate, isMap } from '../store/object-checks.ts';
 import { applyConfiguration, managedFieldsForCreate, recordUpdate as recordOwnership, type ApplyRequest } from './ssa/apply.ts';
 import { normalizeSecret } from '../store/sqlite/admission.ts';
 import type { AdmissionCall, ExternalAdmission } from './admission-webhooks/dispatcher.ts';
@@ -173,7 +173,10 @@ const now = () => new Date();
 
 /** Ownership of a non-apply write, computed on the object as it will be stored (a Secret's stringData is data by then). */
 function recordUpdate<T extends KubeObject>(type: ResourceType, stored: T | undefined, next: T, manager: string): T {
-  const normalized = clone(next);
+  // normalizeSecret replaces top-level fields only, and the checks after this normalize
+  // metadata in place: a copy of those two levels keeps next as it is, without a deep copy of
+  // every object written with a field manager (issue 17)
+  const normalized = { ...next, metadata: isMap(next.metadata) ? { ...next.metadata } : next.metadata };
   normalizeSecret(type, normalized);
   return recordOwnership(stored, normalized, manager, type.statusSubresource, now);
 }

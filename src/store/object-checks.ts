@@ -219,6 +219,8 @@ export function checkObjectUpdate(type: ResourceType, next: KubeObject, old: Kub
 
 /** etcd's limit on one stored object; `json` is the object as it would be stored. */
 export function checkObjectSize(kind: string, name: string | undefined, json: string): void {
+  // a UTF-16 code unit is at most 3 bytes of UTF-8: most objects need no count
+  if (json.length * 3 <= maxObjectBytes) return;
   const bytes = Buffer.byteLength(json);
   if (bytes > maxObjectBytes) {
     throw new StoreError('RequestEntityTooLarge',

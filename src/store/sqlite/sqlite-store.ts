@@ -298,9 +298,14 @@ export class SqliteStore implements Store {
         throw new StoreError('Gone', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
       }
       rv = t.rv;
-      rows = ns
-        ? this.st.snapshotNamespace.iterate(type.group, type.plural, ns, t.ns, t.name, rv, rv)
-        : this.st.snapshotAll.iterate(type.group, type.plural, t.ns, t.name, rv, rv);
+      // nothing written since the first page (an informer's list on start): the live table is
+      // that snapshot, and cheaper to read than the log
+      if (rv === this.rev) rows = ns ? this.st.listNamespace.iterate(type.group, type.plural, ns, t.ns, t.name) : this.st.listAll.iterate(type.group, type.plural, t.ns, t.name);
+      else {
+        rows = ns
+          ? this.st.snapshotNamespace.iterate(type.group, type.plural, ns, t.ns, t.name, rv, rv)
+          : this.st.snapshotAll.iterate(type.group, type.plural, t.ns, t.name, rv, rv);
+      }
     } else {
       rv = this.rev;
       rows = ns ? this.st.listNamespace.iterate(type.group, type.plural, ns, '', '') : this.st.listAll.iterate(type.group, type.plural, '', '');
