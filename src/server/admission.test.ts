@@ -135,3 +135,28 @@ test('an admitted update computed from a write of the same turn shares its commi
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('admission copies only what it changes: frozen objects from a cache can be written, and what the caller or the store holds is never changed', async () => {
+  const deepFreeze = <T>(o: T): T => {
+    if (o && typeof o === 'object') for (const v of Object.values(o)) deepFreeze(v);
+    return Object.freeze(o);
+  };
+  await withStores(async (admitted) => {
+    const created = await admitted.create(Certificate, deepFreeze(cert('frozen')), { fieldManager: 'm' });
+    const stored = deepFreeze((await admitted.get(Certificate, 'default', 'frozen'))!);
+    const before = structuredClone(stored);
+    const withStatus = deepFreeze({ ...stored, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'waiting', lastTransitionTime: '2026-01-01T00:00:00Z' }] } });
+    const afterStatus: KubeObject = await admitted.updateStatus(Certificate, withStatus as KubeObject, { fieldManager: 'm' });
+    assert.equal((afterStatus.status as any).conditions[0].reason, 'Pending');
+    const changed = deepFreeze({ ...afterStatus, spec: { ...(afterStatus.spec as object), dnsNames: ['other.example.test'] } });
+    const updated: KubeObject = await admitted.update(Certificate, changed as KubeObject, { fieldManager: 'm' });
+    assert.deepEqual((updated.spec as any).dnsNames, ['other.example.test']);
+    assert.deepEqual(updated.status, afterStatus.status, 'an update keeps the stored status');
+    // without a field manager nothing copies the object before admission does
+    const again: KubeObject = await admitted.update(Certificate, deepFreeze({ ...updated, spec: { ...(updated.spec as object), dnsNames: ['third.example.test'] } }));
+    assert.deepEqual((again.spec as any).dnsNames, ['third.example.test']);
+    await admitted.updateStatus(Certificate, deepFreeze({ ...again, status: { conditions: [] } }));
+    assert.deepEqual(stored, before);
+    assert.notEqual(created.metadata.resourceVersion, updated.metadata.resourceVersion);
+  });
+});

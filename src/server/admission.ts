@@ -96,10 +96,11 @@ function keepingIdentity<T extends KubeObject>(type: ResourceType, request: T, m
 /** What a status write leaves in place: everything but status comes from the stored object. */
 function withStatusOf<T extends KubeObject>(stored: T, incoming: T): T {
   // stored is admission's own read and never modified; what the checks may normalize in place
-  // (metadata, top-level fields) is copied, the rest shared
+  // (metadata, top-level fields) is copied, the rest shared, the incoming status too: admission
+  // only reads it, and the store copies the status it keeps
   const out = { ...stored, metadata: { ...stored.metadata } };
   if (incoming.status === undefined) delete (out as KubeObject).status;
-  else (out as KubeObject).status = clone(incoming.status);
+  else (out as KubeObject).status = incoming.status;
   if (incoming.metadata.resourceVersion) out.metadata.resourceVersion = incoming.metadata.resourceVersion;
   return out;
 }
@@ -107,9 +108,11 @@ function withStatusOf<T extends KubeObject>(stored: T, incoming: T): T {
 /** What a main-resource write leaves in place: the stored status, for kinds with a status subresource. */
 function withoutStatusChange<T extends KubeObject>(type: ResourceType, stored: T, incoming: T): T {
   if (!type.statusSubresource) return incoming;
-  const out = clone(incoming);
+  // the same two levels as withStatusOf are the write's own; the stored status (admission's own
+  // read) is shared, since the store copies what it keeps
+  const out = { ...incoming, metadata: isMap(incoming.metadata) ? { ...incoming.metadata } : incoming.metadata };
   if (stored.status === undefined) delete (out as KubeObject).status;
-  else (out as KubeObject).status = clone(stored.status);
+  else (out as KubeObject).status = stored.status;
   return out;
 }
 
