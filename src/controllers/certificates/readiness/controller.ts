@@ -1,6 +1,7 @@
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { BY_SECRET, certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
 import { isSecretOwner } from '../../../shared/ownership.ts';
+import { keyFor } from '../../../runtime/controller.ts';
 import { ANN } from '../objects.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideReadiness, readinessChanged, withReadiness } from './readiness.ts';
@@ -15,7 +16,11 @@ export function readinessController(ctx: ControllerContext): ControllerSpec {
   const counted = new Map<string, string>();
   return {
     name: MANAGER,
-    watch: (enqueue) => watchCertificateGraph(c, enqueue, readinessWakes),
+    watch: (enqueue) => {
+      watchCertificateGraph(c, enqueue, readinessWakes);
+      // what was counted for a Certificate goes with it: one made again under its name has a new uid and counts afresh anyway
+      c.certificates.onDelete((crt) => counted.delete(keyFor(crt)));
+    },
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       if (crt.metadata.deletionTimestamp) return;
       const input = await gatherCertificate(ctx, c, crt);
