@@ -110,3 +110,26 @@ test('shutDown releases waiting workers and drops timers', async () => {
   q.add('x');
   assert.equal(q.len(), 0);
 });
+
+test('many queued keys come out in arrival order while more arrive (the queue compacts what it handed out)', async () => {
+  const q = new WorkQueue();
+  const out: string[] = [];
+  const take = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const key = (await q.get())!;
+      out.push(key);
+      q.done(key);
+    }
+  };
+  for (let i = 0; i < 5000; i++) q.add(`a${i}`);
+  await take(3000);
+  for (let i = 0; i < 5000; i++) q.add(`b${i}`);
+  assert.equal(q.len(), 7000);
+  await take(7000);
+  assert.equal(q.len(), 0);
+  assert.ok(q.isIdle());
+  assert.deepEqual(out, [...Array.from({ length: 5000 }, (_, i) => `a${i}`), ...Array.from({ length: 5000 }, (_, i) => `b${i}`)]);
+  // emptied, it is as new: keys added now come out first
+  q.add('c');
+  assert.equal(await q.get(), 'c');
+});
