@@ -803,9 +803,10 @@ export class SqliteStore implements Store {
     }
     normalizeSecret(type, o);
     checkSecretImmutable(type, old, o, jsonEqual);
-    if (!jsonEqual(withoutMetadata(o), withoutMetadata(old))) meta.generation = (old.metadata.generation ?? 0) + 1;
+    const sameBody = jsonEqual(withoutMetadata(o), withoutMetadata(old));
+    if (!sameBody) meta.generation = (old.metadata.generation ?? 0) + 1;
     // a stale value is rewritten even when unchanged: rewriting is how keys are rotated
-    if (jsonEqual(o, old) && !cur.stale) return old as T;
+    if (sameBody && jsonEqual(meta, old.metadata) && !cur.stale) return old as T;
     if (opts.dryRun) {
       checkObjectSize(type.kind, name, JSON.stringify(o));
       return o;
@@ -834,7 +835,8 @@ export class SqliteStore implements Store {
     const next = { ...old, metadata: { ...old.metadata } };
     if (o.status === undefined) delete next.status;
     else (next as KubeObject).status = o.status;
-    if (jsonEqual(next, old)) return old;
+    // next is old but for its status (its metadata a copy of old's): only the status can differ
+    if (jsonEqual(next.status, old.status)) return old;
     // a status write changes only status: the rest was checked when it was written
     checkValueShape(next.status);
     if (opts.dryRun) {
