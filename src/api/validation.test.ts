@@ -379,3 +379,16 @@ test('core kinds get metadata checks only', () => {
   assert.deepEqual(validate(R.SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: {} }), []);
   assert.deepEqual(one(validate(R.NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a.b' } })), ['metadata.name|FieldValueInvalid']);
 });
+
+test('a kind checked often enough to have its schema compiled gets the same answers as before', () => {
+  const bad = certWith({ secretName: 's', issuerRef: { name: 'ca' }, duration: 5, privateKey: { algorithm: 'DSA' } });
+  const firstGood = validate(R.Certificate, realisticCertificate);
+  const firstBad = validate(R.Certificate, bad);
+  assert.deepEqual(firstGood, []);
+  assert.ok(firstBad.length > 0);
+  // past the point where the schema is compiled (structural.ts compiles after 200 checks)
+  for (let i = 0; i < 500; i++) {
+    assert.deepEqual(validate(R.Certificate, realisticCertificate), firstGood);
+    assert.deepEqual(validate(R.Certificate, bad), firstBad);
+  }
+});
