@@ -29,13 +29,21 @@ function eventLines(events: EventObj[], obj: KubeObject, indent: string): string
   return [`${indent}Events:`, ...mine.map((e) => `${indent}  ${e.type}\t${e.reason}\t${e.lastTimestamp ?? ''}${(e.count ?? 1) > 1 ? ` (x${e.count})` : ''}\t${e.message}`)];
 }
 
+function parsedOrError<T>(parse: () => T): { value?: T; error?: string } {
+  try {
+    return { value: parse() };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+}
+
 export async function certificateStatus(store: Store, namespace: string, name: string, backoff = defaultBackoff): Promise<string> {
   // Every request is a round trip to the server: what needs only the namespace is asked for
   // with the Certificate, what needs the Certificate right after it, so the whole command
   // waits for two round trips. The certificate parser and the renewal logic are loaded by
   // this command only (not by `certsmith --help`), while the server answers.
-  const [{ renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor }, { parseCertMemo }, crt, namespaceEvents, namespaceRequests] = await Promise.all([
-    import('../shared/certificate-schedule.ts'), import('../shared/parse-memo.ts'), store.get<CertificateObj>(Certificate, namespace, name),
+  const [{ renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor }, { parseCertificate }, crt, namespaceEvents, namespaceRequests] = await Promise.all([
+    import('../shared/certificate-schedule.ts'), import('../pki/parse.ts'), store.get<CertificateObj>(Certificate, namespace, name),
     store.list<EventObj>(EventType, { namespace }), store.list<CertificateRequestObj>(CertificateRequest, { namespace }),
   ]);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
@@ -78,7 +86,8 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   }
 
   out.push(`Secret:`, `  Name: ${crt.spec.secretName}`);
-  const leaf = secret?.data?.['tls.crt'] ? parseCertMemo(Buffer.from(secret.data['tls.crt'], 'base64').toString()) : undefined;
+  // one certificate, parsed once: the controllers' memo (and the CSR parser it brings) is not needed here
+  const leaf = secret?.data?.['tls.crt'] ? parsedOrError(() => parseCertificate(Buffer.from(secret.data!['tls.crt'], 'base64').toString())) : undefined;
   if (!secret) out.push('  Secret does not exist');
   else if (leaf?.value) {
     const l = leaf.value;
