@@ -17,6 +17,7 @@ import { HttpStore } from '../store/http/http-store.ts';
 import { serviceAccountTokenRequester } from '../store/kube/token-request.ts';
 import { StoreError } from '../store/store.ts';
 import { resolveBackoffConfig } from './backoff.ts';
+import { boundHeapGrowth } from './heap-growth.ts';
 
 export type { ControllerOptions, RunningControllers, RunningApiServer };
 
@@ -130,7 +131,12 @@ export function compose(o: CompositionOptions): Composition {
     },
     async startControllers(c) {
       const running = await startControllerManager({ ...c, store, clock: o.clock, logger: c.logger ?? o.logger });
-      stops.push(() => running.stop());
+      // the controllers' caches are what grows with the Certificates (issue 17)
+      const releaseHeap = boundHeapGrowth();
+      stops.push(async () => {
+        await running.stop();
+        releaseHeap();
+      });
       return running;
     },
     async stop() {
