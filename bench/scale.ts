@@ -171,8 +171,8 @@ async function issueAll(): Promise<Map<string, number>> {
   const gcs: PerformanceEntry[] = [];
   const idleT0 = performance.now();
   // only collections inside the window: an entry is made a moment after its collection, so with
-  // the controllers' own gc observer running (src/composition/heap-growth.ts) the forced ones
-  // above and the breakdown's reached this observer too
+  // any other gc observer in the process running, the forced ones above and the breakdown's
+  // would reach this observer too
   const gcObserver = new PerformanceObserver((list) => { gcs.push(...list.getEntries().filter((e) => e.startTime >= idleT0)); });
   gcObserver.observe({ entryTypes: ['gc'] });
   const idleCpu0 = process.cpuUsage();

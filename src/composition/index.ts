@@ -17,7 +17,6 @@ import { HttpStore } from '../store/http/http-store.ts';
 import { serviceAccountTokenRequester } from '../store/kube/token-request.ts';
 import { StoreError } from '../store/store.ts';
 import { resolveBackoffConfig } from './backoff.ts';
-import { boundHeapGrowth } from './heap-growth.ts';
 
 export type { ControllerOptions, RunningControllers, RunningApiServer };
 
@@ -131,12 +130,7 @@ export function compose(o: CompositionOptions): Composition {
     },
     async startControllers(c) {
       const running = await startControllerManager({ ...c, store, clock: o.clock, logger: c.logger ?? o.logger });
-      // the controllers' caches are what grows with the Certificates (issue 17)
-      const releaseHeap = boundHeapGrowth();
-      stops.push(async () => {
-        await running.stop();
-        releaseHeap();
-      });
+      stops.push(() => running.stop());
       return running;
     },
     async stop() {
