@@ -31,7 +31,7 @@ const lazyChildProcessForCommander = {
   name: 'lazy-child-process-for-commander',
   setup(b) {
     b.onResolve({ filter: /^(node:)?child_process$/ }, (args) => (
-      args.importer.includes(`${join('node_modules', 'commander')}`) ? { path: 'child_process', namespace: 'lazy' } : undefined));
+      args.importer.includes(join('node_modules', 'commander')) ? { path: 'child_process', namespace: 'lazy' } : undefined));
     b.onLoad({ filter: /.*/, namespace: 'lazy' }, () => ({
       contents: "module.exports = new Proxy({}, { get: (_, name) => require('node:child_process')[name] });",
       loader: 'js',

@@ -93,12 +93,20 @@ function keepingIdentity<T extends KubeObject>(type: ResourceType, request: T, m
   return out;
 }
 
+/**
+ * obj with its top level and metadata copied, the rest shared: what the checks normalize in place
+ * (metadata, top-level fields) becomes the write's own without a deep copy, since the store copies
+ * what it keeps (issue 17).
+ */
+function withOwnMetadata<T extends KubeObject>(obj: T): T {
+  return { ...obj, metadata: isMap(obj.metadata) ? { ...obj.metadata } : obj.metadata };
+}
+
 /** What a status write leaves in place: everything but status comes from the stored object. */
 function withStatusOf<T extends KubeObject>(stored: T, incoming: T): T {
-  // stored is admission's own read and never modified; what the checks may normalize in place
-  // (metadata, top-level fields) is copied, the rest shared, the incoming status too: admission
-  // only reads it, and the store copies the status it keeps
-  const out = { ...stored, metadata: { ...stored.metadata } };
+  // stored is admission's own read and never modified; the incoming status is shared too:
+  // admission only reads it, and the store copies the status it keeps
+  const out = withOwnMetadata(stored);
   if (incoming.status === undefined) delete (out as KubeObject).status;
   else (out as KubeObject).status = incoming.status;
   if (incoming.metadata.resourceVersion) out.metadata.resourceVersion = incoming.metadata.resourceVersion;
@@ -108,9 +116,8 @@ function withStatusOf<T extends KubeObject>(stored: T, incoming: T): T {
 /** What a main-resource write leaves in place: the stored status, for kinds with a status subresource. */
 function withoutStatusChange<T extends KubeObject>(type: ResourceType, stored: T, incoming: T): T {
   if (!type.statusSubresource) return incoming;
-  // the same two levels as withStatusOf are the write's own; the stored status (admission's own
-  // read) is shared, since the store copies what it keeps
-  const out = { ...incoming, metadata: isMap(incoming.metadata) ? { ...incoming.metadata } : incoming.metadata };
+  // the stored status (admission's own read) is shared, since the store copies what it keeps
+  const out = withOwnMetadata(incoming);
   if (stored.status === undefined) delete (out as KubeObject).status;
   else (out as KubeObject).status = stored.status;
   return out;
@@ -176,10 +183,9 @@ const now = () => new Date();
 
 /** Ownership of a non-apply write, computed on the object as it will be stored (a Secret's stringData is data by then). */
 function recordUpdate<T extends KubeObject>(type: ResourceType, stored: T | undefined, next: T, manager: string): T {
-  // normalizeSecret replaces top-level fields only, and the checks after this normalize
-  // metadata in place: a copy of those two levels keeps next as it is, without a deep copy of
-  // every object written with a field manager (issue 17)
-  const normalized = { ...next, metadata: isMap(next.metadata) ? { ...next.metadata } : next.metadata };
+  // normalizeSecret replaces top-level fields only, and the checks after this normalize metadata
+  // in place: next stays as it is
+  const normalized = withOwnMetadata(next);
   normalizeSecret(type, normalized);
   return recordOwnership(stored, normalized, manager, type.statusSubresource, now);
 }
