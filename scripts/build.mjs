@@ -1,6 +1,7 @@
 // The product build (`npm run build`; `npm ci` runs it as `prepare`): bundles src/cli/main.ts
 // and everything it imports into dist/, one file per lazily loaded part (esbuild's code
-// splitting), which bin/certsmith.mjs runs.
+// splitting), which bin/certsmith.mjs runs; the commands listed in `standalone` below are one
+// file each instead, built apart.
 //
 // Why a bundle and not tsc's file-per-module output: a command line is short-lived, and Node
 // resolves, reads and links each ES module on its own; `certsmith status` loaded 44 of them,
@@ -40,29 +41,92 @@ const lazyChildProcessForCommander = {
 };
 
 const outdir = join(root, 'dist');
-rmSync(outdir, { recursive: true, force: true });
-const result = await build({
+/**
+ * Command modules built as one file each, everything they import inside it (esbuild without
+ * splitting), for the commands a person types at a terminal and waits on. In the split build a
+ * command loads a chunk for every different set of commands its modules are shared with:
+ * `certsmith status` loaded 28 files of dist/, each resolved, read, compiled and linked on its
+ * own, which cost it more than its two round trips. A module they load with import() is inlined
+ * too (still run only when imported), so a command listed here must import no package, only
+ * node: built-ins, or that package would load with every run of it: the build checks this.
+ */
+const standalone = ['get', 'status', 'delete', 'renew', 'approve'];
+/**
+ * What main.js and the standalone commands must share, not each hold a copy of: main.ts tells
+ * a CliError or a StoreError a command throws by its class. A second entry of the split build
+ * re-exports them, and a standalone command imports that file in place of the modules.
+ */
+const shared = { name: 'cli-shared', modules: ['src/cli/cli-error.ts', 'src/store/store.ts'] };
+
+const common = {
   absWorkingDir: root,
-  entryPoints: { main: 'src/cli/main.ts' },
   outdir,
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
   external,
-  // chunks named after the module that starts them (`server-…`, `status-…`), in one folder
-  chunkNames: '[name]-[hash]',
   // a bundled CommonJS package (commander) calls require(): ES modules have none of their own
   banner: { js: "import { createRequire as __certsmithRequire } from 'node:module'; const require = __certsmithRequire(import.meta.url);" },
-  plugins: [lazyChildProcessForCommander],
   metafile: true,
   legalComments: 'none',
   logLevel: 'warning',
+};
+
+/** The program table's import() of a standalone command loads that command's own file. */
+const standaloneCommandsFromProgram = {
+  name: 'standalone-commands-from-program',
+  setup(b) {
+    const program = join(root, 'src', 'cli', 'program.ts');
+    b.onResolve({ filter: /^\.\/[\w-]+\.ts$/ }, (args) => {
+      const name = args.path.slice(2, -3);
+      return args.importer === program && args.kind === 'dynamic-import' && standalone.includes(name) ? { path: `./${name}.js`, external: true } : undefined;
+    });
+  },
+};
+
+const sharedEntry = {
+  name: 'shared-entry',
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^${shared.name}$`) }, () => ({ path: shared.name, namespace: shared.name }));
+    b.onLoad({ filter: /.*/, namespace: shared.name }, () => ({
+      contents: shared.modules.map((m) => `export * from './${m}';`).join('\n'), resolveDir: root, loader: 'js',
+    }));
+  },
+};
+
+/** In a standalone command, the shared modules are main.js's (see `shared`). */
+const sharedFromMain = {
+  name: 'shared-from-main',
+  setup(b) {
+    const modules = new Set(shared.modules.map((m) => join(root, m)));
+    b.onResolve({ filter: /\.ts$/ }, (args) => (
+      modules.has(join(args.resolveDir, args.path)) ? { path: `./${shared.name}.js`, external: true } : undefined));
+  },
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const split = await build({
+  ...common,
+  entryPoints: { main: 'src/cli/main.ts', [shared.name]: shared.name },
+  splitting: true,
+  // chunks named after the module that starts them (`server-…`, `doctor-…`), in one folder
+  chunkNames: '[name]-[hash]',
+  plugins: [lazyChildProcessForCommander, standaloneCommandsFromProgram, sharedEntry],
 });
+const single = await build({
+  ...common,
+  entryPoints: Object.fromEntries(standalone.map((name) => [name, `src/cli/${name}.ts`])),
+  splitting: false,
+  plugins: [sharedFromMain],
+});
+for (const [file, out] of Object.entries(single.metafile.outputs)) {
+  const packages = out.imports.filter((i) => i.external && i.kind === 'import-statement' && !i.path.startsWith('node:') && i.path !== `./${shared.name}.js`);
+  if (packages.length) throw new Error(`${file} would load ${packages.map((i) => i.path).join(', ')} with every run: import it where it is used, or leave the command out of \`standalone\``);
+}
 // which sources each file of dist/ holds: test/e2e/compiled.test.ts checks from it that a
 // command loads only what it needs
-const chunks = Object.fromEntries(Object.entries(result.metafile.outputs).map(([file, out]) => [
+const chunks = Object.fromEntries([split, single].flatMap((r) => Object.entries(r.metafile.outputs)).map(([file, out]) => [
   file.replace(/^dist\//, ''), Object.keys(out.inputs).sort(),
 ]));
 writeFileSync(join(outdir, 'chunks.json'), `${JSON.stringify(chunks, null, 1)}\n`);

@@ -39,28 +39,35 @@ const traceHook = 'export async function resolve(s, c, next) { const r = await n
 const traceInThread = "m.registerHooks({ resolve(s, c, next) { const r = next(s, c); if (r.url.startsWith('file:')) process.stderr.write('ESM ' + r.url + '\\n'); return r; } })";
 const traceImport = 'data:text/javascript,' + encodeURIComponent(`import m from 'node:module'; if (m.registerHooks) ${traceInThread}; else m.register(${JSON.stringify('data:text/javascript,' + encodeURIComponent(traceHook))});`);
 
-function modulesIn(stderr: string): string[] {
-  const modules = new Set<string>();
+/** Every module file in a trace, as loaded: a file of dist/ is one file, whatever it holds. */
+function filesIn(stderr: string): string[] {
+  const files = new Set<string>();
   for (const line of stderr.split('\n')) {
     const esm = /^ESM (file:\S+)/.exec(line);
-    if (esm) modules.add(new URL(esm[1]).pathname);
+    if (esm) files.add(new URL(esm[1]).pathname);
     // MODULE 123: load "/work/…/node_modules/yaml/dist/index.js" for module "…"
     const cjs = /^MODULE \d+: load "([^"]+)"/.exec(line);
-    if (cjs) modules.add(cjs[1]);
+    if (cjs) files.add(cjs[1]);
   }
+  return [...files];
+}
+
+const dist = join(repoRoot, 'dist') + sep;
+
+function modulesIn(stderr: string): string[] {
   // a file of the bundle stands for the sources it holds (dist/chunks.json, written by the build)
   const chunks = JSON.parse(readFileSync(join(repoRoot, 'dist', 'chunks.json'), 'utf8')) as Record<string, string[]>;
-  const dist = join(repoRoot, 'dist') + sep;
-  return [...modules].flatMap((m) => {
+  return filesIn(stderr).flatMap((m) => {
     const sources = m.startsWith(dist) ? chunks[m.slice(dist.length)] : undefined;
     return sources ? sources.map((source) => join(repoRoot, source)) : [m];
   });
 }
 
-/** Every module file a run of the compiled CLI loads. */
-async function modulesLoadedBy(args: string[]): Promise<{ code: number; stdout: string; modules: string[] }> {
+/** Every module file a run of the compiled CLI loads: as sources (`modules`), and the files of dist/ (`distFiles`). */
+async function modulesLoadedBy(args: string[]): Promise<{ code: number; stdout: string; modules: string[]; distFiles: string[] }> {
   const r = await run(process.execPath, ['--import', traceImport, compiledBin, ...args], { env: { NODE_DEBUG: 'module' } });
-  return { code: r.code, stdout: r.stdout, modules: modulesIn(r.stderr) };
+  const distFiles = filesIn(r.stderr).filter((f) => f.startsWith(dist)).map((f) => f.slice(dist.length)).sort();
+  return { code: r.code, stdout: r.stdout, modules: modulesIn(r.stderr), distFiles };
 }
 
 // Loaded by the commands that need them, never at start: each costs tens of milliseconds or more.
@@ -118,6 +125,15 @@ test('the compiled server issues the examples; the compiled CLI lists, shows and
   assert.match(status.stdout, /Ready: True/);
   assert.match(status.stdout, /Subject: CN=www\.example\.test/);
   assert.match(status.stdout, /Renewal Time: \S+ \(RenewBefore/);
+
+  // Each file of dist/ costs a resolve, read, compile and link: the commands a person waits on
+  // are one file each, beside what every command line loads (scripts/build.mjs, `standalone`).
+  const everyCommand = (await modulesLoadedBy(['--help'])).distFiles;
+  for (const [command, args] of [['status', ['status', 'certificate', 'web-rsa']], ['get', ['get', 'certificates', '-A']]] as const) {
+    const traced = await modulesLoadedBy(['--kubeconfig', s.kubeconfig, ...args]);
+    assert.equal(traced.code, 0, `certsmith ${args.join(' ')}`);
+    assert.deepEqual(traced.distFiles.filter((f) => !everyCommand.includes(f)), ['cli-shared.js', `${command}.js`], `certsmith ${args.join(' ')}`);
+  }
 
   const applied = await s.cli(['apply', '-f', '-'], {
     input: 'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: compiled, namespace: default}\nspec: {secretName: compiled-tls, dnsNames: [compiled.example.test], issuerRef: {name: example-ca}}\n',
