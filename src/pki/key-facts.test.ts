@@ -76,7 +76,7 @@ test('an ECDSA key is the public key of its private scalar, whatever copy of a p
 test('an RSA key whose primes do not make its modulus is refused, naming the rule', () => {
   const der = rsa.export({ type: 'pkcs1', format: 'der' });
   const r = new DERReader(readSingle(der, TAG.SEQUENCE, 'k').value);
-  const fields = [];
+  const fields: Buffer[] = [];
   while (!r.done) fields.push(r.read().der);
   // the fourth prime byte changed: p·q no longer equals n
   const p = Buffer.from(fields[4]);
