@@ -6,7 +6,6 @@ import type { Secret } from '../api/meta.ts';
 import { CERT_MANAGER_PREFIX } from '../api/annotations.ts';
 import type { Store } from '../store/store.ts';
 import { certificateMatchesKey, parseCertificate, splitPEM, type CertificateInfo } from '../pki/parse.ts';
-import { describeKey } from '../pki/keys.ts';
 import { encodeUsages, isKnownUsage } from '../pki/usages.ts';
 import { formatDuration } from '../api/duration.ts';
 import { CliError } from './cli-error.ts';
@@ -33,12 +32,9 @@ function splitUsages(usages: readonly string[] | undefined): { keyUsages: string
 }
 
 function publicKeyAlgorithm(info: CertificateInfo): string {
-  try {
-    const k = describeKey(info.publicKey);
-    return k.size ? `${k.algorithm} ${k.size}` : k.algorithm;
-  } catch (e) {
-    return (e as Error).message;
-  }
+  const k = info.keyType;
+  if ('unsupported' in k) return k.unsupported;
+  return k.size ? `${k.algorithm} ${k.size}` : k.algorithm;
 }
 
 function wholeSeconds(ms: number): number {

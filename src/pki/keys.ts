@@ -7,6 +7,8 @@ const generateKeyPairAsync = promisify(crypto.generateKeyPair);
 export type KeyAlgorithm = 'RSA' | 'ECDSA' | 'Ed25519';
 export type KeyEncoding = 'PKCS1' | 'PKCS8';
 export interface KeySpec { algorithm: KeyAlgorithm; size?: number; encoding?: KeyEncoding }
+/** What describeKey says of a key: its algorithm and size (0 for Ed25519). */
+export interface KeyType { algorithm: KeyAlgorithm; size: number }
 
 export const DEFAULT_RSA_KEY_SIZE = 2048;
 export const DEFAULT_ECDSA_KEY_SIZE = 256;
@@ -98,7 +100,7 @@ export function encodePrivateKey(key: crypto.KeyObject | string, encoding: KeyEn
 }
 
 /** Works on private and public keys alike. */
-export function describeKey(key: crypto.KeyObject): { algorithm: KeyAlgorithm; size: number } {
+export function describeKey(key: crypto.KeyObject): KeyType {
   switch (key.asymmetricKeyType) {
     case 'rsa':
       return { algorithm: 'RSA', size: key.asymmetricKeyDetails?.modulusLength ?? 0 };
@@ -115,13 +117,13 @@ export function describeKey(key: crypto.KeyObject): { algorithm: KeyAlgorithm; s
   }
 }
 
-export function keyMatchesSpec(key: crypto.KeyObject, spec: KeySpec): boolean {
+export function keyMatchesSpec(key: crypto.KeyObject | KeyType, spec: KeySpec): boolean {
   return keySpecMismatches(key, spec).length === 0;
 }
 
 /** Field paths as the trigger's "Existing private key is not up to date for spec" message lists them. */
-export function keySpecMismatches(key: crypto.KeyObject, spec: KeySpec): string[] {
-  const have = describeKey(key);
+export function keySpecMismatches(key: crypto.KeyObject | KeyType, spec: KeySpec): string[] {
+  const have = 'algorithm' in key ? key : describeKey(key);
   if (have.algorithm !== spec.algorithm) return ['spec.privateKey.algorithm'];
   if (spec.algorithm !== 'Ed25519' && have.size !== effectiveSize(spec)) return ['spec.privateKey.size'];
   return [];

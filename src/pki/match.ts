@@ -55,8 +55,9 @@ function altNameMismatches(have: CertificateTemplate, want: CertificateTemplate)
   return out;
 }
 
-function keyMismatches(publicKey: CSRInfo['publicKey'], keySpec: KeySpec | undefined): string[] {
+function keyMismatches(publicKey: CSRInfo['publicKey'] | CertificateInfo['keyType'], keySpec: KeySpec | undefined): string[] {
   if (!keySpec) return [];
+  if ('unsupported' in publicKey) return ['spec.privateKey.algorithm'];
   try {
     return keySpecMismatches(publicKey, keySpec);
   } catch {
@@ -116,6 +117,6 @@ export function certificateMismatches(cert: CertificateInfo, want: WantedCertifi
     // X.509 stores whole seconds.
     if (Math.abs(lifetime - want.durationMs) >= 1000) out.push('spec.duration');
   }
-  out.push(...keyMismatches(cert.publicKey, want.keySpec));
+  out.push(...keyMismatches(cert.keyType, want.keySpec));
   return out;
 }

@@ -9,6 +9,7 @@ import { parsePrivateKey } from '../pki/keys.ts';
 import { parseCertificate, type CertificateInfo } from '../pki/parse.ts';
 import { parseCSR, type CSRInfo } from '../pki/csr.ts';
 import { ownedBuffer } from '../pki/der.ts';
+import { privateKeyFacts, type KeyFacts } from '../pki/key-facts.ts';
 
 /** entries per memo: the Certificates a burst of reconciles works on at once, with room to spare */
 export const PARSE_MEMO_LIMIT = 4096;
@@ -44,6 +45,12 @@ function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) 
 }
 
 export const parseKeyMemo = memo<KeyObject>(parsePrivateKey);
+/**
+ * What the policies ask of a Secret's key (algorithm, size, public key), read without OpenSSL's
+ * decoder: the trigger and readiness controllers look at every Certificate's key after a restart,
+ * far more keys than the memo holds.
+ */
+export const keyFactsMemo = memo<KeyFacts>(privateKeyFacts);
 /** Only the first block of a bundle is parsed, so a leaf and its chain share one entry. */
 function firstPEMBlock(text: string): string {
   const end = text.indexOf('-----END CERTIFICATE-----');

@@ -4,10 +4,10 @@ import { isTrue } from '../../api/conditions.ts';
 import { ANN } from './objects.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
-import { decodeBase64, parseCertMemo, parseKeyMemo, requestCSR } from '../../shared/parse-memo.ts';
+import { decodeBase64, keyFactsMemo, parseCertMemo, requestCSR } from '../../shared/parse-memo.ts';
 import { issuerRefKey, keySpecOf, templateOf } from '../../shared/certificate-template.ts';
 import { parseDuration } from '../../api/duration.ts';
-import { keyMatchesSpec, publicKeyFingerprint } from '../../pki/keys.ts';
+import { keyMatchesSpec } from '../../pki/keys.ts';
 import { csrMismatches, certificateMismatches } from '../../pki/match.ts';
 import { TEMPORARY_CA_COMMON_NAME } from '../../pki/temporary.ts';
 
@@ -36,11 +36,11 @@ const secretHasData: Policy = ({ secret }) => {
 };
 
 const keyPairValid: Policy = ({ secret }) => {
-  const key = parseKeyMemo(decodeBase64(secret!.data!['tls.key']));
+  const key = keyFactsMemo(decodeBase64(secret!.data!['tls.key']));
   if (key.error) return { reason: 'InvalidKeyPair', message: `Issuing certificate as Secret contains invalid private key data: ${key.error}` };
   const cert = parseCertMemo(decodeBase64(secret!.data!['tls.crt']));
   if (cert.error) return { reason: 'InvalidCertificate', message: `Issuing certificate as Secret contains an invalid certificate: ${cert.error}` };
-  if (publicKeyFingerprint(key.value!) !== cert.value!.publicKeyFingerprint) {
+  if (key.value!.fingerprint !== cert.value!.publicKeyFingerprint) {
     return { reason: 'InvalidKeyPair', message: 'Issuing certificate as Secret contains a private key that does not match the certificate' };
   }
   return undefined;
@@ -67,7 +67,7 @@ const certificateNameMatches: Policy = ({ certificate, secret }) => {
 };
 
 const keyMatchesCertificateSpec: Policy = ({ certificate, secret }) => {
-  const key = parseKeyMemo(decodeBase64(secret!.data!['tls.key']));
+  const key = keyFactsMemo(decodeBase64(secret!.data!['tls.key']));
   if (key.error) return { reason: 'InvalidKeyPair', message: `Issuing certificate as Secret contains invalid private key data: ${key.error}` };
   const spec = keySpecOf(certificate.spec);
   if (keyMatchesSpec(key.value!, spec)) return undefined;
@@ -78,8 +78,8 @@ const secretKeyMatchesCurrentRequest: Policy = ({ secret, currentCR }) => {
   if (!currentCR) return undefined;
   const csr = requestCSR(currentCR);
   if (csr.error) return { reason: 'InvalidCertificateRequest', message: `Failed to decode current CertificateRequest: ${csr.error}` };
-  const key = parseKeyMemo(decodeBase64(secret!.data!['tls.key']));
-  if (publicKeyFingerprint(key.value!) === csr.value!.publicKeyFingerprint) return undefined;
+  const key = keyFactsMemo(decodeBase64(secret!.data!['tls.key']));
+  if (key.value!.fingerprint === csr.value!.publicKeyFingerprint) return undefined;
   return { reason: 'SecretMismatch', message: 'Secret contains a private key that does not match the current CertificateRequest' };
 };
 
