@@ -71,3 +71,20 @@ test('names no certificate may carry are refused when the CSR is built and when 
   rmSync(dir, { recursive: true });
   await assert.rejects(signCertificate({ csrPem: foreign, notBefore: new Date(), durationMs: 3_600_000, selfSignKeyPem: key }), /the request asks for a name no certificate may carry: dnsName "\$\(reboot\)\.example\.test"/);
 });
+
+test('a CSR createCSR signed parses as the same CSR read cold; a changed one is still verified', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const pem = await createCSR({ commonName: 'fresh', dnsNames: ['fresh.example.test'] }, key);
+  const fresh = parseCSR(pem);
+  // the same DER in another string is parsed (and its signature checked) as any other CSR is
+  const cold = parseCSR(pem.replace(/\n/g, '\r\n'));
+  assert.deepEqual(fresh.template, cold.template);
+  assert.equal(fresh.publicKeyFingerprint, cold.publicKeyFingerprint);
+  assert.deepEqual(fresh.subjectDER, cold.subjectDER);
+  assert.deepEqual(fresh.extensions, cold.extensions);
+  // one bit of the signature flipped: the last base64 character before the END line
+  const body = pem.split('\n');
+  const last = body.length - 3;
+  body[last] = body[last].slice(0, -1) + (body[last].endsWith('A') ? 'B' : 'A');
+  assert.throws(() => parseCSR(body.join('\n')), /signature does not verify|invalid certificate request/);
+});
