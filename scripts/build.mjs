@@ -13,6 +13,7 @@
 // only strips types, as tsx does for the tests.
 import { build } from 'esbuild';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -37,6 +38,22 @@ const lazyChildProcessForCommander = {
       contents: "module.exports = new Proxy({}, { get: (_, name) => require('node:child_process')[name] });",
       loader: 'js',
     }));
+  },
+};
+
+/**
+ * Node's built-in modules through require(), not import: importing one as an ES module makes
+ * Node build a facade that reads every export once, which runs the lazy getters require()
+ * leaves alone. node:http's load undici on Node 24 (about 80 ms for every command that talks
+ * to a server, and for the server's start); node:fs's and node:util's cost a few ms on every
+ * line. The require() is the banner's.
+ */
+const builtinsByRequire = {
+  name: 'builtins-by-require',
+  setup(b) {
+    b.onResolve({ filter: /^[\w:/]+$/ }, (args) => (
+      args.kind === 'import-statement' && isBuiltin(args.path) ? { path: args.path, namespace: 'builtin' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
   },
 };
 
@@ -112,13 +129,13 @@ const split = await build({
   splitting: true,
   // chunks named after the module that starts them (`server-…`, `doctor-…`), in one folder
   chunkNames: '[name]-[hash]',
-  plugins: [lazyChildProcessForCommander, standaloneCommandsFromProgram, sharedEntry],
+  plugins: [lazyChildProcessForCommander, standaloneCommandsFromProgram, sharedEntry, builtinsByRequire],
 });
 const single = await build({
   ...common,
   entryPoints: Object.fromEntries(standalone.map((name) => [name, `src/cli/${name}.ts`])),
   splitting: false,
-  plugins: [sharedFromMain],
+  plugins: [sharedFromMain, builtinsByRequire],
 });
 for (const [file, out] of Object.entries(single.metafile.outputs)) {
   const packages = out.imports.filter((i) => i.external && i.kind === 'import-statement' && !i.path.startsWith('node:') && i.path !== `./${shared.name}.js`);
