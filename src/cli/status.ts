@@ -9,6 +9,10 @@ import type { Certificate as CertificateObj, CertificateRequest as CertificateRe
 import { defaultBackoff } from '../shared/backoff.ts';
 import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';
+// imported, not import()ed: the command is one file of dist/ (scripts/build.mjs, `standalone`),
+// where an import() is inlined all the same and keeps every export of the module it names
+import { parseCertificate } from '../pki/parse.ts';
+import { renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor } from '../shared/certificate-schedule.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
 import { byCodeUnits } from '../api/ordering.ts';
@@ -40,10 +44,9 @@ function parsedOrError<T>(parse: () => T): { value?: T; error?: string } {
 export async function certificateStatus(store: Store, namespace: string, name: string, backoff = defaultBackoff): Promise<string> {
   // Every request is a round trip to the server: what needs only the namespace is asked for
   // with the Certificate, what needs the Certificate right after it, so the whole command
-  // waits for two round trips. The certificate parser and the renewal logic are loaded by
-  // this command only (not by `certsmith --help`), while the server answers.
-  const [{ renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor }, { parseCertificate }, crt, namespaceEvents, namespaceRequests] = await Promise.all([
-    import('../shared/certificate-schedule.ts'), import('../pki/parse.ts'), store.get<CertificateObj>(Certificate, namespace, name),
+  // waits for two round trips.
+  const [crt, namespaceEvents, namespaceRequests] = await Promise.all([
+    store.get<CertificateObj>(Certificate, namespace, name),
     store.list<EventObj>(EventType, { namespace }), store.list<CertificateRequestObj>(CertificateRequest, { namespace }),
   ]);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
