@@ -68,3 +68,21 @@ test('parsePrivateKey rejects garbage without echoing the input', () => {
   const dsa = crypto.generateKeyPairSync('dsa', { modulusLength: 2048, divisorLength: 256 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
   assert.throws(() => parsePrivateKey(dsa), /invalid private key: unsupported key type dsa/);
 });
+
+// encodePrivateKey builds an EC key's SEC 1 and PKCS #8 PEM itself (from the JWK); it must be
+// byte for byte what OpenSSL exports, and the SPKI it records what OpenSSL's SPKI export says.
+test('EC keys encode as OpenSSL encodes them, SEC 1 and PKCS #8, on every curve', () => {
+  for (const namedCurve of ['P-256', 'P-384', 'P-521']) {
+    // on until a scalar with a leading zero byte came up (JWK and SEC 1 pad d to the curve's size)
+    let leadingZero = false;
+    for (let i = 0; i < 16 || !leadingZero; i++) {
+      const { privateKey } = crypto.generateKeyPairSync('ec', { namedCurve });
+      leadingZero ||= Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url')[0] === 0;
+      const pkcs8 = encodePrivateKey(privateKey, 'PKCS8');
+      assert.equal(pkcs8, privateKey.export({ type: 'pkcs8', format: 'pem' }), `${namedCurve} PKCS #8`);
+      assert.equal(encodePrivateKey(privateKey, 'PKCS1'), privateKey.export({ type: 'sec1', format: 'pem' }), `${namedCurve} SEC 1`);
+      assert.equal(publicKeyFingerprint(privateKey), crypto.createHash('sha256').update(crypto.createPublicKey(privateKey).export({ type: 'spki', format: 'der' })).digest('hex'));
+      assert.ok(crypto.createPrivateKey(pkcs8).equals(privateKey));
+    }
+  }
+});

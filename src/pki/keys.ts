@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
-import { privateKeyByPEM, spkiDER } from './spki.ts';
+import { ecKeyParts, privateKeyByPEM, rememberSPKI, spkiDER } from './spki.ts';
+import { explicit, integer, octetString, sequence } from './der.ts';
+import { encodePEM } from './pem.ts';
 
 const generateKeyPairAsync = promisify(crypto.generateKeyPair);
 
@@ -88,9 +90,45 @@ export function parsePrivateKey(pem: string): crypto.KeyObject {
   return key;
 }
 
+interface ECPrivateKeyPEMs { sec1: string; pkcs8: string }
+
+/** both PEM forms of the EC keys encoded so far (a key is generated in one and stored in the other) */
+const ecPEMsByKey = new WeakMap<crypto.KeyObject, ECPrivateKeyPEMs>();
+
+/**
+ * An EC private key's SEC 1 and PKCS #8 PEM, built from its JWK export: byte for byte what
+ * OpenSSL exports (keys.test.ts), at a quarter of the cost of OpenSSL 3's PKCS #8 encoder,
+ * which ran on the event loop for every issuance (issue 17). Its SPKI, from the same JWK, is
+ * recorded for the fingerprint the request manager takes next.
+ */
+function ecPrivateKeyPEMs(key: crypto.KeyObject): ECPrivateKeyPEMs | undefined {
+  const known = ecPEMsByKey.get(key);
+  if (known) return known;
+  const ec = ecKeyParts(key.export({ format: 'jwk' }));
+  if (!ec?.d) return undefined;
+  const d = octetString(ec.d);
+  const pems = {
+    // RFC 5915 ECPrivateKey with its curve; inside PKCS #8 the curve is the AlgorithmIdentifier's, as OpenSSL writes it
+    sec1: encodePEM('EC PRIVATE KEY', sequence(integer(1), d, explicit(0, ec.curve), explicit(1, ec.point))),
+    pkcs8: encodePEM('PRIVATE KEY', sequence(integer(0), ec.algorithm, octetString(sequence(integer(1), d, explicit(1, ec.point))))),
+  };
+  ecPEMsByKey.set(key, pems);
+  rememberSPKI(key, sequence(ec.algorithm, ec.point));
+  return pems;
+}
+
 export function encodePrivateKey(key: crypto.KeyObject | string, encoding: KeyEncoding): string {
   const k = typeof key === 'string' ? parsePrivateKey(key) : key;
   if (k.type !== 'private') throw new Error('encodePrivateKey needs a private key');
+  if (k.asymmetricKeyType === 'ec' && (encoding === 'PKCS8' || encoding === 'PKCS1')) {
+    const pems = ecPrivateKeyPEMs(k);
+    if (pems) {
+      const pem = encoding === 'PKCS8' ? pems.pkcs8 : pems.sec1;
+      // the other form is stored next (the next-key Secret holds PKCS #8, tls.key usually SEC 1)
+      privateKeyByPEM.set(pem, k);
+      return pem;
+    }
+  }
   if (encoding === 'PKCS8' || k.asymmetricKeyType === 'ed25519') {
     return k.export({ type: 'pkcs8', format: 'pem' }) as string;
   }
