@@ -83,8 +83,9 @@ const common = {
   platform: 'node',
   target: 'node20',
   external,
-  // a bundled CommonJS package (commander) calls require(): ES modules have none of their own
-  banner: { js: "import { createRequire as __certsmithRequire } from 'node:module'; const require = __certsmithRequire(import.meta.url);" },
+  // a bundled CommonJS package (commander) calls require(), and so do the built-ins (see
+  // builtinsByRequire): ES modules have none of their own
+  banner: { js: "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);" },
   metafile: true,
   legalComments: 'none',
   logLevel: 'warning',
