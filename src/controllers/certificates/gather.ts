@@ -38,41 +38,84 @@ export function certificateCaches(ctx: ControllerContext): CertificateCaches {
   return { certificates, requests, secrets };
 }
 
+interface Subscriber {
+  enqueue: (key: string) => void;
+  wakes: CertificateWakes;
+}
+
+/**
+ * The controllers subscribed to each certificate graph, by its Certificates' informer. One set
+ * of informer handlers serves them all: what an event is about (the Certificate owning a Secret
+ * or a request, the Certificates naming a Secret) is looked up once per event, not once per
+ * controller (seven of them; the lookups were most of a restart's replay of its caches).
+ */
+const subscribersByGraph = new WeakMap<Informer<CertificateObj>, Subscriber[]>();
+
 /**
  * Wires the usual wake-ups: the Certificate itself, its requests, its Secrets, each asked of
- * `wakes` first (wake.ts), so a controller is not woken for changes it never acts on.
+ * `wakes` first (wake.ts), so a controller is not woken for changes it never acts on. Every
+ * event reaches the subscribers in the order they subscribed.
  */
 export function watchCertificateGraph(c: CertificateCaches, enqueue: (key: string) => void, wakes: CertificateWakes = wakeOnEverything): void {
-  const certKey = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
-  c.certificates.onAdd((crt) => { if (wakes.added(crt, c.secrets.get(crt.metadata.namespace, crt.spec?.secretName))) certKey(crt); });
-  // the same object twice is an informer resync: the periodic second look it exists for
-  c.certificates.onUpdate((old, crt) => { if (old === crt || wakes.changed(old, crt)) certKey(crt); });
-  c.certificates.onDelete(certKey);
-  /** Calls fn with the cached controlling Certificate of old and next, or wakes its key when it is not cached. */
-  const byOwner = <T extends KubeObject>(old: T | undefined, next: T | undefined, fn: (crt: CertificateObj) => boolean) => {
-    const keys = new Set<string>();
-    for (const o of [old, next]) {
-      const k = o && controllerOwnerKey(o, Certificate);
-      if (k) keys.add(k);
+  const known = subscribersByGraph.get(c.certificates);
+  if (known) {
+    known.push({ enqueue, wakes });
+    return;
+  }
+  const subs: Subscriber[] = [{ enqueue, wakes }];
+  subscribersByGraph.set(c.certificates, subs);
+  const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
+  /** fn for every subscriber, each on its own: one whose predicate throws (a malformed object) does not keep the event from the rest */
+  const each = (fn: (s: Subscriber) => void) => {
+    let failure: unknown;
+    for (const s of subs) {
+      try {
+        fn(s);
+      } catch (err) {
+        failure ??= err;
+      }
     }
-    for (const k of keys) {
+    // the informer logs it, as when each controller had a handler of its own
+    if (failure) throw failure;
+  };
+  c.certificates.onAdd((crt) => {
+    const secret = c.secrets.get(crt.metadata.namespace, crt.spec?.secretName);
+    const key = keyOf(crt);
+    each((s) => { if (s.wakes.added(crt, secret)) s.enqueue(key); });
+  });
+  // the same object twice is an informer resync: the periodic second look it exists for
+  c.certificates.onUpdate((old, crt) => {
+    const key = keyOf(crt);
+    each((s) => { if (old === crt || s.wakes.changed(old, crt)) s.enqueue(key); });
+  });
+  c.certificates.onDelete((crt) => {
+    const key = keyOf(crt);
+    each((s) => s.enqueue(key));
+  });
+  /** Asks `wake` of the cached controlling Certificate of old and next, for each subscriber; wakes everyone when it is not cached. */
+  const byOwner = <T extends KubeObject>(old: T | undefined, next: T | undefined, wake: (s: Subscriber, crt: CertificateObj) => boolean) => {
+    const first = old && controllerOwnerKey(old, Certificate);
+    const second = next && controllerOwnerKey(next, Certificate);
+    for (const k of first === second ? [first] : [first, second]) {
+      if (!k) continue;
       const { namespace, name } = splitKey(k);
       const crt = c.certificates.get(namespace, name);
-      if (!crt || fn(crt)) enqueue(k);
+      each((s) => { if (!crt || wake(s, crt)) s.enqueue(k); });
     }
   };
   const onSecret = (old: Secret | undefined, next: Secret | undefined) => {
-    const s = (next ?? old)!;
+    const secret = (next ?? old)!;
     const resync = old === next;
-    for (const crt of c.certificates.byIndex(BY_SECRET, `${s.metadata.namespace}/${s.metadata.name}`)) if (resync || wakes.targetSecret(crt, old, next)) certKey(crt);
+    const targeting = c.certificates.byIndex(BY_SECRET, `${secret.metadata.namespace}/${secret.metadata.name}`);
+    each((s) => { for (const crt of targeting) if (resync || s.wakes.targetSecret(crt, old, next)) s.enqueue(keyOf(crt)); });
     const nextKey = old?.metadata.labels?.[LABEL.nextPrivateKey] === 'true' || next?.metadata.labels?.[LABEL.nextPrivateKey] === 'true';
     // the target Secret was handled by name above; any other owned Secret wakes as before
-    byOwner(old, next, (crt) => nextKey ? resync || wakes.nextKeySecret(crt, old, next) : s.metadata.name !== crt.spec.secretName);
+    byOwner(old, next, (s, crt) => nextKey ? resync || s.wakes.nextKeySecret(crt, old, next) : secret.metadata.name !== crt.spec.secretName);
   };
   c.secrets.onAdd((s) => onSecret(undefined, s));
   c.secrets.onUpdate(onSecret);
   c.secrets.onDelete((s) => onSecret(s, undefined));
-  const onRequest = (old: CertificateRequestObj | undefined, next: CertificateRequestObj | undefined) => byOwner(old, next, (crt) => old === next || wakes.request(crt, old, next));
+  const onRequest = (old: CertificateRequestObj | undefined, next: CertificateRequestObj | undefined) => byOwner(old, next, (s, crt) => old === next || s.wakes.request(crt, old, next));
   c.requests.onAdd((r) => onRequest(undefined, r));
   c.requests.onUpdate(onRequest);
   c.requests.onDelete((r) => onRequest(r, undefined));
