@@ -103,6 +103,13 @@ function recordShaped(keys: string[]): Record<string, unknown> {
   return new shape.make();
 }
 
+/**
+ * Fields whose strings no other cached object holds: a request's CSR, a Secret's private key.
+ * Interning them only cost a hash of a kilobyte each and pushed the strings that do recur (a
+ * leaf in its request's status and its Secret) out of the interner's generations sooner.
+ */
+const NEVER_SHARED = new Set(['request', 'tls.key']);
+
 /** every cached empty object (labels: {}) is this one: frozen, nothing can tell them apart */
 const EMPTY = Object.freeze({});
 
@@ -128,7 +135,8 @@ function frozenSharingStrings<T>(value: T, owned: boolean): T {
   if (keys.length === 0 && proto === Object.prototype) return EMPTY as T;
   const out = owned ? record : recordShaped(keys);
   for (const k of keys) {
-    const v = frozenSharingStrings(record[k], owned);
+    const field = record[k];
+    const v = typeof field === 'string' && NEVER_SHARED.has(k) ? field : frozenSharingStrings(field, owned);
     // a "__proto__" key (JSON.parse makes it an own property) would set the copy's prototype
     if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     else out[k] = v;
