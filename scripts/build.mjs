@@ -13,11 +13,12 @@
 // only strips types, as tsx does for the tests.
 import { build } from 'esbuild';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { isBuiltin } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const bundled = new Set(['commander']);
 const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })
@@ -53,7 +54,17 @@ const builtinsByRequire = {
   setup(b) {
     b.onResolve({ filter: /^[\w:/]+$/ }, (args) => (
       args.kind === 'import-statement' && isBuiltin(args.path) ? { path: args.path, namespace: 'builtin' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+    // an ES module whose exports are each a pure call of their own: esbuild keeps those some
+    // module imports and reads no other (as a CommonJS module, each importer would copy them
+    // all, esbuild's __toESM); the names are those of the node that builds
+    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({
+      contents: [
+        `const m = require(${JSON.stringify(args.path)});`, 'export default m;',
+        ...Object.keys(require(args.path)).filter((name) => /^[A-Za-z_$][\w$]*$/.test(name) && name !== 'default')
+          .map((name) => `export const ${name} = /* @__PURE__ */ (() => m.${name})();`),
+      ].join('\n'),
+      loader: 'js',
+    }));
   },
 };
 
