@@ -3,7 +3,7 @@
 // An entry is kept small (issue 17: at 100,000 Certificates the memos were a tenth of the heap):
 // it is keyed by a digest of the PEM, not the PEM itself, and its buffers are copied out of
 // Node's shared 8 KiB allocation pool, where a 500-byte slice kept a whole pool slab alive.
-import { createHash, type KeyObject } from 'node:crypto';
+import { hash, type KeyObject } from 'node:crypto';
 import { BoundedCache } from '../runtime/bounded-cache.ts';
 import { parsePrivateKey } from '../pki/keys.ts';
 import { parseCertificate, type CertificateInfo } from '../pki/parse.ts';
@@ -20,9 +20,12 @@ interface Memo<T> {
   remember(text: string, value: T): void;
 }
 
-/** SHA-256 in base64: collisions are not a concern, and it is a twentieth of a PEM's size */
+/**
+ * SHA-256 in base64: collisions are not a concern, and it is a twentieth of a PEM's size.
+ * One-shot: a Hash object cost twice the digest itself, on every lookup (issue 17).
+ */
 function digestOf(text: string): string {
-  return createHash('sha256').update(text).digest('base64');
+  return hash('sha256', text, 'base64');
 }
 
 function memo<T>(fn: (text: string) => T, keyOf: (text: string) => string = (t) => t, compact: (value: T) => T = (v) => v): Memo<T> {

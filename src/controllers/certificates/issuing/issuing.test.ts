@@ -16,6 +16,8 @@ import { decideReadiness } from '../readiness/readiness.ts';
 import type { Condition } from '../../../api/meta.ts';
 import { decideRequestManager } from '../requestmanager/requestmanager.ts';
 import { requestName } from '../../../shared/revisions.ts';
+import { keyFactsMemo } from '../../../shared/parse-memo.ts';
+import { privateKeyFacts } from '../../../pki/key-facts.ts';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -181,4 +183,14 @@ test('composeSecret: a temporary certificate drops the issuer annotations and ca
   assert.equal(out.metadata.annotations?.team, 'x');
   assert.equal(out.metadata.annotations?.[ANN.certificateName], 'a');
   assert.deepEqual(Object.keys(out.data!).sort(), ['other', 'tls.crt', 'tls.key']);
+});
+
+test('buildSecretData: the key facts it records for tls.key are what reading tls.key cold gives', async () => {
+  for (const spec of [{ algorithm: 'ECDSA', size: 384 }, { algorithm: 'RSA', size: 2048 }, { algorithm: 'Ed25519' }] as const) {
+    const keyPem = await generatePrivateKey({ ...spec, encoding: 'PKCS8' });
+    const crt: CertificateObj = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'k', namespace: 'default' }, spec: { secretName: 'k-tls', issuerRef: { name: 'ca' }, privateKey: spec } };
+    const data = await buildSecretData(crt, { keyPem, chainPem: 'unused', passwords: {} });
+    const tlsKey = Buffer.from(data['tls.key'], 'base64').toString('utf8');
+    assert.deepEqual(keyFactsMemo(tlsKey).value, privateKeyFacts(tlsKey), spec.algorithm);
+  }
 });

@@ -1,13 +1,13 @@
 // Builds the target Secret of a Certificate from a key and the issued chain, cert-manager's
 // layout: tls.crt/tls.key/ca.crt, additional output formats, keystores, template metadata and
 // the cert-manager.io annotations. Key and certificate always land in the same write.
-import { encodePrivateKey } from '../../../pki/keys.ts';
+import { describeKey, encodePrivateKey, publicKeyFingerprint } from '../../../pki/keys.ts';
 import { combinedPEM, createJKS, createPKCS12, createTruststoreJKS, createTruststorePKCS12, pemToDER } from '../../../pki/encodings.ts';
 import { SECRET_TEMPLATE_KEYS_ANNOTATION, SubjectAnnotation } from '../../../api/annotations.ts';
 import { ANN, LABEL } from '../objects.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
-import { encodeBase64, parseCertCached, parseKeyMemo } from '../../../shared/parse-memo.ts';
+import { encodeBase64, keyFactsMemo, parseCertCached, parseKeyMemo } from '../../../shared/parse-memo.ts';
 import { keySpecOf } from '../../../shared/certificate-template.ts';
 
 /** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
@@ -35,7 +35,11 @@ export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): P
   const keyPem = encodePrivateKey(m.keyPem, keySpecOf(crt.spec).encoding ?? 'PKCS1');
   // Every later reconcile reads this key back from the Secret: parsing PEM is slow in OpenSSL 3.
   const key = parseKeyMemo(m.keyPem).value;
-  if (key) parseKeyMemo.remember(keyPem, key);
+  if (key) {
+    parseKeyMemo.remember(keyPem, key);
+    // the policies read its facts from the DER otherwise (an EC scalar multiplication in JS)
+    keyFactsMemo.remember(keyPem, { ...describeKey(key), fingerprint: publicKeyFingerprint(key) });
+  }
   const data: Record<string, string> = { 'tls.crt': encodeBase64(m.chainPem), 'tls.key': encodeBase64(keyPem) };
   if (m.caPem) data['ca.crt'] = encodeBase64(m.caPem);
   for (const f of crt.spec.additionalOutputFormats ?? []) {
