@@ -19,8 +19,10 @@ export function ariEnabled(acme: (ACMEIssuer & { renewalInformationSource?: stri
 export function ariFor(certificate: CertificateObj, leaf: CertificateInfo): AriInput | undefined {
   const ari = certificate.status?.acme?.ari;
   const w = ari?.suggestedWindow;
+  // the leaf's certID (base64url of its AKI and serial) only when there is an answer to match it to
+  if (!ari || !w || !ari.lastChecked) return undefined;
   const certID = certIdOf(leaf);
-  if (!ari || !w || !certID || ari.certID !== certID || !ari.lastChecked) return undefined;
+  if (!certID || ari.certID !== certID) return undefined;
   const start = new Date(w.start);
   const end = new Date(w.end);
   const fetchedAt = new Date(ari.lastChecked);
