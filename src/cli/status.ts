@@ -33,6 +33,15 @@ function eventLines(events: EventObj[], obj: KubeObject, indent: string): string
   return [`${indent}Events:`, ...mine.map((e) => `${indent}  ${e.type}\t${e.reason}\t${e.lastTimestamp ?? ''}${(e.count ?? 1) > 1 ? ` (x${e.count})` : ''}\t${e.message}`)];
 }
 
+/**
+ * The events about objects named `name`: a namespace holds a few for every Certificate and
+ * request in it, which the server need not send; eventLines still picks by uid. (Field
+ * selector values escape `\`, `,` and `=`.)
+ */
+function eventsNamed(store: Store, namespace: string, name: string) {
+  return store.list<EventObj>(EventType, { namespace, fieldSelector: `involvedObject.name=${name.replace(/[\\,=]/g, '\\$&')}` });
+}
+
 function parsedOrError<T>(parse: () => T): { value?: T; error?: string } {
   try {
     return { value: parse() };
@@ -45,9 +54,9 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   // Every request is a round trip to the server: what needs only the namespace is asked for
   // with the Certificate, what needs the Certificate right after it, so the whole command
   // waits for two round trips.
-  const [crt, namespaceEvents, namespaceRequests] = await Promise.all([
+  const [crt, certificateEvents, namespaceRequests] = await Promise.all([
     store.get<CertificateObj>(Certificate, namespace, name),
-    store.list<EventObj>(EventType, { namespace }), store.list<CertificateRequestObj>(CertificateRequest, { namespace }),
+    eventsNamed(store, namespace, name), store.list<CertificateRequestObj>(CertificateRequest, { namespace }),
   ]);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
   const s = crt.status ?? {};
@@ -59,7 +68,7 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   type OrderObj = KubeObject & { status?: Record<string, unknown> };
   type ChallengeObj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
   const none = { items: [] };
-  const [issuer, secret, orders, challenges, certificates] = await Promise.all([
+  const [issuer, secret, orders, challenges, certificates, requestEvents] = await Promise.all([
     kind === 'ClusterIssuer' ? store.get(ClusterIssuer, undefined, ref.name) : kind === 'Issuer' ? store.get(Issuer, namespace, ref.name) : undefined,
     store.get<Secret>(SecretType, namespace, crt.spec.secretName),
     // ACME only, but whether the issuer is ACME is known only now: a request's Orders, if it has one
@@ -67,8 +76,9 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     requests.length ? store.list<ChallengeObj>(Challenge, { namespace }) : none,
     // every Certificate when this one failed: retries of many failing in the same minute are spread
     s.lastFailureTime ? store.list<CertificateObj>(Certificate) : none,
+    Promise.all(requests.map((r) => eventsNamed(store, namespace, r.metadata.name!))),
   ]);
-  const events = eventLines(namespaceEvents.items, crt, '');
+  const events = eventLines(certificateEvents.items, crt, '');
   const out: string[] = [
     `Name: ${name}`,
     `Namespace: ${namespace}`,
@@ -129,9 +139,9 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   if (s.revision !== undefined) out.push(`Revision: ${s.revision}`);
 
   if (!requests.length) out.push('No CertificateRequest found for this Certificate');
-  for (const cr of requests) {
+  for (const [i, cr] of requests.entries()) {
     out.push('CertificateRequest:', `  Name: ${cr.metadata.name}`, `  Namespace: ${namespace}`, '  Conditions:', ...conditionLines(cr.status?.conditions, '    '));
-    out.push(...eventLines(namespaceEvents.items, cr, '  '));
+    out.push(...eventLines(requestEvents[i].items, cr, '  '));
     for (const o of orders.items.filter((x) => x.metadata.ownerReferences?.some((r) => r.uid === cr.metadata.uid))) {
       const os = o.status ?? {};
       out.push('Order:', `  Name: ${o.metadata.name}`, `  State: ${os.state ?? ''}, Reason: ${os.reason ?? ''}`, `  Failure Time: ${os.failureTime ?? '<none>'}`);

@@ -1,0 +1,56 @@
+// certsmith status certificate: the events it shows are its Certificate's and its request's, and
+// it asks the server for the events of those names only, not for the whole namespace's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSqliteStore } from '../store/sqlite/index.ts';
+import { FakeClock } from '../runtime/clock.ts';
+import { Certificate, CertificateRequest, EventType } from '../api/resources.ts';
+import { CertificateAnnotation } from '../api/annotations.ts';
+import type { KubeObject } from '../api/meta.ts';
+import type { ListOptions, Store } from '../store/store.ts';
+import { certificateStatus } from './status.ts';
+
+test('status shows the events of its Certificate and request, and lists no others', async () => {
+  const store = openSqliteStore({ path: ':memory:', clock: new FakeClock('2026-01-01T00:00:00Z') });
+  try {
+    const certificate = (name: string) => store.create(Certificate, {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name, namespace: 'default' },
+      spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.test`], issuerRef: { name: 'ca' } },
+    } as KubeObject);
+    const [web, other] = [await certificate('web'), await certificate('other')];
+    const request = (crt: KubeObject) => store.create(CertificateRequest, {
+      apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
+      metadata: {
+        name: `${crt.metadata.name}-1`, namespace: 'default', annotations: { [CertificateAnnotation.revision]: '1' },
+        ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: crt.metadata.name!, uid: crt.metadata.uid!, controller: true }],
+      },
+      spec: { request: '', issuerRef: { name: 'ca' } },
+    } as KubeObject);
+    const [webRequest, otherRequest] = [await request(web), await request(other)];
+    let n = 0;
+    const event = (about: KubeObject, reason: string) => store.create(EventType, {
+      apiVersion: 'v1', kind: 'Event', metadata: { name: `e${++n}`, namespace: 'default' },
+      involvedObject: { kind: about.kind, name: about.metadata.name, namespace: 'default', uid: about.metadata.uid },
+      type: 'Normal', reason, message: `${reason} of ${about.metadata.name}`, count: 1, lastTimestamp: `2026-01-01T00:00:0${n}Z`,
+    } as KubeObject);
+    await event(web, 'Issuing');
+    await event(other, 'Issuing');
+    await event(webRequest, 'Approved');
+    await event(otherRequest, 'Approved');
+
+    const eventLists: ListOptions[] = [];
+    const recording: Store = Object.assign(Object.create(store) as Store, {
+      list: (type: Parameters<Store['list']>[0], opts?: ListOptions) => {
+        if (type === EventType) eventLists.push(opts ?? {});
+        return store.list(type, opts);
+      },
+    });
+    const text = await certificateStatus(recording, 'default', 'web');
+    assert.match(text, /^Events:\n {2}Normal\tIssuing\t2026-01-01T00:00:01Z\tIssuing of web$/m);
+    assert.match(text, /^CertificateRequest:\n {2}Name: web-1\n[^]*^ {2}Events:\n {4}Normal\tApproved\t2026-01-01T00:00:03Z\tApproved of web-1$/m);
+    assert.doesNotMatch(text, /of other/);
+    assert.deepEqual(eventLists.map((o) => o.fieldSelector).sort(), ['involvedObject.name=web', 'involvedObject.name=web-1']);
+  } finally {
+    await store.close();
+  }
+});
