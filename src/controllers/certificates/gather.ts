@@ -44,10 +44,11 @@ interface Subscriber {
 }
 
 /**
- * The controllers subscribed to each certificate graph, by its Certificates' informer. One set
- * of informer handlers serves them all: what an event is about (the Certificate owning a Secret
- * or a request, the Certificates naming a Secret) is looked up once per event, not once per
- * controller (seven of them; the lookups were most of a restart's replay of its caches).
+ * The controllers subscribed to each certificate graph before its caches filled, by its
+ * Certificates' informer. One set of informer handlers serves them all: what an event is about
+ * (the Certificate owning a Secret or a request, the Certificates naming a Secret) is looked up
+ * once per event, not once per controller (seven of them; the lookups were most of a
+ * restart's replay of its caches).
  */
 const subscribersByGraph = new WeakMap<Informer<CertificateObj>, Subscriber[]>();
 
@@ -57,13 +58,24 @@ const subscribersByGraph = new WeakMap<Informer<CertificateObj>, Subscriber[]>()
  * event reaches the subscribers in the order they subscribed.
  */
 export function watchCertificateGraph(c: CertificateCaches, enqueue: (key: string) => void, wakes: CertificateWakes = wakeOnEverything): void {
-  const known = subscribersByGraph.get(c.certificates);
-  if (known) {
-    known.push({ enqueue, wakes });
+  const subscriber = { enqueue, wakes };
+  // once a cache has filled, a controller that comes later (after winning an election) is told
+  // of what it holds by handlers of its own: the informer replays its objects to a new handler
+  if ([c.certificates, c.secrets, c.requests].some((i) => i.hasSynced())) {
+    routeGraph(c, [subscriber]);
     return;
   }
-  const subs: Subscriber[] = [{ enqueue, wakes }];
-  subscribersByGraph.set(c.certificates, subs);
+  const known = subscribersByGraph.get(c.certificates);
+  if (known) known.push(subscriber);
+  else {
+    const subs = [subscriber];
+    subscribersByGraph.set(c.certificates, subs);
+    routeGraph(c, subs);
+  }
+}
+
+/** Informer handlers that wake `subs` (which may grow) for changes of the graph c. */
+function routeGraph(c: CertificateCaches, subs: Subscriber[]): void {
   const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
   /** fn for every subscriber, each on its own: one whose predicate throws (a malformed object) does not keep the event from the rest */
   const each = (fn: (s: Subscriber) => void) => {
