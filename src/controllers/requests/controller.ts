@@ -2,7 +2,7 @@
 // CA): approval (unless turned off), issuer checks, signing, one status write per pass.
 import { CertificateRequest, SecretType } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
-import { CertificateAnnotation, ManagedLabel } from '../../api/annotations.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
 import { record } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
@@ -18,19 +18,6 @@ const MANAGER = 'certificaterequests-issuer';
 
 export function requestController(ctx: ControllerContext): ControllerSpec {
   const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
-  // the certificate controllers' Secret cache (they register it first): whole objects for the Secrets certsmith manages
-  const secrets = ctx.informers.informerFor<Secret>(SecretType);
-  /**
-   * A signing key's Secret: from the cache when it holds the whole Secret (a CA or key certsmith
-   * issued), as cert-manager's signers read theirs from a lister; otherwise from the store. A
-   * store read commits the store's open batch of writes early, a quarter of all commits
-   * during a burst of issuances (issue 17).
-   */
-  const signingSecret = async (namespace: string | undefined, name: string): Promise<Secret | undefined> => {
-    const cached = secrets.get(namespace, name);
-    if (cached && (cached.data || cached.metadata.labels?.[ManagedLabel.fao] === 'true')) return cached;
-    return ctx.store.get<Secret>(SecretType, namespace, name);
-  };
   return {
     name: MANAGER,
     workers: 4,
@@ -63,11 +50,11 @@ export function requestController(ctx: ControllerContext): ControllerSpec {
       let outcome;
       if (gate.issuerType === 'selfSigned') {
         const keyName = cr.metadata.annotations?.[CertificateAnnotation.privateKeySecretName];
-        const keySecret = keyName ? await signingSecret(namespace, keyName) : undefined;
+        const keySecret = keyName ? await ctx.store.get<Secret>(SecretType, namespace, keyName) : undefined;
         outcome = await signSelfSigned(cr, keySecret, now);
       } else {
         const ca = gate.issuer.spec!.ca!;
-        const caSecret = await signingSecret(issuerResourceNamespace(ctx, gate.issuer), ca.secretName);
+        const caSecret = await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, gate.issuer), ca.secretName);
         outcome = await signWithCA(cr, caSecret, ca.secretName, now, ca);
       }
       if (outcome.kind === 'pending') {
