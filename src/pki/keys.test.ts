@@ -86,3 +86,9 @@ test('EC keys encode as OpenSSL encodes them, SEC 1 and PKCS #8, on every curve'
     }
   }
 });
+
+test('EC keys on curves cert-manager does not support are still encoded by OpenSSL', () => {
+  const { privateKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'brainpoolP256r1' });
+  assert.equal(encodePrivateKey(privateKey, 'PKCS8'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  assert.equal(encodePrivateKey(privateKey, 'PKCS1'), privateKey.export({ type: 'sec1', format: 'pem' }));
+});

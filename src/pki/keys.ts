@@ -120,7 +120,8 @@ function ecPrivateKeyPEMs(key: crypto.KeyObject): ECPrivateKeyPEMs | undefined {
 export function encodePrivateKey(key: crypto.KeyObject | string, encoding: KeyEncoding): string {
   const k = typeof key === 'string' ? parsePrivateKey(key) : key;
   if (k.type !== 'private') throw new Error('encodePrivateKey needs a private key');
-  if (k.asymmetricKeyType === 'ec' && (encoding === 'PKCS8' || encoding === 'PKCS1')) {
+  // other curves (Node exports no JWK for some) keep OpenSSL's encoders
+  if (k.asymmetricKeyType === 'ec' && (k.asymmetricKeyDetails?.namedCurve ?? '') in SIZE_BY_CURVE && (encoding === 'PKCS8' || encoding === 'PKCS1')) {
     const pems = ecPrivateKeyPEMs(k);
     if (pems) {
       const pem = encoding === 'PKCS8' ? pems.pkcs8 : pems.sec1;
