@@ -1,11 +1,11 @@
 // PKCS#10 (RFC 2986) requests, encoded and decoded with the DER codec in der.ts.
 import { BoundedCache } from '../runtime/bounded-cache.ts';
-import crypto from 'node:crypto';
 import {
   bitString, contents, decodeOID, decodeSmallInteger, integer, oid, ownedBuffer, sequence,
   setOf, TAG, tlv,
 } from './der.ts';
-import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
+import { describeKey, parsePrivateKey, publicKeyFingerprint, type KeyType } from './keys.ts';
+import { spkiFacts } from './key-facts.ts';
 import { decodePEMBlocks, encodePEM } from './pem.ts';
 import { publicKeyFromSPKI, spkiDER } from './spki.ts';
 import { decodeSigned, signatureAlgorithmFor, signTBS, verifyTBS } from './signature.ts';
@@ -19,7 +19,10 @@ const EXTENSION_REQUEST_OID = '1.2.840.113549.1.9.14';
 
 export interface CSRInfo {
   template: CertificateTemplate;
-  publicKey: crypto.KeyObject;
+  /** the public key's algorithm and size, or why certsmith supports no such key */
+  keyType: KeyType | { unsupported: string };
+  /** the public key's SubjectPublicKeyInfo as certsmith encodes it, for the certificate */
+  spki: Buffer;
   publicKeyFingerprint: string;
   /** DER of the subject as encoded in the CSR (literalSubject comparisons are byte-exact upstream) */
   subjectDER: Buffer;
@@ -69,9 +72,20 @@ const signedHere = new BoundedCache<string, true>(1024);
 export function parseCSR(pem: string): CSRInfo {
   const hit = typeof pem === 'string' ? parsedCSRs.get(pem) : undefined;
   if (hit) return hit;
-  const info = parseCSRUncached(pem);
+  const info = parseCSRUncached(pem, true);
   parsedCSRs.set(pem, info);
   return info;
+}
+
+/**
+ * A CSR's contents without a check of its signature, for deciding whether a request still fits
+ * its Certificate: the request was admitted with its signature checked and its spec cannot
+ * change, and signing it checks again (parseCSR). After a restart the trigger and readiness
+ * controllers read every Certificate's request; OpenSSL's part of a checked parse was most of
+ * their first pass (issue 17).
+ */
+export function readCSR(pem: string): CSRInfo {
+  return (typeof pem === 'string' ? parsedCSRs.get(pem) : undefined) ?? parseCSRUncached(pem, false);
 }
 
 interface DecodedCSR {
@@ -109,17 +123,32 @@ function decodeCSR(der: Buffer): DecodedCSR {
   };
 }
 
-function parseCSRUncached(pem: string): CSRInfo {
+/** The public key's facts from the DER where key-facts.ts reads them, else through OpenSSL. */
+function publicKeyParts(spki: Buffer): Pick<CSRInfo, 'keyType' | 'spki' | 'publicKeyFingerprint'> {
+  const facts = spkiFacts(spki);
+  // the SPKI in a buffer of its own: a parse is memoised, and allocUnsafe's come from Node's shared pool
+  if (facts) return { keyType: { algorithm: facts.algorithm, size: facts.size }, spki: ownedBuffer(facts.spki), publicKeyFingerprint: facts.fingerprint };
+  const publicKey = publicKeyFromSPKI(spki);
+  let keyType: CSRInfo['keyType'];
+  try {
+    keyType = describeKey(publicKey);
+  } catch (err) {
+    keyType = { unsupported: (err as Error).message };
+  }
+  return { keyType, spki: ownedBuffer(spkiDER(publicKey)), publicKeyFingerprint: publicKeyFingerprint(publicKey) };
+}
+
+function parseCSRUncached(pem: string, checkSignature: boolean): CSRInfo {
   const block = decodePEMBlocks(typeof pem === 'string' ? pem : '')
     .find((b) => b.type === 'CERTIFICATE REQUEST' || b.type === 'NEW CERTIFICATE REQUEST');
   if (!block) throw new Error('invalid certificate request: no CERTIFICATE REQUEST PEM block found');
   let csr: DecodedCSR;
-  let publicKey: crypto.KeyObject;
-  let verified: boolean;
+  let key: ReturnType<typeof publicKeyParts>;
+  let verified = true;
   try {
     csr = decodeCSR(block.der);
-    publicKey = publicKeyFromSPKI(csr.spki);
-    verified = signedHere.delete(pem) || verifyTBS(publicKey, csr.signatureAlgorithm, csr.info, csr.signature);
+    key = publicKeyParts(csr.spki);
+    if (checkSignature) verified = signedHere.delete(pem) || verifyTBS(publicKeyFromSPKI(csr.spki), csr.signatureAlgorithm, csr.info, csr.signature);
   } catch (err) {
     throw new Error(`invalid certificate request: ${(err as Error).message}`);
   }
@@ -140,8 +169,7 @@ function parseCSRUncached(pem: string): CSRInfo {
   if (name.commonName !== undefined) template.commonName = name.commonName;
   return {
     template,
-    publicKey,
-    publicKeyFingerprint: publicKeyFingerprint(publicKey),
+    ...key,
     subjectDER: ownedBuffer(csr.subject),
     hasUsages: fields.hasUsages,
     extensions: csr.extensions.map((e) => ({ ...e, value: ownedBuffer(e.value) })),

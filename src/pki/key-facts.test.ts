@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { privateKeyFacts, spkiFacts } from './key-facts.ts';
 import { describeKey, parsePrivateKey, publicKeyFingerprint } from './keys.ts';
+import { spkiDER } from './spki.ts';
 import { encodePEM } from './pem.ts';
 import { bitString, oid, readSingle, sequence as seq, TAG, DERReader, contents } from './der.ts';
 
@@ -102,7 +103,7 @@ test('spkiFacts reads RSA and uncompressed EC SubjectPublicKeyInfo as OpenSSL do
   for (const key of [rsa, ...Object.values(ec)]) {
     const spki = crypto.createPublicKey(key).export({ type: 'spki', format: 'der' });
     const pub = crypto.createPublicKey({ key: spki, format: 'der', type: 'spki' });
-    assert.deepEqual(spkiFacts(spki), { ...describeKey(pub), fingerprint: publicKeyFingerprint(pub) });
+    assert.deepEqual(spkiFacts(spki), { ...describeKey(pub), fingerprint: publicKeyFingerprint(pub), spki: spkiDER(pub) });
   }
   assert.equal(spkiFacts(crypto.createPublicKey(ed).export({ type: 'spki', format: 'der' })), undefined);
   // the same P-256 point, compressed: OpenSSL's to decode

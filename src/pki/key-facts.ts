@@ -28,25 +28,33 @@ const CURVES: Record<string, { ecdh: string; size: number; bytes: number }> = {
   '1.3.132.0.35': { ecdh: 'secp521r1', size: 521, bytes: 66 },
 };
 
-const sha256 = (der: Buffer) => crypto.createHash('sha256').update(der).digest('hex');
-
-/** The SPKI encodeSPKI (spki.ts) writes for this point, so fingerprints agree with publicKeyFingerprint's. */
-function ecFacts(curveOID: string, point: Buffer): KeyFacts {
-  const curve = CURVES[curveOID];
-  return { algorithm: 'ECDSA', size: curve.size, fingerprint: sha256(seq(seq(oid(OID_EC_PUBLIC_KEY), oid(curveOID)), bitString(point))) };
+/** A public key's facts with its SubjectPublicKeyInfo as certsmith encodes it (spkiDER's bytes). */
+export interface PublicKeyFacts extends KeyFacts {
+  spki: Buffer;
 }
 
-function rsaFacts(n: Buffer, e: Buffer): KeyFacts {
+const sha256 = (der: Buffer) => crypto.createHash('sha256').update(der).digest('hex');
+
+function facts(algorithm: KeyAlgorithm, size: number, spki: Buffer): PublicKeyFacts {
+  return { algorithm, size, fingerprint: sha256(spki), spki };
+}
+
+/** The SPKI encodeSPKI (spki.ts) writes for this point, so fingerprints agree with publicKeyFingerprint's. */
+function ecFacts(curveOID: string, point: Buffer): PublicKeyFacts {
+  return facts('ECDSA', CURVES[curveOID].size, seq(seq(oid(OID_EC_PUBLIC_KEY), oid(curveOID)), bitString(point)));
+}
+
+function rsaFacts(n: Buffer, e: Buffer): PublicKeyFacts {
   let i = 0;
   while (i < n.length - 1 && n[i] === 0) i++;
   const size = (n.length - i - 1) * 8 + (32 - Math.clz32(n[i]));
-  return { algorithm: 'RSA', size, fingerprint: sha256(seq(seq(oid(OID_RSA), NULL), bitString(seq(integer(n), integer(e))))) };
+  return facts('RSA', size, seq(seq(oid(OID_RSA), NULL), bitString(seq(integer(n), integer(e)))));
 }
 
 const big = (b: Buffer) => BigInt(`0x${b.toString('hex') || '0'}`);
 
 /** RSAPrivateKey (RFC 8017 A.1.2): two-prime keys only, as cert-manager generates and Go reads. */
-function rsaPrivate(der: Buffer): KeyFacts | undefined {
+function rsaPrivate(der: Buffer): PublicKeyFacts | undefined {
   const r = new DERReader(readSingle(der, TAG.SEQUENCE, 'RSAPrivateKey').value, 'RSAPrivateKey');
   if (decodeSmallInteger(r.expect(TAG.INTEGER, 'version')) !== 0) return undefined;
   const [n, e, , p, q] = ['n', 'e', 'd', 'p', 'q'].map((name) => decodeIntegerBytes(r.expect(TAG.INTEGER, name)));
@@ -58,7 +66,7 @@ function rsaPrivate(der: Buffer): KeyFacts | undefined {
 }
 
 /** ECPrivateKey (RFC 5915); the curve from its own parameters or, in PKCS#8, from the algorithm's. */
-function ecPrivate(der: Buffer, outerCurve?: string): KeyFacts | undefined {
+function ecPrivate(der: Buffer, outerCurve?: string): PublicKeyFacts | undefined {
   const r = new DERReader(readSingle(der, TAG.SEQUENCE, 'ECPrivateKey').value, 'ECPrivateKey');
   if (decodeSmallInteger(r.expect(TAG.INTEGER, 'version')) !== 1) return undefined;
   const scalar = r.expect(TAG.OCTET_STRING, 'privateKey').value;
@@ -82,7 +90,7 @@ function ecPrivate(der: Buffer, outerCurve?: string): KeyFacts | undefined {
 }
 
 /** PrivateKeyInfo / OneAsymmetricKey (RFC 5208, 5958) holding an RSA or EC key. */
-function pkcs8Private(der: Buffer): KeyFacts | undefined {
+function pkcs8Private(der: Buffer): PublicKeyFacts | undefined {
   const r = new DERReader(readSingle(der, TAG.SEQUENCE, 'PrivateKeyInfo').value, 'PrivateKeyInfo');
   if (decodeSmallInteger(r.expect(TAG.INTEGER, 'version')) > 1) return undefined;
   const alg = contents(r.expect(TAG.SEQUENCE, 'privateKeyAlgorithm'), 'AlgorithmIdentifier');
@@ -101,7 +109,7 @@ function pkcs8Private(der: Buffer): KeyFacts | undefined {
   return undefined;
 }
 
-const readers: Record<string, (der: Buffer) => KeyFacts | undefined> = {
+const readers: Record<string, (der: Buffer) => PublicKeyFacts | undefined> = {
   'PRIVATE KEY': pkcs8Private,
   'RSA PRIVATE KEY': rsaPrivate,
   'EC PRIVATE KEY': (der) => ecPrivate(der),
@@ -112,14 +120,14 @@ export function privateKeyFacts(pem: string): KeyFacts {
   const blocks = typeof pem === 'string' ? decodePEMBlocks(pem) : [];
   const read = blocks.length === 1 ? readers[blocks[0].type] : undefined;
   if (read) {
-    let facts: KeyFacts | undefined;
+    let found: KeyFacts | undefined;
     try {
-      facts = read(blocks[0].der);
+      found = read(blocks[0].der);
     } catch (err) {
       // malformed DER: OpenSSL names the problem as it always has
       if (!(err instanceof DERError)) throw err;
     }
-    if (facts) return facts;
+    if (found) return { algorithm: found.algorithm, size: found.size, fingerprint: found.fingerprint };
   }
   const key = parsePrivateKey(pem);
   return { ...describeKey(key), fingerprint: publicKeyFingerprint(key) };
@@ -130,7 +138,7 @@ export function privateKeyFacts(pem: string): KeyFacts {
  * read only through OpenSSL (a compressed point, Ed25519, other algorithms). Only the shape is
  * checked: whether an EC point lies on its curve is OpenSSL's to say when the key is used.
  */
-export function spkiFacts(spki: Buffer): KeyFacts | undefined {
+export function spkiFacts(spki: Buffer): PublicKeyFacts | undefined {
   try {
     const r = new DERReader(readSingle(spki, TAG.SEQUENCE, 'SubjectPublicKeyInfo').value, 'SubjectPublicKeyInfo');
     const alg = contents(r.expect(TAG.SEQUENCE, 'algorithm'), 'AlgorithmIdentifier');

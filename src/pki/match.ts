@@ -55,7 +55,7 @@ function altNameMismatches(have: CertificateTemplate, want: CertificateTemplate)
   return out;
 }
 
-function keyMismatches(publicKey: CSRInfo['publicKey'] | CertificateInfo['keyType'], keySpec: KeySpec | undefined): string[] {
+function keyMismatches(publicKey: CSRInfo['keyType'], keySpec: KeySpec | undefined): string[] {
   if (!keySpec) return [];
   if ('unsupported' in publicKey) return ['spec.privateKey.algorithm'];
   try {
@@ -88,7 +88,7 @@ export function csrMismatches(csr: CSRInfo, want: WantedCertificate): string[] {
     }
     if (!wantUsages || !sameMultiset(effectiveUsages(have.usages, false), wantUsages)) out.push('spec.usages');
   }
-  out.push(...keyMismatches(csr.publicKey, want.keySpec));
+  out.push(...keyMismatches(csr.keyType, want.keySpec));
   return out;
 }
 

@@ -108,8 +108,10 @@ export function parseCertificate(pem: string): CertificateInfo {
     cert = decodeCertificate(block.der);
     // read from the DER where it can be (key-facts.ts): OpenSSL's SPKI decoder costs 0.25 ms
     const facts = spkiFacts(cert.spki);
-    if (facts) ({ fingerprint, ...keyType } = facts);
-    else {
+    if (facts) {
+      keyType = { algorithm: facts.algorithm, size: facts.size };
+      fingerprint = facts.fingerprint;
+    } else {
       const publicKey = publicKeyFromSPKI(cert.spki);
       try {
         keyType = describeKey(publicKey);

@@ -5,7 +5,6 @@ import { parseCSR } from './csr.ts';
 import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
 import { decodeCertificate } from './parse.ts';
 import { certificateBlocks, encodePEM } from './pem.ts';
-import { spkiDER } from './spki.ts';
 import { signatureAlgorithmFor, signTBS } from './signature.ts';
 import {
   authorityKeyIdentifierExtension, basicConstraintsExtension, encodeExtensions, EXTENSION_OID, fieldsFromExtensions,
@@ -152,7 +151,7 @@ export async function signCertificate(o: SignOptions): Promise<string> {
     signer = { key, subject: csr.subjectDER, keyId: Buffer.alloc(0) };
   }
   const subject = csr.subjectDER;
-  const spki = spkiDER(csr.publicKey);
+  const spki = csr.spki;
   const subjectKeyId = keyIdentifier(spki);
   if (selfSigned) signer = { ...signer, keyId: subjectKeyId };
 

@@ -7,7 +7,7 @@ import { hash, type KeyObject } from 'node:crypto';
 import { BoundedCache } from '../runtime/bounded-cache.ts';
 import { parsePrivateKey } from '../pki/keys.ts';
 import { parseCertificate, type CertificateInfo } from '../pki/parse.ts';
-import { parseCSR, type CSRInfo } from '../pki/csr.ts';
+import { parseCSR, readCSR, type CSRInfo } from '../pki/csr.ts';
 import { ownedBuffer } from '../pki/der.ts';
 import { privateKeyFacts, type KeyFacts } from '../pki/key-facts.ts';
 
@@ -71,6 +71,8 @@ function compactCertificate(c: CertificateInfo): CertificateInfo {
 export const parseCertMemo = memo<CertificateInfo>(parseCertificate, firstPEMBlock, compactCertificate);
 /** parseCSR's results own their buffers already */
 export const parseCSRMemo = memo<CSRInfo>(parseCSR);
+/** CSRs read without a check of their signature (csr.ts readCSR): for comparing a request with its Certificate */
+const readCSRMemo = memo<CSRInfo>(readCSR);
 
 export function decodeBase64(s: string | undefined): string {
   return s ? Buffer.from(s, 'base64').toString('utf8') : '';
@@ -85,6 +87,16 @@ export function requestCSR(cr: { spec?: { request?: string } }): { value?: CSRIn
   const pem = decodeBase64(cr.spec?.request);
   if (!pem) return { error: 'spec.request is empty' };
   return parseCSRMemo(pem);
+}
+
+/**
+ * A request's CSR as requestCSR gives it, its signature not checked again: for the policies,
+ * which compare an admitted request (whose spec cannot change) with its Certificate and Secret.
+ */
+export function requestCSRContent(cr: { spec?: { request?: string } }): { value?: CSRInfo; error?: string } {
+  const pem = decodeBase64(cr.spec?.request);
+  if (!pem) return { error: 'spec.request is empty' };
+  return readCSRMemo(pem);
 }
 
 /** A parsed certificate from the memo, throwing the parse error like parseCertificate does. */

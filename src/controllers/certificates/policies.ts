@@ -4,7 +4,7 @@ import { isTrue } from '../../api/conditions.ts';
 import { ANN } from './objects.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
-import { decodeBase64, keyFactsMemo, parseCertMemo, requestCSR } from '../../shared/parse-memo.ts';
+import { decodeBase64, keyFactsMemo, parseCertMemo, requestCSRContent } from '../../shared/parse-memo.ts';
 import { issuerRefKey, keySpecOf, templateOf } from '../../shared/certificate-template.ts';
 import { parseDuration } from '../../api/duration.ts';
 import { keyMatchesSpec } from '../../pki/keys.ts';
@@ -76,7 +76,7 @@ const keyMatchesCertificateSpec: Policy = ({ certificate, secret }) => {
 
 const secretKeyMatchesCurrentRequest: Policy = ({ secret, currentCR }) => {
   if (!currentCR) return undefined;
-  const csr = requestCSR(currentCR);
+  const csr = requestCSRContent(currentCR);
   if (csr.error) return { reason: 'InvalidCertificateRequest', message: `Failed to decode current CertificateRequest: ${csr.error}` };
   const key = keyFactsMemo(decodeBase64(secret!.data!['tls.key']));
   if (key.value!.fingerprint === csr.value!.publicKeyFingerprint) return undefined;
@@ -99,7 +99,7 @@ function sameDuration(a: string, b: string): boolean {
 
 /** Violated spec fields of a request against its Certificate (cert-manager's RequestMatchesSpec). */
 export function requestMismatches(certificate: CertificateObj, cr: CertificateRequestObj): string[] | undefined {
-  const csr = requestCSR(cr);
+  const csr = requestCSRContent(cr);
   if (csr.error) return undefined;
   const out = csrMismatches(csr.value!, { ...templateOf(certificate.spec), usages: certificate.spec.usages });
   if ((certificate.spec.isCA ?? false) !== (cr.spec.isCA ?? false) && !out.includes('spec.isCA')) out.push('spec.isCA');
