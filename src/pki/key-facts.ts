@@ -8,9 +8,11 @@
 // Anything else (Ed25519, encrypted keys, unusual encodings) goes through OpenSSL as before,
 // so the errors for bad input stay the ones parsePrivateKey gives.
 import crypto from 'node:crypto';
-import { DERError, DERReader, NULL, TAG, bitString, contents, contextTag, decodeBitString, decodeIntegerBytes, decodeOID, decodeSmallInteger, integer, oid, readSingle, sequence as seq } from './der.ts';
+import { DERError, DERReader, TAG, contents, contextTag, decodeBitString, decodeIntegerBytes, decodeOID, decodeSmallInteger, readSingle } from './der.ts';
 import { decodePEMBlocks } from './pem.ts';
 import { describeKey, parsePrivateKey, publicKeyFingerprint, type KeyAlgorithm } from './keys.ts';
+import { curveByOID, OID_EC_PUBLIC_KEY, OID_RSA_ENCRYPTION, type Curve } from './curves.ts';
+import { ecSPKI, rsaSPKI } from './spki.ts';
 
 export interface KeyFacts {
   algorithm: KeyAlgorithm;
@@ -20,35 +22,27 @@ export interface KeyFacts {
   fingerprint: string;
 }
 
-const OID_EC_PUBLIC_KEY = '1.2.840.10045.2.1';
-const OID_RSA = '1.2.840.113549.1.1.1';
-const CURVES: Record<string, { ecdh: string; size: number; bytes: number }> = {
-  '1.2.840.10045.3.1.7': { ecdh: 'prime256v1', size: 256, bytes: 32 },
-  '1.3.132.0.34': { ecdh: 'secp384r1', size: 384, bytes: 48 },
-  '1.3.132.0.35': { ecdh: 'secp521r1', size: 521, bytes: 66 },
-};
-
 /** A public key's facts with its SubjectPublicKeyInfo as certsmith encodes it (spkiDER's bytes). */
 export interface PublicKeyFacts extends KeyFacts {
   spki: Buffer;
 }
 
-const sha256 = (der: Buffer) => crypto.createHash('sha256').update(der).digest('hex');
+const sha256 = (der: Buffer) => crypto.hash('sha256', der, 'hex');
 
 function facts(algorithm: KeyAlgorithm, size: number, spki: Buffer): PublicKeyFacts {
   return { algorithm, size, fingerprint: sha256(spki), spki };
 }
 
 /** The SPKI encodeSPKI (spki.ts) writes for this point, so fingerprints agree with publicKeyFingerprint's. */
-function ecFacts(curveOID: string, point: Buffer): PublicKeyFacts {
-  return facts('ECDSA', CURVES[curveOID].size, seq(seq(oid(OID_EC_PUBLIC_KEY), oid(curveOID)), bitString(point)));
+function ecFacts(curve: Curve, point: Buffer): PublicKeyFacts {
+  return facts('ECDSA', curve.size, ecSPKI(curve.oid, point));
 }
 
 function rsaFacts(n: Buffer, e: Buffer): PublicKeyFacts {
   let i = 0;
   while (i < n.length - 1 && n[i] === 0) i++;
   const size = (n.length - i - 1) * 8 + (32 - Math.clz32(n[i]));
-  return facts('RSA', size, seq(seq(oid(OID_RSA), NULL), bitString(seq(integer(n), integer(e)))));
+  return facts('RSA', size, rsaSPKI(n, e));
 }
 
 const big = (b: Buffer) => BigInt(`0x${b.toString('hex') || '0'}`);
@@ -78,15 +72,15 @@ function ecPrivate(der: Buffer, outerCurve?: string): PublicKeyFacts | undefined
   }
   if (r.peekTag() === contextTag(1, true)) r.read();
   r.end();
-  const curve = curveOID === undefined ? undefined : CURVES[curveOID];
+  const curve = curveOID === undefined ? undefined : curveByOID.get(curveOID);
   if (!curve || scalar.length !== curve.bytes) return undefined;
-  const ecdh = crypto.createECDH(curve.ecdh);
+  const ecdh = crypto.createECDH(curve.openssl);
   try {
     ecdh.setPrivateKey(scalar);
   } catch {
     return undefined;
   }
-  return ecFacts(curveOID!, ecdh.getPublicKey());
+  return ecFacts(curve, ecdh.getPublicKey());
 }
 
 /** PrivateKeyInfo / OneAsymmetricKey (RFC 5208, 5958) holding an RSA or EC key. */
@@ -96,7 +90,7 @@ function pkcs8Private(der: Buffer): PublicKeyFacts | undefined {
   const alg = contents(r.expect(TAG.SEQUENCE, 'privateKeyAlgorithm'), 'AlgorithmIdentifier');
   const algorithm = decodeOID(alg.expect(TAG.OID, 'algorithm'));
   const key = r.expect(TAG.OCTET_STRING, 'privateKey').value;
-  if (algorithm === OID_RSA) {
+  if (algorithm === OID_RSA_ENCRYPTION) {
     if (!alg.done) alg.expect(TAG.NULL, 'parameters');
     alg.end();
     return rsaPrivate(key);
@@ -149,11 +143,11 @@ export function spkiFacts(spki: Buffer): PublicKeyFacts | undefined {
     if (algorithm === OID_EC_PUBLIC_KEY) {
       const curveOID = decodeOID(alg.expect(TAG.OID, 'namedCurve'));
       alg.end();
-      const curve = CURVES[curveOID];
+      const curve = curveByOID.get(curveOID);
       if (!curve || bits.bytes.length !== 1 + 2 * curve.bytes || bits.bytes[0] !== 4) return undefined;
-      return ecFacts(curveOID, bits.bytes);
+      return ecFacts(curve, bits.bytes);
     }
-    if (algorithm === OID_RSA) {
+    if (algorithm === OID_RSA_ENCRYPTION) {
       if (!alg.done) alg.expect(TAG.NULL, 'parameters');
       alg.end();
       const k = new DERReader(readSingle(bits.bytes, TAG.SEQUENCE, 'RSAPublicKey').value, 'RSAPublicKey');

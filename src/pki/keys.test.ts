@@ -72,12 +72,21 @@ test('parsePrivateKey rejects garbage without echoing the input', () => {
 // encodePrivateKey builds an EC key's SEC 1 and PKCS #8 PEM itself (from the JWK); it must be
 // byte for byte what OpenSSL exports, and the SPKI it records what OpenSSL's SPKI export says.
 test('EC keys encode as OpenSSL encodes them, SEC 1 and PKCS #8, on every curve', () => {
-  for (const namedCurve of ['P-256', 'P-384', 'P-521']) {
-    // on until a scalar with a leading zero byte came up (JWK and SEC 1 pad d to the curve's size)
-    let leadingZero = false;
-    for (let i = 0; i < 16 || !leadingZero; i++) {
-      const { privateKey } = crypto.generateKeyPairSync('ec', { namedCurve });
-      leadingZero ||= Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url')[0] === 0;
+  for (const [namedCurve, openssl, bytes] of [['P-256', 'prime256v1', 32], ['P-384', 'secp384r1', 48], ['P-521', 'secp521r1', 66]] as const) {
+    // 16 keys, and one whose scalar starts with a zero byte (JWK and SEC 1 pad d to the curve's size)
+    const d = crypto.randomBytes(bytes);
+    d[0] = 0;
+    d[bytes - 1] |= 1;
+    const ecdh = crypto.createECDH(openssl);
+    ecdh.setPrivateKey(d);
+    const point = ecdh.getPublicKey();
+    const half = (point.length - 1) / 2;
+    const leadingZero = crypto.createPrivateKey({
+      format: 'jwk',
+      key: { kty: 'EC', crv: namedCurve, d: d.toString('base64url'), x: point.subarray(1, 1 + half).toString('base64url'), y: point.subarray(1 + half).toString('base64url') },
+    });
+    for (let i = 0; i <= 16; i++) {
+      const privateKey = i === 16 ? leadingZero : crypto.generateKeyPairSync('ec', { namedCurve }).privateKey;
       const pkcs8 = encodePrivateKey(privateKey, 'PKCS8');
       assert.equal(pkcs8, privateKey.export({ type: 'pkcs8', format: 'pem' }), `${namedCurve} PKCS #8`);
       assert.equal(encodePrivateKey(privateKey, 'PKCS1'), privateKey.export({ type: 'sec1', format: 'pem' }), `${namedCurve} SEC 1`);

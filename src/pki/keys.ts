@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { ecKeyParts, privateKeyByPEM, rememberSPKI, spkiDER } from './spki.ts';
 import { explicit, integer, octetString, sequence } from './der.ts';
 import { encodePEM } from './pem.ts';
+import { curveByOpenSSLName, curveBySize } from './curves.ts';
 
 const generateKeyPairAsync = promisify(crypto.generateKeyPair);
 
@@ -17,8 +18,6 @@ export const DEFAULT_ECDSA_KEY_SIZE = 256;
 const MIN_RSA_KEY_SIZE = 2048;
 const MAX_RSA_KEY_SIZE = 8192;
 
-const CURVE_BY_SIZE: Record<number, string> = { 256: 'prime256v1', 384: 'secp384r1', 521: 'secp521r1' };
-const SIZE_BY_CURVE: Record<string, number> = { prime256v1: 256, secp384r1: 384, secp521r1: 521 };
 
 /** cert-manager's webhook rules for spec.privateKey; Ed25519 ignores size, as upstream does. */
 export function validateKeySpec(spec: KeySpec): string | undefined {
@@ -30,7 +29,7 @@ export function validateKeySpec(spec: KeySpec): string | undefined {
       }
       break;
     case 'ECDSA':
-      if (size !== 0 && !(size in CURVE_BY_SIZE)) return 'ECDSA key size must be one of 256, 384 or 521';
+      if (size !== 0 && !curveBySize.has(size)) return 'ECDSA key size must be one of 256, 384 or 521';
       break;
     case 'Ed25519':
       break;
@@ -57,7 +56,7 @@ export async function generatePrivateKey(spec: KeySpec): Promise<string> {
   if (spec.algorithm === 'RSA') {
     ({ privateKey } = await generateKeyPairAsync('rsa', { modulusLength: size }));
   } else if (spec.algorithm === 'ECDSA') {
-    ({ privateKey } = await generateKeyPairAsync('ec', { namedCurve: CURVE_BY_SIZE[size] }));
+    ({ privateKey } = await generateKeyPairAsync('ec', { namedCurve: curveBySize.get(size)!.openssl }));
   } else {
     ({ privateKey } = await generateKeyPairAsync('ed25519'));
   }
@@ -121,7 +120,7 @@ export function encodePrivateKey(key: crypto.KeyObject | string, encoding: KeyEn
   const k = typeof key === 'string' ? parsePrivateKey(key) : key;
   if (k.type !== 'private') throw new Error('encodePrivateKey needs a private key');
   // other curves (Node exports no JWK for some) keep OpenSSL's encoders
-  if (k.asymmetricKeyType === 'ec' && (k.asymmetricKeyDetails?.namedCurve ?? '') in SIZE_BY_CURVE && (encoding === 'PKCS8' || encoding === 'PKCS1')) {
+  if (k.asymmetricKeyType === 'ec' && curveByOpenSSLName.has(k.asymmetricKeyDetails?.namedCurve ?? '') && (encoding === 'PKCS8' || encoding === 'PKCS1')) {
     const pems = ecPrivateKeyPEMs(k);
     if (pems) {
       const pem = encoding === 'PKCS8' ? pems.pkcs8 : pems.sec1;
@@ -145,7 +144,7 @@ export function describeKey(key: crypto.KeyObject): KeyType {
       return { algorithm: 'RSA', size: key.asymmetricKeyDetails?.modulusLength ?? 0 };
     case 'ec': {
       const curve = key.asymmetricKeyDetails?.namedCurve ?? '';
-      const size = SIZE_BY_CURVE[curve];
+      const size = curveByOpenSSLName.get(curve)?.size;
       if (!size) throw new Error(`unsupported elliptic curve ${curve || '(unnamed)'}`);
       return { algorithm: 'ECDSA', size };
     }

@@ -3,11 +3,19 @@
 import crypto from 'node:crypto';
 import { BoundedCache } from '../runtime/bounded-cache.ts';
 import { bitString, integer, NULL, oid, ownedBuffer, sequence as seq } from './der.ts';
+import { curveByJWK, OID_EC_PUBLIC_KEY, OID_ED25519, OID_RSA_ENCRYPTION } from './curves.ts';
 
-const CURVE_OID: Record<string, string> = { 'P-256': '1.2.840.10045.3.1.7', 'P-384': '1.3.132.0.34', 'P-521': '1.3.132.0.35' };
 const b64u = (s: string | undefined) => Buffer.from(s ?? '', 'base64url');
 
-const EC_PUBLIC_KEY_OID = '1.2.840.10045.2.1';
+/** An EC public key's SubjectPublicKeyInfo: point is the uncompressed point (0x04, x, y). */
+export function ecSPKI(curveOID: string, point: Uint8Array): Buffer {
+  return seq(seq(oid(OID_EC_PUBLIC_KEY), oid(curveOID)), bitString(point));
+}
+
+/** An RSA public key's SubjectPublicKeyInfo, from the unsigned magnitudes of n and e. */
+export function rsaSPKI(n: Uint8Array, e: Uint8Array): Buffer {
+  return seq(seq(oid(OID_RSA_ENCRYPTION), NULL), bitString(seq(integer(n), integer(e))));
+}
 
 /** An EC key's parts as SEC 1 and RFC 5915 encode them, from its JWK (d only for a private key). */
 export interface ECKeyParts {
@@ -23,10 +31,11 @@ export interface ECKeyParts {
 
 /** undefined for keys other than EC on the three named curves cert-manager supports */
 export function ecKeyParts(jwk: crypto.JsonWebKey): ECKeyParts | undefined {
-  if (jwk.kty !== 'EC' || !jwk.crv || !CURVE_OID[jwk.crv]) return undefined;
-  const curve = oid(CURVE_OID[jwk.crv]);
+  const named = jwk.kty === 'EC' && jwk.crv ? curveByJWK.get(jwk.crv) : undefined;
+  if (!named) return undefined;
+  const curve = oid(named.oid);
   return {
-    algorithm: seq(oid(EC_PUBLIC_KEY_OID), curve),
+    algorithm: seq(oid(OID_EC_PUBLIC_KEY), curve),
     curve,
     point: bitString(Buffer.concat([Buffer.from([4]), b64u(jwk.x), b64u(jwk.y)])),
     ...(jwk.d ? { d: b64u(jwk.d) } : {}),
@@ -37,10 +46,8 @@ function encodeSPKI(pub: crypto.KeyObject): Buffer {
   const jwk = pub.export({ format: 'jwk' });
   const ec = ecKeyParts(jwk);
   if (ec) return seq(ec.algorithm, ec.point);
-  if (jwk.kty === 'RSA') {
-    return seq(seq(oid('1.2.840.113549.1.1.1'), NULL), bitString(seq(integer(b64u(jwk.n)), integer(b64u(jwk.e)))));
-  }
-  if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') return seq(seq(oid('1.3.101.112')), bitString(b64u(jwk.x)));
+  if (jwk.kty === 'RSA') return rsaSPKI(b64u(jwk.n), b64u(jwk.e));
+  if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') return seq(seq(oid(OID_ED25519)), bitString(b64u(jwk.x)));
   return pub.export({ type: 'spki', format: 'der' });
 }
 
