@@ -8,7 +8,7 @@
 // It runs itself bundled as dist/ is (bench/compiled-run.ts), not through tsx.
 // Run: npx tsx bench/scale.ts [count=100000] [--idle-seconds=60] [--keep-dir]
 //   (a heap snapshot: node --import tsx --heapsnapshot-signal=SIGUSR2 bench/scale.ts 5000, then kill -USR2)
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
@@ -55,6 +55,34 @@ const sampleRss = () => {
 };
 const describe = (m: NodeJS.MemoryUsage) => `V8 heap ${(m.heapTotal / MiB).toFixed(0)} MiB (${(m.heapUsed / MiB).toFixed(0)} MiB used), external ${(m.external / MiB).toFixed(0)} MiB, the rest (code, SQLite, OpenSSL, malloc) ${((m.rss - m.heapTotal - m.external) / MiB).toFixed(0)} MiB`;
 let rssTimer = setInterval(sampleRss, 50);
+
+/**
+ * CPU ms of each kind of thread of this process (Linux: /proc/self/task/TID/comm and stat), by
+ * thread name: the main thread ("node" on the lowest id), V8's helpers ("V8 DefaultWorke"), the
+ * libuv pool ("libuv-worker"), worker threads; where idle CPU goes when the main thread is quiet.
+ */
+function cpuByThread(): Map<string, number> {
+  const out = new Map<string, number>();
+  const ticksPerMs = 100 / 1000; // USER_HZ
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const name = String(tid) === String(process.pid) ? 'main' : readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command
+      out.set(name, (out.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / ticksPerMs);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
 
 /** the JS heap and the Buffers' memory outside it, after a full collection */
 function heapAfterGc(): number {
@@ -182,8 +210,10 @@ async function issueAll(): Promise<Map<string, number>> {
   gcObserver.observe({ entryTypes: ['gc'] });
   const idleCpu0 = process.cpuUsage();
   const idleElu0 = performance.eventLoopUtilization();
+  const threads0 = cpuByThread();
   await new Promise((r) => setTimeout(r, idleSeconds * 1000));
   const idleCpu = process.cpuUsage(idleCpu0);
+  const threads = [...cpuByThread()].map(([name, ms]) => [name, ms - (threads0.get(name) ?? 0)] as const).filter(([, ms]) => ms > 0);
   const idleElu = performance.eventLoopUtilization(idleElu0);
   gcObserver.disconnect();
   sampleRss();
@@ -191,6 +221,7 @@ async function issueAll(): Promise<Map<string, number>> {
   const idlePct = ((idleCpu.user + idleCpu.system) / 1000) / (performance.now() - idleT0) * 100;
   const gcMs = gcs.reduce((n, e) => n + e.duration, 0);
   console.log(`scale: CPU while idle over ${idleSeconds} s: ${idlePct.toFixed(2)} % of one core (goal ≤ 1 %; ${idlePct <= 1 ? 'met' : 'not met'}); main thread busy ${(idleElu.utilization * 100).toFixed(2)} %, ${gcs.length} garbage collections pausing it ${gcMs.toFixed(0)} ms`);
+  console.log(`scale: idle CPU by thread: ${threads.map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`).join(', ') || 'none measurable'}`);
 
   const before = revisions(running);
   const requestsBefore = running.requests();
