@@ -4,8 +4,8 @@ import {
   bitString, contents, decodeOID, decodeSmallInteger, integer, oid, ownedBuffer, sequence,
   setOf, TAG, tlv,
 } from './der.ts';
-import { describeKey, parsePrivateKey, publicKeyFingerprint, type KeyType } from './keys.ts';
-import { spkiFacts } from './key-facts.ts';
+import { parsePrivateKey } from './keys.ts';
+import { subjectPublicKey, type SubjectPublicKey } from './key-facts.ts';
 import { decodePEMBlocks, encodePEM } from './pem.ts';
 import { publicKeyFromSPKI, spkiDER } from './spki.ts';
 import { decodeSigned, signatureAlgorithmFor, signTBS, verifyTBS } from './signature.ts';
@@ -19,8 +19,7 @@ const EXTENSION_REQUEST_OID = '1.2.840.113549.1.9.14';
 
 export interface CSRInfo {
   template: CertificateTemplate;
-  /** the public key's algorithm and size, or why certsmith supports no such key */
-  keyType: KeyType | { unsupported: string };
+  keyType: SubjectPublicKey['keyType'];
   /** the public key's SubjectPublicKeyInfo as certsmith encodes it, for the certificate */
   spki: Buffer;
   publicKeyFingerprint: string;
@@ -123,31 +122,16 @@ function decodeCSR(der: Buffer): DecodedCSR {
   };
 }
 
-/** The public key's facts from the DER where key-facts.ts reads them, else through OpenSSL. */
-function publicKeyParts(spki: Buffer): Pick<CSRInfo, 'keyType' | 'spki' | 'publicKeyFingerprint'> {
-  const facts = spkiFacts(spki);
-  // the SPKI in a buffer of its own: a parse is memoised, and allocUnsafe's come from Node's shared pool
-  if (facts) return { keyType: { algorithm: facts.algorithm, size: facts.size }, spki: ownedBuffer(facts.spki), publicKeyFingerprint: facts.fingerprint };
-  const publicKey = publicKeyFromSPKI(spki);
-  let keyType: CSRInfo['keyType'];
-  try {
-    keyType = describeKey(publicKey);
-  } catch (err) {
-    keyType = { unsupported: (err as Error).message };
-  }
-  return { keyType, spki: ownedBuffer(spkiDER(publicKey)), publicKeyFingerprint: publicKeyFingerprint(publicKey) };
-}
-
 function parseCSRUncached(pem: string, checkSignature: boolean): CSRInfo {
   const block = decodePEMBlocks(typeof pem === 'string' ? pem : '')
     .find((b) => b.type === 'CERTIFICATE REQUEST' || b.type === 'NEW CERTIFICATE REQUEST');
   if (!block) throw new Error('invalid certificate request: no CERTIFICATE REQUEST PEM block found');
   let csr: DecodedCSR;
-  let key: ReturnType<typeof publicKeyParts>;
+  let key: SubjectPublicKey;
   let verified = true;
   try {
     csr = decodeCSR(block.der);
-    key = publicKeyParts(csr.spki);
+    key = subjectPublicKey(csr.spki);
     if (checkSignature) verified = signedHere.delete(pem) || verifyTBS(publicKeyFromSPKI(csr.spki), csr.signatureAlgorithm, csr.info, csr.signature);
   } catch (err) {
     throw new Error(`invalid certificate request: ${(err as Error).message}`);
@@ -169,7 +153,10 @@ function parseCSRUncached(pem: string, checkSignature: boolean): CSRInfo {
   if (name.commonName !== undefined) template.commonName = name.commonName;
   return {
     template,
-    ...key,
+    keyType: key.keyType,
+    // in a buffer of its own: a parse is memoised, and allocUnsafe's come from Node's shared pool
+    spki: ownedBuffer(key.spki),
+    publicKeyFingerprint: key.fingerprint,
     subjectDER: ownedBuffer(csr.subject),
     hasUsages: fields.hasUsages,
     extensions: csr.extensions.map((e) => ({ ...e, value: ownedBuffer(e.value) })),

@@ -10,16 +10,19 @@
 import crypto from 'node:crypto';
 import { DERError, DERReader, TAG, contents, contextTag, decodeBitString, decodeIntegerBytes, decodeOID, decodeSmallInteger, readSingle } from './der.ts';
 import { decodePEMBlocks } from './pem.ts';
-import { describeKey, parsePrivateKey, publicKeyFingerprint, type KeyAlgorithm } from './keys.ts';
+import { describeKey, parsePrivateKey, publicKeyFingerprint, type KeyAlgorithm, type KeyType } from './keys.ts';
 import { curveByOID, OID_EC_PUBLIC_KEY, OID_RSA_ENCRYPTION, type Curve } from './curves.ts';
-import { ecSPKI, rsaSPKI } from './spki.ts';
+import { ecSPKI, publicKeyFromSPKI, rsaSPKI, spkiDER } from './spki.ts';
 
-export interface KeyFacts {
-  algorithm: KeyAlgorithm;
-  /** RSA modulus bits, the ECDSA curve's size, 0 for Ed25519 */
-  size: number;
+/** A key's type (size: RSA modulus bits, the ECDSA curve's size, 0 for Ed25519) and which public key it is. */
+export interface KeyFacts extends KeyType {
   /** SHA-256 (hex) of the public key's SubjectPublicKeyInfo, as publicKeyFingerprint gives it */
   fingerprint: string;
+}
+
+/** The facts of a key already decoded. */
+export function keyFactsOf(key: crypto.KeyObject): KeyFacts {
+  return { ...describeKey(key), fingerprint: publicKeyFingerprint(key) };
 }
 
 /** A public key's facts with its SubjectPublicKeyInfo as certsmith encodes it (spkiDER's bytes). */
@@ -123,8 +126,7 @@ export function privateKeyFacts(pem: string): KeyFacts {
     }
     if (found) return { algorithm: found.algorithm, size: found.size, fingerprint: found.fingerprint };
   }
-  const key = parsePrivateKey(pem);
-  return { ...describeKey(key), fingerprint: publicKeyFingerprint(key) };
+  return keyFactsOf(parsePrivateKey(pem));
 }
 
 /**
@@ -162,4 +164,27 @@ export function spkiFacts(spki: Buffer): PublicKeyFacts | undefined {
     if (err instanceof DERError) return undefined;
     throw err;
   }
+}
+
+/** What a certificate or a CSR says of its subject's public key. */
+export interface SubjectPublicKey {
+  /** the key's algorithm and size, or why certsmith supports no such key */
+  keyType: KeyType | { unsupported: string };
+  fingerprint: string;
+  /** the SubjectPublicKeyInfo as certsmith encodes it (spkiDER's bytes) */
+  spki: Buffer;
+}
+
+/** A SubjectPublicKeyInfo's facts, from the DER where spkiFacts reads them, else through OpenSSL. */
+export function subjectPublicKey(spki: Buffer): SubjectPublicKey {
+  const facts = spkiFacts(spki);
+  if (facts) return { keyType: { algorithm: facts.algorithm, size: facts.size }, fingerprint: facts.fingerprint, spki: facts.spki };
+  const publicKey = publicKeyFromSPKI(spki);
+  let keyType: SubjectPublicKey['keyType'];
+  try {
+    keyType = describeKey(publicKey);
+  } catch (err) {
+    keyType = { unsupported: (err as Error).message };
+  }
+  return { keyType, fingerprint: publicKeyFingerprint(publicKey), spki: spkiDER(publicKey) };
 }

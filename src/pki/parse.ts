@@ -3,8 +3,8 @@ import {
   contents, decodeIntegerBytes, decodeSmallInteger, decodeTime, TAG,
   type DERReader,
 } from './der.ts';
-import { describeKey, parsePrivateKey, publicKeyFingerprint, type KeyType } from './keys.ts';
-import { spkiFacts } from './key-facts.ts';
+import { parsePrivateKey, publicKeyFingerprint } from './keys.ts';
+import { subjectPublicKey, type SubjectPublicKey } from './key-facts.ts';
 import { certificateBlocks } from './pem.ts';
 import { publicKeyFromSPKI } from './spki.ts';
 import { decodeSigned, signatureAlgorithmName, verifyTBS } from './signature.ts';
@@ -23,8 +23,7 @@ export interface CertificateInfo {
   issuer: string;
   subject: string;
   isCA: boolean;
-  /** the subject public key's algorithm and size, or why certsmith supports no such key */
-  keyType: KeyType | { unsupported: string };
+  keyType: SubjectPublicKey['keyType'];
   publicKeyFingerprint: string;
   /** Go's names: SHA256-RSA, ECDSA-SHA256, Ed25519 ... */
   signatureAlgorithm: string;
@@ -98,8 +97,7 @@ export function parseCertificate(pem: string): CertificateInfo {
   const block = certificateBlocks(typeof pem === 'string' ? pem : '')[0];
   if (!block) throw new Error('invalid certificate: no CERTIFICATE PEM block found');
   let cert: DecodedCertificate;
-  let keyType: CertificateInfo['keyType'];
-  let fingerprint: string;
+  let key: SubjectPublicKey;
   let fields;
   let subjectFields;
   let subjectText;
@@ -107,19 +105,7 @@ export function parseCertificate(pem: string): CertificateInfo {
   try {
     cert = decodeCertificate(block.der);
     // read from the DER where it can be (key-facts.ts): OpenSSL's SPKI decoder costs 0.25 ms
-    const facts = spkiFacts(cert.spki);
-    if (facts) {
-      keyType = { algorithm: facts.algorithm, size: facts.size };
-      fingerprint = facts.fingerprint;
-    } else {
-      const publicKey = publicKeyFromSPKI(cert.spki);
-      try {
-        keyType = describeKey(publicKey);
-      } catch (err) {
-        keyType = { unsupported: (err as Error).message };
-      }
-      fingerprint = publicKeyFingerprint(publicKey);
-    }
+    key = subjectPublicKey(cert.spki);
     fields = fieldsFromExtensions(cert.extensions);
     const subjectName = decodeName(cert.subject);
     subjectFields = subjectFieldsFromName(subjectName);
@@ -147,8 +133,8 @@ export function parseCertificate(pem: string): CertificateInfo {
     issuer: issuerText,
     subject: subjectText,
     isCA: fields.template.isCA ?? false,
-    keyType,
-    publicKeyFingerprint: fingerprint,
+    keyType: key.keyType,
+    publicKeyFingerprint: key.fingerprint,
     signatureAlgorithm: signatureAlgorithmName(cert.signatureAlgorithm),
     selfSigned,
     subjectDER: cert.subject,

@@ -84,9 +84,7 @@ export function encodeBase64(s: string | Buffer): string {
 
 /** The PEM CSR of a CertificateRequest (spec.request is base64 of the PEM, as in cert-manager). */
 export function requestCSR(cr: { spec?: { request?: string } }): { value?: CSRInfo; error?: string } {
-  const pem = decodeBase64(cr.spec?.request);
-  if (!pem) return { error: 'spec.request is empty' };
-  return parseCSRMemo(pem);
+  return csrOfRequest(cr, parseCSRMemo);
 }
 
 /**
@@ -94,9 +92,13 @@ export function requestCSR(cr: { spec?: { request?: string } }): { value?: CSRIn
  * which compare an admitted request (whose spec cannot change) with its Certificate and Secret.
  */
 export function requestCSRContent(cr: { spec?: { request?: string } }): { value?: CSRInfo; error?: string } {
+  return csrOfRequest(cr, readCSRMemo);
+}
+
+function csrOfRequest(cr: { spec?: { request?: string } }, read: Memo<CSRInfo>): { value?: CSRInfo; error?: string } {
   const pem = decodeBase64(cr.spec?.request);
   if (!pem) return { error: 'spec.request is empty' };
-  return readCSRMemo(pem);
+  return read(pem);
 }
 
 /** A parsed certificate from the memo, throwing the parse error like parseCertificate does. */

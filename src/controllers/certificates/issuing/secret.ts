@@ -1,7 +1,8 @@
 // Builds the target Secret of a Certificate from a key and the issued chain, cert-manager's
 // layout: tls.crt/tls.key/ca.crt, additional output formats, keystores, template metadata and
 // the cert-manager.io annotations. Key and certificate always land in the same write.
-import { describeKey, encodePrivateKey, publicKeyFingerprint } from '../../../pki/keys.ts';
+import { encodePrivateKey } from '../../../pki/keys.ts';
+import { keyFactsOf } from '../../../pki/key-facts.ts';
 import { combinedPEM, createJKS, createPKCS12, createTruststoreJKS, createTruststorePKCS12, pemToDER } from '../../../pki/encodings.ts';
 import { SECRET_TEMPLATE_KEYS_ANNOTATION, SubjectAnnotation } from '../../../api/annotations.ts';
 import { ANN, LABEL } from '../objects.ts';
@@ -38,7 +39,7 @@ export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): P
   if (key) {
     parseKeyMemo.remember(keyPem, key);
     // the policies read its facts from the DER otherwise (an EC scalar multiplication in JS)
-    keyFactsMemo.remember(keyPem, { ...describeKey(key), fingerprint: publicKeyFingerprint(key) });
+    keyFactsMemo.remember(keyPem, keyFactsOf(key));
   }
   const data: Record<string, string> = { 'tls.crt': encodeBase64(m.chainPem), 'tls.key': encodeBase64(keyPem) };
   if (m.caPem) data['ca.crt'] = encodeBase64(m.caPem);
