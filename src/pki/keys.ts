@@ -18,7 +18,6 @@ export const DEFAULT_ECDSA_KEY_SIZE = 256;
 const MIN_RSA_KEY_SIZE = 2048;
 const MAX_RSA_KEY_SIZE = 8192;
 
-
 /** cert-manager's webhook rules for spec.privateKey; Ed25519 ignores size, as upstream does. */
 export function validateKeySpec(spec: KeySpec): string | undefined {
   const size = spec.size ?? 0;
