@@ -108,6 +108,29 @@ describe('ACME issuance across certsmith SIGKILLs and CA faults', () => {
     await done(s);
   });
 
+  // Pebble answers 404 (about:blank) for an order, authorization or challenge URL it does not know:
+  // what a CA that restarted and lost its state says when the account URL happens to be the same.
+  for (const [what, match] of [
+    ['an order', { method: 'POST', path: /\/my-order\// }],
+    ['a challenge', ACCEPT],
+  ] as const) {
+    test(`the CA no longer knows ${what} (404): a new Order follows, and the certificate is Ready with no attempt counted`, async () => {
+      const s = await server();
+      const name = `gone-${what.split(' ')[1]}`;
+      const dnsName = `${name}-${uniq()}.example.test`;
+      const fault = fastProxy.answer(match, { status: 404, type: 'about:blank', detail: '' });
+      await apply(s, manifest(name, fastProxy, [{ name, dnsName }]));
+      await fault.hit;
+      assertNoAttemptCounted(await waitAllReady(s, [name], 30_000));
+      const r = await report(`${what} unknown to the CA`, s, fastProxy, name, [dnsName]);
+      assert.equal(r.mean, 2, 'the forgotten order and its replacement');
+      const ev = (await events(s)).filter((e) => e.reason === 'NotFoundAtCA');
+      assert.ok(ev.length >= 1, 'an Event says the CA did not know it');
+      console.log(`[${what} unknown to the CA] ${ev[0].involvedObject?.kind}: ${ev[0].message}`);
+      await done(s);
+    });
+  }
+
   test('ACME server unreachable: the Order says so in an Event, and issuance resumes when it is back', async () => {
     const s = await server();
     const dnsName = `unreachable-${uniq()}.example.test`;

@@ -61,7 +61,7 @@ export interface RenewalInfoAnswer {
 
 export interface ProblemAnswer {
   status: number;
-  /** short type, e.g. alreadyReplaced */
+  /** short type, e.g. alreadyReplaced, or a whole URI such as about:blank (what Pebble sends with a 404) */
   type: string;
   detail: string;
   /** seconds */
@@ -154,7 +154,7 @@ export async function startFaultProxy(opts: { upstream: string; upstreamCaPem: s
       if (canned) {
         canned.done = true;
         const p = canned.problem;
-        const body = JSON.stringify({ type: `urn:ietf:params:acme:error:${p.type}`, detail: p.detail, status: p.status });
+        const body = JSON.stringify({ type: p.type.includes(':') ? p.type : `urn:ietf:params:acme:error:${p.type}`, detail: p.detail, status: p.status });
         const x: ProxiedExchange = { ...request, status: p.status, body, fate: 'delivered' };
         exchanges.push(x);
         canned.resolve(x);

@@ -6,7 +6,7 @@ import { AcmeError, type AcmeAuthorization } from '../../acme/client.ts';
 import type { Challenge, Order } from '../../api/types.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import {
-  accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RETRY, challengeAtCA, isUnreachable, RETRY_BOUNDS,
+  accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RETRY, challengeAtCA, isUnreachable, notFoundAtCA, RETRY_BOUNDS,
   shouldReadAfterAcceptError, solverWasUnavailable,
 } from './recovery.ts';
 import { decideOrder } from './orders/order.ts';
@@ -57,6 +57,14 @@ test('a lost account is recognised by accountDoesNotExist or an unauthorized abo
   assert.equal(accountGoneProblem(acmeErr('unauthorized', 'Account has status "deactivated"', 403))?.reason, 'AccountDeactivated');
   assert.equal(accountGoneProblem(acmeErr('unauthorized', 'The key authorization file did not match', 403)), undefined);
   assert.equal(accountGoneProblem(new Error('x')), undefined);
+});
+
+test('a 404 for a URL the CA handed out means the CA lost it; a lost account is not that', () => {
+  assert.equal(notFoundAtCA(new AcmeError({ type: 'about:blank', detail: '', status: 404 })), true, "Pebble's answer for an order it does not know");
+  assert.equal(notFoundAtCA(acmeErr('malformed', 'No order found', 404)), true);
+  assert.equal(notFoundAtCA(acmeErr('accountDoesNotExist', 'Account not found', 404)), false, 'the account, not the order: the Issuer registers again');
+  assert.equal(notFoundAtCA(acmeErr('malformed', 'Cannot update challenge with status valid', 400)), false);
+  assert.equal(notFoundAtCA(new Error('404')), false);
 });
 
 test('unreachable means no answer at all, never an answer the server gave', () => {
@@ -159,6 +167,8 @@ test('an Order fails with a cause only when every failed Challenge has that caus
   };
   assert.equal(cause([mk('invalid', { [ANN_FAILURE_CAUSE]: 'solver-unavailable' })]), 'solver-unavailable');
   assert.equal(cause([mk('errored', { [ANN_FAILURE_CAUSE]: 'account-gone' })]), 'account-gone');
+  assert.equal(cause([mk('errored', { [ANN_FAILURE_CAUSE]: 'order-gone' })]), 'order-gone');
+  assert.equal(cause([mk('errored', { [ANN_FAILURE_CAUSE]: 'toString' })]), undefined, 'only the causes recovery knows');
   assert.equal(cause([mk('invalid')]), undefined);
 });
 
@@ -198,6 +208,13 @@ test('a request retries an Order that failed for a cause not the user\'s, bounde
   const user = decideOrderRequest({ request: cr, issuer: {}, orders: [failedAs(first)] }, NOW);
   assert.equal(user.createOrder, undefined);
   assert.equal(user.status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'Failed');
+  // every cause is retried up to its own bound, then fails the request
+  for (const cause of ['account-gone', 'order-gone'] as const) {
+    let mine = [failedAs(first, cause)];
+    for (let i = 1; i <= RETRY_BOUNDS[cause]; i++) mine = [...mine, failedAs(decideOrderRequest({ request: cr, issuer: {}, orders: mine }, NOW).createOrder!, cause)];
+    assert.equal(mine.length, RETRY_BOUNDS[cause] + 1, cause);
+    assert.equal(decideOrderRequest({ request: cr, issuer: {}, orders: mine }, NOW).status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'Failed', cause);
+  }
   // the retry Order in progress is the one followed
   const retry1 = decideOrderRequest({ request: cr, issuer: {}, orders: [failedAs(first, 'account-gone')] }, NOW).createOrder!;
   const following = decideOrderRequest({ request: cr, issuer: {}, orders: [failedAs(first, 'account-gone'), { ...retry1, status: { state: 'pending' } }] }, NOW);

@@ -29,17 +29,19 @@ export type FailureCause =
   /** the CA validated an HTTP-01 token while certsmith (and its responder) was down or restarting */
   | 'solver-unavailable'
   /** the CA no longer knows the account the order belongs to (restarted, deactivated, replaced) */
-  | 'account-gone';
+  | 'account-gone'
+  /** the CA answers 404 for the order, one of its authorizations or challenges: it lost them (restarted, purged) */
+  | 'order-gone';
 
 /**
  * How many Orders of one CertificateRequest each cause may cost before the request fails as usual.
  * Two for our own restarts (the issue's "twice per revision"); three for a lost account, since a CA
  * that forgets accounts does so for every in-flight order at once and may do it again.
  */
-export const RETRY_BOUNDS: Record<FailureCause, number> = { 'solver-unavailable': 2, 'account-gone': 3 };
+export const RETRY_BOUNDS: Record<FailureCause, number> = { 'solver-unavailable': 2, 'account-gone': 3, 'order-gone': 2 };
 
 export function isFailureCause(v: string | undefined): v is FailureCause {
-  return v === 'solver-unavailable' || v === 'account-gone';
+  return v !== undefined && Object.hasOwn(RETRY_BOUNDS, v);
 }
 
 /** `accountDoesNotExist`, or `unauthorized` about a deactivated/unknown account: the account must be registered again. */
@@ -50,6 +52,16 @@ export function accountGoneProblem(e: unknown): { reason: 'AccountDoesNotExist' 
     return { reason: /deactivated/i.test(e.detail) ? 'AccountDeactivated' : 'AccountDoesNotExist', message: e.message };
   }
   return undefined;
+}
+
+/**
+ * A 404 for a URL the CA itself handed out (an order, authorization, challenge or certificate):
+ * the CA no longer has it. Pebble answers so after a restart (about:blank, no detail) when the
+ * account URL it gives the new registration happens to equal the old one; a CA may also purge
+ * old orders. Only a new order can go on, never a retry of the same URL.
+ */
+export function notFoundAtCA(e: unknown): boolean {
+  return e instanceof AcmeError && e.status === 404 && !accountGoneProblem(e);
 }
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED']);

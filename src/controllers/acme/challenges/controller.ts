@@ -21,7 +21,7 @@ import { scheduleChallenges } from './scheduler.ts';
 import { WrittenVersions } from '../written-versions.ts';
 import { solverFor, usesEmbeddedResponder } from './solvers.ts';
 import {
-  accountGoneProblem, ANN_ACCOUNT, ANN_FAILURE_CAUSE, challengeAtCA, isUnreachable, shouldReadAfterAcceptError, solverWasUnavailable, type FailureCause,
+  accountGoneProblem, ANN_ACCOUNT, ANN_FAILURE_CAUSE, challengeAtCA, isUnreachable, notFoundAtCA, shouldReadAfterAcceptError, solverWasUnavailable, type FailureCause,
 } from '../recovery.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 
@@ -122,8 +122,17 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     return { next: await failForCause(c, 'account-gone', { state: 'errored', reason }) };
   }
 
-  /** The account is gone at the CA: tell the Issuer (which registers again) and give this Challenge up. */
-  async function accountGone(c: ChallengeObj, acme: AcmeClient, e: unknown): Promise<StepResult | undefined> {
+  /**
+   * The CA no longer has what this Challenge is about: the account (tell the Issuer, which registers
+   * again) or the order (404 for the challenge or its authorization). Either way only a new Order can
+   * go on, so the Challenge is given up for a cause that is not the user's.
+   */
+  async function lostAtCA(c: ChallengeObj, acme: AcmeClient, e: unknown): Promise<StepResult | undefined> {
+    if (notFoundAtCA(e)) {
+      const reason = `The ACME server no longer knows this challenge or its authorization (it restarted or purged the order); the Order is retried: ${(e as Error).message}`;
+      ctx.recorder.event(c, 'Warning', 'NotFoundAtCA', reason);
+      return { next: await failForCause(c, 'order-gone', { state: 'errored', reason }) };
+    }
     const problem = accountGoneProblem(e);
     if (!problem) return undefined;
     const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
@@ -188,7 +197,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
       if (!ch) throw new Error(`authorization ${c.spec.authorizationURL} has no challenge ${c.spec.url}`);
       return { next: await setStatus(c, { state: stateOf(ch.status), ...(ch.error ? { reason: ch.error.detail ?? ch.error.type } : {}) }) };
     } catch (e) {
-      const gone = await accountGone(c, acme, e);
+      const gone = await lostAtCA(c, acme, e);
       if (gone) return gone;
       const state = acmeFailure(e);
       if (!state) throw e;
@@ -232,7 +241,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     try {
       ({ authorization: authz, retryAfterMs } = await acmeAction('wait_authorization', () => acme.lookAtAuthorization(c.spec.authorizationURL)));
     } catch (e) {
-      const gone = await accountGone(c, acme, e);
+      const gone = await lostAtCA(c, acme, e);
       if (gone) return gone;
       const state = acmeFailure(e);
       if (!state) throw e;
@@ -299,7 +308,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     try {
       await acmeAction('accept_challenge', () => acme.respondChallenge(c.spec.url));
     } catch (e) {
-      const gone = await accountGone(c, acme, e);
+      const gone = await lostAtCA(c, acme, e);
       if (gone) return gone;
       if (shouldReadAfterAcceptError(e)) {
         // The CA refused to accept it again: read what it says before believing in a failure.
@@ -307,7 +316,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
         try {
           authz = await acmeAction('get_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
         } catch (readError) {
-          const goneOnRead = await accountGone(c, acme, readError);
+          const goneOnRead = await lostAtCA(c, acme, readError);
           if (goneOnRead) return goneOnRead;
           if (!acmeFailure(readError)) throw readError;
         }

@@ -16,7 +16,7 @@ import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
 import { reportServerUnreachable } from '../server-unreachable.ts';
 import { describeProfiles } from '../account/account.ts';
 import { isTrue, rfc3339 } from '../../../api/conditions.ts';
-import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isUnreachable, type FailureCause } from '../recovery.ts';
+import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isUnreachable, notFoundAtCA, type FailureCause } from '../recovery.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { WrittenVersions } from '../written-versions.ts';
@@ -301,6 +301,12 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       const reason = `The ACME account is gone at the server (${gone.reason}); a new Order follows once the issuer has registered again: ${(e as Error).message}`;
       await fail(fresh, failedStatus(fresh, 'errored', reason, now()), 'account-gone');
       ctx.recorder.event(order, 'Warning', gone.reason, reason);
+      return undefined;
+    }
+    if (step.kind !== 'create' && notFoundAtCA(e)) {
+      const reason = `The ACME server no longer knows this order (it restarted or purged it); a new Order follows: ${(e as Error).message}`;
+      await fail(order, failedStatus(order, 'errored', reason, now()), 'order-gone');
+      ctx.recorder.event(order, 'Warning', 'NotFoundAtCA', reason);
       return undefined;
     }
     if (e instanceof AcmeError && e.shortType === 'rateLimited') {

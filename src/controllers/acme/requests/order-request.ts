@@ -106,6 +106,7 @@ export function retryOf(order: Order): number {
 const CAUSE_TEXT: Record<FailureCause, string> = {
   'solver-unavailable': 'certsmith was restarting while the ACME server validated its HTTP-01 challenge, so the token was not served',
   'account-gone': 'the ACME server no longer knows the account the order belonged to',
+  'order-gone': 'the ACME server no longer knows the order (HTTP 404 for one of its URLs)',
 };
 
 /**
