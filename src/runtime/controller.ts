@@ -8,9 +8,7 @@ import { realClock, type Clock } from './clock.ts';
 import { cacheKey, type Informer, type InformerFactory } from './informer.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import { WorkQueue, retryBackoff } from './workqueue.ts';
-
-/** how long a worker may run reconciles back to back before it lets I/O in */
-const YIELD_AFTER_MS = 20;
+import { processLoopShare, type LoopShare } from './loop-share.ts';
 
 /** requeueAfter (ms): look at the key again then; 0 or less means now. */
 export type ReconcileResult = void | { requeueAfter?: number };
@@ -27,6 +25,8 @@ export interface ControllerOptions {
   metrics?: CertsmithMetrics;
   /** retry backoff on error; default cert-manager's certificate controllers' 1 s → 30 s */
   backoff?: { baseDelayMs: number; maxDelayMs: number };
+  /** the event loop's time, shared with every other controller and the API server; default the process's */
+  loopShare?: LoopShare;
 }
 
 /** "namespace/name" or "name" → its parts. */
@@ -58,6 +58,7 @@ export class Controller {
   private readonly workerCount: number;
   private readonly log: Logger;
   private readonly metrics?: CertsmithMetrics;
+  private readonly loopShare: LoopShare;
   private workers: Promise<void>[] = [];
   private reconcilesStarted = 0;
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -69,6 +70,7 @@ export class Controller {
     if (!Number.isInteger(this.workerCount) || this.workerCount < 1) throw new Error(`controller ${opts.name}: workers must be a positive integer`);
     this.log = (opts.logger ?? silentLogger).child({ controller: opts.name });
     this.metrics = opts.metrics;
+    this.loopShare = opts.loopShare ?? processLoopShare;
     this.queue = new WorkQueue({ clock: opts.clock ?? realClock, ...(opts.backoff ?? retryBackoff.certificates) });
   }
 
@@ -123,17 +125,12 @@ export class Controller {
   }
 
   private async runWorker(): Promise<void> {
-    let since = performance.now();
     for (;;) {
-      // reconciles that decide from the caches alone resolve as microtasks: without a turn of
-      // the event loop now and then, a queue of 10,000 keys (every Certificate at start-up)
-      // kept the API server from answering, /readyz included, until it was empty (issue 17)
-      if (performance.now() - since > YIELD_AFTER_MS) {
-        await new Promise((r) => setImmediate(r));
-        since = performance.now();
-      }
       const key = await this.queue.get();
       if (key === undefined) return;
+      // reconciles that decide from the caches alone resolve as microtasks: the loop's time is
+      // shared (loop-share.ts), so that the API server answers while queues are long
+      while (this.loopShare.used()) await this.loopShare.nextTurn();
       this.reconcilesStarted++;
       this.metrics?.controllerSync(this.name);
       try {

@@ -14,6 +14,7 @@ import { entryAt } from './data-dir.ts';
 import { bearerTokenCheck } from './api/bearer-token.ts';
 import type { ApiContext } from './api/context.ts';
 import { sendJSON, statusBody } from './api/responses.ts';
+import { processLoopShare, type LoopShare } from '../runtime/loop-share.ts';
 import { handleRequest } from './api/router.ts';
 
 export interface ApiServerOptions {
@@ -43,6 +44,8 @@ export interface ApiServerOptions {
    * anything else at the path (a symlink, a file) is refused.
    */
   socketPath?: string;
+  /** the event loop's time, shared with the controllers, which give way while requests come in; default the process's */
+  loopShare?: LoopShare;
 }
 
 export interface RunningApiServer {
@@ -106,7 +109,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     serverAddress: '',
     authorized: bearerTokenCheck(opts.token),
   };
+  const loopShare = opts.loopShare ?? processLoopShare;
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    loopShare.noteRequest();
     handleRequest(ctx, req, res).catch((e) => {
       ctx.log?.error({ err: { message: (e as Error)?.message } }, 'request failed');
       if (!res.headersSent) sendJSON(res, 500, statusBody(500, 'InternalError', 'an internal error occurred'));
