@@ -57,8 +57,8 @@ export function accountGoneProblem(e: unknown): { reason: 'AccountDoesNotExist' 
 /**
  * A 404 for a URL the CA itself handed out (an order, authorization, challenge or certificate):
  * the CA no longer has it. Pebble answers so (about:blank, no detail) for an order it lost in a
- * restart when the request's account is one it knows (CI saw this once in ten runs of the
- * Pebble-restart test); a CA may also purge old orders. Only a new order can go on, never a
+ * restart when the request's account is one it knows (CI met it in the Pebble-restart test of
+ * test/acme/restart.test.ts); a CA may also purge old orders. Only a new order can go on, never a
  * retry of the same URL.
  */
 export function notFoundAtCA(e: unknown): boolean {
