@@ -1,15 +1,16 @@
 // Bench: one embedded server holding N CA-issued ECDSA Certificates (issue 17). The stack is
 // `certsmith server`'s (src/composition: admission in front of SQLite, the API served, every
 // controller). Prints time until all are Ready, peak RSS and heap bytes per Certificate, CPU
-// while idle, state.db (+WAL) bytes per Certificate, and, after a restart on the same file, the
-// time until the caches are synced and /readyz answers, how many Certificates were re-issued, and
-// the restart's own peak RSS (the first server's memory collected first, as a new process has none).
+// while idle, state.db (+WAL) bytes per Certificate, and, after a restart on the same file in a
+// new process, the time until the caches are synced and /readyz answers, how many Certificates
+// were re-issued, and the restart's own peak RSS.
 // Targets at 100,000: peak RSS ≤ 1 GiB; idle CPU ≤ 1 % of one core; restart ≤ 15 s; none re-issued.
 // It runs itself bundled as dist/ is (bench/compiled-run.ts), not through tsx.
 // Run: npx tsx bench/scale.ts [count=100000] [--idle-seconds=60] [--keep-dir]
 //   the restart alone, on a directory an earlier run kept: npx tsx bench/scale.ts COUNT --restart-from=DIR
 //   (a heap snapshot: node --import tsx --heapsnapshot-signal=SIGUSR2 bench/scale.ts 5000, then kill -USR2)
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
@@ -235,10 +236,19 @@ async function issueAll(): Promise<Map<string, number>> {
   return before;
 }
 
-const before = restartFrom ? undefined : await issueAll();
-// what the restart alone takes, with the first server's memory collected as a new process would start without it
-heapAfterGc();
-peakRss = 0;
+if (!restartFrom) {
+  const issued = await issueAll();
+  writeFileSync(join(dir, 'revisions.json'), JSON.stringify([...issued]));
+  // the restart in a process of its own, as after a reboot or an upgrade: none of the first
+  // server's heap, compiled code or caches carries over (in this process it was warmer)
+  const restart = spawnSync(process.execPath, [...process.execArgv, process.argv[1], String(count), `--restart-from=${dir}`], { stdio: 'inherit' });
+  if (keepDir) console.log(`scale: data kept in ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
+  process.exit(restart.status ?? 1);
+}
+// each Certificate's revision when the first server stopped, when that run wrote them
+const revisionsFile = join(dir, 'revisions.json');
+const before = existsSync(revisionsFile) ? new Map<string, number>(JSON.parse(readFileSync(revisionsFile, 'utf8'))) : undefined;
 
 // restart on the same file, as `certsmith server` would after a reboot
 const restartT0 = performance.now();
@@ -251,7 +261,7 @@ await new Promise((r) => setTimeout(r, 2000));
 await running.controllers.manager.whenIdle({ timeoutMs: 600_000 });
 const after = revisions(running);
 let reissued = 0;
-// without the first run, what the restart re-issued is what it requested
+// without the first run's revisions, what the restart re-issued is what it requested
 if (before) {
   for (const [name, rev] of after) if (rev !== before.get(name)) reissued++;
 } else {
@@ -263,5 +273,3 @@ console.log(`scale: restart with ${count} stored: caches synced in ${(syncedMs /
 await running.stack.stop();
 clearInterval(rssTimer);
 console.log(`scale: peak RSS of the restart ${(peakRss / MiB).toFixed(0)} MiB (${describe(atPeak!)})`);
-if (keepDir || restartFrom) console.log(`scale: data kept in ${dir}`);
-else rmSync(dir, { recursive: true, force: true });
