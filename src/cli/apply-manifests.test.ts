@@ -54,8 +54,8 @@ test('unknown fields: refused by default, dropped with a warning under Warn', as
 
 /** The store with a delay on each request, counting requests by method and the most in flight at once. */
 function slowCounting(store: Store) {
-  const counts = { get: 0, create: 0, update: 0, inFlight: 0, maxInFlight: 0 };
-  const slow = <T>(method: 'get' | 'create' | 'update', call: () => Promise<T>): Promise<T> => {
+  const counts = { get: 0, list: 0, create: 0, update: 0, inFlight: 0, maxInFlight: 0 };
+  const slow = <T>(method: 'get' | 'list' | 'create' | 'update', call: () => Promise<T>): Promise<T> => {
     counts[method]++;
     counts.maxInFlight = Math.max(counts.maxInFlight, ++counts.inFlight);
     return new Promise<void>((r) => setTimeout(r, 2)).then(call).finally(() => counts.inFlight--);
@@ -63,7 +63,7 @@ function slowCounting(store: Store) {
   const wrapped: Store = {
     ...store,
     get: (t, ns, n) => slow('get', () => store.get(t, ns, n)),
-    list: (t, o) => store.list(t, o),
+    list: (t, o) => slow('list', () => store.list(t, o)),
     create: (t, o, w) => slow('create', () => store.create(t, o, w)),
     update: (t, o, w) => slow('update', () => store.update(t, o, w)),
     close: () => store.close(),
@@ -147,6 +147,71 @@ test('an object a controller writes between the lookup and the dry run is looked
     assert.deepEqual(report.errors, []);
     assert.deepEqual(report.applied, ['issuer.cert-manager.io/busy unchanged']);
     assert.equal(conflicts, 2);
+  } finally {
+    await backend.close();
+  }
+});
+
+test('re-applying many stored objects lists their namespace once, then costs one dry-run update each', async () => {
+  const backend = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const manifests = Array.from({ length: 60 }, (_, i) => named(`i${i}`));
+    await applyManifests(backend, manifests, { defaultNamespace: 'default' });
+    const { store, counts } = slowCounting(backend);
+    // one of them changed in the manifest since
+    const changed = [...manifests];
+    changed[5] = named('i5', 'default', { ca: { secretName: 'ca' } });
+    const report = await applyManifests(store, changed, { defaultNamespace: 'default' });
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(report.applied, changed.map((m, i) => `issuer.cert-manager.io/${m.obj.metadata.name} ${i === 5 ? 'configured' : 'unchanged'}`));
+    // before: a dry-run create (AlreadyExists), a get and a dry-run update each
+    assert.deepEqual({ list: counts.list, get: counts.get, create: counts.create, update: counts.update }, { list: 1, get: 0, create: 0, update: 61 });
+    assert.deepEqual((await backend.get<KubeObject>(Issuer, 'default', 'i5'))!.spec, { ca: { secretName: 'ca' } });
+  } finally {
+    await backend.close();
+  }
+});
+
+test('a namespace holding far more objects of the kind than the manifest names is not read whole', async () => {
+  const backend = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const manifests = Array.from({ length: 60 }, (_, i) => named(`i${i}`));
+    await applyManifests(backend, [...manifests, ...Array.from({ length: 1000 }, (_, i) => named(`other${i}`))], { defaultNamespace: 'default' });
+    const { store, counts } = slowCounting(backend);
+    const report = await applyManifests(store, manifests, { defaultNamespace: 'default' });
+    assert.deepEqual(report.applied, manifests.map((m) => `issuer.cert-manager.io/${m.obj.metadata.name} unchanged`));
+    // 60 × 4 + 500 objects at most are read (two pages of 500), then each is looked up alone
+    assert.equal(counts.list, 2);
+    assert.equal(counts.get, 60);
+  } finally {
+    await backend.close();
+  }
+});
+
+test('a list that is refused, or an object created after it, is looked up one at a time', async () => {
+  const backend = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const manifests = Array.from({ length: 60 }, (_, i) => named(`i${i}`));
+    await applyManifests(backend, manifests.slice(1), { defaultNamespace: 'default' });
+    const refused: Store = { ...backend, list: () => Promise.reject(new StoreError('Forbidden', 'issuers.cert-manager.io is forbidden: cannot list resource "issuers"')), close: () => backend.close() };
+    const report = await applyManifests(refused, manifests, { defaultNamespace: 'default' });
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(report.applied, manifests.map((m, i) => `issuer.cert-manager.io/${m.obj.metadata.name} ${i === 0 ? 'created' : 'unchanged'}`));
+
+    // i60 is created by someone else right after the list: its dry-run create answers AlreadyExists
+    const late = named('i60');
+    const racing: Store = {
+      ...backend,
+      list: async (t, o) => {
+        const page = await backend.list(t, o);
+        await backend.create(Issuer, late.obj);
+        return page;
+      },
+      close: () => backend.close(),
+    };
+    const again = await applyManifests(racing, [...manifests, late], { defaultNamespace: 'default' });
+    assert.deepEqual(again.errors, []);
+    assert.equal(again.applied.at(-1), 'issuer.cert-manager.io/i60 unchanged');
   } finally {
     await backend.close();
   }

@@ -101,6 +101,36 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T
   return results;
 }
 
+/**
+ * A group of a manifest's documents this large is looked up with one list of its namespace
+ * instead of a request per document: re-applying a manifest (every object already there) then
+ * costs one dry-run update each, not a dry-run create, a read and a dry-run update.
+ */
+const listFirstMinimum = 50;
+/** ... unless the namespace holds many more objects of the kind than the manifest names: then reading them all costs more than it saves */
+const listFirstMaxRatio = 4;
+
+/** The stored objects of one kind in one namespace that `names` lists, or undefined when listing them did not pay (or was refused). */
+async function storedAmong(store: Store, type: ResourceType, namespace: string | undefined, names: ReadonlySet<string>): Promise<Map<string, KubeObject> | undefined> {
+  const found = new Map<string, KubeObject>();
+  let listed = 0;
+  let cont: string | undefined;
+  try {
+    do {
+      const page = await store.list(type, { namespace, limit: 500, continue: cont });
+      listed += page.items.length;
+      if (listed > names.size * listFirstMaxRatio + 500) return undefined;
+      for (const o of page.items) if (names.has(o.metadata.name!)) found.set(o.metadata.name!, o);
+      cont = page.continue || undefined;
+    } while (cont);
+  } catch (e) {
+    // one who may get but not list (a role with get only), or a list that expired: asked one at a time
+    if (e instanceof StoreError) return undefined;
+    throw e;
+  }
+  return found;
+}
+
 /** What the check of one document found: its plan, or why it is refused; warnings either way. */
 interface Checked {
   plan?: Plan;
@@ -137,6 +167,29 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
     return known;
   };
 
+  // large groups of documents are looked up with one list each (see listFirstMinimum), lazily:
+  // a group whose namespace does not exist yet is never listed
+  const groupKey = (type: ResourceType, ns: string | undefined) => `${qualifiedKind(type)}\0${ns ?? ''}`;
+  const groups = new Map<string, { type: ResourceType; ns: string | undefined; names: Set<string> }>();
+  for (const { manifest, type } of ordered) {
+    const name = manifest.obj.metadata?.name;
+    if (!type || !name) continue;
+    const ns = type.namespaced ? manifest.obj.metadata.namespace || opts.defaultNamespace : undefined;
+    const key = groupKey(type, ns);
+    let group = groups.get(key);
+    if (!group) groups.set(key, group = { type, ns, names: new Set() });
+    group.names.add(name);
+  }
+  const listings = new Map<string, Promise<Map<string, KubeObject> | undefined>>();
+  const listedIn = async (type: ResourceType, ns: string | undefined): Promise<Map<string, KubeObject> | undefined> => {
+    const key = groupKey(type, ns);
+    const group = groups.get(key);
+    if (!group || group.names.size < listFirstMinimum) return undefined;
+    let listing = listings.get(key);
+    if (!listing) listings.set(key, listing = storedAmong(store, group.type, group.ns, group.names));
+    return listing;
+  };
+
   const check = async ({ manifest, type }: (typeof ordered)[number]): Promise<Checked> => {
     const { file } = manifest;
     if (!type) return { errors: [`error: ${file}: unknown kind "${manifest.obj.kind}" in apiVersion "${manifest.obj.apiVersion}"`], warnings: [] };
@@ -159,16 +212,19 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
     }
     try {
-      // a dry-run create first: a new object (the common case) costs one request here, not a
-      // lookup and then a dry run; one that exists answers AlreadyExists and is compared
-      try {
-        await store.create(type, obj, { dryRun: true, fieldManager });
-        return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
-      } catch (e) {
-        if (!(e instanceof StoreError) || e.reason !== 'AlreadyExists') throw e;
+      let existing = (await listedIn(type, ns))?.get(obj.metadata.name);
+      // not known to exist: a dry-run create first, so a new object (the common case) costs one
+      // request here, not a lookup and then a dry run; one that exists answers AlreadyExists
+      if (!existing) {
+        try {
+          await store.create(type, obj, { dryRun: true, fieldManager });
+          return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
+        } catch (e) {
+          if (!(e instanceof StoreError) || e.reason !== 'AlreadyExists') throw e;
+        }
       }
       for (let attempt = 0; ; attempt++) {
-        const existing = await store.get(type, obj.metadata.namespace, obj.metadata.name);
+        existing ??= await store.get(type, obj.metadata.namespace, obj.metadata.name);
         if (!existing) {
           // deleted in between: check it as new again
           await store.create(type, obj, { dryRun: true, fieldManager });
@@ -180,6 +236,7 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
         } catch (e) {
           // a controller wrote it (its status, an annotation) after the lookup: look again, a few times
           if (!isConflict(e) || attempt >= 3) throw e;
+          existing = undefined;
         }
       }
     } catch (e) {
