@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { withAdmission } from '../server/admission.ts';
-import { Issuer, NamespaceType } from '../api/resources.ts';
+import { Issuer, NamespaceType, type ResourceType } from '../api/resources.ts';
 import type { KubeObject } from '../api/meta.ts';
-import { StoreError, type Store } from '../store/store.ts';
+import { StoreError, type ListOptions, type Store } from '../store/store.ts';
 import { applyConcurrency, applyManifests } from './apply-manifests.ts';
 
 const issuer = (ns: string, spec: Record<string, unknown> = { selfSigned: {} }) => ({ file: 'm.yaml', obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'i', namespace: ns }, spec } as KubeObject });
@@ -202,8 +202,8 @@ test('a list that is refused, or an object created after it, is looked up one at
     const late = named('i60');
     const racing: Store = {
       ...backend,
-      list: async (t, o) => {
-        const page = await backend.list(t, o);
+      list: async <T extends KubeObject>(t: ResourceType, o?: ListOptions) => {
+        const page = await backend.list<T>(t, o);
         await backend.create(Issuer, late.obj);
         return page;
       },
