@@ -107,8 +107,9 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T
  * costs one dry-run update each, not a dry-run create, a read and a dry-run update.
  */
 const listFirstMinimum = 50;
-/** ... unless the namespace holds many more objects of the kind than the manifest names: then reading them all costs more than it saves */
+/** ... unless the namespace holds many more objects of the kind than the manifest names (and a page): then reading them all costs more than it saves */
 const listFirstMaxRatio = 4;
+const listPageSize = 500;
 
 /** The stored objects of one kind in one namespace that `names` lists, or undefined when listing them did not pay (or was refused). */
 async function storedAmong(store: Store, type: ResourceType, namespace: string | undefined, names: ReadonlySet<string>): Promise<Map<string, KubeObject> | undefined> {
@@ -117,9 +118,9 @@ async function storedAmong(store: Store, type: ResourceType, namespace: string |
   let cont: string | undefined;
   try {
     do {
-      const page = await store.list(type, { namespace, limit: 500, continue: cont });
+      const page = await store.list(type, { namespace, limit: listPageSize, continue: cont });
       listed += page.items.length;
-      if (listed > names.size * listFirstMaxRatio + 500) return undefined;
+      if (listed > names.size * listFirstMaxRatio + listPageSize) return undefined;
       for (const o of page.items) if (names.has(o.metadata.name!)) found.set(o.metadata.name!, o);
       cont = page.continue || undefined;
     } while (cont);
@@ -170,11 +171,13 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
   // large groups of documents are looked up with one list each (see listFirstMinimum), lazily:
   // a group whose namespace does not exist yet is never listed
   const groupKey = (type: ResourceType, ns: string | undefined) => `${qualifiedKind(type)}\0${ns ?? ''}`;
+  /** where a document goes: its own namespace, else the default; none for a cluster-scoped kind */
+  const namespaceOf = (type: ResourceType, obj: KubeObject) => (type.namespaced ? obj.metadata.namespace || opts.defaultNamespace : undefined);
   const groups = new Map<string, { type: ResourceType; ns: string | undefined; names: Set<string> }>();
   for (const { manifest, type } of ordered) {
     const name = manifest.obj.metadata?.name;
     if (!type || !name) continue;
-    const ns = type.namespaced ? manifest.obj.metadata.namespace || opts.defaultNamespace : undefined;
+    const ns = namespaceOf(type, manifest.obj);
     const key = groupKey(type, ns);
     let group = groups.get(key);
     if (!group) groups.set(key, group = { type, ns, names: new Set() });
@@ -194,8 +197,9 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
     const { file } = manifest;
     if (!type) return { errors: [`error: ${file}: unknown kind "${manifest.obj.kind}" in apiVersion "${manifest.obj.apiVersion}"`], warnings: [] };
     const obj = structuredClone(manifest.obj);
-    if (type.namespaced) obj.metadata.namespace ||= opts.defaultNamespace;
-    else delete obj.metadata.namespace;
+    const ns = namespaceOf(type, manifest.obj);
+    if (ns === undefined) delete obj.metadata.namespace;
+    else obj.metadata.namespace = ns;
     if (!obj.metadata.name) return { errors: [`error: ${file}: ${label(type, obj)}: metadata.name: Required value: name is required`], warnings: [] };
     // checked here, not only by the server: `server --apply` writes in process, and a
     // cluster's API server may be older than fieldValidation
@@ -204,7 +208,6 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       return { errors: [`error: ${file}: ${label(type, obj)}: strict decoding error: ${unknown.join(', ')}`], warnings: [] };
     }
     const warnings = fieldValidation === 'Warn' ? unknown.map((p) => `Warning: ${p}`) : [];
-    const ns = type.namespaced ? obj.metadata.namespace! : undefined;
     if (ns && !(await exists(ns))) {
       if (!namespacesApplied.has(ns)) return { errors: [`error: ${file}: ${label(type, obj)}: namespaces "${ns}" not found`], warnings };
       // its Namespace comes with this apply, so the API server cannot check it before that is

@@ -443,19 +443,12 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** Swaps in a fresh list (already prepared), telling handlers about what changed while we were not watching. */
   private replace(items: T[], resourceVersion: string): void {
-    if (this.cache.size === 0) {
-      // the first list (a start, or a restart with every object stored): nothing to compare
-      // with and nothing gone, so none of the bookkeeping below, a Set of every key among it
-      for (const item of items) {
-        this.put(keyOf(item), item, undefined);
-        this.emit(() => { for (const h of this.addHandlers) h(item); });
-      }
-      return;
-    }
-    const seen = new Set<string>();
+    // the first list (a start, or a restart with every object stored) has nothing to compare
+    // with and nothing gone: no Set of every key among it, no pass for deletions
+    const seen = this.cache.size === 0 ? undefined : new Set<string>();
     for (const item of items) {
       const key = keyOf(item);
-      seen.add(key);
+      seen?.add(key);
       const old = this.cache.get(key);
       if (old && (old.metadata.resourceVersion === item.metadata.resourceVersion || olderRevision(item, old))) continue;
       const obj = item;
@@ -463,6 +456,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (old) this.emit(() => { for (const h of this.updateHandlers) h(old, obj); });
       else this.emit(() => { for (const h of this.addHandlers) h(obj); });
     }
+    if (!seen) return;
     const snapshot = { metadata: { resourceVersion } } as KubeObject;
     for (const [key, old] of [...this.cache]) {
       // written (and observed) after the list's snapshot: not gone, just newer than the list
