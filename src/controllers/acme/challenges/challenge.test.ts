@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Challenge } from '../../../api/types.ts';
-import { afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER, POLL_TIMEOUT_MS } from './challenge.ts';
+import { afterCleanUp, afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER, LEGACY_FINALIZERS, POLL_TIMEOUT_MS } from './challenge.ts';
 import { ANN_ACCEPTED_AT, ANN_NEXT_LOOK, RETRY_AFTER_CAP_MS } from '../look-schedule.ts';
 
 const NOW = new Date('2026-06-01T00:00:00.000Z');
@@ -97,4 +97,25 @@ test('afterPendingAuthorization: one row per outcome', () => {
     },
   ];
   for (const r of rows) assert.deepEqual(afterPendingAuthorization(challenge(accepted, r.annotations), NOW, r.retryAfterMs), r.want, r.name);
+});
+
+test('afterCleanUp: presented=false records a finished cleanup; a Challenge being deleted only loses the finalizer', () => {
+  const valid = { ...presented, state: 'valid' as const };
+  const withMeta = (meta: Partial<Challenge['metadata']>, status: Challenge['status'] = valid) => {
+    const c = challenge(status);
+    return { ...c, metadata: { ...c.metadata, ...meta } };
+  };
+  const rows: { name: string; c: Challenge; want: ReturnType<typeof afterCleanUp> }[] = [
+    { name: 'final: presented=false, then the finalizer goes', c: challenge(valid), want: { status: { presented: false, processing: false }, finalizers: [] } },
+    {
+      name: 'deleted meanwhile (the fresh object after a conflict): the finalizer only',
+      c: withMeta({ deletionTimestamp: at(0) }), want: { finalizers: [] },
+    },
+    {
+      name: "the legacy finalizer goes too; others' stay", c: withMeta({ finalizers: ['other.example/keep', ...LEGACY_FINALIZERS, FINALIZER] }),
+      want: { status: { presented: false, processing: false }, finalizers: ['other.example/keep'] },
+    },
+    { name: 'already recorded and let go: the same status (setStatus skips an unchanged one), no finalizer write', c: withMeta({ finalizers: [] }, { ...valid, presented: false, processing: false }), want: { status: { presented: false, processing: false } } },
+  ];
+  for (const r of rows) assert.deepEqual(afterCleanUp(r.c), r.want, r.name);
 });

@@ -1,6 +1,6 @@
 // The Challenge controller's decision (cert-manager's acmechallenges/sync.go): one step at a
 // time from scheduled to presented, checked, accepted, final, and cleaned up.
-import type { Challenge } from '../../../api/types.ts';
+import type { Challenge, ChallengeStatus } from '../../../api/types.ts';
 import { parseDuration } from '../../../api/duration.ts';
 import { FINAL_STATES } from '../orders/order.ts';
 import {
@@ -65,6 +65,22 @@ export function decideChallenge(c: Challenge, now: Date): ChallengeStep {
     return { kind: 'wait', remainingMs: remaining, reason: `Waiting ${Math.ceil(remaining / 1000)}s before accepting ${c.spec.type} challenge without self-check` };
   }
   return { kind: 'accept' };
+}
+
+/**
+ * The writes that record a finished cleanup on the Challenge as it stands now: the one the cleanup
+ * started from, or the fresh one read after a write conflicted (the Order deletes its Challenges
+ * once they are valid, often while CleanUp is in flight). presented=false is what tells a later
+ * pass that CleanUp was done; a Challenge being deleted needs only the finalizer's removal, which
+ * deletes it. Undefined fields need no write.
+ */
+export function afterCleanUp(c: Challenge): { status?: Partial<ChallengeStatus>; finalizers?: string[] } {
+  const own = c.metadata.finalizers ?? [];
+  const finalizers = own.filter((f) => f !== FINALIZER && !LEGACY_FINALIZERS.includes(f));
+  return {
+    ...(c.metadata.deletionTimestamp ? {} : { status: { presented: false, processing: false } }),
+    ...(finalizers.length !== own.length ? { finalizers } : {}),
+  };
 }
 
 /** What a failed self-check or a still-pending authorization leads to. */

@@ -5,7 +5,7 @@
 import { Challenge, Order } from '../../../api/resources.ts';
 import type { Challenge as ChallengeObj, ChallengeStatus, Order as OrderObj, ACMEState } from '../../../api/types.ts';
 import { AcmeError, type AcmeAuthorization, type AcmeClient } from '../../../acme/client.ts';
-import { isConflict, isNotFound } from '../../../store/store.ts';
+import { getForUpdate, isConflict, isNotFound } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
@@ -14,7 +14,7 @@ import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
 import { reportServerUnreachable } from '../server-unreachable.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
-import { afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER, LEGACY_FINALIZERS } from './challenge.ts';
+import { afterCleanUp, afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER } from './challenge.ts';
 import { ANN_ACCEPTED_AT, ANN_ACCEPTED_BY, AUTHORIZATION_PACE, preciseTime, SELF_CHECK_PACE } from '../look-schedule.ts';
 import { randomUUID } from 'node:crypto';
 import { scheduleChallenges } from './scheduler.ts';
@@ -26,6 +26,8 @@ import {
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 
 const MANAGER = 'challenges';
+/** writes of a finished cleanup that conflict are redone on the fresh object this many times in all */
+const CLEANUP_RECORD_TRIES = 5;
 const SCHEDULE_KEY = 'schedule';
 
 export function challengeSchedulerController(ctx: ControllerContext): ControllerSpec {
@@ -175,13 +177,29 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
         }
       }
     }
-    let cur = c;
-    if (!c.metadata.deletionTimestamp) cur = await setStatus(c, { presented: false, processing: false });
-    const finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== FINALIZER && !LEGACY_FINALIZERS.includes(f));
-    if (finalizers.length !== (cur.metadata.finalizers ?? []).length) {
-      await ctx.store.update(Challenge, { ...cur, metadata: { ...cur.metadata, finalizers } }, { fieldManager: MANAGER }).catch((e) => { if (!isNotFound(e)) throw e; });
+    // CleanUp is done. A write here that conflicts is retried on the fresh object, not left to a
+    // new pass: that pass would still read presented=true and call CleanUp again (the Order
+    // deletes a valid Challenge while its CleanUp is in flight, and our write then conflicts).
+    let cur: ChallengeObj | undefined = c;
+    for (let attempt = 1; cur; attempt++) {
+      try {
+        await recordCleanUp(cur);
+        break;
+      } catch (e) {
+        if (isNotFound(e)) break;
+        if (!isConflict(e) || attempt >= CLEANUP_RECORD_TRIES) throw e;
+        const fresh: ChallengeObj | undefined = await getForUpdate<ChallengeObj>(ctx.store, Challenge, c.metadata.namespace, c.metadata.name ?? '');
+        cur = fresh?.metadata.uid === c.metadata.uid ? fresh : undefined;
+      }
     }
     return { done: undefined };
+  }
+
+  /** Writes what afterCleanUp says records the cleanup: presented=false, then the finalizer's removal. */
+  async function recordCleanUp(c: ChallengeObj): Promise<void> {
+    const { status, finalizers } = afterCleanUp(c);
+    const cur = status ? await setStatus(c, status) : c;
+    if (finalizers) await ctx.store.update(Challenge, { ...cur, metadata: { ...cur.metadata, finalizers } }, { fieldManager: MANAGER });
   }
 
   /** The challenge's state at the CA, from the Order's copy of its authorization, else asked once. */
