@@ -47,6 +47,7 @@ function counting(store: Store) {
   });
   const wrapped: Store = {
     get: (t, ns, n) => store.get(t, ns, n),
+    ...(store.getForUpdate ? { getForUpdate: <T extends KubeObject>(t: ResourceType, ns: string | undefined, n: string) => store.getForUpdate!<T>(t, ns, n) } : {}),
     list: (t, o) => store.list(t, o),
     watch: (t, o, e, err) => store.watch(t, o, e, err),
     create: (t, o, w) => bump(t, store.create(t, o, w), w?.fieldManager),

@@ -572,6 +572,7 @@ export class InformerFactory {
     });
     return {
       get: (t, ns, n) => store.get(t, ns, n),
+      ...(store.getForUpdate ? { getForUpdate: <T extends KubeObject>(t: ResourceType, ns: string | undefined, n: string) => store.getForUpdate!<T>(t, ns, n) } : {}),
       list: (t, o) => store.list(t, o),
       watch: (t, o, e, err) => store.watch(t, o, e, err),
       create: (t, o, w) => seen(t, store.create(t, o, w), w),

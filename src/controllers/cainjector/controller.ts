@@ -2,7 +2,7 @@
 // annotated object, the Certificate and Secret it names, writes decideInjection's object, and is
 // woken when a source changes through indexes from source to the targets that name it.
 import {
-  Certificate, SecretType,
+  Certificate,
   APIServiceType, CustomResourceDefinitionType, MutatingWebhookConfigurationType, ValidatingWebhookConfigurationType,
 } from '../../api/resources.ts';
 import type { KubeObject, Secret } from '../../api/meta.ts';
@@ -13,6 +13,7 @@ import { ANN } from '../certificates/objects.ts';
 import { CERTIFICATES_BY_SECRET, indexCertificatesBySecret } from '../../shared/certificate-index.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { caSourceOf, decideInjection, injectableFor, sourceSecretName, type Injectable } from './inject.ts';
+import { readSecret, secretCache } from '../../shared/secret-cache.ts';
 
 const FIELD_MANAGER = 'cert-manager-cainjector';
 const BY_CERTIFICATE = 'cainjector.certificate';
@@ -27,17 +28,10 @@ function sourceKey(target: KubeObject, kind: 'certificate' | 'secret'): string[]
   return 'source' in parsed && parsed.source.kind === kind ? [cacheKey(parsed.source.namespace, parsed.source.name)] : [];
 }
 
-/** The Secret whole: the shared cache holds only metadata of Secrets certsmith does not manage. */
-async function wholeSecret(ctx: ControllerContext, secrets: Informer<Secret>, namespace: string, name: string): Promise<Secret | undefined> {
-  const cached = secrets.get(namespace, name);
-  if (!cached || cached.data) return cached;
-  return ctx.store.get<Secret>(SecretType, namespace, name);
-}
-
 function injectorController(ctx: ControllerContext, injectable: Injectable): ControllerSpec {
   const targets = ctx.informers.informerFor(injectable.type);
   const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);
-  const secrets = ctx.informers.informerFor<Secret>(SecretType);
+  const secrets = secretCache(ctx.informers);
   ensureIndex(targets, BY_CERTIFICATE, (t) => sourceKey(t, 'certificate'));
   ensureIndex(targets, BY_SECRET, (t) => sourceKey(t, 'secret'));
   indexCertificatesBySecret(certificates);
@@ -78,7 +72,7 @@ function injectorController(ctx: ControllerContext, injectable: Injectable): Con
       if ('source' in parsed) {
         if (parsed.source.kind === 'certificate') certificate = certificates.get(parsed.source.namespace, parsed.source.name);
         const secretName = sourceSecretName(parsed.source, certificate);
-        if (secretName) secret = await wholeSecret(ctx, secrets, secretName.namespace, secretName.name);
+        if (secretName) secret = await readSecret(ctx, secretName.namespace, secretName.name);
       }
       const decision = decideInjection({ target, injectable, certificate, secret, apiServerCA });
       record(ctx, target, decision.events);

@@ -13,6 +13,8 @@ import { type Secret } from '../../api/meta.ts';
 import { controllerOwnerUID } from '../../shared/ownership.ts';
 import type { CertificateInput } from './policies.ts';
 import { nextRevision } from '../../shared/revisions.ts';
+import { secretCache } from '../../shared/secret-cache.ts';
+import { getForUpdate } from '../../store/store.ts';
 
 export const BY_OWNER = 'owner';
 export { BY_SECRET };
@@ -30,8 +32,7 @@ function ensureIndex<T extends KubeObject>(inf: Informer<T>, name: string, fn: (
 export function certificateCaches(ctx: ControllerContext): CertificateCaches {
   const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);
   const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
-  // Only Secrets certsmith manages are cached whole; the rest are metadata (memory, at scale).
-  const secrets = ctx.informers.informerFor<Secret>(SecretType, { fullObjectsWhen: (s) => s.metadata.labels?.[LABEL.fao] === 'true' });
+  const secrets = secretCache(ctx.informers);
   indexCertificatesBySecret(certificates);
   ensureIndex(requests, BY_OWNER, (r) => { const u = controllerOwnerUID(r); return u ? [u] : []; });
   ensureIndex(secrets, BY_OWNER, (s) => { const u = controllerOwnerUID(s); return u ? [u] : []; });
@@ -163,14 +164,18 @@ export async function gatherCertificate(ctx: ControllerContext, c: CertificateCa
   };
 }
 
-/** The same input with the Certificate and its Secret read from the store instead of the caches. */
+/**
+ * The same input with the Certificate and its Secret read from the store instead of the caches,
+ * as the next write will find them (Store.getForUpdate): a plain get would commit the store's
+ * open batch, a commit of its own for each issuance this starts.
+ */
 export async function gatherFresh(ctx: ControllerContext, c: CertificateCaches, crt: CertificateObj): Promise<CertificateInput | undefined> {
-  const fresh = await ctx.store.get<CertificateObj>(Certificate, crt.metadata.namespace, crt.metadata.name!);
+  const fresh = await getForUpdate<CertificateObj>(ctx.store, Certificate, crt.metadata.namespace, crt.metadata.name!);
   if (!fresh) return undefined;
   const requests = ownedRequests(c, fresh);
   return {
     certificate: fresh,
-    secret: await ctx.store.get<Secret>(SecretType, fresh.metadata.namespace, fresh.spec.secretName),
+    secret: await getForUpdate<Secret>(ctx.store, SecretType, fresh.metadata.namespace, fresh.spec.secretName),
     currentCR: requestForRevision(requests, fresh.status?.revision),
     nextCR: requestForRevision(requests, nextRevision(fresh)),
   };

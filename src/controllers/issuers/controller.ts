@@ -1,19 +1,19 @@
 // Keeps the Ready condition of SelfSigned and CA issuers (and cluster issuers) current, and marks
 // Vault and Venafi issuers not Ready with the reason certsmith cannot sign for them.
-import { ClusterIssuer, Issuer, SecretType } from '../../api/resources.ts';
+import { ClusterIssuer, Issuer } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
-import type { Secret } from '../../api/meta.ts';
 import { issuerResourceNamespace } from '../../shared/issuer-lookup.ts';
 import type { AnyIssuer } from '../../api/types.ts';
 import { decideIssuerReady } from './issuer-readiness.ts';
 import { retryBackoff } from '../../runtime/workqueue.ts';
+import { readSecret, secretCache } from '../../shared/secret-cache.ts';
 
 export function issuerController(ctx: ControllerContext, cluster: boolean): ControllerSpec {
   const type = cluster ? ClusterIssuer : Issuer;
   const issuers = ctx.informers.informerFor<AnyIssuer & KubeObject>(type);
-  const secrets = ctx.informers.informerFor<Secret>(SecretType);
+  const secrets = secretCache(ctx.informers);
   return {
     name: cluster ? 'clusterissuers' : 'issuers',
     retry: retryBackoff.requestsAndIssuers,
@@ -35,7 +35,7 @@ export function issuerController(ctx: ControllerContext, cluster: boolean): Cont
       const { namespace, name } = splitKey(key);
       const issuer = issuers.get(cluster ? undefined : namespace, cluster ? key : name);
       if (!issuer || !issuer.spec?.ca && !issuer.spec?.selfSigned && !issuer.spec?.vault && !issuer.spec?.venafi) return;
-      const caSecret = issuer.spec.ca ? await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, issuer), issuer.spec.ca.secretName) : undefined;
+      const caSecret = issuer.spec.ca ? await readSecret(ctx, issuerResourceNamespace(ctx, issuer), issuer.spec.ca.secretName) : undefined;
       const conditions = decideIssuerReady(issuer, caSecret, ctx.clock.now());
       if (conditions) {
         await ctx.store.updateStatus(type, { ...issuer, status: { ...(issuer.status ?? {}), conditions } } as KubeObject, { fieldManager: 'issuers' });

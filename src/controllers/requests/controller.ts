@@ -1,16 +1,16 @@
 // The CertificateRequest controller for the issuers certsmith signs with itself (SelfSigned,
 // CA): approval (unless turned off), issuer checks, signing, one status write per pass.
-import { CertificateRequest, SecretType } from '../../api/resources.ts';
+import { CertificateRequest } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { CertificateAnnotation } from '../../api/annotations.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
 import { record } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
-import type { Secret } from '../../api/meta.ts';
 import { failed, gateRequest, issued, pending, requestSettled } from './signing.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../shared/issuer-lookup.ts';
 import { wakeByIssuer } from '../../shared/watch.ts';
+import { readSecret } from '../../shared/secret-cache.ts';
 import { signSelfSigned, signWithCA } from './signers.ts';
 import { retryBackoff } from '../../runtime/workqueue.ts';
 
@@ -50,11 +50,11 @@ export function requestController(ctx: ControllerContext): ControllerSpec {
       let outcome;
       if (gate.issuerType === 'selfSigned') {
         const keyName = cr.metadata.annotations?.[CertificateAnnotation.privateKeySecretName];
-        const keySecret = keyName ? await ctx.store.get<Secret>(SecretType, namespace, keyName) : undefined;
+        const keySecret = keyName ? await readSecret(ctx, namespace, keyName) : undefined;
         outcome = await signSelfSigned(cr, keySecret, now);
       } else {
         const ca = gate.issuer.spec!.ca!;
-        const caSecret = await ctx.store.get<Secret>(SecretType, issuerResourceNamespace(ctx, gate.issuer), ca.secretName);
+        const caSecret = await readSecret(ctx, issuerResourceNamespace(ctx, gate.issuer), ca.secretName);
         outcome = await signWithCA(cr, caSecret, ca.secretName, now, ca);
       }
       if (outcome.kind === 'pending') {

@@ -28,6 +28,7 @@ import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { REVOKE_FINALIZER, revocationWakesOnAdd, revocationWakesOnUpdate } from './wake.ts';
 import { describeCertificate, parsePending, SUPERSEDED, supersededCertificate, withPending } from './superseded.ts';
+import { secretCache } from '../../../shared/secret-cache.ts';
 
 const MANAGER = 'certificates-acme-revocation';
 /** RFC 5280 CRLReason cessationOfOperation: the certificate is no longer needed */
@@ -45,7 +46,7 @@ export function wantsRotationRevocation(crt: CertificateObj): boolean {
 
 export function revocationController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
   const certificates = ctx.informers.informerFor<CertificateObj>(CertificateType);
-  const secrets = ctx.informers.informerFor<Secret>(SecretType);
+  const secrets = secretCache(ctx.informers);
   indexCertificatesBySecret(certificates);
   /** replaced certificates seen in Secret updates, not yet recorded on their Certificate */
   const observed = new Map<string, string[]>();
