@@ -211,8 +211,40 @@ test('a list that is refused, or an object created after it, is looked up one at
     };
     const again = await applyManifests(racing, [...manifests, late], { defaultNamespace: 'default' });
     assert.deepEqual(again.errors, []);
-    assert.equal(again.applied.at(-1), 'issuer.cert-manager.io/i60 unchanged');
+    // found and updated, not refused: its one change is the last-applied record the other writer left out
+    assert.equal(again.applied.at(-1), 'issuer.cert-manager.io/i60 configured');
+    assert.ok((await backend.get<KubeObject>(Issuer, 'default', 'i60'))!.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration']);
   } finally {
     await backend.close();
+  }
+});
+
+test('kubectl\'s last-applied record is written; re-applying is unchanged; what the manifest drops goes, what others set stays', async () => {
+  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const doc = (labels: Record<string, string>, annotations?: Record<string, string>) => ({
+      file: 'm.yaml',
+      obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'i', labels, ...(annotations ? { annotations } : {}) }, spec: { selfSigned: {} } } as KubeObject,
+    });
+    const first = await applyManifests(store, [doc({ team: 'a', tier: 'web' }, { note: 'x' })], { defaultNamespace: 'default' });
+    assert.deepEqual(first.applied, ['issuer.cert-manager.io/i created']);
+    const stored = (await store.get<KubeObject>(Issuer, 'default', 'i'))!;
+    assert.equal(stored.metadata.annotations!['kubectl.kubernetes.io/last-applied-configuration'],
+      '{"apiVersion":"cert-manager.io/v1","kind":"Issuer","metadata":{"annotations":{"note":"x"},"labels":{"team":"a","tier":"web"},"name":"i","namespace":"default"},"spec":{"selfSigned":{}}}\n');
+
+    const again = await applyManifests(store, [doc({ team: 'a', tier: 'web' }, { note: 'x' })], { defaultNamespace: 'default' });
+    assert.deepEqual(again.applied, ['issuer.cert-manager.io/i unchanged']);
+
+    // someone labels and annotates it (kubectl label/annotate); the manifest then drops tier and note
+    await store.update(Issuer, { ...stored, metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, owner: 'ops' }, annotations: { ...stored.metadata.annotations, ticket: '42' } } });
+    const third = await applyManifests(store, [doc({ team: 'a' })], { defaultNamespace: 'default' });
+    assert.deepEqual(third.applied, ['issuer.cert-manager.io/i configured']);
+    const after = (await store.get<KubeObject>(Issuer, 'default', 'i'))!;
+    assert.deepEqual(after.metadata.labels, { team: 'a', owner: 'ops' });
+    const { ['kubectl.kubernetes.io/last-applied-configuration']: record, ...others } = after.metadata.annotations!;
+    assert.deepEqual(others, { ticket: '42' });
+    assert.equal(JSON.parse(record).metadata.labels.tier, undefined);
+  } finally {
+    await store.close();
   }
 });

@@ -9,6 +9,7 @@ import type { Manifest } from './manifests.ts';
 import { qualifiedKind } from './client.ts';
 import { builtInNamespaces } from '../server/namespaces.ts';
 import type { FieldValidation } from '../api/unknown-fields.ts';
+import { lastAppliedAnnotation, lastAppliedConfiguration, lastAppliedOf } from './last-applied.ts';
 
 export type ApplyAction = 'created' | 'configured' | 'unchanged';
 
@@ -52,16 +53,24 @@ function errorLines(file: string, what: string, e: unknown): string[] {
   return [`error: ${file}: ${what}: ${(e as Error).message}`];
 }
 
-/** The stored object with the manifest laid over it: server-owned metadata and status survive. */
+/**
+ * The stored object with the manifest laid over it: server-owned metadata and status survive, and
+ * so do labels and annotations others set; those the previous apply set (its last-applied
+ * record) and this manifest drops go, as kubectl's three-way merge removes them.
+ */
 function desiredFrom(existing: KubeObject, obj: KubeObject): KubeObject {
   const out: KubeObject = structuredClone(obj);
-  out.metadata = {
-    ...existing.metadata,
-    ...obj.metadata,
-    annotations: { ...existing.metadata.annotations, ...obj.metadata.annotations },
-    resourceVersion: existing.metadata.resourceVersion,
+  const previous = lastAppliedOf(existing)?.metadata;
+  const merged = (field: 'labels' | 'annotations'): Record<string, string> | undefined => {
+    const kept: Record<string, string> = { ...existing.metadata[field] };
+    const now = obj.metadata[field] ?? {};
+    for (const k of Object.keys(previous?.[field] ?? {})) if (!(k in now)) delete kept[k];
+    const all = { ...kept, ...now };
+    return Object.keys(all).length ? all : undefined;
   };
-  if (!Object.keys(out.metadata.annotations!).length) delete out.metadata.annotations;
+  out.metadata = { ...existing.metadata, ...obj.metadata, labels: merged('labels'), annotations: merged('annotations'), resourceVersion: existing.metadata.resourceVersion };
+  if (!out.metadata.labels) delete out.metadata.labels;
+  if (!out.metadata.annotations) delete out.metadata.annotations;
   if (obj.status === undefined && existing.status !== undefined) out.status = existing.status;
   return out;
 }
@@ -201,6 +210,8 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
     if (ns === undefined) delete obj.metadata.namespace;
     else obj.metadata.namespace = ns;
     if (!obj.metadata.name) return { errors: [`error: ${file}: ${label(type, obj)}: metadata.name: Required value: name is required`], warnings: [] };
+    // the document as written (unknown fields too, as kubectl records it), before they are pruned
+    const lastApplied = lastAppliedConfiguration(obj);
     // checked here, not only by the server: `server --apply` writes in process, and a
     // cluster's API server may be older than fieldValidation
     const unknown = strictProblems([], pruneUnknownFields(type, obj));
@@ -208,6 +219,7 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       return { errors: [`error: ${file}: ${label(type, obj)}: strict decoding error: ${unknown.join(', ')}`], warnings: [] };
     }
     const warnings = fieldValidation === 'Warn' ? unknown.map((p) => `Warning: ${p}`) : [];
+    obj.metadata.annotations = { ...obj.metadata.annotations, [lastAppliedAnnotation]: lastApplied };
     if (ns && !(await exists(ns))) {
       if (!namespacesApplied.has(ns)) return { errors: [`error: ${file}: ${label(type, obj)}: namespaces "${ns}" not found`], warnings };
       // its Namespace comes with this apply, so the API server cannot check it before that is
