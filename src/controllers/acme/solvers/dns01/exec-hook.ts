@@ -59,12 +59,11 @@ export async function runHook(program: string, args: string[], env: Record<strin
   return r.stdout;
 }
 
+/** certbot's manual hooks' environment for DNS-01: no CERTBOT_TOKEN, which certbot sets only for HTTP-01 (and unsets otherwise). */
 function certbotEnv(c: HookChallenge, authOutput?: string): Record<string, string> {
   const env: Record<string, string> = {
     CERTBOT_DOMAIN: c.domain,
     CERTBOT_VALIDATION: c.value,
-    // certbot sets it for every manual challenge; for DNS-01 it is empty
-    CERTBOT_TOKEN: '',
     CERTBOT_REMAINING_CHALLENGES: String(c.remaining),
     CERTBOT_ALL_DOMAINS: c.allDomains.join(','),
   };

@@ -1,0 +1,69 @@
+// Issue 16: an ACME Issuer with `renewalInformationSource: None` never asks the CA for renewal
+// information (cert-manager's field; ARI is on by default), and `certsmith acme
+// deactivate-account` deactivates the Issuer's account at the CA (RFC 8555 §7.3.6), so the CA
+// refuses its key afterwards. Real certsmith server, Pebble behind the fault proxy (which serves
+// renewalInfo and counts its requests).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import { startFaultProxy, type FaultProxy } from '../rig/fault-proxy.ts';
+import { waitFor, type RunningServer } from '../e2e/harness.ts';
+import { AcmeClient } from '../../src/acme/client.ts';
+import { apply, startCertsmith, stopKeeper, waitAllReady, type Target } from './restart-rig.ts';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+let cts: ChallTestSrv;
+let pebble: Pebble;
+let proxy: FaultProxy;
+let target: Target;
+let s: RunningServer;
+const dir = mkdtempSync(join(tmpdir(), 'certsmith-ari-none-'));
+
+before(async () => {
+  cts = await startChallTestSrv();
+  target = { cts, httpPort: await freePort() };
+  pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: target.httpPort });
+  proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
+  proxy.setRenewalInfo(() => ({ suggestedWindow: { start: new Date(Date.now() + 200 * 86400e3).toISOString(), end: new Date(Date.now() + 201 * 86400e3).toISOString() }, retryAfter: 3600 }));
+  s = await startCertsmith(target, dir);
+});
+
+after(async () => {
+  await s?.stop();
+  if (target) await stopKeeper(target);
+  await proxy?.stop();
+  await Promise.all([pebble?.stop(), cts?.stop()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const issuer = (name: string, extra = '') => `apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: ${name} }\nspec:\n  acme:\n    server: ${proxy.directoryUrl}\n    caBundle: ${b64(proxy.caPem)}\n${extra}    privateKeySecretRef: { name: ${name}-account }\n    solvers: [ { http01: { ingress: {} } } ]`;
+const cert = (name: string, iss: string) => `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${name}, namespace: default }\nspec: { secretName: ${name}-tls, dnsNames: [${name}-${crypto.randomBytes(3).toString('hex')}.example.test], privateKey: { algorithm: ECDSA }, issuerRef: { name: ${iss}, kind: ClusterIssuer } }`;
+const getJSON = async (args: string[]) => JSON.parse((await s.cli([...args, '-o', 'json'])).stdout);
+
+test('renewalInformationSource None: no renewal-info request and no status.acme.ari; the default fetches the window', async () => {
+  await apply(s, [issuer('none', '    renewalInformationSource: None\n'), issuer('dflt'), cert('c-none', 'none'), cert('c-dflt', 'dflt')].join('\n---\n'));
+  await waitAllReady(s, ['c-none', 'c-dflt'], 60_000);
+  await waitFor('the default Issuer\'s certificate has its ARI window', async () => ((await getJSON(['get', 'certificate', 'c-dflt', '-n', 'default'])).status.acme?.ari?.suggestedWindow ? true : undefined));
+  // both were issued together: a fetch for the None one would come now; give it a moment to show
+  await new Promise((r) => setTimeout(r, 2000));
+  const none = await getJSON(['get', 'certificate', 'c-none', '-n', 'default']);
+  assert.equal(none.status.acme?.ari, undefined);
+  assert.equal(proxy.exchanges.filter((x) => x.path.startsWith('/renewal-info/')).length, 1, 'one renewal-info request, for the default Issuer\'s certificate');
+});
+
+test('certsmith acme deactivate-account: the account is deactivated at the CA, which refuses its key afterwards', async () => {
+  const r = await s.cli(['acme', 'deactivate-account', 'dflt', '--cluster']);
+  assert.equal(r.code, 0, r.stderr);
+  const secret = await getJSON(['get', 'secret', '-n', 'cert-manager', 'dflt-account']);
+  const key = Buffer.from(secret.data['tls.key'], 'base64').toString();
+  const c = new AcmeClient({ directoryUrl: pebble.directoryUrl, accountKeyPem: key, caPem: pebble.caPem });
+  try {
+    await assert.rejects(c.findAccount(), /deactivated/);
+  } finally {
+    c.close();
+  }
+});
