@@ -1,5 +1,5 @@
 // kubectl against a running `certsmith server`, as the kubectl-driven e2e tests use it: the
-// binary (KUBECTL overrides), the flags its version needs, JSON reads, applies, and openssl's
+// binary (KUBECTL overrides), JSON reads, applies, and openssl's
 // view of an issued Secret.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,32 +29,22 @@ export interface KubeJSON {
   message?: string;
 }
 
-let validateFlagsOnce: Promise<string[]> | undefined;
-
-/**
- * `--validate=false` for kubectl older than 1.27 (Debian's v1.20): it validates only against
- * /openapi/v2 in protobuf, which the server does not serve. Asked once per process.
- */
-export function kubectlValidateFlags(): Promise<string[]> {
-  validateFlagsOnce ??= (async () => {
-    const version = await run(kubectlBin, ['version', '--client', '-o', 'json']);
-    assert.equal(version.code, 0, `${kubectlBin} version: ${version.stderr}`);
-    return parseInt(JSON.parse(version.stdout).clientVersion.minor, 10) < 27 ? ['--validate=false'] : [];
-  })();
-  return validateFlagsOnce;
-}
-
 export interface KubectlSession {
+  /**
+   * Flags `kubectl apply` needs against the server: none for any version now. kubectl before
+   * 1.27 (Debian's v1.20) validates against /openapi/v2 in protobuf, which the server serves;
+   * the tests spreading this into their applies could drop it.
+   */
   validateFlags: string[];
   kubectl(args: string[], input?: string): Promise<CommandResult>;
   /** `kubectl ... -o json`, asserting it succeeded */
   getJSON<T = KubeJSON>(args: string[]): Promise<T>;
-  /** `kubectl apply -f -` with the validate flags, asserting it succeeded */
+  /** `kubectl apply -f -`, asserting it succeeded */
   apply(yaml: string): Promise<void>;
 }
 
 export async function kubectlSession(server: Pick<RunningServer, 'kubeconfig'>): Promise<KubectlSession> {
-  const validateFlags = await kubectlValidateFlags();
+  const validateFlags: string[] = [];
   const kubectl = (args: string[], input?: string) => run(kubectlBin, ['--kubeconfig', server.kubeconfig, ...args], { input, timeoutMs: 30_000 });
   return {
     validateFlags,
@@ -82,7 +72,6 @@ export interface ServerKubectlSession extends KubectlSession {
 }
 
 export async function startKubectlSession(opts: { workPrefix: string; serverArgs?: string[] }): Promise<ServerKubectlSession> {
-  await kubectlValidateFlags();
   const work = mkdtempSync(join(tmpdir(), opts.workPrefix));
   let server: RunningServer;
   try {

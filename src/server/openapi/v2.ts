@@ -1,7 +1,10 @@
-// `/openapi/v2`: the Swagger 2.0 form of the same schemas `/openapi/v3` serves, in JSON or in
-// gnostic's protobuf. kubectl before 1.27 validates `apply` and answers `explain` only from it
-// (in protobuf); later ones use it when v3 is missing, and for `explain --output plaintext-openapiv2`.
-// Definitions only: no client reads v2 paths for these kinds.
+// `/openapi/v2`: the Swagger 2.0 form of the same schemas and paths `/openapi/v3` serves, in JSON
+// or in gnostic's protobuf. kubectl before 1.27 validates `apply` and answers `explain` only from
+// it (in protobuf); later ones use it when v3 is missing, and for `explain --output plaintext-openapiv2`.
+// The paths matter to kubectl before 1.22 (Debian's v1.20): before `diff` and any `--dry-run=server`
+// it looks for the PATCH operation whose x-kubernetes-group-version-kind is the object's kind and
+// refuses ("doesn't support dry-run") unless that operation lists a `dryRun` query parameter of
+// its own (cli-runtime's DryRunVerifier; a `$ref`'d one does not count).
 import { createRequire } from 'node:module';
 import type protobuf from 'protobufjs';
 import type * as YAMLModule from 'yaml';
@@ -45,19 +48,68 @@ function toV2(schema: unknown): unknown {
   return out;
 }
 
+/** the operations a Swagger 2.0 path item may hold, in gnostic's PathItem field order */
+const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
+
+interface V3Parameter { name: string; in: string; description?: string; required?: boolean; schema?: JSONSchema }
+type V3Content = Record<string, { schema?: JSONSchema }>;
+interface V3Operation {
+  parameters?: V3Parameter[];
+  requestBody?: { content: V3Content; required?: boolean };
+  responses?: Record<string, { description: string; content?: V3Content }>;
+  [extension: `x-${string}`]: unknown;
+}
+
+/** v3's `schema: {type}` of a query or path parameter is v2's `type` on the parameter itself */
+const v2Parameter = ({ schema, ...p }: V3Parameter): JSONSchema => ({ ...p, ...schema });
+
+/**
+ * A v3 operation as v2 writes it: the request body a `body` parameter (first, as kube-apiserver
+ * lists it) with the media types in `consumes`, each response's one schema, and `produces`.
+ */
+function v2Operation(op: V3Operation): JSONSchema {
+  const { parameters = [], requestBody, responses = {}, ...extensions } = op;
+  const out: JSONSchema = {};
+  const params: JSONSchema[] = [];
+  if (requestBody) {
+    out.consumes = Object.keys(requestBody.content);
+    const schema = Object.values(requestBody.content)[0]?.schema;
+    params.push({ name: 'body', in: 'body', required: requestBody.required ?? false, ...(schema ? { schema: toV2(schema) } : {}) });
+  }
+  params.push(...parameters.map(v2Parameter));
+  if (params.length) out.parameters = params;
+  const produces = [...new Set(Object.values(responses).flatMap((r) => Object.keys(r.content ?? {})))];
+  if (produces.length) out.produces = produces;
+  out.responses = Object.fromEntries(Object.entries(responses).map(([code, r]) => {
+    const schema = Object.values(r.content ?? {})[0]?.schema;
+    return [code, { description: r.description, ...(schema ? { schema: toV2(schema) } : {}) }];
+  }));
+  return { ...out, ...extensions };
+}
+
+function v2PathItem(item: Record<string, unknown>): JSONSchema {
+  const out: JSONSchema = {};
+  for (const m of methods) if (item[m]) out[m] = v2Operation(item[m] as V3Operation);
+  const parameters = item.parameters as V3Parameter[] | undefined;
+  if (parameters?.length) out.parameters = parameters.map(v2Parameter);
+  return out;
+}
+
 let jsonCache: JSONSchema | undefined;
 
-/** The Swagger 2.0 document: every served group's definitions, from the v3 documents. */
+/** The Swagger 2.0 document: every served group's paths and definitions, from the v3 documents (built once). */
 export function openAPIV2Document(): JSONSchema {
   if (jsonCache) return jsonCache;
   const definitions: Record<string, unknown> = {};
+  const paths: Record<string, unknown> = {};
   for (const key of new Set(resourceTypes.map((t) => `${t.group}/${t.version}`))) {
     const [group, version] = key.split('/');
-    const doc = openAPIV3Document(group, version) as { components?: { schemas?: Record<string, unknown> } } | undefined;
+    const doc = openAPIV3Document(group, version) as { paths?: Record<string, Record<string, unknown>>; components?: { schemas?: Record<string, unknown> } } | undefined;
+    for (const [path, item] of Object.entries(doc?.paths ?? {})) paths[path] ??= v2PathItem(item);
     for (const [name, schema] of Object.entries(doc?.components?.schemas ?? {})) definitions[name] ??= toV2(schema);
   }
-  const sorted = Object.fromEntries(Object.entries(definitions).sort(([a], [b]) => byCodeUnits(a, b)));
-  jsonCache = { swagger: '2.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths: {}, definitions: sorted };
+  const sorted = <T>(o: Record<string, T>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => byCodeUnits(a, b)));
+  jsonCache = { swagger: '2.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths: sorted(paths), definitions: sorted(definitions) };
   return jsonCache;
 }
 
@@ -107,8 +159,47 @@ function schemaMessage(s: JSONSchema): Record<string, unknown> {
   if (s.properties && typeof s.properties === 'object') {
     m.properties = { additional_properties: Object.entries(s.properties as Record<string, JSONSchema>).map(([name, value]) => ({ name, value: schemaMessage(value) })) };
   }
-  const extensions = Object.entries(s).filter(([k]) => k.startsWith('x-'));
-  if (extensions.length) m.vendor_extension = extensions.map(([name, value]) => ({ name, value: any(value) }));
+  const extensions = vendorExtensions(s);
+  if (extensions) m.vendor_extension = extensions;
+  return m;
+}
+
+function vendorExtensions(o: JSONSchema): { name: string; value: { yaml: string } }[] | undefined {
+  const extensions = Object.entries(o).filter(([k]) => k.startsWith('x-'));
+  return extensions.length ? extensions.map(([name, value]) => ({ name, value: any(value) })) : undefined;
+}
+
+/** gnostic's NonBodyParameter holds a query or path parameter in a message of its own */
+const nonBodyField: Record<string, string> = { query: 'query_parameter_sub_schema', path: 'path_parameter_sub_schema' };
+
+/** A v2 parameter as gnostic's ParametersItem. */
+function parameterMessage(p: JSONSchema): Record<string, unknown> {
+  const common = { name: p.name, in: p.in, description: p.description, required: p.required };
+  if (p.in === 'body') return { parameter: { body_parameter: { ...common, ...(p.schema ? { schema: schemaMessage(p.schema as JSONSchema) } : {}) } } };
+  const field = nonBodyField[p.in as string];
+  // the documents hold no header or form parameters; one would need gnostic's messages for it
+  if (!field) throw new Error(`openapi v2: no protobuf form for a parameter in ${String(p.in)}`);
+  return { parameter: { non_body_parameter: { [field]: { ...common, type: p.type, format: p.format, unique_items: p.uniqueItems } } } };
+}
+
+function operationMessage(op: JSONSchema): Record<string, unknown> {
+  const responses = Object.entries(op.responses as Record<string, JSONSchema>).map(([name, r]) => ({
+    name,
+    value: { response: { description: r.description, ...(r.schema ? { schema: { schema: schemaMessage(r.schema as JSONSchema) } } : {}) } },
+  }));
+  return {
+    produces: op.produces,
+    consumes: op.consumes,
+    parameters: ((op.parameters ?? []) as JSONSchema[]).map(parameterMessage),
+    responses: { response_code: responses },
+    vendor_extension: vendorExtensions(op),
+  };
+}
+
+function pathItemMessage(item: JSONSchema): Record<string, unknown> {
+  const m: Record<string, unknown> = {};
+  for (const method of methods) if (item[method]) m[method] = operationMessage(item[method] as JSONSchema);
+  if (item.parameters) m.parameters = (item.parameters as JSONSchema[]).map(parameterMessage);
   return m;
 }
 
@@ -121,6 +212,7 @@ export function openAPIV2Protobuf(): Buffer {
   const message = {
     swagger: doc.swagger,
     info: doc.info,
+    paths: { path: Object.entries(doc.paths as Record<string, JSONSchema>).map(([name, value]) => ({ name, value: pathItemMessage(value) })) },
     definitions: { additional_properties: Object.entries(doc.definitions as Record<string, JSONSchema>).map(([name, value]) => ({ name, value: schemaMessage(value) })) },
   };
   protobufCache = Buffer.from(documentType().encode(documentType().fromObject(message)).finish());
