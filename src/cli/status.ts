@@ -5,7 +5,7 @@ import { Certificate, CertificateRequest, Challenge, ClusterIssuer, EventType, I
 import type { Condition, KubeObject, Secret } from '../api/meta.ts';
 import { CertificateAnnotation } from '../api/annotations.ts';
 import type { Store } from '../store/store.ts';
-import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../api/types.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj, Challenge as ChallengeObj, Order as OrderObj } from '../api/types.ts';
 import { defaultBackoff } from '../shared/backoff.ts';
 import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';
@@ -65,8 +65,6 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   const rev = (s.revision ?? 0) + 1;
   const requests = namespaceRequests.items
     .filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === crt.metadata.uid) && r.metadata.annotations?.[CertificateAnnotation.revision] === String(rev));
-  type OrderObj = KubeObject & { status?: Record<string, unknown> };
-  type ChallengeObj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
   const none = { items: [] };
   const [issuer, secret, orders, challenges, certificates, requestEvents] = await Promise.all([
     kind === 'ClusterIssuer' ? store.get(ClusterIssuer, undefined, ref.name) : kind === 'Issuer' ? store.get(Issuer, namespace, ref.name) : undefined,
@@ -93,6 +91,9 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   if (issuer) {
     const spec = (issuer as { spec?: Record<string, unknown> }).spec ?? {};
     out.push(`  Type: ${Object.keys(spec).find((k) => ['acme', 'ca', 'selfSigned', 'vault', 'venafi'].includes(k)) ?? 'unknown'}`);
+    // the ACME profile its orders ask for (draft-aaron-acme-profiles), e.g. Let's Encrypt's shortlived
+    const profile = (spec.acme as { profile?: string } | undefined)?.profile;
+    if (profile) out.push(`  Profile: ${profile}`);
     out.push('  Conditions:', ...conditionLines((issuer as { status?: { conditions?: Condition[] } }).status?.conditions, '    '));
   } else {
     out.push(`  ${kind} ${ref.name} not found`);
@@ -145,6 +146,9 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     for (const o of orders.items.filter((x) => x.metadata.ownerReferences?.some((r) => r.uid === cr.metadata.uid))) {
       const os = o.status ?? {};
       out.push('Order:', `  Name: ${o.metadata.name}`, `  State: ${os.state ?? ''}, Reason: ${os.reason ?? ''}`, `  Failure Time: ${os.failureTime ?? '<none>'}`);
+      // while it is in flight: the profile it asked for, and the certificate an ARI renewal replaces
+      if (o.spec?.profile) out.push(`  Profile: ${o.spec.profile}`);
+      if (o.spec?.replaces) out.push(`  Replaces: ${o.spec.replaces}`);
       const mine = challenges.items.filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid));
       if (mine.length) out.push('Challenges:');
       for (const c of mine) {

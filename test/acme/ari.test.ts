@@ -207,6 +207,9 @@ describe('ARI against Pebble behind the ARI proxy', () => {
     assert.deepEqual(mine.map((x) => x.spec.profile), ['shortlived']);
     const ev = (await events(s)).filter((e) => e.reason === 'Profile');
     assert.ok(ev.some((e) => /with profile "shortlived"/.test(e.message ?? '')));
+    // and `certsmith status certificate` shows it with the Issuer
+    const st = await s.cli(['status', 'certificate', 'profile-good', '-n', 'default']);
+    assert.match(st.stdout, /^Issuer:\n {2}Name: profile-good\n {2}Kind: ClusterIssuer\n {2}Type: acme\n {2}Profile: shortlived$/m, st.stdout);
   });
 
   test('profiles: invalidProfile from newOrder is explained on the Order with the offered profiles', async () => {
