@@ -7,15 +7,13 @@
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
 import { loneSurrogate } from '../api/unicode.ts';
-import { soundValue } from '../api/validation/metadata.ts';
+import { maxAnnotationBytes, soundValue } from '../api/validation/metadata.ts';
 import { jsonEqual } from './patch.ts';
 import { labelKeyProblem } from './selectors.ts';
 import { StoreError } from './store.ts';
 
 /** etcd's default request limit, which bounds every object kube-apiserver stores */
 export const maxObjectBytes = 1_572_864;
-/** kube-apiserver's apimachinery TotalAnnotationSizeLimitB */
-export const maxAnnotationBytes = 262_144;
 /**
  * Levels of objects and arrays a body may nest. Go's decoder allows 10000, but our copies and
  * patches recurse and V8 overflows near 2000; the deepest legitimate object (a CRD's OpenAPI

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import type { KubeObject } from '../api/meta.ts';
+import { CAInjectorAnnotation } from '../api/annotations.ts';
 import { NamespaceType, SecretType } from '../api/resources.ts';
 import { createCSR } from '../pki/csr.ts';
 import { generatePrivateKey } from '../pki/keys.ts';
@@ -10,7 +11,7 @@ import { FakeClock, type Clock } from '../runtime/clock.ts';
 import { openTestStore } from '../runtime/testing/test-store.ts';
 import { StoreError, type Store } from '../store/store.ts';
 import {
-  allowDirectInjectionAnnotation, caFromSecret, createCA, ensureServingCA, issueServingCertificate, ServingCertificates,
+  caFromSecret, createCA, ensureServingCA, issueServingCertificate, ServingCertificates,
   servingRenewalTime, type KeyPair,
 } from './serving-ca.ts';
 
@@ -84,7 +85,7 @@ test('ensureServingCA creates the Secret the CA injector reads, then reuses it',
   const stored = await s.get<KubeObject & { type: string; data: Record<string, string> }>(SecretType, 'certsmith', 'webhook-ca');
   assert.ok(stored);
   assert.equal(stored.type, 'kubernetes.io/tls');
-  assert.equal(stored.metadata.annotations?.[allowDirectInjectionAnnotation], 'true');
+  assert.equal(stored.metadata.annotations?.[CAInjectorAnnotation.allowDirectInjection], 'true');
   assert.equal(Buffer.from(stored.data['ca.crt'], 'base64').toString(), first.certPem);
   assert.equal(Buffer.from(stored.data['tls.crt'], 'base64').toString(), first.certPem);
   assert.equal(Buffer.from(stored.data['tls.key'], 'base64').toString(), first.keyPem);
@@ -105,7 +106,7 @@ test('ensureServingCA creates the Secret the CA injector reads, then reuses it',
   assert.equal(Buffer.from(after!.data['ca.crt'], 'base64').toString(), `${renewed.certPem.trimEnd()}\n${first.certPem.trimEnd()}\n`);
   assert.equal(Buffer.from(after!.data['tls.crt'], 'base64').toString(), renewed.certPem);
   assert.equal(after!.metadata.annotations?.keep, 'me');
-  assert.equal(after!.metadata.annotations?.[allowDirectInjectionAnnotation], 'true');
+  assert.equal(after!.metadata.annotations?.[CAInjectorAnnotation.allowDirectInjection], 'true');
   assert.equal(Buffer.from(after!.data.extra, 'base64').toString(), 'x');
 
   // an expired CA is not carried along

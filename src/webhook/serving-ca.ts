@@ -6,6 +6,7 @@
 // certificates that the one injected CA verifies.
 import type { KubeObject } from '../api/meta.ts';
 import { SecretType } from '../api/resources.ts';
+import { CAInjectorAnnotation } from '../api/annotations.ts';
 import { parsePrivateKey, publicKeyFingerprint } from '../pki/keys.ts';
 import { parseCertificate } from '../pki/parse.ts';
 import { createSelfSignedCA, issueServingPair, splitHosts } from '../pki/serving.ts';
@@ -15,8 +16,6 @@ import { StoreError, type Store } from '../store/store.ts';
 const DAY_MS = 86_400_000;
 export const defaultCADurationMs = 365 * DAY_MS;
 export const defaultServingDurationMs = 7 * DAY_MS;
-/** what the CA injector needs to inject a Secret named by cert-manager.io/inject-ca-from-secret */
-export const allowDirectInjectionAnnotation = 'cert-manager.io/allow-direct-injection';
 export const caCommonName = 'certsmith-webhook-ca';
 
 export interface KeyPair { certPem: string; keyPem: string }
@@ -93,7 +92,7 @@ function caSecret(namespace: string, name: string, ca: KeyPair, existing: Secret
     metadata: {
       ...(existing?.metadata ?? {}),
       name, namespace,
-      annotations: { ...(existing?.metadata?.annotations ?? {}), [allowDirectInjectionAnnotation]: 'true' },
+      annotations: { ...(existing?.metadata?.annotations ?? {}), [CAInjectorAnnotation.allowDirectInjection]: 'true' },
     },
     // a Secret's type cannot change: an existing one keeps its own
     type: existing?.type ?? 'kubernetes.io/tls',

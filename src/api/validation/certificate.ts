@@ -10,7 +10,7 @@ import { signatureAlgorithms } from '../schema-values.ts';
 import { dns1123SubdomainError } from '../names.ts';
 import { isWellFormed } from '../unicode.ts';
 import { child, index, isNum, isObj, isStr, mapKey, strings, tryDuration, type Errors, type Obj } from './field-errors.ts';
-import { maxAnnotationBytes } from '../../store/object-checks.ts';
+import { maxAnnotationBytes } from './metadata.ts';
 import { validateIssuerRef } from './issuer-ref.ts';
 import { validateAnnotationKeys, validateLabels } from './metadata.ts';
 import { validateDNSNames, validateEmails, validateIPs, validateURIs } from './subject-alt-names.ts';

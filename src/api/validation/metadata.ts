@@ -6,6 +6,9 @@ import { dns1123LabelError, dns1123SubdomainError, labelValueError, qualifiedNam
 import { isWellFormed, loneSurrogate } from '../unicode.ts';
 import { child, index, isObj, isStr, mapKey, type Errors } from './field-errors.ts';
 
+/** kube-apiserver's apimachinery TotalAnnotationSizeLimitB: the store enforces it on every object, validation on templates */
+export const maxAnnotationBytes = 262_144;
+
 function wellFormedError(s: string): string {
   const c = loneSurrogate(s)!.toString(16).toUpperCase();
   return `must be well-formed Unicode: contains a lone UTF-16 surrogate (U+${c}), which no certificate can encode`;
