@@ -202,12 +202,21 @@ test('each alert fires from real /metrics output (promtool test rules)', async (
     { alertname: 'CertsmithACMEChallengeFailing', eval_time: '10m', exp_alerts: [{ exp_labels: { severity: 'warning', ...challengeLabels } }] },
     { alertname: 'CertsmithDown', eval_time: '40m', exp_alerts: [{ exp_labels: { severity: 'critical', job: 'certsmith', instance: '127.0.0.1:9402' } }] },
     { alertname: 'CertsmithDown', eval_time: '20m', exp_alerts: [] },
+    // sync errors: the scrape's own (the offline ClusterIssuer's account controller retrying with
+    // per-object backoff) are left out, as drawing their first seconds out over four hours says
+    // more about the machine's speed than about the backoff; a controller failing 0.1 times a
+    // second fires after 15 + 30 minutes, and only it
+    { alertname: 'CertsmithControllerSyncErrors', eval_time: '50m', exp_alerts: [{ exp_labels: { severity: 'warning', controller: 'failing-for-the-test' } }] },
+    { alertname: 'CertsmithControllerSyncErrors', eval_time: '20m', exp_alerts: [] },
   ];
+  // the rule watches the counter certsmith serves (a series per controller once one fails)
+  assert.match(scrape, /^# TYPE certmanager_controller_sync_error_count counter$/m);
+  const failing = { series: 'certmanager_controller_sync_error_count{controller="failing-for-the-test"}', values: `0+6x${STEPS}` };
   const testFile = join(work, 'alerts.test.yaml');
   writeFileSync(testFile, YAML.stringify({
     rule_files: ['rules.yaml'],
     evaluation_interval: '1m',
-    tests: [{ interval: '1m', input_series: inputSeries(scrape), alert_rule_test: cases }],
+    tests: [{ interval: '1m', input_series: [...inputSeries(scrape).filter((x) => !x.series.startsWith('certmanager_controller_sync_error_count')), failing], alert_rule_test: cases }],
   }, { lineWidth: 0 }));
   const r = await promtool(['test', 'rules', testFile]);
   assert.equal(r.code, 0, `${r.out}\n(test file: ${testFile})`);
