@@ -9,11 +9,11 @@ import type { KubeObject, Secret } from '../../api/meta.ts';
 import { cacheKey, type Informer } from '../../runtime/informer.ts';
 import { keyFor, splitKey } from '../../runtime/controller.ts';
 import { record, type ControllerContext, type ControllerSpec } from '../context.ts';
-import { ANN } from '../certificates/objects.ts';
 import { CERTIFICATES_BY_SECRET, indexCertificatesBySecret } from '../../shared/certificate-index.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { caSourceOf, decideInjection, injectableFor, sourceSecretName, type Injectable } from './inject.ts';
 import { readSecret, secretCache } from '../../shared/secret-cache.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 
 const FIELD_MANAGER = 'cert-manager-cainjector';
 const BY_CERTIFICATE = 'cainjector.certificate';
@@ -55,7 +55,7 @@ function injectorController(ctx: ControllerContext, injectable: Injectable): Con
         const key = cacheKey(s.metadata.namespace, s.metadata.name!);
         for (const t of targets.byIndex(BY_SECRET, key)) enqueue(keyFor(t));
         for (const c of certificates.byIndex(CERTIFICATES_BY_SECRET, key)) onCertificate(c);
-        const owner = s.metadata.annotations?.[ANN.certificateName];
+        const owner = s.metadata.annotations?.[CertificateAnnotation.certificateName];
         if (owner) fromCertificate(s.metadata.namespace, owner);
       };
       secrets.onAdd(onSecret);

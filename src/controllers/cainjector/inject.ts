@@ -2,13 +2,12 @@
 // for, whether the source may give it, and the object with every caBundle field set to it.
 // No I/O: the shell resolves the Certificate and Secret the annotation names and hands them in.
 import type { KubeObject, Secret } from '../../api/meta.ts';
-import { CAInjectorAnnotation } from '../../api/annotations.ts';
+import { CAInjectorAnnotation, CertificateAnnotation } from '../../api/annotations.ts';
 import {
   APIServiceType, CustomResourceDefinitionType, MutatingWebhookConfigurationType, ValidatingWebhookConfigurationType,
   type ResourceType,
 } from '../../api/resources.ts';
 import type { EventSpec } from '../decision.ts';
-import { ANN } from '../certificates/objects.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 
 export const INJECT_ANN = CAInjectorAnnotation;
@@ -153,9 +152,9 @@ function readCA(input: InjectionInput, source: CASource): { ca: Buffer } | { dec
     // not yet created or issued: the Certificate's and the Secret's watches bring us back
     if (!input.certificate) return { decision: nothing(`Certificate ${source.namespace}/${source.name} not found`) };
     if (!input.secret) return { decision: nothing(`Secret ${secretRef} of Certificate ${source.namespace}/${source.name} not found`) };
-    const owner = input.secret.metadata.annotations?.[ANN.certificateName];
+    const owner = input.secret.metadata.annotations?.[CertificateAnnotation.certificateName];
     if (owner !== source.name) {
-      return { decision: refused(`Secret ${secretRef} is not the Secret of Certificate ${source.namespace}/${source.name} (its ${ANN.certificateName} annotation is ${owner === undefined ? 'missing' : `"${owner}"`}); not injecting its CA`) };
+      return { decision: refused(`Secret ${secretRef} is not the Secret of Certificate ${source.namespace}/${source.name} (its ${CertificateAnnotation.certificateName} annotation is ${owner === undefined ? 'missing' : `"${owner}"`}); not injecting its CA`) };
     }
   } else {
     if (!input.secret) return { decision: nothing(`Secret ${secretRef} not found`) };

@@ -7,7 +7,6 @@ import { splitKey } from '../../runtime/controller.ts';
 import { BY_SECRET, certificateCaches, ownedRequests, requestForRevision, type CertificateCaches } from '../certificates/gather.ts';
 import { issuanceCompleting, secretCertificate } from '../certificates/policies.ts';
 import { nextRevision } from '../../shared/revisions.ts';
-import { ANN } from '../certificates/objects.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
@@ -18,6 +17,7 @@ import { DEFAULT_HOOK_TIMEOUT_MS, hookEnvironment, hookRetryDelayMs, runDeployHo
 import { formatDuration } from '../../api/duration.ts';
 import { getCondition, removeCondition, setCondition } from '../../api/conditions.ts';
 import { withCertificate, writeCertificateStatus } from '../certificates/shell.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 
 const NAME = 'files';
 /**
@@ -63,7 +63,7 @@ interface HookJob {
  */
 export function mirrorsFiles(crt: CertificateObj): boolean {
   // stored objects may still carry a non-string value (issue 12, finding 4): that is no answer
-  const raw: unknown = crt.metadata.annotations?.[ANN.mirrorFiles];
+  const raw: unknown = crt.metadata.annotations?.[CertificateAnnotation.mirrorFiles];
   const v = typeof raw === 'string' ? raw.toLowerCase() : undefined;
   if (v === 'false') return false;
   if (v === 'true') return true;
@@ -303,7 +303,7 @@ function claimant(c: CertificateCaches, namespace: string, name: string, secret:
     const owner = c.certificates.get(namespace, ref.name);
     if (owner && owner.metadata.uid === ref.uid) return owner;
   }
-  const annotated = secret.metadata.annotations?.[ANN.certificateName];
+  const annotated = secret.metadata.annotations?.[CertificateAnnotation.certificateName];
   return named.find((crt) => crt.metadata.name === annotated);
 }
 

@@ -8,10 +8,10 @@ import { signCertificate } from '../../pki/sign.ts';
 import type { CertificateTemplate } from '../../pki/template.ts';
 import { FakeClock } from '../../runtime/clock.ts';
 import type { Condition } from '../../api/meta.ts';
-import { ANN } from '../certificates/objects.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import type { IssuerView as IssuerLike } from '../requests/signing.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 
 /** The instant every table is evaluated at, unless a row says otherwise. */
 export const NOW = new Date('2026-06-01T00:00:00Z');
@@ -117,10 +117,10 @@ export function certificate(o: {
 /** The annotations the issuing controller writes on a Secret for Certificate `name` and issuer `issuer`. */
 export function issuedAnnotations(name = 'a', issuer: { name: string; kind?: string; group?: string } = { name: 'ca' }): Record<string, string> {
   return {
-    [ANN.certificateName]: name,
-    [ANN.issuerName]: issuer.name,
-    [ANN.issuerKind]: issuer.kind ?? 'Issuer',
-    [ANN.issuerGroup]: issuer.group ?? 'cert-manager.io',
+    [CertificateAnnotation.certificateName]: name,
+    [CertificateAnnotation.issuerName]: issuer.name,
+    [CertificateAnnotation.issuerKind]: issuer.kind ?? 'Issuer',
+    [CertificateAnnotation.issuerGroup]: issuer.group ?? 'cert-manager.io',
   };
 }
 
