@@ -71,56 +71,190 @@ function spawnKeeper(host: string, port: number, socketPath: string, graceMs: nu
   });
 }
 
+/** The keeper's acknowledgement never came: the control connection dropped first. */
+export class KeeperConnectionLost extends Error {}
+
+/** One control connection: each message is acknowledged by its id, or fails when the connection drops first. */
+interface KeeperLink {
+  readonly alive: boolean;
+  send(msg: Record<string, unknown>): Promise<void>;
+  end(): Promise<void>;
+}
+
+function linkOver(sock: net.Socket, onDrop: () => void): KeeperLink {
+  sock.setEncoding('utf8');
+  const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  let nextId = 0;
+  let buf = '';
+  let alive = true;
+  sock.on('data', (d: string) => {
+    buf += d;
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      let id: number | undefined;
+      try {
+        id = (JSON.parse(buf.slice(0, i)) as { id?: number }).id;
+      } catch {
+        id = undefined;
+      }
+      buf = buf.slice(i + 1);
+      if (id === undefined) continue;
+      waiting.get(id)?.resolve();
+      waiting.delete(id);
+    }
+  });
+  // Whatever was not acknowledged may never have been applied: it fails, never succeeds.
+  const drop = () => {
+    if (!alive) return;
+    alive = false;
+    const lost = new KeeperConnectionLost('the HTTP-01 keeper connection dropped before the keeper acknowledged');
+    for (const w of waiting.values()) w.reject(lost);
+    waiting.clear();
+    onDrop();
+  };
+  sock.on('error', drop);
+  sock.on('close', drop);
+  sock.on('end', drop);
+  return {
+    get alive() {
+      return alive && !sock.destroyed;
+    },
+    send(msg) {
+      if (!alive || sock.destroyed) return Promise.reject(new KeeperConnectionLost('the HTTP-01 keeper connection is gone'));
+      const id = nextId++;
+      return new Promise<void>((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        sock.write(`${JSON.stringify({ ...msg, id })}\n`);
+      });
+    },
+    end: () =>
+      new Promise<void>((r) => {
+        if (sock.destroyed) return r();
+        sock.end(() => r());
+      }),
+  };
+}
+
+export interface HTTP01KeeperOptions {
+  host: string;
+  port: number;
+  graceMs?: number;
+  /** tries to get a connection again (to the same keeper when it is alive, else a new one) before an operation fails; 5 by default */
+  reconnectTries?: number;
+  /** the wait before the second try, doubling up to 2 s; 100 ms by default */
+  reconnectDelayMs?: number;
+  /** the control connection dropped while certsmith lives: tokens may go unserved until it is replaced */
+  onLost?(): void;
+  /** a new connection was made and given every token still presented */
+  onReplaced?(): void;
+}
+
 /**
  * The responder on host:port, served by a keeper process: the one already running for this
  * address (left by a certsmith that died) or a new one. `close` releases the keeper: it exits at
  * once when it serves no token, otherwise after the grace period unless a restarted certsmith
  * adopts it first (a graceful restart during validation must not lose the token either).
+ *
+ * The connection may drop while certsmith lives (the keeper died or closed it): a present or
+ * cleanup in flight then fails or is sent again on a new connection, never taken as done; the
+ * connection is replaced at once (the same keeper when it still listens, else a new keeper;
+ * reconnectTries with a doubling wait, then the next operation tries again), and the new one is
+ * given every token this responder presented and did not clean up before anything else.
  */
-export async function startHTTP01Keeper(opts: { host: string; port: number; graceMs?: number }): Promise<HTTP01Server> {
+export async function startHTTP01Keeper(opts: HTTP01KeeperOptions): Promise<HTTP01Server> {
   if (opts.port === 0) throw new Error('the HTTP-01 keeper needs a fixed port to be found again');
   const socketPath = keeperSocketPath(opts.host, opts.port);
-  let sock = await connect(socketPath).catch(() => undefined);
-  if (!sock) {
-    await spawnKeeper(opts.host, opts.port, socketPath, opts.graceMs ?? KEEPER_GRACE_MS);
-    sock = await connect(socketPath);
-  }
-  const control = sock;
-  control.setEncoding('utf8');
-  // Every change is acknowledged, so that a token is known to be served before the CA is asked to look.
-  const waiting = new Map<number, () => void>();
-  let nextId = 0;
-  let buf = '';
-  control.on('data', (d: string) => {
-    buf += d;
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      const id = (JSON.parse(buf.slice(0, i)) as { id?: number }).id;
-      buf = buf.slice(i + 1);
-      if (id !== undefined) waiting.get(id)?.();
-      waiting.delete(id ?? -1);
+  const tries = Math.max(1, opts.reconnectTries ?? 5);
+  /** presented and not cleaned up: what a new connection is given first */
+  const tokens = new Map<string, string>();
+  let closing = false;
+  let current: KeeperLink | undefined;
+  let replacing: Promise<KeeperLink> | undefined;
+
+  async function open(): Promise<KeeperLink> {
+    let sock = await connect(socketPath).catch(() => undefined);
+    if (!sock) {
+      await spawnKeeper(opts.host, opts.port, socketPath, opts.graceMs ?? KEEPER_GRACE_MS);
+      sock = await connect(socketPath);
     }
-  });
-  const settleAll = () => {
-    for (const r of waiting.values()) r();
-    waiting.clear();
-  };
-  control.on('error', settleAll);
-  control.on('close', settleAll);
-  const send = (msg: Record<string, unknown>): Promise<void> => {
-    if (control.destroyed) return Promise.reject(new Error('the HTTP-01 keeper is gone'));
-    const id = nextId++;
-    return new Promise<void>((resolve) => {
-      waiting.set(id, resolve);
-      control.write(`${JSON.stringify({ ...msg, id })}\n`);
-    });
-  };
+    const link: KeeperLink = linkOver(sock, () => dropped(link));
+    return link;
+  }
+
+  function dropped(link: KeeperLink): void {
+    if (link !== current) return; // a connection that failed while being given the tokens: the loop tries again
+    current = undefined;
+    if (closing) return;
+    opts.onLost?.();
+    // Replaced now, not at the next present: an accepted challenge's token must be served again.
+    connection().catch(() => undefined);
+  }
+
+  function connection(): Promise<KeeperLink> {
+    if (current?.alive) return Promise.resolve(current);
+    replacing ??= (async () => {
+      let delay = opts.reconnectDelayMs ?? 100;
+      let lastError: Error | undefined;
+      for (let attempt = 0; attempt < tries; attempt++) {
+        if (attempt > 0) {
+          await new Promise((r) => setTimeout(r, delay));
+          delay = Math.min(delay * 2, 2000);
+        }
+        if (closing) break;
+        let link: KeeperLink | undefined;
+        try {
+          link = await open();
+          // every token still presented, before the connection is used for anything else
+          for (const [token, keyAuth] of [...tokens]) await link.send({ op: 'present', token, keyAuth });
+        } catch (e) {
+          lastError = e as Error;
+          await link?.end();
+          continue;
+        }
+        current = link;
+        opts.onReplaced?.();
+        return link;
+      }
+      throw new Error(closing ? 'the HTTP-01 responder is closed' : `the HTTP-01 keeper connection was lost and could not be replaced (${tries} tries): ${lastError?.message}`);
+    })().finally(() => (replacing = undefined));
+    return replacing;
+  }
+
+  /** Sends on the connection; one that drops first is replaced (and given the tokens) and the message sent again once. */
+  async function send(msg: Record<string, unknown>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const link = await connection();
+      try {
+        return await link.send(msg);
+      } catch (e) {
+        if (!(e instanceof KeeperConnectionLost) || attempt >= 1 || closing) throw e;
+      }
+    }
+  }
+
+  current = await open();
   return {
     port: opts.port,
-    present: (token, keyAuth) => send({ op: 'present', token, keyAuth }),
-    cleanUp: (token) => send({ op: 'cleanup', token }),
+    async present(token, keyAuth) {
+      const before = tokens.get(token);
+      tokens.set(token, keyAuth);
+      try {
+        await send({ op: 'present', token, keyAuth });
+      } catch (e) {
+        // never presented: not given to a later connection either
+        if (before === undefined && tokens.get(token) === keyAuth) tokens.delete(token);
+        throw e;
+      }
+    },
+    async cleanUp(token) {
+      tokens.delete(token);
+      await send({ op: 'cleanup', token });
+    },
     async close() {
-      await send({ op: 'release' }).catch(() => undefined);
-      await new Promise<void>((r) => control.end(() => r()));
+      closing = true;
+      const link = current ?? (await replacing?.catch(() => undefined));
+      if (!link?.alive) return;
+      await link.send({ op: 'release' }).catch(() => undefined);
+      await link.end();
     },
   };
 }

@@ -1,0 +1,154 @@
+// The control connection to the HTTP-01 keeper drops while certsmith lives (issue 20): a present
+// in flight is not taken as done, the connection is replaced (the same keeper when it is alive,
+// else a new one), and the new connection is given every token still presented before anything
+// else. A fake keeper listens on the control socket, so the drops happen exactly when the test says.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { keeperSocketPath, startHTTP01Keeper } from './http01-keeper.ts';
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+function get(port: number, token: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: `/.well-known/acme-challenge/${token}`, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+
+async function until(what: string, fn: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await fn()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.fail(what);
+}
+
+interface Msg { op: string; token?: string; id?: number }
+
+/**
+ * A keeper's control socket that records what each connection was told and acknowledges it,
+ * unless `drop` says to close the connection instead (before acknowledging).
+ */
+async function fakeKeeper(port: number, drop: (conn: number, msg: Msg) => boolean = () => false) {
+  const socketPath = keeperSocketPath('127.0.0.1', port);
+  fs.rmSync(socketPath, { force: true });
+  const conns: { msgs: Msg[]; sock: net.Socket }[] = [];
+  const acked: Msg[] = [];
+  const server = net.createServer((sock) => {
+    const me = { msgs: [] as Msg[], sock };
+    const n = conns.push(me) - 1;
+    let buf = '';
+    sock.setEncoding('utf8');
+    sock.on('error', () => {});
+    sock.on('data', (d: string) => {
+      buf += d;
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const msg = JSON.parse(buf.slice(0, i)) as Msg;
+        buf = buf.slice(i + 1);
+        me.msgs.push(msg);
+        if (drop(n, msg)) {
+          sock.destroy();
+          return;
+        }
+        acked.push(msg);
+        if (msg.id !== undefined) sock.write(`${JSON.stringify({ id: msg.id })}\n`);
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(socketPath, () => r()));
+  return {
+    conns, acked,
+    /** what connection n was told, as "op token" */
+    told: (n: number) => (conns[n]?.msgs ?? []).map((m) => `${m.op}${m.token ? ` ${m.token}` : ''}`),
+    /** the keeper process is gone: its socket and every connection */
+    async die() {
+      for (const c of conns) c.sock.destroy();
+      await new Promise((r) => server.close(r));
+      fs.rmSync(socketPath, { force: true });
+    },
+  };
+}
+
+test('a present whose keeper connection drops before the acknowledgement is not taken as done', async () => {
+  const port = await freePort();
+  const keeper = await fakeKeeper(port, (conn, msg) => conn === 0 && msg.op === 'present' && msg.token === 'lost');
+  const k = await startHTTP01Keeper({ host: '127.0.0.1', port, reconnectDelayMs: 10 });
+  await k.present('a', 'a.k');
+  const outcome = await Promise.resolve(k.present('lost', 'lost.k')).then(() => 'resolved', (e: Error) => `rejected: ${e.message}`);
+  if (outcome === 'resolved') {
+    // retried on a new connection: then a keeper must really have been given the token
+    assert.ok(keeper.acked.some((m) => m.op === 'present' && m.token === 'lost'), 'present resolved though no keeper acknowledged it');
+    assert.deepEqual(keeper.told(1).slice(0, 2), ['present a', 'present lost'], 'the new connection is first given every token still presented');
+  }
+  await k.close();
+  await keeper.die();
+});
+
+test('a lost keeper connection is replaced at once, given every token still presented, and serves later presents', async () => {
+  const port = await freePort();
+  const keeper = await fakeKeeper(port);
+  const k = await startHTTP01Keeper({ host: '127.0.0.1', port, reconnectDelayMs: 10 });
+  await k.present('a', 'a.k');
+  await k.present('b', 'b.k');
+  await k.cleanUp('a');
+  keeper.conns[0].sock.destroy(); // the keeper closed our connection; it is still alive
+  // replaced without waiting for the next present: the keeper gets b back at once
+  await until('a second connection that is given b again', () => keeper.told(1).includes('present b'));
+  await k.present('c', 'c.k');
+  assert.deepEqual(keeper.told(1), ['present b', 'present c'], 'b (still presented) before c; a was cleaned up');
+  await k.close();
+  await keeper.die();
+});
+
+test('a keeper that died is replaced by a new keeper process, which serves every token still presented', async () => {
+  const port = await freePort();
+  const keeper = await fakeKeeper(port);
+  const k = await startHTTP01Keeper({ host: '127.0.0.1', port, graceMs: 10_000, reconnectDelayMs: 10 });
+  await k.present('a', 'a.k');
+  await k.present('b', 'b.k');
+  await k.cleanUp('a');
+  await keeper.die();
+  await until('a new keeper serving b', () => get(port, 'b').then((r) => r.status === 200 && r.body === 'b.k', () => false));
+  assert.equal((await get(port, 'a')).status, 404);
+  await k.present('c', 'c.k');
+  assert.equal((await get(port, 'c')).body, 'c.k');
+  await k.cleanUp('b');
+  await k.cleanUp('c');
+  await k.close(); // nothing served: the new keeper exits
+  await until('new keeper gone', () => get(port, 'x').then(() => false, () => true));
+});
+
+test('replacing a keeper is bounded: with the port taken, a present fails after the tries; the next one tries again', async () => {
+  const port = await freePort();
+  const keeper = await fakeKeeper(port);
+  const k = await startHTTP01Keeper({ host: '127.0.0.1', port, graceMs: 10_000, reconnectTries: 3, reconnectDelayMs: 10 });
+  await k.present('a', 'a.k');
+  // the keeper dies and something else takes its port: no keeper can be started
+  const squatter = http.createServer((_, res) => res.end('squatter'));
+  await new Promise<void>((r) => squatter.listen(port, '127.0.0.1', () => r()));
+  await keeper.die();
+  await assert.rejects(Promise.resolve(k.present('b', 'b.k')), /EADDRINUSE|keeper/);
+  await new Promise((r) => squatter.close(r));
+  // the port is free again: the next operation starts a keeper, which is given a first
+  await k.present('c', 'c.k');
+  assert.equal((await get(port, 'a')).body, 'a.k');
+  assert.equal((await get(port, 'c')).body, 'c.k');
+  assert.equal((await get(port, 'b')).status, 404, 'a present that failed is not served later');
+  await k.cleanUp('a');
+  await k.cleanUp('c');
+  await k.close();
+  await until('new keeper gone', () => get(port, 'x').then(() => false, () => true));
+});
