@@ -5,25 +5,36 @@ import { parseCSR } from '../../pki/csr.ts';
 import { isCertManagerKey } from '../annotations.ts';
 import type { KubeObject } from '../meta.ts';
 import { isObj, isStr, mapKey, tryDuration, type Errors, type Obj } from './field-errors.ts';
+import { csrUsagesError } from './csr-usages.ts';
 import { validateIssuerRef } from './issuer-ref.ts';
 import { dnsNameError, emailError, ipAddressError, uriError } from './subject-alt-names.ts';
 
 /**
- * The CSR is read by the parser the signers use (pki/csr.ts: structure and signature), and the
- * names it carries are held to the Certificate's rules, since the issuer signs them (issue 12,
- * finding 7): the first bad name, as `encoded CSR error: dnsNames[1]: Invalid value: ...`.
+ * The CSR is read by the parser the signers use (pki/csr.ts: structure and signature), held to
+ * spec.isCA and spec.usages as upstream holds it (csr-usages.ts, issue 15), and the names it
+ * carries are held to the Certificate's rules, since the issuer signs them (issue 12, finding 7):
+ * the first bad name, as `encoded CSR error: dnsNames[1]: Invalid value: ...`.
  */
-function csrError(request: string): string | undefined {
+function csrError(request: string, spec: Obj): string | undefined {
   const pem = Buffer.from(request, 'base64').toString('latin1');
   if (!/-----BEGIN (NEW )?CERTIFICATE REQUEST-----[\s\S]*?-----END (NEW )?CERTIFICATE REQUEST-----/.test(pem)) {
     return 'encoded CSR error: failed to decode PEM block containing certificate request';
   }
-  let t;
+  let csr;
   try {
-    t = parseCSR(pem).template;
+    csr = parseCSR(pem);
   } catch (err) {
     return `encoded CSR error: ${(err as Error).message}`;
   }
+  let usages;
+  try {
+    usages = csrUsagesError(csr.extensions, spec.isCA === true, spec.usages);
+  } catch (err) {
+    // the parse above has decoded these extensions already; kept as an answer, never a crash
+    return `encoded CSR error: invalid certificate request: bad extension: ${(err as Error).message}`;
+  }
+  if (usages) return usages;
+  const t = csr.template;
   const checks: [string, string[] | undefined, (v: string) => string | undefined][] = [
     ['dnsNames', t.dnsNames, dnsNameError],
     ['ipAddresses', t.ipAddresses, ipAddressError],
@@ -49,7 +60,7 @@ export function validateCertificateRequest(obj: KubeObject, old: KubeObject | un
   if (spec) {
     validateIssuerRef(spec.issuerRef, 'spec.issuerRef', errs);
     if (!old && isStr(spec.request) && spec.request !== '') {
-      const e = csrError(spec.request);
+      const e = csrError(spec.request, spec);
       if (e) errs.invalid('spec.request', '<csr>', e);
     }
     tryDuration(spec.duration, 'spec.duration', errs);
