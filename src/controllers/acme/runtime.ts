@@ -9,6 +9,13 @@ import type { AcmeClientOptions } from '../../acme/client.ts';
 export interface AcmeRuntime {
   registry: AcmeClientRegistry;
   http01(): Promise<HTTP01Server>;
+  /**
+   * Called each time the HTTP-01 responder serves without what this process should be serving:
+   * when it is started or taken over (a fresh one, the in-process fallback, or a keeper left by a
+   * process that died), and when a lost keeper connection was replaced. The listener gives back
+   * the tokens of the Challenges that need them (issue 20).
+   */
+  onHTTP01Serving(listener: (server: HTTP01Server) => void | Promise<void>): void;
   close(): Promise<void>;
 }
 
@@ -23,10 +30,10 @@ export function parseHTTP01Listen(listen: string): { host: string; port: number 
  * The keeper process (solvers/http01-keeper.ts: the token outlives a certsmith that dies while the
  * CA validates), else the in-process responder. CERTSMITH_HTTP01_KEEPER=0 keeps it in process.
  */
-async function startResponder(ctx: ControllerContext, host: string, port: number): Promise<HTTP01Server> {
+async function startResponder(ctx: ControllerContext, host: string, port: number, events: { onLost(): void; onReplaced(): void }): Promise<HTTP01Server> {
   if (port !== 0 && process.env.CERTSMITH_HTTP01_KEEPER !== '0' && process.platform !== 'win32') {
     try {
-      return await startHTTP01Keeper({ host, port });
+      return await startHTTP01Keeper({ host, port, ...events });
     } catch (e) {
       // A port taken by something else fails the same way in process; anything else falls back.
       if (/EADDRINUSE|EACCES/.test((e as Error).message)) throw e;
@@ -39,16 +46,36 @@ async function startResponder(ctx: ControllerContext, host: string, port: number
 export function createAcmeRuntime(ctx: ControllerContext, clientOptions?: Partial<AcmeClientOptions>): AcmeRuntime {
   const registry = new AcmeClientRegistry({ metrics: ctx.metrics, clientOptions });
   let server: Promise<HTTP01Server> | undefined;
+  const listeners: ((server: HTTP01Server) => void | Promise<void>)[] = [];
+  const serving = (s: HTTP01Server) => {
+    for (const l of listeners) {
+      Promise.resolve().then(() => l(s)).catch((e: Error) => ctx.logger.warn?.({ err: e.message }, 'giving the HTTP-01 responder its tokens again failed'));
+    }
+  };
   return {
     registry,
     http01() {
       if (!server) {
         const { host, port } = parseHTTP01Listen(ctx.options.acmeHTTP01Listen ?? ':80');
-        server = startResponder(ctx, host || '::', port);
+        const started: Promise<HTTP01Server> = startResponder(ctx, host || '::', port, {
+          onLost: () => {
+            ctx.logger.warn?.({}, 'HTTP-01 keeper connection lost; replacing it');
+          },
+          onReplaced: () => {
+            ctx.logger.info?.({}, 'HTTP-01 keeper connection replaced; serving every token again');
+            void started.then(serving);
+          },
+        });
+        server = started;
         // A failed bind is reported to this challenge and tried again by the next one.
-        server.catch(() => (server = undefined));
+        started.then(serving, () => {
+          if (server === started) server = undefined;
+        });
       }
       return server;
+    },
+    onHTTP01Serving(listener) {
+      listeners.push(listener);
     },
     async close() {
       registry.close();

@@ -68,6 +68,17 @@ export function decideChallenge(c: Challenge, now: Date): ChallengeStep {
 }
 
 /**
+ * Whether the Challenge's token must be served now, whatever its next step: it was presented or
+ * accepted (the CA may look at any moment) and it is neither final nor being deleted. A responder
+ * that starts fresh, is taken over after a restart or is replaced is given these at once (issue 20).
+ */
+export function needsServing(c: Challenge): boolean {
+  const st = c.status ?? {};
+  if (c.metadata.deletionTimestamp || isFinal(c) || !st.processing) return false;
+  return !!st.presented || st.state === 'processing';
+}
+
+/**
  * The writes that record a finished cleanup on the Challenge as it stands now: the one the cleanup
  * started from, or the fresh one read after a write conflicted (the Order deletes its Challenges
  * once they are valid, often while CleanUp is in flight). presented=false is what tells a later

@@ -14,7 +14,7 @@ import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
 import { reportServerUnreachable } from '../server-unreachable.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
-import { afterCleanUp, afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER } from './challenge.ts';
+import { afterCleanUp, afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER, needsServing } from './challenge.ts';
 import { ANN_ACCEPTED_AT, ANN_ACCEPTED_BY, AUTHORIZATION_PACE, preciseTime, SELF_CHECK_PACE } from '../look-schedule.ts';
 import { randomUUID } from 'node:crypto';
 import { scheduleChallenges } from './scheduler.ts';
@@ -148,6 +148,39 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
   async function restoreSolver(c: ChallengeObj): Promise<void> {
     if (!usesEmbeddedResponder(ctx, c) || !c.status?.presented) return;
     await solverFor(ctx, rt, c).restore?.();
+  }
+
+  /**
+   * Every token this process should be serving, given to a responder that has just started, been
+   * taken over or been replaced: a Challenge the CA may validate must not wait for its next look
+   * to be served again (issue 20).
+   */
+  async function serveAll(): Promise<void> {
+    for (const c of challenges.list()) {
+      if (!usesEmbeddedResponder(ctx, c) || !needsServing(c)) continue;
+      try {
+        await restoreSolver(c);
+      } catch (e) {
+        ctx.logger.warn?.({ challenge: `${c.metadata.namespace}/${c.metadata.name}`, err: (e as Error).message }, 'could not serve the HTTP-01 token again');
+      }
+    }
+  }
+  rt.onHTTP01Serving(serveAll);
+
+  /**
+   * The first pass over a Challenge whose token must be served starts (or takes over) the
+   * responder, which then serves every such token (serveAll), though no look is due yet.
+   */
+  let takenOver = false;
+  async function takeOverResponder(c: ChallengeObj): Promise<void> {
+    if (takenOver || !usesEmbeddedResponder(ctx, c) || !needsServing(c)) return;
+    try {
+      await rt.http01();
+      takenOver = true;
+    } catch (e) {
+      // the step that needs the token reports it; the next pass tries again
+      ctx.logger.warn?.({ err: (e as Error).message }, 'could not start the HTTP-01 responder');
+    }
   }
 
   /** The Challenge status for a failed authorization, with the cause when it was certsmith's own absence. */
@@ -367,6 +400,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
       const { namespace, name } = splitKey(key);
       let c = challenges.get(namespace, name);
       if (c && written.isStale(c)) return undefined;
+      if (c) await takeOverResponder(c);
       // Each step writes and hands back the fresh object; a handful of steps covers a whole pass.
       for (let i = 0; c && i < 10; i++) {
         let r: StepResult;
