@@ -24,7 +24,7 @@ const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding:
 async function selfSignedCA(spec: KeySpec, name: string, durationMs = 365 * DAY) {
   const keyPem = await generatePrivateKey(spec);
   const csrPem = await createCSR({ commonName: name, subject: { organizations: ['certsmith tests'] }, isCA: true }, keyPem);
-  const certPem = await signCertificate({ csrPem, notBefore: new Date(), durationMs, selfSignKeyPem: keyPem });
+  const certPem = await signCertificate({ csrPem, notBefore: new Date(), durationMs, selfSignKeyPem: keyPem, isCA: true });
   return { keyPem, certPem };
 }
 
@@ -81,9 +81,9 @@ for (const spec of keySpecs) {
 test('self-signed: needs the CSR key, keeps subject, marks CA with cert sign and pathlen', async () => {
   const keyPem = await generatePrivateKey({ algorithm: 'ECDSA' });
   const other = await generatePrivateKey({ algorithm: 'ECDSA' });
-  const csrPem = await createCSR({ commonName: 'root', isCA: true, maxPathLen: 1, usages: ['crl sign'] }, keyPem);
-  await assert.rejects(signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: other }), /CSR not signed by referenced private key/);
-  const certPem = await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: keyPem });
+  const csrPem = await createCSR({ commonName: 'root', isCA: true, usages: ['crl sign'] }, keyPem);
+  await assert.rejects(signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: other, isCA: true }), /CSR not signed by referenced private key/);
+  const certPem = await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: keyPem, isCA: true, maxPathLen: 1 });
   const f = write('root.pem', certPem);
   assert.match(openssl('verify', '-CAfile', f, f), /OK/);
   const text = openssl('x509', '-in', f, '-noout', '-text');
@@ -111,7 +111,7 @@ test('issuer key must match the issuer certificate', async () => {
   await assert.rejects(signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, issuer: { certPem: ca.certPem, keyPem: wrong } }), /does not match/);
 });
 
-test('CSR carries SAN (critical without subject), usages, basic constraints, name constraints, otherNames, literal subject', async () => {
+test('CSR carries SAN (critical without subject), usages, name constraints, otherNames, literal subject, and no basic constraints', async () => {
   const keyPem = await generatePrivateKey({ algorithm: 'ECDSA' });
   const noSubject = await createCSR({ dnsNames: ['only.example.com'] }, keyPem);
   assert.match(openssl('req', '-in', write('ns.csr', noSubject), '-noout', '-text'), /Subject Alternative Name: critical/);
@@ -125,17 +125,20 @@ test('CSR carries SAN (critical without subject), usages, basic constraints, nam
   assert.match(text, /Subject: CN=lit,OU=ops\+OU=team,O=Example,C=US|Subject: CN=lit,OU=team\+OU=ops,O=Example,C=US/);
   assert.match(text, /othername: UPN::user@example\.com/);
   assert.match(text, /Name Constraints: critical\s+Permitted:\s+DNS:example\.com\s+IP:10\.0\.0\.0\/255\.0\.0\.0\s+Excluded:\s+email:bad\.example\.com/);
-  assert.match(text, /Basic Constraints: critical\s+CA:TRUE/);
+  // upstream writes them only behind UseCertificateRequestBasicConstraints (off by default)
+  assert.doesNotMatch(text, /Basic Constraints/);
   const parsed = parseCSR(csrPem);
   assert.equal(parsed.template.commonName, 'lit');
   assert.deepEqual(parsed.template.otherNames, [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'user@example.com' }]);
   assert.deepEqual(parsed.template.nameConstraints?.permitted, { dnsDomains: ['example.com'], ipRanges: ['10.0.0.0/8'] });
-  assert.equal(parsed.template.isCA, true);
+  assert.equal(parsed.template.isCA, undefined);
   assert.deepEqual([...parsed.template.usages!].sort(), ['cert sign', 'digital signature', 'key encipherment']);
 
-  // The signed CA keeps name constraints from the request.
-  const ca = await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: keyPem });
-  assert.match(openssl('x509', '-in', write('nc.pem', ca), '-noout', '-text'), /Name Constraints: critical/);
+  // The signed CA keeps name constraints from the request; isCA is the request spec's.
+  const ca = await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: keyPem, isCA: true });
+  const caText = openssl('x509', '-in', write('nc.pem', ca), '-noout', '-text');
+  assert.match(caText, /Name Constraints: critical/);
+  assert.match(caText, /Basic Constraints: critical\s+CA:TRUE/);
 });
 
 test('parseCSR rejects garbage and a tampered signature', async () => {

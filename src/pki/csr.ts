@@ -11,8 +11,8 @@ import { publicKeyFromSPKI, spkiDER } from './spki.ts';
 import { decodeSigned, signatureAlgorithmFor, signTBS, verifyTBS } from './signature.ts';
 import type { CertificateTemplate } from './template.ts';
 import {
-  basicConstraintsExtension, decodeExtensions, decodeName, encodeExtensions, fieldsFromExtensions, keyUsageExtensions,
-  nameConstraintsExtension, subjectAltNameExtension, subjectFieldsFromName, subjectNameFromTemplate, type Extension,
+  decodeExtensions, decodeName, encodeExtensions, fieldsFromExtensions, keyUsageExtensions, nameConstraintsExtension,
+  subjectAltNameExtension, subjectFieldsFromName, subjectNameFromTemplate, type Extension,
 } from './x509-fields.ts';
 
 const EXTENSION_REQUEST_OID = '1.2.840.113549.1.9.14';
@@ -34,22 +34,45 @@ export interface CSRInfo {
 /** An empty Name encodes as an empty SEQUENCE. */
 const EMPTY_NAME_LENGTH = 2;
 
-/** Extensions as cert-manager's request manager puts them in the CSR's extensionRequest. */
+/**
+ * Extensions as cert-manager's request manager puts them in the CSR's extensionRequest: SANs,
+ * usages (cert sign added for a CA), name constraints. No BasicConstraints: upstream writes them
+ * only behind the UseCertificateRequestBasicConstraints feature gate, off by default, and certsmith
+ * has no feature gates. Signers take isCA (and the path length) from the request's spec, never
+ * from the CSR; requests stored by earlier versions, which carry BasicConstraints, still match
+ * and still sign (match.ts, sign.ts).
+ */
 export function requestExtensions(template: CertificateTemplate, subjectEmpty: boolean): Extension[] {
   const isCA = template.isCA ?? false;
   const exts: Extension[] = [];
   const san = subjectAltNameExtension(template, subjectEmpty);
   if (san) exts.push(san);
   exts.push(...keyUsageExtensions(template.usages, isCA));
-  exts.push(basicConstraintsExtension(isCA, template.maxPathLen));
   const nc = nameConstraintsExtension(template.nameConstraints);
   if (nc) exts.push(nc);
   return exts;
 }
 
+const hasAny = (list: readonly unknown[] | undefined) => (list?.length ?? 0) > 0;
+
+/**
+ * Why a request with this subject and these SANs would name nobody: cert-manager's GenerateCSR
+ * refuses it when the common name it encodes (from the literalSubject alone when one is set, the
+ * first CN of the Name) is empty and there is no SAN of any kind. Undefined when it names someone.
+ */
+function missingIdentity(template: CertificateTemplate, subject: Buffer): string | undefined {
+  if (subjectFieldsFromName(decodeName(subject)).commonName) return undefined;
+  if ([template.dnsNames, template.uris, template.emailAddresses, template.ipAddresses, template.otherNames].some(hasAny)) return undefined;
+  return 'no identity to request: at least one of commonName (from the commonName field or from a literalSubject), dnsNames, uris, emailAddresses, ipAddresses or otherNames must be set';
+}
+
 export async function createCSR(template: CertificateTemplate, privateKeyPem: string): Promise<string> {
   const key = parsePrivateKey(privateKeyPem);
   const subject = subjectNameFromTemplate(template);
+  // Admission refuses such a Certificate; this covers one stored without it (CRDs only, or an
+  // older object) and every other caller. The request manager records the error as a failed issuance.
+  const missing = missingIdentity(template, subject);
+  if (missing) throw new Error(missing);
   const extensions = requestExtensions(template, subject.length === EMPTY_NAME_LENGTH);
   const extensionRequest = sequence(oid(EXTENSION_REQUEST_OID), setOf([encodeExtensions(extensions)]));
   // attributes is [0] IMPLICIT SET OF Attribute.

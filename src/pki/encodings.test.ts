@@ -20,9 +20,9 @@ const write = (name: string, data: string | Buffer) => { const p = path.join(tmp
 
 async function chain(spec: KeySpec) {
   const rootKey = await generatePrivateKey({ algorithm: 'ECDSA' });
-  const root = await signCertificate({ csrPem: await createCSR({ commonName: 'Root CA', isCA: true }, rootKey), notBefore: new Date(), durationMs: 365 * DAY, selfSignKeyPem: rootKey });
+  const root = await signCertificate({ csrPem: await createCSR({ commonName: 'Root CA', isCA: true }, rootKey), notBefore: new Date(), durationMs: 365 * DAY, selfSignKeyPem: rootKey, isCA: true });
   const interKey = await generatePrivateKey({ algorithm: 'ECDSA' });
-  const inter = await signCertificate({ csrPem: await createCSR({ commonName: 'Intermediate CA', isCA: true }, interKey), notBefore: new Date(), durationMs: 300 * DAY, issuer: { certPem: root, keyPem: rootKey } });
+  const inter = await signCertificate({ csrPem: await createCSR({ commonName: 'Intermediate CA', isCA: true }, interKey), notBefore: new Date(), durationMs: 300 * DAY, issuer: { certPem: root, keyPem: rootKey }, isCA: true });
   const keyPem = await generatePrivateKey(spec);
   const leaf = await signCertificate({ csrPem: await createCSR({ commonName: 'leaf.example.com', dnsNames: ['leaf.example.com'] }, keyPem), notBefore: new Date(), durationMs: 90 * DAY, issuer: { certPem: inter, keyPem: interKey } });
   return { keyPem, chainPem: leaf + inter, caPem: root, leaf };

@@ -52,7 +52,11 @@ test('CSR: subject, IPs, usages, isCA, otherNames and literalSubject changes are
   assert.deepEqual(csrMismatches(csr, {
     ...spec, commonName: 'other', ipAddresses: ['10.0.0.2'], subject: { organizations: ['Other'], countries: ['US'] },
     usages: ['client auth'], isCA: true,
-  }), ['spec.ipAddresses', 'spec.commonName', 'spec.subject.organizations', 'spec.subject.countries', 'spec.isCA', 'spec.usages']);
+  }, false), ['spec.ipAddresses', 'spec.commonName', 'spec.subject.organizations', 'spec.subject.countries', 'spec.isCA', 'spec.usages']);
+  // the CSR states no BasicConstraints (issue 15): isCA is the request's, when one is given
+  assert.deepEqual(csrMismatches(csr, { ...spec, isCA: true }), ['spec.usages']);
+  assert.deepEqual(csrMismatches(csr, { ...spec, isCA: true }, true), ['spec.usages']);
+  assert.deepEqual(csrMismatches(csr, spec, true), ['spec.isCA']);
   assert.deepEqual(csrMismatches(csr, { ...spec, otherNames: [{ oid: '1.2.3.4', utf8Value: 'x' }] }), ['spec.otherNames']);
 
   const lit = await issued({ literalSubject: 'CN=lit,O=Example', dnsNames: ['a.example.com'] });

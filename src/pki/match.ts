@@ -5,7 +5,7 @@ import { keySpecMismatches, type KeySpec } from './keys.ts';
 import type { CertificateInfo } from './parse.ts';
 import type { CertificateTemplate, OtherName, X509Subject } from './template.ts';
 import { effectiveUsages } from './usages.ts';
-import { canonicalIP, subjectNameFromTemplate } from './x509-fields.ts';
+import { canonicalIP, EXTENSION_OID, subjectNameFromTemplate } from './x509-fields.ts';
 
 export type WantedCertificate = CertificateTemplate & { keySpec?: KeySpec };
 
@@ -67,9 +67,12 @@ function keyMismatches(publicKey: CSRInfo['keyType'], keySpec: KeySpec | undefin
 
 /**
  * A CSR against the spec (upstream RequestMatchesSpec on the CSR side). Usages are compared after
- * defaulting, and only when the CSR carries KU/EKU at all.
+ * defaulting, and only when the CSR carries KU/EKU at all. isCA is compared on `requestIsCA`, the
+ * CertificateRequest's spec.isCA, as upstream does, and on the CSR only when it states
+ * BasicConstraints: certsmith's CSRs carried them before issue 15 and no longer do (nor do
+ * cert-manager's by default), so a CSR without them says nothing about isCA.
  */
-export function csrMismatches(csr: CSRInfo, want: WantedCertificate): string[] {
+export function csrMismatches(csr: CSRInfo, want: WantedCertificate, requestIsCA?: boolean): string[] {
   const have = csr.template;
   const out = altNameMismatches(have, want);
   if (!sameMultiset(have.dnsNames, want.dnsNames)) out.push('spec.dnsNames');
@@ -78,7 +81,9 @@ export function csrMismatches(csr: CSRInfo, want: WantedCertificate): string[] {
     out.push('spec.otherNames');
   }
   out.push(...subjectMismatches(have, csr.subjectDER, want));
-  if ((have.isCA ?? false) !== (want.isCA ?? false)) out.push('spec.isCA');
+  const wantCA = want.isCA ?? false;
+  const csrStatesCA = csr.extensions.some((e) => e.id === EXTENSION_OID.basicConstraints);
+  if ((csrStatesCA && (have.isCA ?? false) !== wantCA) || (requestIsCA !== undefined && requestIsCA !== wantCA)) out.push('spec.isCA');
   if (csr.hasUsages) {
     let wantUsages: string[] | undefined;
     try {

@@ -15,8 +15,10 @@ export interface SignOptions {
   csrPem: string;
   notBefore: Date;
   durationMs: number;
+  /** the request's spec.isCA; absent = false. Never read from the CSR (see signCertificate). */
   isCA?: boolean;
   usages?: string[];
+  /** written in a CA's BasicConstraints; a CSR's path length is never copied */
   maxPathLen?: number;
   /** absent = self-signed with the CSR's own key, which must be passed as selfSignKeyPem */
   issuer?: { certPem: string; keyPem: string };
@@ -132,13 +134,22 @@ function decodeIssuer(certPem: string, keyPem: string): Signer {
 /**
  * Issues a certificate for a CSR as cert-manager's SelfSigned and CA issuers do: subject and SANs
  * from the request, usages from the options (defaults applied, cert sign added for a CA),
- * BasicConstraints always present, SKI on every certificate and AKI on CA-issued ones.
+ * BasicConstraints always present and taken from the options (the CertificateRequest's spec),
+ * never from the CSR, SKI on every certificate and AKI on CA-issued ones.
  */
 export async function signCertificate(o: SignOptions): Promise<string> {
   const csr = parseCSR(o.csrPem);
   // A CSR made elsewhere is not held to createCSR's rules: check what will be signed.
   const unsafe = unsafeNameProblem(csr.template);
   if (unsafe) throw new Error(`the request asks for a name no certificate may carry: ${unsafe}`);
+  // isCA is the request's spec.isCA (absent: false), as upstream's signers take it. A CSR may state
+  // BasicConstraints (certsmith's did before issue 15, cert-manager's do behind a feature gate):
+  // they must then agree, as upstream's CertificateTemplateValidateAndOverrideBasicConstraints
+  // requires, so a CSR alone never makes a CA. Its path length is never copied (upstream passes nil).
+  const isCA = o.isCA ?? false;
+  if (csr.extensions.some((e) => e.id === EXTENSION_OID.basicConstraints) && (csr.template.isCA ?? false) !== isCA) {
+    throw new Error(`encoded CSR error: IsCA ${csr.template.isCA ?? false} does not match expected value ${isCA}`);
+  }
   let signer: Signer;
   let selfSigned = false;
   if (o.issuer) {
@@ -163,12 +174,11 @@ export async function signCertificate(o: SignOptions): Promise<string> {
   // instead of writing a malformed time.
   if (!(notAfter.getTime() <= LAST_ENCODABLE_TIME)) throw new Error('certificate duration too long: notAfter would be after 9999-12-31T23:59:59Z, the last time X.509 can encode');
 
-  const isCA = o.isCA ?? csr.template.isCA ?? false;
   // Without explicit usages, keep what the request asked for, else the cert-manager defaults.
   const usages = o.usages ?? (csr.hasUsages ? csr.template.usages : undefined);
   const extensions: Extension[] = [
     ...keyUsageExtensions(usages, isCA),
-    basicConstraintsExtension(isCA, o.maxPathLen ?? csr.template.maxPathLen),
+    basicConstraintsExtension(isCA, o.maxPathLen),
     subjectKeyIdentifierExtension(subjectKeyId),
   ];
   if (!selfSigned) extensions.push(authorityKeyIdentifierExtension(signer.keyId));

@@ -100,16 +100,24 @@ const corpus: Case[] = [
 
 const sorted = (a: readonly string[] | undefined) => [...(a ?? [])].sort();
 
-/** What a parsed CSR or certificate must give back for a template (order-insensitive where X.509 may reorder). */
-function assertRoundTrip(have: CertificateTemplate, want: CertificateTemplate, label: string): void {
+/**
+ * What a parsed CSR or certificate must give back for a template (order-insensitive where X.509 may
+ * reorder). A CSR states no BasicConstraints (issue 15): isCA and the path length are the signer's.
+ */
+function assertRoundTrip(have: CertificateTemplate, want: CertificateTemplate, label: string, kind: 'CSR' | 'certificate'): void {
   assert.deepEqual(sorted(have.dnsNames), sorted(want.dnsNames), `${label}: dnsNames`);
   assert.deepEqual(sorted(have.ipAddresses), sorted((want.ipAddresses ?? []).map(canonicalIP)), `${label}: ipAddresses`);
   assert.deepEqual(sorted(have.uris), sorted(want.uris), `${label}: uris`);
   assert.deepEqual(sorted(have.emailAddresses), sorted(want.emailAddresses), `${label}: emailAddresses`);
   assert.deepEqual(have.otherNames ?? [], want.otherNames ?? [], `${label}: otherNames`);
   assert.deepEqual(sorted(have.usages), effectiveUsages(want.usages, want.isCA ?? false), `${label}: usages`);
-  assert.equal(have.isCA ?? false, want.isCA ?? false, `${label}: isCA`);
-  assert.equal(have.maxPathLen, want.isCA ? want.maxPathLen : undefined, `${label}: maxPathLen`);
+  if (kind === 'CSR') {
+    assert.equal(have.isCA, undefined, `${label}: no BasicConstraints in a CSR`);
+    assert.equal(have.maxPathLen, undefined, `${label}: no path length in a CSR`);
+  } else {
+    assert.equal(have.isCA ?? false, want.isCA ?? false, `${label}: isCA`);
+    assert.equal(have.maxPathLen, want.isCA ? want.maxPathLen : undefined, `${label}: maxPathLen`);
+  }
   if (want.nameConstraints) {
     const nc = have.nameConstraints;
     assert.equal(nc?.critical, want.nameConstraints.critical ?? false, `${label}: name constraints critical`);
@@ -156,8 +164,8 @@ const keyLabel = (s: KeySpec) => `${s.algorithm}${s.size ?? ''}`;
 
 async function caFor(spec: KeySpec) {
   const keyPem = await generatePrivateKey(spec);
-  const csrPem = await createCSR({ commonName: `corpus-ca-${keyLabel(spec)}`, isCA: true, maxPathLen: 5 }, keyPem);
-  const certPem = await signCertificate({ csrPem, notBefore: new Date(), durationMs: 365 * DAY, selfSignKeyPem: keyPem });
+  const csrPem = await createCSR({ commonName: `corpus-ca-${keyLabel(spec)}`, isCA: true }, keyPem);
+  const certPem = await signCertificate({ csrPem, notBefore: new Date(), durationMs: 365 * DAY, selfSignKeyPem: keyPem, isCA: true, maxPathLen: 5 });
   return { keyPem, certPem };
 }
 
@@ -169,12 +177,14 @@ async function checkCase(c: Case, spec: KeySpec, ca: { keyPem: string; certPem: 
   openssl('req', '-in', csrFile, '-noout', '-verify');
   openssl('asn1parse', '-in', csrFile);
   const csr = parseCSR(csrPem);
-  assertRoundTrip(csr.template, c.t, `${label} CSR`);
+  assertRoundTrip(csr.template, c.t, `${label} CSR`, 'CSR');
   assert.equal(csr.publicKeyFingerprint, publicKeyFingerprint(keyPem));
   assert.deepEqual(csr.subjectDER, subjectNameFromTemplate(c.t));
 
   const notBefore = new Date();
-  const certPem = await signCertificate({ csrPem, notBefore, durationMs: 30 * DAY, issuer: ca });
+  // isCA and the path length as a CertificateRequest's spec gives them to the signer
+  const basicConstraints = { isCA: c.t.isCA ?? false, ...(c.t.maxPathLen !== undefined ? { maxPathLen: c.t.maxPathLen } : {}) };
+  const certPem = await signCertificate({ csrPem, notBefore, durationMs: 30 * DAY, issuer: ca, ...basicConstraints });
   const certFile = write(certPem);
   assert.match(openssl('verify', '-CAfile', write(ca.certPem), certFile), /: OK\n/, label);
   openssl('asn1parse', '-in', certFile);
@@ -188,7 +198,7 @@ async function checkCase(c: Case, spec: KeySpec, ca: { keyPem: string; certPem: 
   assertCanonical(certPem, label);
 
   const cert = parseCertificate(certPem);
-  assertRoundTrip(cert.template, c.t, `${label} certificate`);
+  assertRoundTrip(cert.template, c.t, `${label} certificate`, 'certificate');
   assert.deepEqual(cert.subjectDER, csr.subjectDER);
   assert.equal(cert.notBefore.getTime(), Math.floor(notBefore.getTime() / 1000) * 1000);
   assert.equal(cert.notAfter.getTime() - cert.notBefore.getTime(), 30 * DAY);
@@ -197,7 +207,7 @@ async function checkCase(c: Case, spec: KeySpec, ca: { keyPem: string; certPem: 
   assert.equal(cert.authorityKeyId, parseCertificate(ca.certPem).subjectKeyId);
 
   if (c.t.isCA) {
-    const selfPem = await signCertificate({ csrPem, notBefore, durationMs: DAY, selfSignKeyPem: keyPem });
+    const selfPem = await signCertificate({ csrPem, notBefore, durationMs: DAY, selfSignKeyPem: keyPem, ...basicConstraints });
     const selfFile = write(selfPem);
     assert.match(openssl('verify', '-CAfile', selfFile, selfFile), /: OK\n/, `${label} self-signed`);
     assert.ok(parseCertificate(selfPem).selfSigned);

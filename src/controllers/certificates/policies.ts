@@ -101,8 +101,8 @@ function sameDuration(a: string, b: string): boolean {
 export function requestMismatches(certificate: CertificateObj, cr: CertificateRequestObj): string[] | undefined {
   const csr = requestCSRContent(cr);
   if (csr.error) return undefined;
-  const out = csrMismatches(csr.value!, { ...templateOf(certificate.spec), usages: certificate.spec.usages });
-  if ((certificate.spec.isCA ?? false) !== (cr.spec.isCA ?? false) && !out.includes('spec.isCA')) out.push('spec.isCA');
+  // isCA on the request's spec, as upstream's RequestMatchesSpec: the CSR need not state it
+  const out = csrMismatches(csr.value!, { ...templateOf(certificate.spec), usages: certificate.spec.usages }, cr.spec.isCA ?? false);
   if (certificate.spec.duration && cr.spec.duration && !sameDuration(certificate.spec.duration, cr.spec.duration)) out.push('spec.duration');
   if (issuerRefKey(certificate.spec.issuerRef) !== issuerRefKey(cr.spec.issuerRef)) out.push('spec.issuerRef');
   return out;

@@ -1,0 +1,96 @@
+// Issue 15: createCSR builds requests as cert-manager's pki.GenerateCSR does. It refuses a
+// template with no identity (no commonName, from the field or a literalSubject, and no SAN of any
+// kind), and it puts no BasicConstraints in the request: upstream does that only behind the
+// off-by-default UseCertificateRequestBasicConstraints gate, and its signers take isCA from the
+// CertificateRequest's spec. Requests built by the old code (with BasicConstraints) still sign.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createCSR, parseCSR } from './csr.ts';
+import { generatePrivateKey } from './keys.ts';
+import { parseCertificate } from './parse.ts';
+import { signCertificate } from './sign.ts';
+import type { CertificateTemplate } from './template.ts';
+import { EXTENSION_OID } from './x509-fields.ts';
+import { legacyCSR } from './testing/csr-by-hand.ts';
+
+const DAY = 86_400_000;
+const NO_IDENTITY = /no identity to request: at least one of commonName \(from the commonName field or from a literalSubject\), dnsNames, uris, emailAddresses, ipAddresses or otherNames must be set/;
+
+test('createCSR refuses a template with no identity, naming the fields that would give it one', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const cases: [string, CertificateTemplate][] = [
+    ['nothing at all', {}],
+    ['empty commonName and empty lists', { commonName: '', dnsNames: [], uris: [], emailAddresses: [], ipAddresses: [], otherNames: [] }],
+    ['a subject without a commonName', { subject: { organizations: ['Example'], countries: ['DE'], serialNumber: '42' } }],
+    ['usages, isCA and nameConstraints are no identity', { isCA: true, usages: ['cert sign'], nameConstraints: { permitted: { dnsDomains: ['example.test'] } } }],
+    ['a literalSubject without CN', { literalSubject: 'O=Example,C=DE' }],
+    // upstream reads the common name from the literalSubject alone when one is set
+    ['commonName beside a literalSubject without CN', { commonName: 'ignored', literalSubject: 'O=Example' }],
+  ];
+  for (const [what, template] of cases) {
+    await assert.rejects(createCSR(template, key), NO_IDENTITY, what);
+  }
+});
+
+test('createCSR accepts any one identity: commonName, a literalSubject CN, or one SAN of each kind', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const cases: [string, CertificateTemplate][] = [
+    ['commonName', { commonName: 'a.example.test' }],
+    ['literalSubject CN', { literalSubject: 'CN=lit,O=Example' }],
+    ['literalSubject hex CN', { literalSubject: 'O=Example,CN=#0c036c6974' }],
+    ['dnsNames', { dnsNames: ['a.example.test'] }],
+    ['uris', { uris: ['spiffe://example.test/a'] }],
+    ['emailAddresses', { emailAddresses: ['a@example.test'] }],
+    ['ipAddresses', { ipAddresses: ['192.0.2.1'] }],
+    ['otherNames', { otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'upn@example.test' }] }],
+  ];
+  for (const [what, template] of cases) {
+    const csr = parseCSR(await createCSR(template, key));
+    assert.ok(csr.subjectDER.length > 0, what);
+  }
+});
+
+test('createCSR puts no BasicConstraints in a request, for a leaf or a CA (UseCertificateRequestBasicConstraints is off upstream by default)', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  for (const template of [
+    { dnsNames: ['a.example.test'] },
+    { commonName: 'ca', isCA: true },
+    { commonName: 'ca', isCA: true, maxPathLen: 2, usages: ['crl sign'], nameConstraints: { permitted: { dnsDomains: ['example.test'] } } },
+  ] as CertificateTemplate[]) {
+    const csr = parseCSR(await createCSR(template, key));
+    const ids = csr.extensions.map((e) => e.id);
+    assert.ok(!ids.includes(EXTENSION_OID.basicConstraints), `${JSON.stringify(template)}: ${ids.join(' ')}`);
+    assert.equal(csr.template.isCA, undefined);
+    // a CA's request still asks for cert sign, as upstream's KeyUsagesForCertificateOrCertificateRequest does
+    if (template.isCA) assert.ok(csr.template.usages?.includes('cert sign'));
+  }
+});
+
+test('signing takes isCA from the options (the request\'s spec), never from the CSR, as upstream\'s signers do', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const sign = (csrPem: string, isCA?: boolean) => signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: key, ...(isCA === undefined ? {} : { isCA }) });
+
+  // a CA from a request without BasicConstraints
+  const ca = parseCertificate(await sign(await createCSR({ commonName: 'root', isCA: true }, key), true));
+  assert.equal(ca.isCA, true);
+  assert.ok(ca.template.usages?.includes('cert sign'));
+  assert.equal(parseCertificate(await sign(await createCSR({ commonName: 'leaf' }, key))).isCA, false);
+
+  // requests made by the old code: CA:FALSE for a leaf, CA:TRUE for a CA, both still sign
+  assert.equal(parseCertificate(await sign(await legacyCSR({ dnsNames: ['a.example.test'] }, key), false)).isCA, false);
+  assert.equal(parseCertificate(await sign(await legacyCSR({ dnsNames: ['a.example.test'] }, key))).isCA, false);
+  assert.equal(parseCertificate(await sign(await legacyCSR({ commonName: 'root', isCA: true }, key), true)).isCA, true);
+
+  // a CSR whose BasicConstraints contradict the spec is refused (upstream's
+  // CertificateTemplateValidateAndOverrideBasicConstraints): a CSR alone never makes a CA
+  const askingCA = await legacyCSR({ commonName: 'sneaky', isCA: true }, key);
+  await assert.rejects(sign(askingCA), /encoded CSR error: IsCA true does not match expected value false/);
+  await assert.rejects(sign(askingCA, false), /encoded CSR error: IsCA true does not match expected value false/);
+  await assert.rejects(sign(await legacyCSR({ commonName: 'leaf' }, key), true), /encoded CSR error: IsCA false does not match expected value true/);
+
+  // the path length comes from the options only: a CSR's is not copied (upstream passes nil)
+  const withPathLen = await legacyCSR({ commonName: 'root', isCA: true, maxPathLen: 3 }, key);
+  assert.equal(parseCertificate(await sign(withPathLen, true)).template.maxPathLen, undefined);
+  const given = await signCertificate({ csrPem: withPathLen, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: key, isCA: true, maxPathLen: 1 });
+  assert.equal(parseCertificate(given).template.maxPathLen, 1);
+});
