@@ -88,6 +88,20 @@ test('a failed HTTP-01 validation is ours only when an earlier process accepted 
   assert.equal(solverWasUnavailable({ ...base }), false);
 });
 
+test('a failed HTTP-01 validation of a challenge accepted here is ours when the responder connection was lost or replaced after the accept', () => {
+  const notFound = { type: `${P}unauthorized`, detail: 'Non-200 status code from HTTP: http://a/.well-known/acme-challenge/t returned 404' };
+  const mismatch = { type: `${P}unauthorized`, detail: 'The key authorization file from the server did not match this challenge' };
+  const base = { type: 'HTTP-01', embeddedResponder: true, acceptedByEarlierProcess: false, problem: notFound, acceptedAt: '2026-01-01T00:00:00.500Z' };
+  const at = (ms: number) => new Date(Date.parse(base.acceptedAt) + ms);
+  assert.equal(solverWasUnavailable({ ...base, responderLostAt: at(200) }), true, 'lost after the accept');
+  assert.equal(solverWasUnavailable({ ...base, responderLostAt: at(0) }), true, 'lost in the same millisecond');
+  assert.equal(solverWasUnavailable({ ...base, responderLostAt: at(-200) }), false, 'lost and replaced before the accept: the token was served when the CA looked');
+  assert.equal(solverWasUnavailable({ ...base, responderLostAt: undefined }), false, 'never lost');
+  assert.equal(solverWasUnavailable({ ...base, acceptedAt: undefined, responderLostAt: at(-200) }), true, 'accepted at an unknown time: counted as before the loss');
+  assert.equal(solverWasUnavailable({ ...base, problem: mismatch, responderLostAt: at(200) }), false, 'a wrong answer is not an absent one');
+  assert.equal(solverWasUnavailable({ ...base, embeddedResponder: false, responderLostAt: at(200) }), false);
+});
+
 test('the Issuer says the account is gone, unless it has already moved on to another account', () => {
   const issuer = {
     kind: 'ClusterIssuer', metadata: { name: 'p', generation: 1 }, spec: { acme: { server: 'https://ca/dir', privateKeySecretRef: { name: 'k' } } },

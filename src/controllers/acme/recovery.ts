@@ -116,14 +116,30 @@ export function challengeAtCA(authz: AcmeAuthorization, challengeUrl: string): C
 
 /**
  * Whether a failed HTTP-01 validation was certsmith's own absence rather than the user's setup:
- * the challenge was accepted by an earlier process (this one never sent the POST), it is served
- * by the embedded responder (which lives and dies with the process), and the CA could not reach
- * the token or got a 404 for it, which is what a responder that was down or had not yet been
- * given the token after a restart looks like. A user whose port 80 is really broken loses at most
+ * it is served by the embedded responder (which lives and dies with the process, or with its
+ * keeper connection), the CA could not reach the token or got a 404 for it, which is what a
+ * responder that was down or had not yet been given the token looks like, and either the
+ * challenge was accepted by an earlier process (this one never sent the POST) or this process's
+ * responder connection was lost or replaced at or after the accept (responderLostAt; an accept
+ * of unknown time counts as before it). A user whose port 80 is really broken loses at most
  * RETRY_BOUNDS['solver-unavailable'] extra orders before the request fails as usual.
  */
-export function solverWasUnavailable(opts: { type: string; embeddedResponder: boolean; acceptedByEarlierProcess: boolean; problem?: AcmeProblem }): boolean {
-  if (opts.type !== 'HTTP-01' || !opts.embeddedResponder || !opts.acceptedByEarlierProcess || !opts.problem) return false;
+export function solverWasUnavailable(opts: {
+  type: string; embeddedResponder: boolean; acceptedByEarlierProcess: boolean; problem?: AcmeProblem;
+  /** when the challenge was accepted (ANN_ACCEPTED_AT) */
+  acceptedAt?: string;
+  /** when this process's responder connection was last lost or replaced */
+  responderLostAt?: Date;
+}): boolean {
+  if (opts.type !== 'HTTP-01' || !opts.embeddedResponder || !opts.problem) return false;
+  if (!opts.acceptedByEarlierProcess && !responderLostSinceAccept(opts.acceptedAt, opts.responderLostAt)) return false;
   const text = `${opts.problem.type} ${opts.problem.detail ?? ''}`;
   return /:connection\b|connection refused|connection reset|ECONNREFUSED|ECONNRESET|\bEOF\b|\b404\b|timeout/i.test(text);
+}
+
+/** The responder connection was lost or replaced at or after the accept (an accept of unknown time counts as before). */
+export function responderLostSinceAccept(acceptedAt: string | undefined, lostAt: Date | undefined): boolean {
+  if (!lostAt) return false;
+  const accepted = Date.parse(acceptedAt ?? '');
+  return !Number.isFinite(accepted) || lostAt.getTime() >= accepted;
 }

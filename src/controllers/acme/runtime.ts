@@ -16,6 +16,13 @@ export interface AcmeRuntime {
    * the tokens of the Challenges that need them (issue 20).
    */
   onHTTP01Serving(listener: (server: HTTP01Server) => void | Promise<void>): void;
+  /**
+   * The last moment this process's HTTP-01 responder connection was lost or replaced, on the
+   * controllers' clock (undefined: never; in memory, since a restart already counts as another
+   * process having accepted). A Challenge accepted before it may have been validated while its
+   * token was not served.
+   */
+  http01LostAt(): Date | undefined;
   close(): Promise<void>;
 }
 
@@ -47,6 +54,7 @@ export function createAcmeRuntime(ctx: ControllerContext, clientOptions?: Partia
   const registry = new AcmeClientRegistry({ metrics: ctx.metrics, clientOptions });
   let server: Promise<HTTP01Server> | undefined;
   const listeners: ((server: HTTP01Server) => void | Promise<void>)[] = [];
+  let lostAt: Date | undefined;
   const serving = (s: HTTP01Server) => {
     for (const l of listeners) {
       Promise.resolve().then(() => l(s)).catch((e: Error) => ctx.logger.warn?.({ err: e.message }, 'giving the HTTP-01 responder its tokens again failed'));
@@ -59,9 +67,11 @@ export function createAcmeRuntime(ctx: ControllerContext, clientOptions?: Partia
         const { host, port } = parseHTTP01Listen(ctx.options.acmeHTTP01Listen ?? ':80');
         const started: Promise<HTTP01Server> = startResponder(ctx, host || '::', port, {
           onLost: () => {
+            lostAt = ctx.clock.now();
             ctx.logger.warn?.({}, 'HTTP-01 keeper connection lost; replacing it');
           },
           onReplaced: () => {
+            lostAt = ctx.clock.now();
             ctx.logger.info?.({}, 'HTTP-01 keeper connection replaced; serving every token again');
             void started.then(serving);
           },
@@ -77,6 +87,7 @@ export function createAcmeRuntime(ctx: ControllerContext, clientOptions?: Partia
     onHTTP01Serving(listener) {
       listeners.push(listener);
     },
+    http01LostAt: () => lostAt,
     async close() {
       registry.close();
       const s = await server?.catch(() => undefined);

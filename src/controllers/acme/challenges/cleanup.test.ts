@@ -43,7 +43,7 @@ async function rig(o: { deleting?: boolean; during: (store: TestStore) => Promis
       await o.during(store);
     },
   };
-  const rt = { http01: async () => http01, onHTTP01Serving() {} } as unknown as AcmeRuntime;
+  const rt = { http01: async () => http01, onHTTP01Serving() {}, http01LostAt: () => undefined } as unknown as AcmeRuntime;
   const informers = new InformerFactory(store);
   const ctx = {
     store, informers, clock: fixedClock(), options: {},

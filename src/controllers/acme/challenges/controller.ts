@@ -187,8 +187,14 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
   async function authorizationFailed(c: ChallengeObj, authz: AcmeAuthorization, state: ACMEState): Promise<StepResult> {
     const reason = `Error accepting authorization: ${authorizationProblem(authz)}`;
     const problem = authz.challenges.find((x) => x.url === c.spec.url)?.error ?? authz.challenges.find((x) => x.error)?.error;
-    if (solverWasUnavailable({ type: c.spec.type, embeddedResponder: usesEmbeddedResponder(ctx, c), acceptedByEarlierProcess: c.metadata.annotations?.[ANN_ACCEPTED_BY] !== instance, problem })) {
-      const why = `${reason} (the challenge was accepted before certsmith restarted, so its HTTP-01 responder was not serving the token while the ACME server validated; the Order is retried and this does not count as a failed issuance)`;
+    const acceptedByEarlierProcess = c.metadata.annotations?.[ANN_ACCEPTED_BY] !== instance;
+    const acceptedAt = c.metadata.annotations?.[ANN_ACCEPTED_AT];
+    const responderLostAt = rt.http01LostAt();
+    if (solverWasUnavailable({ type: c.spec.type, embeddedResponder: usesEmbeddedResponder(ctx, c), acceptedByEarlierProcess, problem, acceptedAt, responderLostAt })) {
+      const when = acceptedByEarlierProcess
+        ? 'the challenge was accepted before certsmith restarted, so its HTTP-01 responder was not serving the token while the ACME server validated'
+        : `the HTTP-01 responder's connection was lost or replaced at ${responderLostAt!.toISOString()}, after the challenge was accepted, so the token may not have been served while the ACME server validated`;
+      const why = `${reason} (${when}; the Order is retried and this does not count as a failed issuance)`;
       ctx.recorder.event(c, 'Warning', 'SolverUnavailable', why);
       return { next: await failForCause(c, 'solver-unavailable', { state, reason: why }) };
     }
@@ -344,8 +350,8 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
    * Polls from now on; acceptedHere says whether this process's own POST started the validation.
    * The marks go first: the status write wakes this Challenge, and they say when the first look is due.
    */
-  async function startPolling(c: ChallengeObj, acceptedHere: boolean, reason: string): Promise<StepResult> {
-    const marked = await annotate(c, { [ANN_ACCEPTED_AT]: preciseTime(ctx.clock.now()), [ANN_ACCEPTED_BY]: acceptedHere ? instance : 'an earlier process' });
+  async function startPolling(c: ChallengeObj, acceptedHere: boolean, reason: string, acceptedAt = ctx.clock.now()): Promise<StepResult> {
+    const marked = await annotate(c, { [ANN_ACCEPTED_AT]: preciseTime(acceptedAt), [ANN_ACCEPTED_BY]: acceptedHere ? instance : 'an earlier process' });
     await setStatus(marked, { state: 'processing', reason });
     return { done: { requeueAfterMs: AUTHORIZATION_PACE.firstMs } };
   }
@@ -356,6 +362,8 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     const acme = await client(c);
     const moved = await accountMoved(c, acme);
     if (moved) return moved;
+    // From the moment the POST leaves, the CA may validate: a responder connection lost from then on counts.
+    const postedAt = ctx.clock.now();
     try {
       await acmeAction('accept_challenge', () => acme.respondChallenge(c.spec.url));
     } catch (e) {
@@ -383,7 +391,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
       if (!state) throw e;
       return { next: await setStatus(c, { state, reason: `Error accepting challenge: ${(e as Error).message}` }) };
     }
-    return startPolling(c, true, 'Waiting for the ACME server to validate the challenge');
+    return startPolling(c, true, 'Waiting for the ACME server to validate the challenge', postedAt);
   }
 
   return {

@@ -4,10 +4,10 @@
 // else. A fake keeper listens on the control socket, so the drops happen exactly when the test says.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { keeperSocketPath, startHTTP01Keeper } from './http01-keeper.ts';
+import { startHTTP01Keeper } from './http01-keeper.ts';
+import { fakeKeeper } from './testing/fake-keeper.ts';
 
 async function freePort(): Promise<number> {
   const s = net.createServer();
@@ -34,52 +34,6 @@ async function until(what: string, fn: () => boolean | Promise<boolean>): Promis
     await new Promise((r) => setTimeout(r, 25));
   }
   assert.fail(what);
-}
-
-interface Msg { op: string; token?: string; id?: number }
-
-/**
- * A keeper's control socket that records what each connection was told and acknowledges it,
- * unless `drop` says to close the connection instead (before acknowledging).
- */
-async function fakeKeeper(port: number, drop: (conn: number, msg: Msg) => boolean = () => false) {
-  const socketPath = keeperSocketPath('127.0.0.1', port);
-  fs.rmSync(socketPath, { force: true });
-  const conns: { msgs: Msg[]; sock: net.Socket }[] = [];
-  const acked: Msg[] = [];
-  const server = net.createServer((sock) => {
-    const me = { msgs: [] as Msg[], sock };
-    const n = conns.push(me) - 1;
-    let buf = '';
-    sock.setEncoding('utf8');
-    sock.on('error', () => {});
-    sock.on('data', (d: string) => {
-      buf += d;
-      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-        const msg = JSON.parse(buf.slice(0, i)) as Msg;
-        buf = buf.slice(i + 1);
-        me.msgs.push(msg);
-        if (drop(n, msg)) {
-          sock.destroy();
-          return;
-        }
-        acked.push(msg);
-        if (msg.id !== undefined) sock.write(`${JSON.stringify({ id: msg.id })}\n`);
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(socketPath, () => r()));
-  return {
-    conns, acked,
-    /** what connection n was told, as "op token" */
-    told: (n: number) => (conns[n]?.msgs ?? []).map((m) => `${m.op}${m.token ? ` ${m.token}` : ''}`),
-    /** the keeper process is gone: its socket and every connection */
-    async die() {
-      for (const c of conns) c.sock.destroy();
-      await new Promise((r) => server.close(r));
-      fs.rmSync(socketPath, { force: true });
-    },
-  };
 }
 
 test('a present whose keeper connection drops before the acknowledgement is not taken as done', async () => {
