@@ -16,15 +16,23 @@ export interface Target {
 }
 
 interface Obj {
-  metadata: { name: string; namespace?: string };
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string>; ownerReferences?: { kind: string; name: string }[] };
+  spec?: Record<string, unknown>;
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; issuanceAttempts?: number; failedIssuanceAttempts?: number; lastFailureTime?: string; acme?: { uri?: string } };
   data?: Record<string, string>;
   reason?: string;
   message?: string;
-  involvedObject?: { kind?: string; name?: string };
+  involvedObject?: { kind?: string; name?: string; namespace?: string };
+  count?: number;
+  lastTimestamp?: string;
+  type?: string;
 }
 
 const envOf = new WeakMap<RunningServer, NodeJS.ProcessEnv>();
+/** One server on a data dir: when it was up (compare a Challenge's accepted-at) and what it printed. */
+interface Incarnation { readyAt: string; killedAt?: string; output: () => string }
+/** The servers on this one's data dir, oldest first, this one last: a failure says which server accepted what. */
+const incarnations = new WeakMap<RunningServer, Incarnation[]>();
 
 /** env: e.g. CERTSMITH_HTTP01_KEEPER=0 for the in-process responder that dies with the server */
 export async function startCertsmith(t: Target, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
@@ -33,14 +41,20 @@ export async function startCertsmith(t: Target, dataDir: string, env: NodeJS.Pro
     args: ['--acme-http01-listen', `127.0.0.1:${t.httpPort}`, '--acme-http01-solver-nameservers', t.cts.dnsServer],
   });
   envOf.set(s, env);
+  incarnations.set(s, [{ readyAt: new Date().toISOString(), output: () => s.output() }]);
   return s;
 }
 
 /** SIGKILL, wait for the exit, start again on the same data dir (and environment). */
 export async function killAndRestart(t: Target, s: RunningServer): Promise<RunningServer> {
+  const killedAt = new Date().toISOString();
   s.kill();
   await s.stop();
-  return startCertsmith(t, s.dataDir, envOf.get(s));
+  const next = await startCertsmith(t, s.dataDir, envOf.get(s));
+  const out = s.output();
+  const before = (incarnations.get(s) ?? []).map((x, i, all) => (i === all.length - 1 ? { ...x, killedAt, output: () => out } : x));
+  incarnations.set(next, [...before, ...(incarnations.get(next) ?? [])]);
+  return next;
 }
 
 /**
@@ -86,18 +100,65 @@ export async function certificates(s: RunningServer, names: string[]): Promise<O
   return all.filter((c) => names.includes(c.metadata.name));
 }
 
-/** Waits (real time, polling) until every named Certificate is Ready; fails with the ones that are not. */
+/** Waits (real time, polling) until every named Certificate is Ready; fails with the ones that are not and what they are waiting for. */
 export async function waitAllReady(s: RunningServer, names: string[], timeoutMs: number): Promise<Obj[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const certs = await certificates(s, names);
     if (certs.length === names.length && certs.every(isReady)) return certs;
     if (Date.now() > deadline) {
-      const notReady = certs.filter((c) => !isReady(c)).map((c) => ({ name: c.metadata.name, status: c.status }));
-      assert.fail(`not Ready after ${timeoutMs} ms: ${JSON.stringify(notReady, null, 1).slice(0, 4000)}`);
+      const notReady = names.filter((n) => !certs.some((c) => c.metadata.name === n && isReady(c)));
+      assert.fail(`not Ready after ${timeoutMs} ms: ${notReady.join(', ')}\n${await diagnose(s, notReady, certs)}`);
     }
     await new Promise((r) => setTimeout(r, 300));
   }
+}
+
+const tail = (text: string, chars: number) => (text.length > chars ? `...${text.slice(-chars)}` : text);
+
+/** Whether an object belongs to the named Certificate: its requests are `<name>-<n>`, their Orders and those Orders' Challenges carry the name on. */
+const belongsTo = (cert: string, o: Obj) => o.metadata.name === cert || o.metadata.name.startsWith(`${cert}-`);
+
+/**
+ * What a failure needs to say which server accepted what: each not-Ready Certificate with its
+ * requests, Orders and Challenges (annotations included: accepted-by, accepted-at, failure cause)
+ * and Events, then the output tail of the last server and of the ones killed before it.
+ */
+export async function diagnose(s: RunningServer, notReady: string[], certs: Obj[]): Promise<string> {
+  const list = async (args: string[]) => {
+    try {
+      return (await getJson<{ items: Obj[] }>(s, args)).items;
+    } catch (e) {
+      return [{ metadata: { name: `(could not list ${args.join(' ')}: ${(e as Error).message})` } }];
+    }
+  };
+  const [requests, orders, challenges, evs] = await Promise.all([
+    list(['certificaterequests', '-n', 'default']), list(['orders', '-n', 'default']), list(['challenges', '-n', 'default']), list(['events', '-A']),
+  ]);
+  // an Order's CSR says nothing here; the rest of the spec (URLs, token, DNS name) does
+  const brief = (o: Obj) => ({ name: o.metadata.name, annotations: o.metadata.annotations, spec: o.spec && { ...o.spec, request: undefined }, status: o.status });
+  const event = (e: Obj) => `${e.lastTimestamp ?? ''} ${e.type ?? ''} ${e.involvedObject?.kind}/${e.involvedObject?.name} ${e.reason}${(e.count ?? 1) > 1 ? ` x${e.count}` : ''}: ${e.message}`;
+  const parts: string[] = [];
+  for (const name of notReady.slice(0, 5)) {
+    const cert = certs.find((c) => c.metadata.name === name);
+    parts.push([
+      `== Certificate ${name}: ${JSON.stringify(cert?.status ?? 'missing')}`,
+      `-- CertificateRequests: ${JSON.stringify(requests.filter((o) => belongsTo(name, o)).map((o) => ({ name: o.metadata.name, annotations: o.metadata.annotations, status: o.status })))}`,
+      `-- Orders: ${JSON.stringify(orders.filter((o) => belongsTo(name, o)).map(brief))}`,
+      `-- Challenges: ${JSON.stringify(challenges.filter((o) => belongsTo(name, o)).map(brief))}`,
+      `-- Events:\n${evs.filter((e) => e.involvedObject?.name !== undefined && belongsTo(name, { metadata: { name: e.involvedObject.name } })).map(event).join('\n')}`,
+    ].join('\n'));
+  }
+  if (notReady.length > 5) parts.push(`(and ${notReady.length - 5} more not Ready: ${notReady.slice(5).join(', ')})`);
+  const issuerEvents = evs.filter((e) => /Issuer$/.test(e.involvedObject?.kind ?? '')).map(event);
+  if (issuerEvents.length) parts.push(`== Issuer Events:\n${issuerEvents.slice(-20).join('\n')}`);
+  const servers = incarnations.get(s) ?? [{ readyAt: '?', output: () => s.output() }];
+  parts.push(`== servers on this data dir (a Challenge's accepted-at says which one accepted it): ${servers.map((x, i) => `${i + 1}: ready ${x.readyAt}${x.killedAt ? `, SIGKILL ${x.killedAt}` : ', running'}`).join('; ')}`);
+  servers.forEach((x, i) => {
+    const last = i === servers.length - 1;
+    parts.push(`== output of ${last ? `the last server (${i + 1})` : `server ${i + 1} (killed)`}, last ${last ? 6000 : 2000} chars:\n${tail(x.output(), last ? 6000 : 2000)}`);
+  });
+  return parts.join('\n');
 }
 
 /** No certificate counted a failed issuance attempt or started a backoff (seed 000). */
