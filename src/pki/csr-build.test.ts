@@ -94,3 +94,28 @@ test('signing takes isCA from the options (the request\'s spec), never from the 
   const given = await signCertificate({ csrPem: withPathLen, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: key, isCA: true, maxPathLen: 1 });
   assert.equal(parseCertificate(given).template.maxPathLen, 1);
 });
+
+test('createCSR puts no KeyUsage or ExtendedKeyUsage in a request for encodeUsagesInRequest: false, as GenerateCSR; the signer takes the request\'s usages', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const usageIds = (csrPem: string) => parseCSR(csrPem).extensions.map((e) => e.id).filter((id) => id === EXTENSION_OID.keyUsage || id === EXTENSION_OID.extKeyUsage);
+  const clientAuth = ['digital signature', 'key encipherment', 'client auth'];
+  for (const template of [
+    { dnsNames: ['a.example.test'] },
+    { dnsNames: ['a.example.test'], usages: clientAuth },
+    { commonName: 'ca', isCA: true, usages: ['crl sign'] },
+  ] as CertificateTemplate[]) {
+    const without = await createCSR({ ...template, encodeUsagesInRequest: false }, key);
+    assert.deepEqual(usageIds(without), [], JSON.stringify(template));
+    assert.equal(parseCSR(without).hasUsages, false);
+    // encodeUsagesInRequest unset or true: the usages (the defaults when none, cert sign for a CA)
+    for (const encode of [undefined, true]) {
+      assert.deepEqual(usageIds(await createCSR({ ...template, encodeUsagesInRequest: encode }, key)).sort(), [EXTENSION_OID.keyUsage, ...(template.usages?.includes('client auth') ? [EXTENSION_OID.extKeyUsage] : [])].sort());
+    }
+  }
+  const csrPem = await createCSR({ dnsNames: ['a.example.test'], usages: clientAuth, encodeUsagesInRequest: false }, key);
+  const signed = parseCertificate(await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: key, usages: clientAuth }));
+  assert.deepEqual([...(signed.template.usages ?? [])].sort(), [...clientAuth].sort());
+  // no usages on the request either: the defaults
+  const plain = parseCertificate(await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: key }));
+  assert.deepEqual([...(plain.template.usages ?? [])].sort(), ['digital signature', 'key encipherment']);
+});

@@ -36,7 +36,8 @@ const EMPTY_NAME_LENGTH = 2;
 
 /**
  * Extensions as cert-manager's request manager puts them in the CSR's extensionRequest: SANs,
- * usages (cert sign added for a CA), name constraints. No BasicConstraints: upstream writes them
+ * usages (cert sign added for a CA; none at all when the template says encodeUsagesInRequest:
+ * false, as upstream's GenerateCSR), name constraints. No BasicConstraints: upstream writes them
  * only behind the UseCertificateRequestBasicConstraints feature gate, off by default, and certsmith
  * has no feature gates. Signers take isCA (and the path length) from the request's spec, never
  * from the CSR; requests stored by earlier versions, which carry BasicConstraints, still match
@@ -47,7 +48,7 @@ export function requestExtensions(template: CertificateTemplate, subjectEmpty: b
   const exts: Extension[] = [];
   const san = subjectAltNameExtension(template, subjectEmpty);
   if (san) exts.push(san);
-  exts.push(...keyUsageExtensions(template.usages, isCA));
+  if (template.encodeUsagesInRequest !== false) exts.push(...keyUsageExtensions(template.usages, isCA));
   const nc = nameConstraintsExtension(template.nameConstraints);
   if (nc) exts.push(nc);
   return exts;

@@ -52,16 +52,44 @@ test('CSR: subject, IPs, usages, isCA, otherNames and literalSubject changes are
   assert.deepEqual(csrMismatches(csr, {
     ...spec, commonName: 'other', ipAddresses: ['10.0.0.2'], subject: { organizations: ['Other'], countries: ['US'] },
     usages: ['client auth'], isCA: true,
-  }, false), ['spec.ipAddresses', 'spec.commonName', 'spec.subject.organizations', 'spec.subject.countries', 'spec.isCA', 'spec.usages']);
+  }, { isCA: false, usages: spec.usages }), ['spec.ipAddresses', 'spec.commonName', 'spec.subject.organizations', 'spec.subject.countries', 'spec.isCA', 'spec.usages']);
   // the CSR states no BasicConstraints (issue 15): isCA is the request's, when one is given
   assert.deepEqual(csrMismatches(csr, { ...spec, isCA: true }), ['spec.usages']);
-  assert.deepEqual(csrMismatches(csr, { ...spec, isCA: true }, true), ['spec.usages']);
-  assert.deepEqual(csrMismatches(csr, spec, true), ['spec.isCA']);
+  // given the request, usages are its spec.usages' too: the CSR's KU (no cert sign) is not read
+  assert.deepEqual(csrMismatches(csr, { ...spec, isCA: true }, { isCA: true, usages: spec.usages }), []);
+  assert.deepEqual(csrMismatches(csr, spec, { isCA: true, usages: spec.usages }), ['spec.isCA']);
   assert.deepEqual(csrMismatches(csr, { ...spec, otherNames: [{ oid: '1.2.3.4', utf8Value: 'x' }] }), ['spec.otherNames']);
 
   const lit = await issued({ literalSubject: 'CN=lit,O=Example', dnsNames: ['a.example.com'] });
   assert.deepEqual(csrMismatches(lit.csr, { literalSubject: 'CN=lit,O=Example', dnsNames: ['a.example.com'] }), []);
   assert.deepEqual(csrMismatches(lit.csr, { literalSubject: 'CN=lit,O=Other', dnsNames: ['a.example.com'] }), ['spec.literalSubject']);
+});
+
+test('CSR with its request: usages are the request\'s spec.usages against the Certificate\'s, as upstream\'s EqualKeyUsagesUnsorted', async () => {
+  const keyPem = await generatePrivateKey({ algorithm: 'ECDSA', size: 256 });
+  const names = { dnsNames: ['c.example.com'] };
+  const clientAuth = ['digital signature', 'key encipherment', 'client auth'];
+  const noUsages = parseCSR(await createCSR({ ...names, usages: clientAuth, encodeUsagesInRequest: false }, keyPem));
+  // what certsmith stored for encodeUsagesInRequest: false before: the default key usages
+  const defaults = parseCSR(await createCSR(names, keyPem));
+  const encoded = parseCSR(await createCSR({ ...names, usages: clientAuth }, keyPem));
+  for (const csr of [noUsages, defaults, encoded]) {
+    assert.deepEqual(csrMismatches(csr, { ...names, usages: clientAuth }, { usages: clientAuth }), []);
+    // any order, repeats counted
+    assert.deepEqual(csrMismatches(csr, { ...names, usages: [...clientAuth].reverse() }, { usages: clientAuth }), []);
+    assert.deepEqual(csrMismatches(csr, { ...names, usages: [...clientAuth, 'client auth'] }, { usages: clientAuth }), ['spec.usages']);
+    // a changed spec.usages is a changed request
+    assert.deepEqual(csrMismatches(csr, { ...names, usages: ['digital signature', 'server auth'] }, { usages: clientAuth }), ['spec.usages']);
+    // as written, without defaulting or synonyms (upstream compares the strings)
+    assert.deepEqual(csrMismatches(csr, { ...names, usages: ['signing', 'key encipherment', 'client auth'] }, { usages: clientAuth }), ['spec.usages']);
+    assert.deepEqual(csrMismatches(csr, { ...names, usages: ['digital signature', 'key encipherment'] }, {}), ['spec.usages']);
+    assert.deepEqual(csrMismatches(csr, names, {}), []);
+    assert.deepEqual(csrMismatches(csr, { ...names, usages: [] }, {}), []);
+  }
+  // without the request, a CSR's own usages are compared (after defaulting) when it carries any
+  assert.deepEqual(csrMismatches(noUsages, { ...names, usages: clientAuth }), []);
+  assert.deepEqual(csrMismatches(defaults, { ...names, usages: clientAuth }), ['spec.usages']);
+  assert.deepEqual(csrMismatches(encoded, { ...names, usages: clientAuth }), []);
 });
 
 test('certificate: fuzzy CN/DNS set as upstream, isCA, duration', async () => {

@@ -65,14 +65,25 @@ function keyMismatches(publicKey: CSRInfo['keyType'], keySpec: KeySpec | undefin
   }
 }
 
+/** What a CertificateRequest's spec says beside its CSR, for csrMismatches. */
+export interface RequestSpecFacts {
+  isCA?: boolean;
+  usages?: readonly string[];
+}
+
 /**
- * A CSR against the spec (upstream RequestMatchesSpec on the CSR side). Usages are compared after
- * defaulting, and only when the CSR carries KU/EKU at all. isCA is compared on `requestIsCA`, the
- * CertificateRequest's spec.isCA, as upstream does, and on the CSR only when it states
- * BasicConstraints: certsmith's CSRs carried them before issue 15 and no longer do (nor do
- * cert-manager's by default), so a CSR without them says nothing about isCA.
+ * A CSR against the spec (upstream RequestMatchesSpec on the CSR side). Given the
+ * CertificateRequest's spec (`request`), isCA and usages are compared on it, as upstream does:
+ * spec.isCA, and spec.usages with the Certificate's as they are written (upstream's
+ * EqualKeyUsagesUnsorted: any order, no defaulting). The CSR's KeyUsage and ExtendedKeyUsage are
+ * then not looked at: a CSR made for encodeUsagesInRequest: false carries none (and one stored by
+ * earlier certsmith carries the default key usages), and admission has held any it carries to
+ * the request's spec.usages. isCA is compared on the CSR too when it states BasicConstraints:
+ * certsmith's CSRs carried them before issue 15 and no longer do (nor do cert-manager's by
+ * default), so a CSR without them says nothing about isCA.
+ * Without a request, the CSR's usages are compared after defaulting, when it carries KU/EKU at all.
  */
-export function csrMismatches(csr: CSRInfo, want: WantedCertificate, requestIsCA?: boolean): string[] {
+export function csrMismatches(csr: CSRInfo, want: WantedCertificate, request?: RequestSpecFacts): string[] {
   const have = csr.template;
   const out = altNameMismatches(have, want);
   if (!sameMultiset(have.dnsNames, want.dnsNames)) out.push('spec.dnsNames');
@@ -83,8 +94,10 @@ export function csrMismatches(csr: CSRInfo, want: WantedCertificate, requestIsCA
   out.push(...subjectMismatches(have, csr.subjectDER, want));
   const wantCA = want.isCA ?? false;
   const csrStatesCA = csr.extensions.some((e) => e.id === EXTENSION_OID.basicConstraints);
-  if ((csrStatesCA && (have.isCA ?? false) !== wantCA) || (requestIsCA !== undefined && requestIsCA !== wantCA)) out.push('spec.isCA');
-  if (csr.hasUsages) {
+  if ((csrStatesCA && (have.isCA ?? false) !== wantCA) || (request && (request.isCA ?? false) !== wantCA)) out.push('spec.isCA');
+  if (request) {
+    if (!sameMultiset(request.usages, want.usages)) out.push('spec.usages');
+  } else if (csr.hasUsages) {
     let wantUsages: string[] | undefined;
     try {
       wantUsages = effectiveUsages(want.usages, want.isCA ?? false);

@@ -11,4 +11,10 @@ export interface CertificateTemplate {
   otherNames?: OtherName[]; subject?: X509Subject; /** RFC 4514 string */ literalSubject?: string;
   /** cert-manager usage names, e.g. 'digital signature', 'server auth' */ usages?: string[];
   isCA?: boolean; maxPathLen?: number; nameConstraints?: NameConstraints;
+  /**
+   * false: a CSR made from this template carries no KeyUsage or ExtendedKeyUsage extension, as
+   * cert-manager's GenerateCSR for spec.encodeUsagesInRequest: false (the request's spec.usages
+   * then states them). Certificates signed from a template ignore it.
+   */
+  encodeUsagesInRequest?: boolean;
 }

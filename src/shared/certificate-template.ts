@@ -27,9 +27,11 @@ export function templateOf(spec: CertificateSpec): CertificateTemplate {
     otherNames: spec.otherNames?.map(({ oid, utf8Value }) => ({ oid: oid!, utf8Value: utf8Value! })),
     subject,
     literalSubject: spec.literalSubject,
-    usages: spec.encodeUsagesInRequest === false ? undefined : spec.usages,
+    usages: spec.usages,
     isCA: spec.isCA,
     nameConstraints: spec.nameConstraints,
+    // false: the CSR carries no usages (pki/csr.ts), the request's spec.usages does
+    ...(spec.encodeUsagesInRequest === false ? { encodeUsagesInRequest: false } : {}),
   };
 }
 

@@ -7,15 +7,15 @@
 //    then its KU bits must equal the expected ones, and its known EKUs the expected EKUs in order;
 //  - a CSR with BasicConstraints must agree with spec.isCA;
 //  - only on create: the spec cannot change afterwards.
-// And every request certsmith's own request manager makes passes (one exception to upstream for
-// that, see csr-usages.ts).
+// And every request certsmith's own request manager makes passes, with no exception to upstream:
+// for encodeUsagesInRequest: false its CSR carries no usages at all (as GenerateCSR's).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as R from '../resources.ts';
 import type { KubeObject } from '../meta.ts';
 import type { CertificateSpec } from '../types.ts';
 import { validate, fieldErrorText } from '../validation.ts';
-import { createCSR } from '../../pki/csr.ts';
+import { createCSR, parseCSR } from '../../pki/csr.ts';
 import { generatePrivateKey, parsePrivateKey } from '../../pki/keys.ts';
 import { bitString, boolean, implicit, integer, namedBits, oid, sequence, setOf, tlv } from '../../pki/der.ts';
 import { encodeExtensions, type Extension } from '../../pki/x509-fields.ts';
@@ -114,11 +114,18 @@ const rows: Row[] = [
   { name: 'the same EKU twice (certsmith folds repeats; its CSRs carry each once)', csr: { ku: DEFAULT_KU, eku: [EKU.emailProtection] }, spec: { usages: ['digital signature', 'key encipherment', 'email protection', 's/mime'] } },
   { name: 'an empty EKU extension and no EKU in spec.usages', csr: { ku: DEFAULT_KU, eku: [] }, spec: {} },
   { name: 'any', csr: { ku: [KU.digitalSignature], eku: [EKU.any] }, spec: { usages: ['digital signature', 'any'] } },
-  // certsmith's exception (csr-usages.ts): the CSR it makes for encodeUsagesInRequest: false
-  { name: 'exactly the default key usages and no EKU, whatever spec.usages says (not upstream: certsmith\'s encodeUsagesInRequest: false CSR)',
-    csr: { ku: DEFAULT_KU }, spec: { usages: ['client auth'] } },
-  { name: 'the same for a CA (defaults and cert sign)', csr: { ku: [...DEFAULT_KU, KU.certSign] }, spec: { isCA: true, usages: ['crl sign'] } },
-  { name: 'the exception does not cover a CSR with an EKU',
+  // certsmith's request manager made this CSR for encodeUsagesInRequest: false before it wrote no
+  // usages there; upstream refuses it, and certsmith no longer excepts it
+  { name: 'exactly the default key usages and no EKU, spec.usages other than the defaults (before: certsmith\'s encodeUsagesInRequest: false CSR)',
+    csr: { ku: DEFAULT_KU }, spec: { usages: ['client auth'] },
+    error: "encoded CSR error: the KeyUsages [ 'digital signature', 'key encipherment' ] do not match the expected KeyUsages []" },
+  { name: 'the same with the default key usages among spec.usages: the EKU is missing',
+    csr: { ku: DEFAULT_KU }, spec: { usages: ['digital signature', 'key encipherment', 'client auth'] },
+    error: "encoded CSR error: the ExtKeyUsages [] do not match the expected ExtKeyUsages [ 'client auth' ]" },
+  { name: 'the same for a CA (defaults and cert sign)',
+    csr: { ku: [...DEFAULT_KU, KU.certSign] }, spec: { isCA: true, usages: ['crl sign'] },
+    error: "encoded CSR error: the KeyUsages [ 'digital signature', 'key encipherment', 'cert sign' ] do not match the expected KeyUsages [ 'cert sign', 'crl sign' ]" },
+  { name: 'a CSR with the default key usages and an EKU spec.usages leaves out',
     csr: { ku: DEFAULT_KU, eku: [EKU.clientAuth] }, spec: { usages: ['digital signature', 'key encipherment'] },
     error: "encoded CSR error: the ExtKeyUsages [ 'client auth' ] do not match the expected ExtKeyUsages []" },
 ];
@@ -156,6 +163,26 @@ test('CSR usages at admission: only on create, as upstream (the spec cannot chan
   // a request stored before this check existed can still have its status written
   const approved = { ...created, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'r', message: 'm' }] } };
   assert.deepEqual(errorsOf(approved, created), []);
+});
+
+test('CSR usages at admission: a request stored by earlier certsmith for encodeUsagesInRequest: false (default key usages in the CSR) is refused on create as upstream, its status writes pass', async () => {
+  const stored = request(await csrWith({ ku: DEFAULT_KU }), { usages: ['digital signature', 'key encipherment', 'client auth'] });
+  assert.deepEqual(errorsOf(stored), [
+    `spec.request: Invalid value: "<csr>": encoded CSR error: the ExtKeyUsages [] do not match the expected ExtKeyUsages [ 'client auth' ]`,
+  ]);
+  const approved = { ...stored, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'r', message: 'm' }] } };
+  assert.deepEqual(errorsOf(approved, stored), []);
+  const issued = { ...approved, status: { ...approved.status, certificate: Buffer.from('x').toString('base64') } };
+  assert.deepEqual(errorsOf(issued, approved), []);
+});
+
+test('CSR usages at admission: certsmith\'s CSR for encodeUsagesInRequest: false carries no KeyUsage or ExtendedKeyUsage, as GenerateCSR\'s', async () => {
+  for (const extra of [{}, { usages: ['digital signature', 'key encipherment', 'client auth'] }, { isCA: true, usages: ['crl sign'] }]) {
+    const spec = { secretName: 's', issuerRef: { name: 'ca' }, dnsNames: ['a.example'], encodeUsagesInRequest: false, ...extra } as CertificateSpec;
+    const csr = parseCSR(await createCSR(templateOf(spec), await key()));
+    assert.deepEqual(csr.extensions.map((e) => e.id), ['2.5.29.17'], JSON.stringify(extra));
+    assert.equal(csr.hasUsages, false);
+  }
 });
 
 /** Certificate specs as users write them; each is turned into a request the way the request manager does. */

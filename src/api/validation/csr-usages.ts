@@ -60,13 +60,11 @@ export function csrUsagesError(extensions: readonly Extension[], isCA: boolean, 
   if (usages !== undefined && !(Array.isArray(usages) && usages.every((u) => typeof u === 'string' && isKnownUsage(u)))) return undefined;
   const expected = encodeUsages(usages as string[] | undefined, isCA);
 
+  // No exception for a CSR with the default key usages and other spec.usages: certsmith's request
+  // manager made one for encodeUsagesInRequest: false before it wrote no usages there (pki/csr.ts,
+  // as GenerateCSR); cert-manager refuses it, and so does this. Such requests already stored are
+  // not admitted again (the CSR is checked on create only) and still match their Certificate.
   const csrBits = ku ? decodeNamedBits(readSingle(ku.value, TAG.BIT_STRING, 'keyUsage')).filter((b) => b < 9) : [];
-  // certsmith's one exception, not cert-manager's: a CSR with exactly the default key usages
-  // (cert sign added for a CA) and no EKU passes whatever spec.usages says. It is the CSR
-  // certsmith's request manager makes for a Certificate with encodeUsagesInRequest: false
-  // (pki/csr.ts encodes the defaults there, where cert-manager's GenerateCSR encodes no KU or
-  // EKU at all), and its request carries the Certificate's usages. Remove it with that difference.
-  if (!eku && csrBits.join() === encodeUsages(undefined, isCA).keyUsageBits.join()) return undefined;
   if (csrBits.join() !== expected.keyUsageBits.join()) {
     return `encoded CSR error: the KeyUsages ${printed(decodeUsages(csrBits, []))} do not match the expected KeyUsages ${printed(decodeUsages(expected.keyUsageBits, []))}`;
   }

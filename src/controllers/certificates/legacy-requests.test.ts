@@ -63,14 +63,51 @@ test('requests made by the new code (no BasicConstraints) match leaf and CA Cert
     assert.deepEqual(requestMismatches(crt, requestFor(crt, csrPem)), [], JSON.stringify(spec));
   }
   // turning isCA on or off is a change of the request's spec (upstream compares req.Spec.IsCA);
-  // the CA's usages carry cert sign, so its CSR's usages differ too
+  // usages are compared on the request's spec as well (both unset here), not on the CSR, whose
+  // key usages differ by cert sign
   const leaf = certificate({ spec: { ...caSpec, isCA: false } });
   const ca = certificate({ spec: caSpec });
   const leafRequest = requestFor(leaf, await createCSR(templateOf(leaf.spec), keyPem));
   const caRequest = requestFor(ca, await createCSR(templateOf(ca.spec), keyPem));
-  assert.deepEqual(requestMismatches(ca, leafRequest), ['spec.isCA', 'spec.usages']);
-  assert.deepEqual(requestMismatches(leaf, caRequest), ['spec.isCA', 'spec.usages']);
+  assert.deepEqual(requestMismatches(ca, leafRequest), ['spec.isCA']);
+  assert.deepEqual(requestMismatches(leaf, caRequest), ['spec.isCA']);
   // an old CSR stating CA:FALSE against an isCA spec is reported by the CSR side as well
   const oldLeafCSR = await legacyCSR({ commonName: 'root' }, keyPem);
   assert.ok(requestMismatches(ca, requestFor(ca, oldLeafCSR))?.includes('spec.isCA'));
+});
+
+// encodeUsagesInRequest: false. The new code's CSR carries no usages (as upstream's GenerateCSR);
+// the old code's carried the default key usages whatever spec.usages said. Both match their
+// Certificate, since usages are compared on the request's spec as upstream does.
+const clientSpec: Spec = { dnsNames: ['c.example.test'], encodeUsagesInRequest: false, usages: ['digital signature', 'key encipherment', 'client auth'] };
+
+test('encodeUsagesInRequest: false: a request made by the old code (default key usages in the CSR) still matches: no re-issuance', async () => {
+  const keyPem = await key('main');
+  const crt = certificate({ spec: clientSpec });
+  const oldCSR = await createCSR({ dnsNames: crt.spec.dnsNames }, keyPem);
+  const old = requestFor(crt, oldCSR);
+  assert.deepEqual(requestMismatches(crt, old), []);
+
+  const secret = secretFor({ keyPem, certPem: await cert({ keyPem, template: templateOf(crt.spec) }), annotations: issuedAnnotations() });
+  assert.equal(firstViolation(secretPolicies, { certificate: crt, secret, currentCR: old }), undefined);
+
+  const issuing = certificate({
+    spec: clientSpec,
+    status: { revision: 1, nextPrivateKeySecretName: 'a-next', conditions: [cond('Issuing', 'True', 'Renewing', '')] },
+  });
+  const nextKey = await key('next');
+  const pending = requestFor(issuing, await createCSR({ dnsNames: issuing.spec.dnsNames }, nextKey), '2');
+  assert.deepEqual(decideRequestManager({ certificate: issuing, nextKeySecret: secretFor({ name: 'a-next', keyPem: nextKey }), requests: [pending] }), []);
+});
+
+test('encodeUsagesInRequest: false: the new code\'s request (no usages in the CSR) matches; a change of spec.usages is still seen', async () => {
+  const keyPem = await key('main');
+  const crt = certificate({ spec: clientSpec });
+  const csrPem = await createCSR(templateOf(crt.spec), keyPem);
+  const request = requestFor(crt, csrPem);
+  assert.deepEqual(requestMismatches(crt, request), []);
+  const changed = certificate({ spec: { ...clientSpec, usages: ['digital signature', 'key encipherment', 'server auth'] } });
+  assert.deepEqual(requestMismatches(changed, request), ['spec.usages']);
+  // and so is a request stored by the old code
+  assert.deepEqual(requestMismatches(changed, requestFor(crt, await createCSR({ dnsNames: crt.spec.dnsNames }, keyPem))), ['spec.usages']);
 });

@@ -101,8 +101,9 @@ function sameDuration(a: string, b: string): boolean {
 export function requestMismatches(certificate: CertificateObj, cr: CertificateRequestObj): string[] | undefined {
   const csr = requestCSRContent(cr);
   if (csr.error) return undefined;
-  // isCA on the request's spec, as upstream's RequestMatchesSpec: the CSR need not state it
-  const out = csrMismatches(csr.value!, { ...templateOf(certificate.spec), usages: certificate.spec.usages }, cr.spec.isCA ?? false);
+  // isCA and usages on the request's spec, as upstream's RequestMatchesSpec: the CSR need not
+  // state them (encodeUsagesInRequest: false), and admission held those it states to the spec
+  const out = csrMismatches(csr.value!, templateOf(certificate.spec), { isCA: cr.spec.isCA ?? false, usages: cr.spec.usages });
   if (certificate.spec.duration && cr.spec.duration && !sameDuration(certificate.spec.duration, cr.spec.duration)) out.push('spec.duration');
   if (issuerRefKey(certificate.spec.issuerRef) !== issuerRefKey(cr.spec.issuerRef)) out.push('spec.issuerRef');
   return out;
@@ -116,7 +117,7 @@ const currentRequestMatchesSpec: Policy = ({ certificate, secret, currentCR }) =
   }
   const cert = parseCertMemo(decodeBase64(secret!.data!['tls.crt']));
   if (cert.error) return { reason: 'InvalidCertificate', message: `Issuing certificate as Secret contains an invalid certificate: ${cert.error}` };
-  const bad = certificateMismatches(cert.value!, { ...templateOf(certificate.spec), usages: certificate.spec.usages });
+  const bad = certificateMismatches(cert.value!, templateOf(certificate.spec));
   if (!bad.length) return undefined;
   return { reason: 'SecretMismatch', message: `Issuing certificate as Existing issued Secret is not up to date for spec: [${bad.join(', ')}]` };
 };
