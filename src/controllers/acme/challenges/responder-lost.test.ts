@@ -6,7 +6,6 @@
 // The real runtime adopts a fake keeper, which drops the connection when the test says.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { Challenge, ClusterIssuer } from '../../../api/resources.ts';
 import type { Challenge as ChallengeObj } from '../../../api/types.ts';
 import type { KubeObject } from '../../../api/meta.ts';
@@ -20,14 +19,7 @@ import { FINALIZER } from './challenge.ts';
 import { ANN_FAILURE_CAUSE } from '../recovery.ts';
 import { fixedClock, NOW } from '../../testing/fixtures.ts';
 import { fakeKeeper } from '../solvers/testing/fake-keeper.ts';
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+import { freePort } from '../solvers/testing/http01-probe.ts';
 
 async function until(what: string, fn: () => boolean): Promise<void> {
   for (let i = 0; i < 200; i++) {

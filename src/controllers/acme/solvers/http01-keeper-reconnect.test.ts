@@ -5,28 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
 import { startHTTP01Keeper } from './http01-keeper.ts';
 import { fakeKeeper } from './testing/fake-keeper.ts';
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function get(port: number, token: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: `/.well-known/acme-challenge/${token}`, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
-  });
-}
+import { freePort, getToken } from './testing/http01-probe.ts';
 
 async function until(what: string, fn: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -75,14 +56,14 @@ test('a keeper that died is replaced by a new keeper process, which serves every
   await k.present('b', 'b.k');
   await k.cleanUp('a');
   await keeper.die();
-  await until('a new keeper serving b', () => get(port, 'b').then((r) => r.status === 200 && r.body === 'b.k', () => false));
-  assert.equal((await get(port, 'a')).status, 404);
+  await until('a new keeper serving b', () => getToken(port, 'b').then((r) => r.status === 200 && r.body === 'b.k', () => false));
+  assert.equal((await getToken(port, 'a')).status, 404);
   await k.present('c', 'c.k');
-  assert.equal((await get(port, 'c')).body, 'c.k');
+  assert.equal((await getToken(port, 'c')).body, 'c.k');
   await k.cleanUp('b');
   await k.cleanUp('c');
   await k.close(); // nothing served: the new keeper exits
-  await until('new keeper gone', () => get(port, 'x').then(() => false, () => true));
+  await until('new keeper gone', () => getToken(port, 'x').then(() => false, () => true));
 });
 
 test('replacing a keeper is bounded: with the port taken, a present fails after the tries; the next one tries again', async () => {
@@ -98,11 +79,11 @@ test('replacing a keeper is bounded: with the port taken, a present fails after 
   await new Promise((r) => squatter.close(r));
   // the port is free again: the next operation starts a keeper, which is given a first
   await k.present('c', 'c.k');
-  assert.equal((await get(port, 'a')).body, 'a.k');
-  assert.equal((await get(port, 'c')).body, 'c.k');
-  assert.equal((await get(port, 'b')).status, 404, 'a present that failed is not served later');
+  assert.equal((await getToken(port, 'a')).body, 'a.k');
+  assert.equal((await getToken(port, 'c')).body, 'c.k');
+  assert.equal((await getToken(port, 'b')).status, 404, 'a present that failed is not served later');
   await k.cleanUp('a');
   await k.cleanUp('c');
   await k.close();
-  await until('new keeper gone', () => get(port, 'x').then(() => false, () => true));
+  await until('new keeper gone', () => getToken(port, 'x').then(() => false, () => true));
 });

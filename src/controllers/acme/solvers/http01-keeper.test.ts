@@ -2,29 +2,9 @@
 // goes away when released with nothing to serve or when nobody adopts it within the grace period.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import fs from 'node:fs';
-import net from 'node:net';
 import { keeperSocketPath, startHTTP01Keeper } from './http01-keeper.ts';
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function get(port: number, token: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: `/.well-known/acme-challenge/${token}`, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
-  });
-}
+import { freePort, getToken } from './testing/http01-probe.ts';
 
 async function until(what: string, fn: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 100; i++) {
@@ -38,20 +18,20 @@ test('a token survives the controller that presented it; the next one adopts the
   const port = await freePort();
   const first = await startHTTP01Keeper({ host: '127.0.0.1', port, graceMs: 10_000 });
   await first.present('tok1', 'tok1.thumb');
-  assert.deepEqual(await get(port, 'tok1'), { status: 200, body: 'tok1.thumb' });
-  assert.equal((await get(port, 'other')).status, 404);
+  assert.deepEqual(await getToken(port, 'tok1'), { status: 200, body: 'tok1.thumb' });
+  assert.equal((await getToken(port, 'other')).status, 404);
   // certsmith "killed": its control connection just drops, the keeper keeps serving
   const sock = keeperSocketPath('127.0.0.1', port);
   await first.close(); // tok1 is still presented: release does not stop the keeper
-  assert.deepEqual(await get(port, 'tok1'), { status: 200, body: 'tok1.thumb' });
+  assert.deepEqual(await getToken(port, 'tok1'), { status: 200, body: 'tok1.thumb' });
   // the restarted certsmith adopts it (no second bind) and cleans up
   const second = await startHTTP01Keeper({ host: '127.0.0.1', port, graceMs: 10_000 });
   await second.present('tok2', 'tok2.thumb');
-  assert.equal((await get(port, 'tok2')).body, 'tok2.thumb');
+  assert.equal((await getToken(port, 'tok2')).body, 'tok2.thumb');
   await second.cleanUp('tok1');
   await second.cleanUp('tok2');
   await second.close();
-  await until('keeper gone after release with no token', async () => !fs.existsSync(sock) && (await get(port, 'x').then(() => false, () => true)));
+  await until('keeper gone after release with no token', async () => !fs.existsSync(sock) && (await getToken(port, 'x').then(() => false, () => true)));
 });
 
 test('a keeper nobody adopts exits after its grace period', async () => {
@@ -59,6 +39,6 @@ test('a keeper nobody adopts exits after its grace period', async () => {
   const k = await startHTTP01Keeper({ host: '127.0.0.1', port, graceMs: 300 });
   await k.present('t', 't.k');
   await k.close();
-  assert.equal((await get(port, 't')).status, 200);
-  await until('keeper gone after the grace period', async () => get(port, 't').then(() => false, () => true));
+  assert.equal((await getToken(port, 't')).status, 200);
+  await until('keeper gone after the grace period', async () => getToken(port, 't').then(() => false, () => true));
 });
