@@ -12,9 +12,9 @@ import { startControllers } from '../manager.ts';
 import { silentLogger } from '../../runtime/logger.ts';
 import { EventType } from '../../api/resources.ts';
 import type { CoreEvent } from '../../runtime/events.ts';
-import { ANN } from '../certificates/objects.ts';
 import { FILES_CONDITION } from './controller.ts';
 import { processGone, pollUntil } from '../../../test/rig/processes.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 
 const ecdsa = { algorithm: 'ECDSA' };
 
@@ -37,8 +37,8 @@ test('CA Certificates are not mirrored unless asked; certsmith.io/mirror-files: 
     await withCA(lc);
     assert.equal(existsSync(join(dir, 'default', 'ca-keypair')), false, 'the CA\'s key is not handed to the files owner');
     await lc.apply(certificate('inter', { isCA: true, commonName: 'intermediate', privateKey: ecdsa }));
-    await lc.apply({ ...certificate('inter2', { isCA: true, commonName: 'intermediate 2', privateKey: ecdsa }), metadata: { name: 'inter2', namespace: 'default', annotations: { [ANN.mirrorFiles]: 'true' } } });
-    await lc.apply({ ...certificate('hidden', { dnsNames: ['hidden.example.test'], privateKey: ecdsa }), metadata: { name: 'hidden', namespace: 'default', annotations: { [ANN.mirrorFiles]: 'false' } } });
+    await lc.apply({ ...certificate('inter2', { isCA: true, commonName: 'intermediate 2', privateKey: ecdsa }), metadata: { name: 'inter2', namespace: 'default', annotations: { [CertificateAnnotation.mirrorFiles]: 'true' } } });
+    await lc.apply({ ...certificate('hidden', { dnsNames: ['hidden.example.test'], privateKey: ecdsa }), metadata: { name: 'hidden', namespace: 'default', annotations: { [CertificateAnnotation.mirrorFiles]: 'false' } } });
     await lc.apply(certificate('web', { dnsNames: ['web.example.test'], privateKey: ecdsa }));
     await lc.settle();
     assert.equal(condition(await lc.certificate('inter'), 'Ready')?.status, 'True');
@@ -49,7 +49,7 @@ test('CA Certificates are not mirrored unless asked; certsmith.io/mirror-files: 
 
     // opting out later removes the files already there
     const web = await lc.certificate('web');
-    await lc.apply({ ...web, metadata: { ...web.metadata, annotations: { [ANN.mirrorFiles]: 'false' } } });
+    await lc.apply({ ...web, metadata: { ...web.metadata, annotations: { [CertificateAnnotation.mirrorFiles]: 'false' } } });
     await lc.settle();
     assert.equal(existsSync(join(dir, 'default', 'web-tls')), false);
     assert.equal(existsSync(join(dir, 'default', '.web-tls.versions')), false);
@@ -69,7 +69,7 @@ test('with keepFiles, opting out leaves the files there', async () => {
     await lc.apply(certificate('web', { dnsNames: ['web.example.test'], privateKey: ecdsa }));
     await lc.settle();
     const web = await lc.certificate('web');
-    await lc.apply({ ...web, metadata: { ...web.metadata, annotations: { [ANN.mirrorFiles]: 'false' } } });
+    await lc.apply({ ...web, metadata: { ...web.metadata, annotations: { [CertificateAnnotation.mirrorFiles]: 'false' } } });
     await lc.settle();
     assert.ok(existsSync(join(dir, 'default', 'web-tls', 'tls.key')));
   } finally {

@@ -84,3 +84,18 @@ test("only the leaf's public fields come out of a Secret", () => {
   assert.equal(leafOf(undefined).error, 'the Secret does not exist');
   assert.match(leafOf({ ...secret, data: { 'tls.crt': b64('junk') } }).error ?? '', /^tls.crt does not parse/);
 });
+
+test('the timeline carries the ARI window the CA suggested, its explanation and the last error', () => {
+  const ari = {
+    suggestedWindow: { start: at(30 * 24 * HOUR).toISOString(), end: at(31 * 24 * HOUR).toISOString() },
+    explanationURL: 'https://ca.example/why', lastChecked: t0.toISOString(), nextCheck: at(6 * HOUR).toISOString(), lastError: 'HTTP 503',
+  };
+  const crt = certificate({ conditions: [{ type: 'Ready', status: 'True', reason: 'Ready' }], acme: { ari } } as CertificateObj['status']);
+  const { timeline } = summarize(crt, undefined, { now: t0, backoff: defaultBackoff, certificates: [crt] });
+  assert.deepEqual(timeline.ari, {
+    start: ari.suggestedWindow.start, end: ari.suggestedWindow.end, explanationURL: ari.explanationURL,
+    lastChecked: ari.lastChecked, nextCheck: ari.nextCheck, lastError: 'HTTP 503',
+  });
+  // a certificate of an issuer without ARI has none
+  assert.equal(summarize(certificate(), undefined, { now: t0, backoff: defaultBackoff, certificates: [] }).timeline.ari, undefined);
+});

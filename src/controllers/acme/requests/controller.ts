@@ -6,7 +6,6 @@ import { isNotFound, StoreError } from '../../../store/store.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
-import { ANN } from '../../certificates/objects.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { ariEnabled } from '../../../shared/renewal/renewal-decision.ts';
 import { writeStatus } from '../../requests/controller.ts';
@@ -16,6 +15,7 @@ import { issuerTypeOf } from '../../requests/signing.ts';
 import { isTrue } from '../../../api/conditions.ts';
 import { decideOrderRequest, isActiveAcmeRequest } from './order-request.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 
 const MANAGER = 'certificaterequests-issuer-acme';
 
@@ -47,7 +47,7 @@ export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
       if (!issuer || issuerTypeOf(issuer) !== 'acme' || !isTrue(issuer.status?.conditions, 'Ready')) return;
       // The certificate this request renews, as ARI identifies it: the CA may then exempt the
       // order from rate limits and knows which certificate to expect no more renewals of.
-      const crtName = cr.metadata.annotations?.[ANN.certificateName];
+      const crtName = cr.metadata.annotations?.[CertificateAnnotation.certificateName];
       // Only a certificate the CA answered renewal information about: it knows that one.
       const ari = ariEnabled(issuer.spec?.acme) && crtName ? certificates.get(namespace, crtName)?.status?.acme?.ari : undefined;
       const replaces = ari?.suggestedWindow ? ari.certID : undefined;

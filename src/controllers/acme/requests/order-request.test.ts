@@ -6,10 +6,10 @@ import { decideOrderRequest, expectedOrder, type OrderRequestDecision, type Orde
 import type { Order } from '../../../api/types.ts';
 import type { Condition } from '../../../api/meta.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
-import { ANN } from '../../certificates/objects.ts';
 import { ANN_FAILURE_CAUSE, ANN_RETRY, RETRY_BOUNDS } from '../recovery.ts';
 import { NOW, b64, caKeyPair, cert, certificateRequest, cond, csr, key } from '../../testing/fixtures.ts';
 import { uncheckedCSR } from '../../../pki/testing/csr-by-hand.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 
 interface Row {
   name: string;
@@ -27,7 +27,7 @@ test('decideOrderRequest: one row per outcome', async () => {
   const approved = [cond('Approved', 'True', 'cert-manager.io')];
   const request = async (o: { template?: Parameters<typeof csr>[0]; conditions?: Condition[]; csrPem?: string; duration?: string; status?: CertificateRequestObj['status'] } = {}) => certificateRequest({
     csrPem: o.csrPem ?? await csr(o.template ?? { dnsNames: ['a.example.test'] }, mainKey),
-    annotations: { [ANN.certificateName]: 'a' },
+    annotations: { [CertificateAnnotation.certificateName]: 'a' },
     ...(o.duration ? { spec: { duration: o.duration } } : {}),
     status: { ...o.status, conditions: o.conditions ?? approved },
   });
@@ -42,7 +42,7 @@ test('decideOrderRequest: one row per outcome', async () => {
       name: o.name ?? name,
       annotations: {
         ...expected.metadata.annotations,
-        ...(o.certificateName ? { [ANN.certificateName]: o.certificateName } : {}),
+        ...(o.certificateName ? { [CertificateAnnotation.certificateName]: o.certificateName } : {}),
         ...(o.cause ? { [ANN_FAILURE_CAUSE]: o.cause } : {}),
         ...(o.retry ? { [ANN_RETRY]: String(o.retry) } : {}),
       },

@@ -4,7 +4,6 @@ import net from 'node:net';
 import { getCondition, isTrue } from '../../../api/conditions.ts';
 import type { Order, OrderSpec } from '../../../api/types.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
-import { ANN } from '../../certificates/objects.ts';
 import { ownerRefTo } from '../../../shared/ownership.ts';
 import { decodeBase64, parseCertMemo, requestCSR } from '../../../shared/parse-memo.ts';
 import type { EventSpec } from '../../decision.ts';
@@ -12,6 +11,7 @@ import { failed, issued, pending, type CRStatus } from '../../requests/signing.t
 import { splitPEM } from '../../../pki/pem.ts';
 import { computeName } from '../names.ts';
 import { ANN_FAILURE_CAUSE, ANN_RETRY, isFailureCause, RETRY_BOUNDS, type FailureCause } from '../recovery.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 
 export const ORDER_FAILURE_STATES = ['invalid', 'expired', 'errored'];
 
@@ -123,8 +123,8 @@ export function retryableFailure(latest: Order, mine: Order[]): { cause: Failure
 }
 
 function sameCertificate(order: Order, cr: CertificateRequestObj): boolean {
-  const crt = cr.metadata.annotations?.[ANN.certificateName];
-  return !!crt && order.metadata.annotations?.[ANN.certificateName] === crt;
+  const crt = cr.metadata.annotations?.[CertificateAnnotation.certificateName];
+  return !!crt && order.metadata.annotations?.[CertificateAnnotation.certificateName] === crt;
 }
 
 export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRequestDecision {
