@@ -27,6 +27,11 @@ export interface CSRInfo {
   subjectDER: Buffer;
   /** the CSR carried KU/EKU; when false the issuer decides usages */
   hasUsages: boolean;
+  /** the CSR carried BasicConstraints (template.isCA is then what they say) */
+  hasBasicConstraints: boolean;
+  /** the KeyUsage bits and ExtendedKeyUsage OIDs (unknown ones too) as stated, each when its extension is there */
+  keyUsageBits?: number[];
+  extKeyUsageOids?: string[];
   /** the requested extensions, for a signer that copies some of them */
   extensions: Extension[];
 }
@@ -183,6 +188,9 @@ function parseCSRUncached(pem: string, checkSignature: boolean): CSRInfo {
     publicKeyFingerprint: key.fingerprint,
     subjectDER: ownedBuffer(csr.subject),
     hasUsages: fields.hasUsages,
+    hasBasicConstraints: fields.hasBasicConstraints,
+    keyUsageBits: fields.keyUsageBits,
+    extKeyUsageOids: fields.extKeyUsageOids,
     extensions: csr.extensions.map((e) => ({ ...e, value: ownedBuffer(e.value) })),
   };
 }

@@ -5,7 +5,7 @@ import { keySpecMismatches, type KeySpec } from './keys.ts';
 import type { CertificateInfo } from './parse.ts';
 import type { CertificateTemplate, OtherName, X509Subject } from './template.ts';
 import { effectiveUsages } from './usages.ts';
-import { canonicalIP, EXTENSION_OID, subjectNameFromTemplate } from './x509-fields.ts';
+import { canonicalIP, subjectNameFromTemplate } from './x509-fields.ts';
 
 export type WantedCertificate = CertificateTemplate & { keySpec?: KeySpec };
 
@@ -93,8 +93,7 @@ export function csrMismatches(csr: CSRInfo, want: WantedCertificate, request?: R
   }
   out.push(...subjectMismatches(have, csr.subjectDER, want));
   const wantCA = want.isCA ?? false;
-  const csrStatesCA = csr.extensions.some((e) => e.id === EXTENSION_OID.basicConstraints);
-  if ((csrStatesCA && (have.isCA ?? false) !== wantCA) || (request && (request.isCA ?? false) !== wantCA)) out.push('spec.isCA');
+  if ((csr.hasBasicConstraints && (have.isCA ?? false) !== wantCA) || (request && (request.isCA ?? false) !== wantCA)) out.push('spec.isCA');
   if (request) {
     if (!sameMultiset(request.usages, want.usages)) out.push('spec.usages');
   } else if (csr.hasUsages) {

@@ -507,14 +507,18 @@ export interface ExtensionFields {
   /** whether KU or EKU were present at all (a CSR may leave usages to the issuer) */
   hasUsages: boolean;
   hasBasicConstraints: boolean;
+  /** the KeyUsage bits as stated (the last KU extension), when there is one */
+  keyUsageBits?: number[];
+  /** the ExtendedKeyUsage OIDs as stated, in order, unknown ones too (the last EKU extension), when there is one */
+  extKeyUsageOids?: string[];
   subjectKeyId?: Buffer;
   authorityKeyId?: Buffer;
 }
 
 export function fieldsFromExtensions(extensions: readonly Extension[]): ExtensionFields {
   const t: CertificateTemplate = {};
-  let kuBits: number[] = [];
-  let ekuOids: string[] = [];
+  let kuBits: number[] | undefined;
+  let ekuOids: string[] | undefined;
   let hasUsages = false;
   let hasBasicConstraints = false;
   let subjectKeyId: Buffer | undefined;
@@ -573,6 +577,6 @@ export function fieldsFromExtensions(extensions: readonly Extension[]): Extensio
       }
     }
   }
-  if (hasUsages) t.usages = decodeUsages(kuBits, ekuOids);
-  return { template: t, hasUsages, hasBasicConstraints, subjectKeyId, authorityKeyId };
+  if (hasUsages) t.usages = decodeUsages(kuBits ?? [], ekuOids ?? []);
+  return { template: t, hasUsages, hasBasicConstraints, keyUsageBits: kuBits, extKeyUsageOids: ekuOids, subjectKeyId, authorityKeyId };
 }

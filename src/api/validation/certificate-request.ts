@@ -26,13 +26,7 @@ function csrError(request: string, spec: Obj): string | undefined {
   } catch (err) {
     return `encoded CSR error: ${(err as Error).message}`;
   }
-  let usages;
-  try {
-    usages = csrUsagesError(csr.extensions, spec.isCA === true, spec.usages);
-  } catch (err) {
-    // the parse above has decoded these extensions already; kept as an answer, never a crash
-    return `encoded CSR error: invalid certificate request: bad extension: ${(err as Error).message}`;
-  }
+  const usages = csrUsagesError(csr, spec.isCA === true, spec.usages);
   if (usages) return usages;
   const t = csr.template;
   const checks: [string, string[] | undefined, (v: string) => string | undefined][] = [

@@ -4,14 +4,11 @@
 // certificatetemplate.go). The signer takes isCA and usages from the spec (pki/sign.ts), so without
 // this a CSR asking for client auth came out as a server certificate (issue 15).
 //
-// The CSR's BasicConstraints, KeyUsage and ExtendedKeyUsage are read here from the extensions
-// pki/csr.ts has already decoded and checked: pki's parse names EKUs it does not know by OID and
-// does not say which usages came from which extension, and upstream's rule needs both.
-import { contents, decodeBoolean, decodeNamedBits, decodeOID, readSingle, TAG } from '../../pki/der.ts';
+// The CSR's BasicConstraints, KeyUsage bits and ExtendedKeyUsage OIDs come as pki/csr.ts's parse
+// states them (the last of each extension, EKUs it does not know by OID), kept apart because
+// upstream's rule compares key usages and extended key usages each on its own.
+import type { CSRInfo } from '../../pki/csr.ts';
 import { decodeUsages, encodeUsages, isKnownUsage } from '../../pki/usages.ts';
-import type { Extension } from '../../pki/x509-fields.ts';
-
-const OID = { keyUsage: '2.5.29.15', extKeyUsage: '2.5.29.37', basicConstraints: '2.5.29.19' } as const;
 
 /**
  * EKUs Go's crypto/x509 knows (so cert-manager compares them) that have no cert-manager usage
@@ -19,12 +16,6 @@ const OID = { keyUsage: '2.5.29.15', extKeyUsage: '2.5.29.37', basicConstraints:
  * Any other OID cert-manager does not know goes to UnknownExtKeyUsage and is not compared.
  */
 const NAMELESS_KNOWN_EKUS = new Set(['1.3.6.1.4.1.311.2.1.22', '1.3.6.1.4.1.311.61.1.1']);
-
-/** The last extension with this id, as Go's template building keeps the last one it reads. */
-function lastExtension(exts: readonly Extension[], id: string): Extension | undefined {
-  for (let i = exts.length - 1; i >= 0; i--) if (exts[i].id === id) return exts[i];
-  return undefined;
-}
 
 /** An EKU's name as cert-manager prints it, or undefined for one it does not compare. */
 function ekuName(o: string): string | undefined {
@@ -45,18 +36,14 @@ const firstOfEach = (oids: readonly string[]) => [...new Set(oids)];
  * or undefined. A spec with a usage that is not a cert-manager usage is left alone: the schema
  * refuses it (as kube-apiserver does before any webhook sees the object).
  */
-export function csrUsagesError(extensions: readonly Extension[], isCA: boolean, usages: unknown): string | undefined {
-  const bc = lastExtension(extensions, OID.basicConstraints);
-  if (bc) {
-    const cA = contents(readSingle(bc.value, TAG.SEQUENCE, 'basicConstraints'), 'basicConstraints').optional(TAG.BOOLEAN);
-    const csrIsCA = cA ? decodeBoolean(cA) : false;
+export function csrUsagesError(csr: Pick<CSRInfo, 'template' | 'hasBasicConstraints' | 'keyUsageBits' | 'extKeyUsageOids'>, isCA: boolean, usages: unknown): string | undefined {
+  if (csr.hasBasicConstraints) {
+    const csrIsCA = csr.template.isCA ?? false;
     if (csrIsCA !== isCA) return `encoded CSR error: IsCA ${csrIsCA} does not match expected value ${isCA}`;
   }
 
-  const ku = lastExtension(extensions, OID.keyUsage);
-  const eku = lastExtension(extensions, OID.extKeyUsage);
   // a CSR without KU and EKU leaves the usages to spec.usages
-  if (!ku && !eku) return undefined;
+  if (!csr.keyUsageBits && !csr.extKeyUsageOids) return undefined;
   if (usages !== undefined && !(Array.isArray(usages) && usages.every((u) => typeof u === 'string' && isKnownUsage(u)))) return undefined;
   const expected = encodeUsages(usages as string[] | undefined, isCA);
 
@@ -64,19 +51,12 @@ export function csrUsagesError(extensions: readonly Extension[], isCA: boolean, 
   // manager made one for encodeUsagesInRequest: false before it wrote no usages there (pki/csr.ts,
   // as GenerateCSR); cert-manager refuses it, and so does this. Such requests already stored are
   // not admitted again (the CSR is checked on create only) and still match their Certificate.
-  const csrBits = ku ? decodeNamedBits(readSingle(ku.value, TAG.BIT_STRING, 'keyUsage')).filter((b) => b < 9) : [];
+  const csrBits = csr.keyUsageBits ?? [];
   if (csrBits.join() !== expected.keyUsageBits.join()) {
     return `encoded CSR error: the KeyUsages ${printed(decodeUsages(csrBits, []))} do not match the expected KeyUsages ${printed(decodeUsages(expected.keyUsageBits, []))}`;
   }
 
-  const csrEKUs: string[] = [];
-  if (eku) {
-    const r = contents(readSingle(eku.value, TAG.SEQUENCE, 'extKeyUsage'), 'extKeyUsage');
-    while (!r.done) {
-      const o = decodeOID(r.expect(TAG.OID, 'KeyPurposeId'));
-      if (ekuName(o) !== undefined) csrEKUs.push(o);
-    }
-  }
+  const csrEKUs = (csr.extKeyUsageOids ?? []).filter((o) => ekuName(o) !== undefined);
   // In order, as upstream (slices.Equal); a repeated EKU counts once on both sides, because
   // certsmith encodes each once in its own CSRs (pki/usages.ts) where spec.usages may repeat one
   // (or name it twice, as "email protection" and "s/mime").
