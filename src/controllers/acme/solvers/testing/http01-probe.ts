@@ -1,15 +1,9 @@
 // What the HTTP-01 responder tests share: a free loopback port, and the CA's view of a token
 // (a GET of /.well-known/acme-challenge/TOKEN with its status and body).
 import http from 'node:http';
-import net from 'node:net';
 
-export async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+// below the ephemeral range, so a port a test re-binds after a restart is not an outgoing connection's by then
+export { freePort } from '../../../../../test/rig/ports.ts';
 
 export function getToken(port: number, token: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
