@@ -6,8 +6,8 @@ import type { Informer } from '../../runtime/informer.ts';
 import { controllerOwnerKey, splitKey } from '../../runtime/controller.ts';
 import { wakeOnEverything, type CertificateWakes } from './wake.ts';
 import type { ControllerContext } from '../context.ts';
-import { ANN, LABEL } from './objects.ts';
-import { CERTIFICATES_BY_SECRET as BY_SECRET, indexCertificatesBySecret } from '../../shared/certificate-index.ts';
+import { CertificateAnnotation, ManagedLabel } from '../../api/annotations.ts';
+import { CERTIFICATES_BY_SECRET, indexCertificatesBySecret } from '../../shared/certificate-index.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { controllerOwnerUID } from '../../shared/ownership.ts';
@@ -17,7 +17,8 @@ import { secretCache } from '../../shared/secret-cache.ts';
 import { getForUpdate } from '../../store/store.ts';
 
 export const BY_OWNER = 'owner';
-export { BY_SECRET };
+// Kept only for controllers/files until it imports CERTIFICATES_BY_SECRET from shared/certificate-index.ts.
+export { CERTIFICATES_BY_SECRET as BY_SECRET };
 
 export interface CertificateCaches {
   certificates: Informer<CertificateObj>;
@@ -119,9 +120,9 @@ function routeGraph(c: CertificateCaches, subs: Subscriber[]): void {
   const onSecret = (old: Secret | undefined, next: Secret | undefined) => {
     const secret = (next ?? old)!;
     const resync = old === next;
-    const targeting = c.certificates.byIndex(BY_SECRET, `${secret.metadata.namespace}/${secret.metadata.name}`);
+    const targeting = c.certificates.byIndex(CERTIFICATES_BY_SECRET, `${secret.metadata.namespace}/${secret.metadata.name}`);
     each((s) => { for (const crt of targeting) if (resync || s.wakes.targetSecret(crt, old, next)) s.enqueue(keyOf(crt)); });
-    const nextKey = old?.metadata.labels?.[LABEL.nextPrivateKey] === 'true' || next?.metadata.labels?.[LABEL.nextPrivateKey] === 'true';
+    const nextKey = old?.metadata.labels?.[ManagedLabel.nextPrivateKey] === 'true' || next?.metadata.labels?.[ManagedLabel.nextPrivateKey] === 'true';
     // the target Secret was handled by name above; any other owned Secret wakes as before
     byOwner(old, next, (s, crt) => nextKey ? resync || s.wakes.nextKeySecret(crt, old, next) : secret.metadata.name !== crt.spec.secretName);
   };
@@ -144,13 +145,13 @@ export function ownedRequests(c: CertificateCaches, crt: CertificateObj): Certif
  */
 export async function targetSecret(ctx: ControllerContext, c: CertificateCaches, crt: CertificateObj): Promise<Secret | undefined> {
   const cached = c.secrets.get(crt.metadata.namespace, crt.spec.secretName);
-  if (!cached || cached.data || cached.metadata.labels?.[LABEL.fao] === 'true') return cached;
+  if (!cached || cached.data || cached.metadata.labels?.[ManagedLabel.fao] === 'true') return cached;
   return ctx.store.get<Secret>(SecretType, crt.metadata.namespace, crt.spec.secretName);
 }
 
 export function requestForRevision(requests: CertificateRequestObj[], revision: number | undefined): CertificateRequestObj | undefined {
   if (revision === undefined) return undefined;
-  const matches = requests.filter((r) => r.metadata.annotations?.[ANN.revision] === String(revision));
+  const matches = requests.filter((r) => r.metadata.annotations?.[CertificateAnnotation.revision] === String(revision));
   return matches.length === 1 ? matches[0] : undefined;
 }
 
@@ -182,6 +183,6 @@ export async function gatherFresh(ctx: ControllerContext, c: CertificateCaches, 
 }
 
 export function nextKeySecrets(c: CertificateCaches, crt: CertificateObj): Secret[] {
-  return c.secrets.byIndex(BY_OWNER, crt.metadata.uid!).filter((s) => s.metadata.labels?.[LABEL.nextPrivateKey] === 'true');
+  return c.secrets.byIndex(BY_OWNER, crt.metadata.uid!).filter((s) => s.metadata.labels?.[ManagedLabel.nextPrivateKey] === 'true');
 }
 

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { firstViolation, requestMismatches, secretPolicies } from './policies.ts';
 import { decideRequestManager } from './requestmanager/requestmanager.ts';
-import { ANN } from './objects.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 import { createCSR } from '../../pki/csr.ts';
 import { legacyCSR } from '../../pki/testing/csr-by-hand.ts';
 import { templateOf } from '../../shared/certificate-template.ts';
@@ -23,7 +23,7 @@ const caSpec: Spec = { isCA: true, commonName: 'root', dnsNames: undefined };
 function requestFor(crt: CertificateObj, csrPem: string, revision = '1') {
   return certificateRequest({
     name: `a-${revision}`, csrPem,
-    annotations: { [ANN.revision]: revision, [ANN.issuanceAttempt]: '0' },
+    annotations: { [CertificateAnnotation.revision]: revision, [CertificateAnnotation.issuanceAttempt]: '0' },
     spec: { ...(crt.spec.isCA ? { isCA: true } : {}), ...(crt.spec.usages ? { usages: crt.spec.usages } : {}) },
   });
 }

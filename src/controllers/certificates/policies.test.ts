@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { firstViolation, secretPolicies, temporaryCertificatePolicies, type CertificateInput, type Policy } from './policies.ts';
 import { createTemporaryCertificate } from '../../pki/temporary.ts';
-import { ANN } from './objects.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 import { NOW, DAY, HOUR, cert, certificate, certificateRequest, csr, issuedAnnotations, key, secretFor } from '../testing/fixtures.ts';
 
 interface Row {
@@ -31,8 +31,8 @@ async function rows(): Promise<Row[]> {
   const temporary = await createTemporaryCertificate({ template: { dnsNames: ['a.example.test'] }, keyPem: mainKey, notBefore: NOW, durationMs: 90 * DAY });
   const crt = certificate();
   const ann = issuedAnnotations();
-  const byOtherIssuer = { ...ann, [ANN.issuerName]: 'other-ca' };
-  const forOtherCertificate = { ...ann, [ANN.certificateName]: 'b' };
+  const byOtherIssuer = { ...ann, [CertificateAnnotation.issuerName]: 'other-ca' };
+  const forOtherCertificate = { ...ann, [CertificateAnnotation.certificateName]: 'b' };
   const request = async (keyPem: string, dnsNames = ['a.example.test']) => certificateRequest({ csrPem: await csr({ dnsNames }, keyPem) });
   const undecodable = certificateRequest({ csrPem: '-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n' });
   const garbage = 'not a PEM block';
@@ -68,7 +68,7 @@ async function rows(): Promise<Row[]> {
     // several reasons apply: the first policy in order wins
     { name: 'first wins: key garbage and no tls.crt', why: 'MissingData before InvalidKeyPair', input: { certificate: crt, secret: secretFor({ keyPem: garbage }) }, want: { reason: 'MissingData', message: /does not contain a certificate/ } },
     { name: 'first wins: key pair broken and another issuer', why: 'InvalidKeyPair before IncorrectIssuer', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: otherCert, annotations: byOtherIssuer }) }, want: { reason: 'InvalidKeyPair', message: /does not match the certificate/ } },
-    { name: 'first wins: another issuer and another Certificate', why: 'IncorrectIssuer before IncorrectCertificate', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: { ...byOtherIssuer, [ANN.certificateName]: 'b' } }) }, want: { reason: 'IncorrectIssuer', message: /previously issued by/ } },
+    { name: 'first wins: another issuer and another Certificate', why: 'IncorrectIssuer before IncorrectCertificate', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: { ...byOtherIssuer, [CertificateAnnotation.certificateName]: 'b' } }) }, want: { reason: 'IncorrectIssuer', message: /previously issued by/ } },
     { name: 'first wins: another Certificate and a key of another algorithm', why: 'IncorrectCertificate before the key-spec SecretMismatch', input: { certificate: crt, secret: secretFor({ keyPem: edKey, certPem: edCert, annotations: forOtherCertificate }) }, want: { reason: 'IncorrectCertificate', message: /Secret was issued for "b"/ } },
     { name: 'first wins: key of another algorithm and a request for another key', why: 'the key-spec check before the request-key check (same reason, other message)', input: { certificate: crt, secret: secretFor({ keyPem: edKey, certPem: edCert, annotations: ann }), currentCR: await request(otherKey) }, want: { reason: 'SecretMismatch', message: /Existing private key is not up to date for spec/ } },
     { name: 'first wins: request for another key and other names', why: 'the request-key SecretMismatch before RequestChanged', input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: ann }), currentCR: await request(otherKey, ['b.example.test']) }, want: { reason: 'SecretMismatch', message: /does not match the current CertificateRequest/ } },
@@ -130,7 +130,7 @@ test('temporary-certificate chain: only whether the Secret lacks a usable key pa
     ['no tls.crt', { certificate: crt, secret: secretFor({ keyPem: mainKey }) }, 'MissingData'],
     ['key and certificate differ', { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: await cert({ keyPem: await key('other') }) }) }, 'InvalidKeyPair'],
     // a usable pair from another issuer is kept until the real one arrives: no temporary certificate over it
-    ['usable pair from another issuer', { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: { ...issuedAnnotations(), [ANN.issuerName]: 'x' } }) }, undefined],
+    ['usable pair from another issuer', { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: { ...issuedAnnotations(), [CertificateAnnotation.issuerName]: 'x' } }) }, undefined],
     ['expired but usable pair', { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: await cert({ keyPem: mainKey, notBefore: new Date(NOW.getTime() - 2 * DAY), durationMs: HOUR }) }) }, undefined],
   ];
   for (const [name, input, reason] of cases) assert.equal(firstViolation(temporaryCertificatePolicies, input)?.reason, reason, name);

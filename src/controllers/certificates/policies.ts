@@ -1,7 +1,7 @@
 // The ordered policy chains of the trigger and readiness controllers: each policy looks at the
 // gathered objects and names the first reason a Certificate needs (re-)issuing, as cert-manager does.
 import { isTrue } from '../../api/conditions.ts';
-import { ANN } from './objects.ts';
+import { CertificateAnnotation } from '../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { decodeBase64, keyFactsMemo, parseCertMemo, requestCSRContent } from '../../shared/parse-memo.ts';
@@ -51,17 +51,17 @@ const keyPairValid: Policy = ({ secret }) => {
 // purpose, and must neither count as Ready nor survive a failed issuance until its renewal time.
 const issuerAnnotationsMatch: Policy = ({ certificate, secret }) => {
   const a = secret!.metadata.annotations ?? {};
-  if (a[ANN.issuerName] === undefined && a[ANN.issuerKind] === undefined && a[ANN.issuerGroup] === undefined) {
+  if (a[CertificateAnnotation.issuerName] === undefined && a[CertificateAnnotation.issuerKind] === undefined && a[CertificateAnnotation.issuerGroup] === undefined) {
     if (secretCertificate(secret)?.issuer !== `CN=${TEMPORARY_CA_COMMON_NAME}`) return undefined;
     return { reason: 'IncorrectIssuer', message: 'Issuing certificate as Secret contains a temporary certificate' };
   }
-  const was = issuerRefKey({ name: a[ANN.issuerName] ?? '', kind: a[ANN.issuerKind], group: a[ANN.issuerGroup] });
+  const was = issuerRefKey({ name: a[CertificateAnnotation.issuerName] ?? '', kind: a[CertificateAnnotation.issuerKind], group: a[CertificateAnnotation.issuerGroup] });
   if (was === issuerRefKey(certificate.spec.issuerRef)) return undefined;
   return { reason: 'IncorrectIssuer', message: `Issuing certificate as Secret was previously issued by "${was}"` };
 };
 
 const certificateNameMatches: Policy = ({ certificate, secret }) => {
-  const name = secret!.metadata.annotations?.[ANN.certificateName];
+  const name = secret!.metadata.annotations?.[CertificateAnnotation.certificateName];
   if (name === undefined || name === certificate.metadata.name) return undefined;
   return { reason: 'IncorrectCertificate', message: `Secret was issued for "${name}". If this message is not transient, you might have two conflicting Certificates pointing to the same secret.` };
 };

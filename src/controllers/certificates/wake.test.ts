@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Secret } from '../../api/meta.ts';
 import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { certificate } from '../testing/fixtures.ts';
-import { LABEL, ANN } from './objects.ts';
+import { CertificateAnnotation, ManagedLabel } from '../../api/annotations.ts';
 import {
   issuingWakes, keyManagerWakes, readinessWakes, requestManagerWakes, revisionManagerWakes, secretChanged, requestIntentChanged,
   triggerWakes, wakesWhen, type CertificateWakes,
@@ -31,14 +31,14 @@ const secret = (name: string, o: { labels?: Record<string, string>; data?: Recor
   metadata: { name, namespace: 'default', resourceVersion: o.rv ?? '1', labels: o.labels, ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'a', uid: 'crt-uid', controller: true }] },
   ...(o.data ? { data: o.data } : {}),
 });
-const nextKey = secret('a-xyz', { labels: { [LABEL.nextPrivateKey]: 'true' }, data: { 'tls.key': 'a2V5' } });
+const nextKey = secret('a-xyz', { labels: { [ManagedLabel.nextPrivateKey]: 'true' }, data: { 'tls.key': 'a2V5' } });
 const target = secret('a-tls', { data: { 'tls.crt': 'Y3J0', 'tls.key': 'a2V5' } });
 const targetEdited = secret('a-tls', { data: { 'tls.crt': 'b3RoZXI=', 'tls.key': 'a2V5' }, rv: '2' });
 const metadataOnly = secret('a-tls', { rv: '1' });
 
 const request = (o: { revision?: string; status?: CertificateRequestObj['status']; rv?: string } = {}): CertificateRequestObj => ({
   apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
-  metadata: { name: 'a-1', namespace: 'default', resourceVersion: o.rv ?? '1', annotations: { [ANN.revision]: o.revision ?? '1' } },
+  metadata: { name: 'a-1', namespace: 'default', resourceVersion: o.rv ?? '1', annotations: { [CertificateAnnotation.revision]: o.revision ?? '1' } },
   spec: { request: 'Q1NS', issuerRef: { name: 'ca' } },
   ...(o.status ? { status: o.status } : {}),
 });

@@ -2,7 +2,7 @@ import { SecretType } from '../../../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, targetSecret, watchCertificateGraph } from '../gather.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
@@ -103,11 +103,11 @@ function alreadyHolds(crt: CertificateObj, secret: Secret | undefined, keyPem: s
 /** The issuer annotations a Secret carries, kept absent when it has none (a temporary certificate). */
 function issuerRefOfSecret(crt: CertificateObj, secret: Secret): CertificateRequestObj['spec']['issuerRef'] | undefined {
   const a = secret.metadata.annotations ?? {};
-  if (a[ANN.issuerName] === undefined && a[ANN.issuerKind] === undefined && a[ANN.issuerGroup] === undefined) return undefined;
+  if (a[CertificateAnnotation.issuerName] === undefined && a[CertificateAnnotation.issuerKind] === undefined && a[CertificateAnnotation.issuerGroup] === undefined) return undefined;
   return {
-    name: a[ANN.issuerName] ?? crt.spec.issuerRef.name,
-    kind: a[ANN.issuerKind] ?? crt.spec.issuerRef.kind,
-    group: a[ANN.issuerGroup] ?? crt.spec.issuerRef.group,
+    name: a[CertificateAnnotation.issuerName] ?? crt.spec.issuerRef.name,
+    kind: a[CertificateAnnotation.issuerKind] ?? crt.spec.issuerRef.kind,
+    group: a[CertificateAnnotation.issuerGroup] ?? crt.spec.issuerRef.group,
   };
 }
 

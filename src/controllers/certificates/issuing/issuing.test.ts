@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { generatePrivateKey } from '../../../pki/keys.ts';
 import { createCSR } from '../../../pki/csr.ts';
 import { signCertificate } from '../../../pki/sign.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation, ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
-import { decideIssuing, TEMPORARY_CERTIFICATE_ANNOTATION } from './issuing.ts';
+import { decideIssuing } from './issuing.ts';
 import { buildSecretData, certificateAnnotations, composeSecret } from './secret.ts';
 import { createTemporaryCertificate } from '../../../pki/temporary.ts';
 import { firstViolation, secretPolicies } from '../policies.ts';
@@ -39,7 +39,7 @@ async function fixture() {
   const keySecret: Secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-next', namespace: 'default' }, data: { 'tls.key': b64(keyPem) } };
   const request = (attempt: number, status?: CertificateRequestObj['status'], csrPem = csr): CertificateRequestObj => ({
     apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
-    metadata: { name: 'a-1', namespace: 'default', annotations: { [ANN.revision]: '1', [ANN.issuanceAttempt]: String(attempt) } },
+    metadata: { name: 'a-1', namespace: 'default', annotations: { [CertificateAnnotation.revision]: '1', [CertificateAnnotation.issuanceAttempt]: String(attempt) } },
     spec: { request: b64(csrPem), issuerRef: { name: 'ca' } },
     status,
   });
@@ -123,7 +123,7 @@ test('request names are stable and bounded like cert-manager\'s', () => {
 
 test('issuing: temporary certificates while the request is pending', async () => {
   const f = await fixture();
-  const annotated: CertificateObj = { ...f.crt, metadata: { ...f.crt.metadata, annotations: { [TEMPORARY_CERTIFICATE_ANNOTATION]: 'true' } } };
+  const annotated: CertificateObj = { ...f.crt, metadata: { ...f.crt.metadata, annotations: { [ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION]: 'true' } } };
   const pending = f.request(0, { conditions: [cond('Ready', 'False', 'Pending')] });
   const secretWith = (keyPem: string, certPem: string): Secret => ({
     apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-tls', namespace: 'default' }, data: { 'tls.key': b64(keyPem), 'tls.crt': b64(certPem) },
@@ -131,7 +131,7 @@ test('issuing: temporary certificates while the request is pending', async () =>
   const ownPair = await f.signed(f.otherKey, now, 3_600_000);
   const cases: { name: string; crt: CertificateObj; cr: CertificateRequestObj; secret?: Secret; want: string }[] = [
     { name: 'annotation off, Secret missing', crt: f.crt, cr: pending, want: 'wait' },
-    { name: 'annotation "false"', crt: { ...annotated, metadata: { ...annotated.metadata, annotations: { [TEMPORARY_CERTIFICATE_ANNOTATION]: 'false' } } }, cr: pending, want: 'wait' },
+    { name: 'annotation "false"', crt: { ...annotated, metadata: { ...annotated.metadata, annotations: { [ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION]: 'false' } } }, cr: pending, want: 'wait' },
     { name: 'annotation on, Secret missing', crt: annotated, cr: pending, want: 'temporary' },
     { name: 'annotation on, Secret without tls.crt', crt: annotated, cr: pending, secret: { ...secretWith(f.otherKey, ownPair), data: { 'tls.key': b64(f.otherKey) } }, want: 'temporary' },
     { name: 'annotation on, key and certificate differ', crt: annotated, cr: pending, secret: secretWith(f.keyPem, ownPair), want: 'temporary' },
@@ -158,7 +158,7 @@ test('readiness and trigger chains: a temporary certificate is never up to date'
   const temporary: Secret = {
     apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-tls', namespace: 'default', annotations: certificateAnnotations(f.crt, chain, undefined) }, data,
   };
-  assert.equal(temporary.metadata.annotations?.[ANN.issuerName], undefined);
+  assert.equal(temporary.metadata.annotations?.[CertificateAnnotation.issuerName], undefined);
   const v = firstViolation(secretPolicies, { certificate: f.crt, secret: temporary });
   assert.equal(v?.reason, 'IncorrectIssuer');
   const ready = decideReadiness({ certificate: f.crt, secret: temporary }, now).fields.conditions?.find((c) => c.type === 'Ready');
@@ -174,14 +174,14 @@ test('composeSecret: a temporary certificate drops the issuer annotations and ca
   const chain = await createTemporaryCertificate({ template: { dnsNames: ['a.example.test'] }, keyPem: f.keyPem, notBefore: now, durationMs: 3_600_000 });
   const earlier: Secret = {
     apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
-    metadata: { name: 'a-tls', namespace: 'default', annotations: { [ANN.issuerName]: 'ca', [ANN.issuerKind]: 'Issuer', [ANN.issuerGroup]: 'cert-manager.io', 'team': 'x' } },
+    metadata: { name: 'a-tls', namespace: 'default', annotations: { [CertificateAnnotation.issuerName]: 'ca', [CertificateAnnotation.issuerKind]: 'Issuer', [CertificateAnnotation.issuerGroup]: 'cert-manager.io', 'team': 'x' } },
     data: { 'tls.key': b64(f.otherKey), 'tls.crt': b64('x'), 'ca.crt': b64('y'), 'other': b64('kept') },
   };
   const data = await buildSecretData(f.crt, { keyPem: f.keyPem, chainPem: chain, passwords: {} });
   const out = composeSecret(f.crt, earlier, data, certificateAnnotations(f.crt, chain, undefined));
-  for (const k of [ANN.issuerName, ANN.issuerKind, ANN.issuerGroup]) assert.equal(out.metadata.annotations?.[k], undefined, k);
+  for (const k of [CertificateAnnotation.issuerName, CertificateAnnotation.issuerKind, CertificateAnnotation.issuerGroup]) assert.equal(out.metadata.annotations?.[k], undefined, k);
   assert.equal(out.metadata.annotations?.team, 'x');
-  assert.equal(out.metadata.annotations?.[ANN.certificateName], 'a');
+  assert.equal(out.metadata.annotations?.[CertificateAnnotation.certificateName], 'a');
   assert.deepEqual(Object.keys(out.data!).sort(), ['other', 'tls.crt', 'tls.key']);
 });
 

@@ -24,8 +24,6 @@ export interface IssuingInput {
   secret?: Secret;
 }
 
-export const TEMPORARY_CERTIFICATE_ANNOTATION = ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION;
-
 export type IssuingDecision =
   | { kind: 'wait' }
   | { kind: 'fail'; status: CertificateStatus; event: EventSpec }
@@ -62,7 +60,7 @@ export function decideIssuing(input: IssuingInput, now: Date): IssuingDecision {
   if (ready.reason === 'Failed') return fail(crt, ready, now);
   if (ready.reason !== 'Issued') {
     // Only a Secret without a usable pair gets one: a renewal keeps serving the old certificate.
-    const wantsTemporary = crt.metadata.annotations?.[TEMPORARY_CERTIFICATE_ANNOTATION] === 'true';
+    const wantsTemporary = crt.metadata.annotations?.[ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION] === 'true';
     if (wantsTemporary && firstViolation(temporaryCertificatePolicies, { certificate: crt, secret: input.secret })) return { kind: 'temporary', keyPem };
     return WAIT;
   }

@@ -4,8 +4,7 @@
 import { encodePrivateKey } from '../../../pki/keys.ts';
 import { keyFactsOf } from '../../../pki/key-facts.ts';
 import { combinedPEM, createJKS, createPKCS12, createTruststoreJKS, createTruststorePKCS12, pemToDER } from '../../../pki/encodings.ts';
-import { SECRET_TEMPLATE_KEYS_ANNOTATION, SubjectAnnotation } from '../../../api/annotations.ts';
-import { ANN, LABEL } from '../objects.ts';
+import { SECRET_TEMPLATE_KEYS_ANNOTATION, SubjectAnnotation, CertificateAnnotation, ManagedLabel } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { encodeBase64, keyFactsMemo, parseCertCached, parseKeyMemo } from '../../../shared/parse-memo.ts';
@@ -13,8 +12,6 @@ import { keySpecOf } from '../../../shared/certificate-template.ts';
 
 /** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
 export const MANAGED_KEYS = ['tls.crt', 'tls.key', 'ca.crt', 'key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 'keystore.jks', 'truststore.jks'];
-/** Records the template label/annotation keys applied last time, so removed ones can be dropped. */
-export const TEMPLATE_KEYS_ANNOTATION = SECRET_TEMPLATE_KEYS_ANNOTATION;
 
 export interface IssuedMaterial {
   keyPem: string;
@@ -65,12 +62,12 @@ export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): P
 export function certificateAnnotations(crt: CertificateObj, chainPem: string, issuerRef: IssuedMaterial['issuerRef'] | undefined): Record<string, string> {
   const leaf = parseCertCached(chainPem).template;
   const a: Record<string, string> = {
-    [ANN.commonName]: leaf.commonName ?? '',
-    [ANN.altNames]: csv(leaf.dnsNames),
-    [ANN.ipSANs]: csv(leaf.ipAddresses),
-    [ANN.uriSANs]: csv(leaf.uris),
+    [CertificateAnnotation.commonName]: leaf.commonName ?? '',
+    [CertificateAnnotation.altNames]: csv(leaf.dnsNames),
+    [CertificateAnnotation.ipSANs]: csv(leaf.ipAddresses),
+    [CertificateAnnotation.uriSANs]: csv(leaf.uris),
   };
-  if (leaf.emailAddresses?.length) a[ANN.emailSANs] = csv(leaf.emailAddresses);
+  if (leaf.emailAddresses?.length) a[CertificateAnnotation.emailSANs] = csv(leaf.emailAddresses);
   const s = leaf.subject ?? {};
   const lists: [string, string[] | undefined][] = [
     [SubjectAnnotation.organizations, s.organizations], [SubjectAnnotation.organizationalUnits, s.organizationalUnits],
@@ -80,11 +77,11 @@ export function certificateAnnotations(crt: CertificateObj, chainPem: string, is
   ];
   for (const [k, v] of lists) if (v?.length) a[k] = csv(v);
   if (s.serialNumber) a[SubjectAnnotation.serialNumber] = s.serialNumber;
-  a[ANN.certificateName] = crt.metadata.name!;
+  a[CertificateAnnotation.certificateName] = crt.metadata.name!;
   if (issuerRef) {
-    a[ANN.issuerName] = issuerRef.name;
-    a[ANN.issuerKind] = issuerRef.kind ?? '';
-    a[ANN.issuerGroup] = issuerRef.group ?? '';
+    a[CertificateAnnotation.issuerName] = issuerRef.name;
+    a[CertificateAnnotation.issuerKind] = issuerRef.kind ?? '';
+    a[CertificateAnnotation.issuerGroup] = issuerRef.group ?? '';
   }
   return a;
 }
@@ -95,7 +92,7 @@ export function certificateAnnotations(crt: CertificateObj, chainPem: string, is
  */
 export function composeSecret(crt: CertificateObj, existing: Secret | undefined, data: Record<string, string>, annotations: Record<string, string>): Secret {
   const tpl = crt.spec.secretTemplate ?? {};
-  const prevTemplateKeys = (existing?.metadata.annotations?.[TEMPLATE_KEYS_ANNOTATION] ?? '').split(',').filter(Boolean);
+  const prevTemplateKeys = (existing?.metadata.annotations?.[SECRET_TEMPLATE_KEYS_ANNOTATION] ?? '').split(',').filter(Boolean);
   const labels = { ...(existing?.metadata.labels ?? {}) };
   const anns = { ...(existing?.metadata.annotations ?? {}) };
   for (const k of prevTemplateKeys) {
@@ -103,13 +100,13 @@ export function composeSecret(crt: CertificateObj, existing: Secret | undefined,
     if (where === 'l:') delete labels[key];
     if (where === 'a:') delete anns[key];
   }
-  Object.assign(labels, tpl.labels ?? {}, { [LABEL.fao]: 'true' });
+  Object.assign(labels, tpl.labels ?? {}, { [ManagedLabel.fao]: 'true' });
   // As cert-manager's server-side apply: issuer annotations not applied this time are removed.
-  for (const k of [ANN.issuerName, ANN.issuerKind, ANN.issuerGroup]) if (!(k in annotations)) delete anns[k];
+  for (const k of [CertificateAnnotation.issuerName, CertificateAnnotation.issuerKind, CertificateAnnotation.issuerGroup]) if (!(k in annotations)) delete anns[k];
   Object.assign(anns, tpl.annotations ?? {}, annotations);
   const templateKeys = [...Object.keys(tpl.labels ?? {}).map((k) => `l:${k}`), ...Object.keys(tpl.annotations ?? {}).map((k) => `a:${k}`)];
-  if (templateKeys.length) anns[TEMPLATE_KEYS_ANNOTATION] = templateKeys.join(',');
-  else delete anns[TEMPLATE_KEYS_ANNOTATION];
+  if (templateKeys.length) anns[SECRET_TEMPLATE_KEYS_ANNOTATION] = templateKeys.join(',');
+  else delete anns[SECRET_TEMPLATE_KEYS_ANNOTATION];
 
   const merged: Record<string, string> = {};
   for (const [k, v] of Object.entries(existing?.data ?? {})) if (!MANAGED_KEYS.includes(k)) merged[k] = v;

@@ -1,6 +1,6 @@
 // Post-issuance upkeep: a Secret whose extra outputs or template metadata no longer match the
 // spec is rebuilt from its own key and certificate, with no new request.
-import { LABEL } from '../objects.ts';
+import { ManagedLabel } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { combinedPEM, pemToDER } from '../../../pki/encodings.ts';
@@ -24,7 +24,7 @@ export function upkeepReason(crt: CertificateObj, secret: Secret | undefined): s
   if (present.join() !== want.join()) return `additional outputs differ: have [${present.join(', ')}], want [${want.join(', ')}]`;
   const stale = staleOutputFormat(secret.data);
   if (stale) return `${stale} does not hold what tls.key and tls.crt imply`;
-  if (secret.metadata.labels?.[LABEL.fao] !== 'true') return `label ${LABEL.fao} missing`;
+  if (secret.metadata.labels?.[ManagedLabel.fao] !== 'true') return `label ${ManagedLabel.fao} missing`;
   const tpl = crt.spec.secretTemplate ?? {};
   for (const [k, v] of Object.entries(tpl.labels ?? {})) if (secret.metadata.labels?.[k] !== v) return `secretTemplate label ${k} differs`;
   for (const [k, v] of Object.entries(tpl.annotations ?? {})) if (secret.metadata.annotations?.[k] !== v) return `secretTemplate annotation ${k} differs`;

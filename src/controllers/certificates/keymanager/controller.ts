@@ -4,7 +4,7 @@ import { encodePrivateKey, generatePrivateKey } from '../../../pki/keys.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, targetSecret, watchCertificateGraph } from '../gather.ts';
-import { LABEL } from '../objects.ts';
+import { ManagedLabel } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { ownerRefTo } from '../../../shared/ownership.ts';
@@ -64,7 +64,7 @@ async function createKeySecret(ctx: ControllerContext, crt: CertificateObj, keyP
     metadata: {
       generateName: `${crt.metadata.name}-`,
       namespace: crt.metadata.namespace,
-      labels: { [LABEL.nextPrivateKey]: 'true', [LABEL.fao]: 'true' },
+      labels: { [ManagedLabel.nextPrivateKey]: 'true', [ManagedLabel.fao]: 'true' },
       ownerReferences: [ownerRefTo(crt)],
     },
     type: 'Opaque',

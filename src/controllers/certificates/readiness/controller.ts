@@ -1,8 +1,9 @@
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { BY_SECRET, certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
+import { certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
+import { CERTIFICATES_BY_SECRET } from '../../../shared/certificate-index.ts';
 import { isSecretOwner } from '../../../shared/ownership.ts';
 import { keyFor } from '../../../runtime/controller.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideReadiness, readinessChanged, withReadiness } from './readiness.ts';
 import { issuanceCompleting } from '../policies.ts';
@@ -31,7 +32,7 @@ export function readinessController(ctx: ControllerContext): ControllerSpec {
       // carries these readiness fields too, so writing them here would only race it.
       const ready = d.fields.conditions?.find((x) => x.type === 'Ready');
       if (!crt.status && ready?.status === 'False' && ready.reason !== 'Expired' &&
-        isSecretOwner(crt, c.certificates.byIndex(BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[ANN.certificateName])) {
+        isSecretOwner(crt, c.certificates.byIndex(CERTIFICATES_BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[CertificateAnnotation.certificateName])) {
         return;
       }
       const r = d.renewal;

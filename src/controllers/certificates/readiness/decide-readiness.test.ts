@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideReadiness, type ReadinessDecision } from './readiness.ts';
 import type { CertificateInput } from '../policies.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { NOW, DAY, HOUR, cert, certificate, cond, issuedAnnotations, key, secretFor } from '../../testing/fixtures.ts';
 
 interface Row {
@@ -40,7 +40,7 @@ test('decideReadiness: one row per outcome', async () => {
     },
     {
       name: 'Secret from another issuer', why: 'any chain violation makes Ready=False with its reason and message, dates still shown',
-      input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: { ...ann, [ANN.issuerName]: 'old' } }) },
+      input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: good, annotations: { ...ann, [CertificateAnnotation.issuerName]: 'old' } }) },
       check: (d) => {
         assert.deepEqual([ready(d)?.status, ready(d)?.reason], ['False', 'IncorrectIssuer']);
         assert.match(ready(d)!.message!, /previously issued by/);
@@ -74,7 +74,7 @@ test('decideReadiness: one row per outcome', async () => {
     },
     {
       name: 'expired and from another Certificate', why: 'the chain comes before Expired',
-      input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: expired, annotations: { ...ann, [ANN.certificateName]: 'b' } }) },
+      input: { certificate: crt, secret: secretFor({ keyPem: mainKey, certPem: expired, annotations: { ...ann, [CertificateAnnotation.certificateName]: 'b' } }) },
       check: (d) => assert.equal(ready(d)?.reason, 'IncorrectCertificate'),
     },
     {

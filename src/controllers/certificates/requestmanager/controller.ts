@@ -3,7 +3,7 @@ import { isNotFound } from '../../../store/store.ts';
 import { createCSR } from '../../../pki/csr.ts';
 import { record, type ControllerContext, type ControllerSpec } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, watchCertificateGraph } from '../gather.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { ownerRefTo } from '../../../shared/ownership.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
@@ -75,10 +75,10 @@ function requestFor(crt: CertificateObj, a: { name: string; revision: number; at
     if (!NOT_COPIED.some((p) => k.startsWith(p))) annotations[k] = v;
   }
   Object.assign(annotations, {
-    [ANN.revision]: String(a.revision),
-    [ANN.privateKeySecretName]: a.keySecretName,
-    [ANN.certificateName]: crt.metadata.name!,
-    [ANN.issuanceAttempt]: String(a.attempt),
+    [CertificateAnnotation.revision]: String(a.revision),
+    [CertificateAnnotation.privateKeySecretName]: a.keySecretName,
+    [CertificateAnnotation.certificateName]: crt.metadata.name!,
+    [CertificateAnnotation.issuanceAttempt]: String(a.attempt),
   });
   return {
     apiVersion: 'cert-manager.io/v1',

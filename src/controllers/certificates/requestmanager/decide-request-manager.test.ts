@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideRequestManager, type RequestAction } from './requestmanager.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { b64, certificate, certificateRequest, cond, csr, key, secretFor } from '../../testing/fixtures.ts';
@@ -28,8 +28,8 @@ test('decideRequestManager: one row per action', async () => {
     name: o.name ?? 'a-2',
     csrPem: await csr({ dnsNames: o.dnsNames ?? ['a.example.test'] }, o.keyPem ?? nextKey),
     annotations: {
-      ...(o.revision !== '' ? { [ANN.revision]: o.revision ?? '2' } : {}),
-      ...(o.attempt !== undefined ? { [ANN.issuanceAttempt]: o.attempt } : {}),
+      ...(o.revision !== '' ? { [CertificateAnnotation.revision]: o.revision ?? '2' } : {}),
+      ...(o.attempt !== undefined ? { [CertificateAnnotation.issuanceAttempt]: o.attempt } : {}),
     },
     ...(o.status ? { status: o.status } : {}),
   });

@@ -3,7 +3,7 @@
 // in an earlier attempt is replaced, never reused (upstream reuses denied ones and never recovers).
 import { getCondition, isTrue } from '../../../api/conditions.ts';
 import { publicKeyFingerprint } from '../../../pki/keys.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { failedAttemptsOf } from '../../../shared/backoff.ts';
@@ -29,7 +29,7 @@ export type RequestAction =
 
 /** Whether a request belongs to an attempt that has already been recorded as failed. */
 export function isFromEarlierAttempt(crt: CertificateObj, cr: CertificateRequestObj): boolean {
-  const attempt = cr.metadata.annotations?.[ANN.issuanceAttempt];
+  const attempt = cr.metadata.annotations?.[CertificateAnnotation.issuanceAttempt];
   if (attempt !== undefined) return Number(attempt) < failedAttemptsOf(crt.status);
   // A request made by another controller: fall back to upstream's rule on failure time.
   const since = getCondition(crt.status?.conditions, 'Issuing')?.lastTransitionTime;

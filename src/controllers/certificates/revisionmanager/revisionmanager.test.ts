@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { requestsToPrune } from './controller.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 
 const crt = (revision: number, ready: boolean, limit?: number): CertificateObj => ({
@@ -11,7 +11,7 @@ const crt = (revision: number, ready: boolean, limit?: number): CertificateObj =
 });
 const cr = (rev: string | undefined): CertificateRequestObj => ({
   apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
-  metadata: { name: `a-${rev}`, namespace: 'default', annotations: rev === undefined ? {} : { [ANN.revision]: rev } },
+  metadata: { name: `a-${rev}`, namespace: 'default', annotations: rev === undefined ? {} : { [CertificateAnnotation.revision]: rev } },
   spec: { request: '', issuerRef: { name: 'ca' } },
 });
 

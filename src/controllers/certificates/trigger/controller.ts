@@ -2,9 +2,10 @@ import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record } from '../../context.ts';
 import { defaultBackoff, failureMinuteOf } from '../../../shared/backoff.ts';
 import { isSecretOwner } from '../../../shared/ownership.ts';
-import { certificateCaches, gatherCertificate, gatherFresh, watchCertificateGraph, BY_SECRET } from '../gather.ts';
+import { certificateCaches, gatherCertificate, gatherFresh, watchCertificateGraph } from '../gather.ts';
+import { CERTIFICATES_BY_SECRET } from '../../../shared/certificate-index.ts';
 import type { CertificateInput } from '../policies.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
@@ -34,7 +35,7 @@ export function triggerController(ctx: ControllerContext): ControllerSpec {
         const failedAt = crt.status?.lastFailureTime;
         return decideTrigger({
           ...input,
-          isSecretOwner: isSecretOwner(crt, c.certificates.byIndex(BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[ANN.certificateName]),
+          isSecretOwner: isSecretOwner(crt, c.certificates.byIndex(CERTIFICATES_BY_SECRET, `${crt.metadata.namespace}/${crt.spec.secretName}`), input.secret?.metadata.annotations?.[CertificateAnnotation.certificateName]),
           failuresInSameMinute: failedAt ? c.certificates.byIndex(BY_FAILURE_MINUTE, String(failureMinuteOf(failedAt))).length : 0,
         }, ctx.clock.now(), backoff);
       };

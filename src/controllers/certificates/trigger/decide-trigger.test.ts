@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideTrigger, type TriggerDecision, type TriggerInput } from './trigger.ts';
 import { defaultBackoff } from '../../../shared/backoff.ts';
-import { ANN } from '../objects.ts';
+import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { NOW, DAY, HOUR, cert, certificate, cond, issuedAnnotations, key, secretFor } from '../../testing/fixtures.ts';
 
 interface Row {
@@ -41,7 +41,7 @@ test('decideTrigger: one row per outcome', async () => {
         assert.deepEqual(d.events, [{ type: 'Normal', reason: 'Issuing', message: 'Issuing certificate as Secret does not exist' }]);
       },
     },
-    { name: 'Secret for another Certificate', why: 'any chain reason starts issuance', input: input({ secret: secretFor({ keyPem: mainKey, certPem: good, annotations: { ...issuedAnnotations(), [ANN.certificateName]: 'b' } }) }), issuing: 'IncorrectCertificate' },
+    { name: 'Secret for another Certificate', why: 'any chain reason starts issuance', input: input({ secret: secretFor({ keyPem: mainKey, certPem: good, annotations: { ...issuedAnnotations(), [CertificateAnnotation.certificateName]: 'b' } }) }), issuing: 'IncorrectCertificate' },
     { name: 'up to date, renewal not due', why: 'no issuance; look again at the renewal time', input: input(), requeueAfterMs: renewalTime.getTime() - NOW.getTime() },
     {
       name: 'renewal due', why: 'Renewing once the renewal time has come, naming it', at: renewalTime, input: input(), issuing: 'Renewing',
