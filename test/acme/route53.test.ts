@@ -6,8 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { realClock } from '../../src/runtime/clock.ts';
-import { ClusterIssuer, Issuer } from '../../src/api/resources.ts';
-import type { ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
+import { Challenge, ClusterIssuer, Issuer } from '../../src/api/resources.ts';
+import type { Challenge as ChallengeObj, ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
 import type { Secret } from '../../src/api/meta.ts';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { startRoute53API, type Route53API } from '../rig/route53-api.ts';
@@ -105,5 +105,24 @@ describe('DNS-01 through Route 53 (AWS SDK v3, SigV4 verified)', () => {
     const m = await waitForInvalidSolverConfig(lc, 'r53-refused', /SignatureDoesNotMatch/);
     assert.ok(!m.includes('wrong-secret') && !m.includes(SECRET));
     await waitForInvalidSolverConfig(lc, 'r53-ns', /ambient AWS credentials are used for ClusterIssuers only/, Issuer, 'default');
+  });
+
+  test('unknown zone: a hostedZoneID Route 53 answers NoSuchHostedZone for, a selector zone in no hosted zone make the Issuer Ready=False at once; a name in no zone is reported on its Challenge, nothing written', async () => {
+    const keys = { accessKeyID: KEY_ID, secretAccessKeySecretRef: { name: 'aws', key: 'secret-access-key' } };
+    const issuer = (name: string, solver: Record<string, unknown>) => lc.apply({
+      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name },
+      spec: { acme: { server: pebble.directoryUrl, caBundle: b64(pebble.caPem), privateKeySecretRef: { name: `${name}-account` }, solvers: [solver] } },
+    });
+    await issuer('r53-no-such-zone', { dns01: { route53: { region: 'us-east-1', hostedZoneID: 'Z0000000000NOSUCH', ...keys } } });
+    await issuer('r53-selector-zone', { selector: { dnsZones: ['nowhere.test'] }, dns01: { route53: { region: 'us-east-1', ...keys } } });
+    await waitForInvalidSolverConfig(lc, 'r53-no-such-zone', /solvers\[0\]\.dns01: Route 53 .*NoSuchHostedZone: No hosted zone found with ID: Z0000000000NOSUCH/);
+    await waitForInvalidSolverConfig(lc, 'r53-selector-zone', /solvers\[0\]\.dns01: Route 53: no hosted zone of this account contains nowhere\.test/);
+    // a name no selector routes elsewhere, in no hosted zone of the account, through a working Issuer
+    const unknown = `z-${uniq()}.nowhere.test`;
+    const challenge = async () => (await lc.store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.find((c) => c.spec.dnsName === unknown);
+    await lc.apply(acmeCertificate('r53-unknown', [unknown]));
+    await waitFor('challenge reason', async () => /Route 53: no hosted zone of this account contains z-.*\.nowhere\.test/.test((await challenge())?.status?.reason ?? ''), async () => (await challenge())?.status);
+    assert.ok(![...r53.sets.values()].flat().some((s) => s.name.includes(unknown)), 'no record set written');
+    assert.ok(!r53.requests.some((r) => r.method === 'POST' && r.path.includes('NOSUCH')), 'no change sent to the unknown zone');
   });
 });

@@ -1,6 +1,7 @@
 // A loopback stand-in for the Route 53 REST API (2013-04-01), for the calls a DNS-01 solver makes,
 // following the documented requests, XML responses and errors:
 //   https://docs.aws.amazon.com/Route53/latest/APIReference/API_ListHostedZonesByName.html
+//   https://docs.aws.amazon.com/Route53/latest/APIReference/API_GetHostedZone.html   (404 NoSuchHostedZone for an unknown Id)
 //   https://docs.aws.amazon.com/Route53/latest/APIReference/API_ListResourceRecordSets.html
 //   https://docs.aws.amazon.com/Route53/latest/APIReference/API_ChangeResourceRecordSets.html
 //   https://docs.aws.amazon.com/Route53/latest/APIReference/API_GetChange.html
@@ -126,6 +127,12 @@ export async function startRoute53API(opts: { zones: string[]; keys: Record<stri
       const max = Number(url.searchParams.get('maxitems') ?? 100);
       const list = zones.filter((z) => sortKey(z.name) >= from).sort((a, b) => (sortKey(a.name) < sortKey(b.name) ? -1 : 1)).slice(0, max);
       return reply(res, r, 200, `<ListHostedZonesByNameResponse xmlns="${NS}"><HostedZones>${list.map((z) => `<HostedZone><Id>/hostedzone/${z.id}</Id><Name>${z.name}</Name><CallerReference>rig</CallerReference><Config><PrivateZone>false</PrivateZone></Config><ResourceRecordSetCount>${sets.get(z.id)!.length + 2}</ResourceRecordSetCount></HostedZone>`).join('')}</HostedZones><DNSName>${esc(url.searchParams.get('dnsname') ?? '')}</DNSName><IsTruncated>false</IsTruncated><MaxItems>${max}</MaxItems></ListHostedZonesByNameResponse>`);
+    }
+    const hostedZone = /^\/2013-04-01\/hostedzone\/([^/]+)$/.exec(p);
+    if (r.method === 'GET' && hostedZone) {
+      const z = zones.find((x) => x.id === hostedZone[1]);
+      if (!z) return error(res, r, 404, 'NoSuchHostedZone', `No hosted zone found with ID: ${hostedZone[1]}`);
+      return reply(res, r, 200, `<GetHostedZoneResponse xmlns="${NS}"><HostedZone><Id>/hostedzone/${z.id}</Id><Name>${z.name}</Name><CallerReference>rig</CallerReference><Config><PrivateZone>false</PrivateZone></Config><ResourceRecordSetCount>${sets.get(z.id)!.length + 2}</ResourceRecordSetCount></HostedZone><DelegationSet><NameServers><NameServer>ns-1.awsdns-00.com</NameServer></NameServers></DelegationSet></GetHostedZoneResponse>`);
     }
     const change = /^\/2013-04-01\/change\/(.+)$/.exec(p);
     if (r.method === 'GET' && change) {

@@ -127,9 +127,18 @@ export class Route53Solver {
     }
   }
 
-  /** the hosted zone: hostedZoneID, else the closest enclosing zone by name (public zones first) */
-  async zoneFor(fqdn: string): Promise<string> {
-    if (this.o.hostedZoneID) return this.o.hostedZoneID.replace(/^\/hostedzone\//, '');
+  /**
+   * The hosted zone: hostedZoneID, else the closest enclosing zone by name (public zones first).
+   * With `verify` (the Issuer's check) a hostedZoneID is read with GetHostedZone, which proves the
+   * credentials and the zone at once; present and cleanup skip that call, as their first read
+   * of the record set answers NoSuchHostedZone itself.
+   */
+  async zoneFor(fqdn: string, verify = true): Promise<string> {
+    if (this.o.hostedZoneID) {
+      const id = this.o.hostedZoneID.replace(/^\/hostedzone\//, '');
+      if (verify) await this.send(`hosted zone ${id}`, (client, sdk) => client.send(new sdk.GetHostedZoneCommand({ Id: id })));
+      return id;
+    }
     const labels = fqdn.replace(/\.$/, '').split('.');
     for (let i = labels[0] === '_acme-challenge' ? 1 : 0; i < labels.length - 1 && i < MAX_ZONE_PAGES; i++) {
       const name = absolute(labels.slice(i).join('.'));
@@ -165,7 +174,7 @@ export class Route53Solver {
   }
 
   async present(fqdn: string, value: string): Promise<void> {
-    const zone = await this.zoneFor(fqdn);
+    const zone = await this.zoneFor(fqdn, false);
     const existing = await this.current(zone, fqdn);
     const values = (existing?.ResourceRecords ?? []).map((r) => r.Value ?? '');
     if (values.includes(quote(value))) return;
@@ -174,7 +183,7 @@ export class Route53Solver {
   }
 
   async cleanUp(fqdn: string, value: string): Promise<void> {
-    const zone = await this.zoneFor(fqdn);
+    const zone = await this.zoneFor(fqdn, false);
     const existing = await this.current(zone, fqdn);
     const values = (existing?.ResourceRecords ?? []).map((r) => r.Value ?? '');
     if (!existing || !values.includes(quote(value))) return;

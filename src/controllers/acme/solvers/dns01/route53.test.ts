@@ -1,0 +1,46 @@
+// Route53Solver against the loopback Route 53 API (test/rig/route53-api.ts, SigV4 verified): how a
+// hostedZoneID is proven, and what an unknown zone does to present.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { Route53Solver } from './route53.ts';
+import { ProviderConfigError } from './secret-ref.ts';
+import { startRoute53API, type Route53API } from '../../../../../test/rig/route53-api.ts';
+import type { ChallTestSrv } from '../../../../../test/rig/index.ts';
+
+const KEY_ID = `AKIA${crypto.randomBytes(8).toString('hex').toUpperCase()}`;
+const SECRET = crypto.randomBytes(30).toString('base64');
+/** the record sets are read back from the rig; nothing here needs them in DNS */
+const noDNS = { setTXT: async () => {}, clearTXT: async () => {}, setCNAME: async () => {} } as unknown as ChallTestSrv;
+
+describe('Route53Solver: hosted zones', () => {
+  let api: Route53API;
+  const solver = (hostedZoneID?: string) => new Route53Solver({ credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET }, region: 'us-east-1', hostedZoneID, endpoint: api.url });
+  before(async () => {
+    api = await startRoute53API({ zones: ['example.test'], keys: { [KEY_ID]: SECRET }, challtestsrv: noDNS });
+  });
+  after(() => api?.stop());
+
+  test('a hostedZoneID is proven with GetHostedZone (the Issuer check); present and cleanup skip that call', async () => {
+    const id = api.zones[0].id;
+    const before = api.requests.length;
+    assert.equal(await solver(`/hostedzone/${id}`).zoneFor('_acme-challenge.www.example.test'), id);
+    assert.deepEqual(api.requests.slice(before).map((r) => `${r.method} ${r.path} ${r.status}`), [`GET /2013-04-01/hostedzone/${id} 200`]);
+    const mid = api.requests.length;
+    assert.equal(await solver(id).zoneFor('_acme-challenge.www.example.test', false), id);
+    assert.equal(api.requests.length, mid, 'no call without verify');
+  });
+
+  test('a hostedZoneID Route 53 does not have: NoSuchHostedZone, a configuration error, for the check and for present; nothing written', async () => {
+    const s = solver('Z0000000000NOSUCH');
+    await assert.rejects(s.zoneFor('_acme-challenge.www.example.test'), (e: Error) => e instanceof ProviderConfigError && /NoSuchHostedZone: No hosted zone found with ID: Z0000000000NOSUCH/.test(e.message));
+    await assert.rejects(s.present('_acme-challenge.www.example.test', 'v'), (e: Error) => e instanceof ProviderConfigError && /NoSuchHostedZone/.test(e.message));
+    assert.ok(!api.requests.some((r) => r.method === 'POST'), 'no change sent');
+  });
+
+  test('no hosted zone contains the name: a configuration error naming it, after one lookup per enclosing name', async () => {
+    const before = api.requests.length;
+    await assert.rejects(solver().present('_acme-challenge.www.nowhere.test', 'v'), (e: Error) => e instanceof ProviderConfigError && e.message === 'Route 53: no hosted zone of this account contains www.nowhere.test');
+    assert.deepEqual(api.requests.slice(before).map((r) => r.path), ['/2013-04-01/hostedzonesbyname?dnsname=www.nowhere.test.&maxitems=10', '/2013-04-01/hostedzonesbyname?dnsname=nowhere.test.&maxitems=10']);
+  });
+});
