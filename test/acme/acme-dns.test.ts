@@ -67,6 +67,43 @@ describe('DNS-01 through acme-dns', () => {
     assert.deepEqual(api.requests.map((r) => r.status), [200]);
   });
 
+  test('issued through a 429 (its Retry-After waited out), with two values of earlier challenges already at the fulldomain: the older is replaced, the newer stays', async () => {
+    const name = `t-${uniq()}.example.test`;
+    const account = api.register();
+    await setCNAME(`_acme-challenge.${name}`, account.fulldomain);
+    await lc.apply<Secret>({
+      apiVersion: 'v1', kind: 'Secret', metadata: { name: 'acme-dns-throttled', namespace: 'cert-manager' },
+      data: { 'acmedns.json': b64(JSON.stringify({ [name]: account })) },
+    });
+    await lc.apply({
+      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'acmedns-throttled' },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl, caBundle: b64(pebble.caPem), privateKeySecretRef: { name: 'acmedns-throttled-account' },
+          solvers: [{ dns01: { acmeDNS: { host: api.url, accountSecretRef: { name: 'acme-dns-throttled', key: 'acmedns.json' } } } }],
+        },
+      },
+    });
+    await waitFor('issuer Ready', async () => ready(await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'acmedns-throttled')));
+    const earlier = [crypto.randomBytes(32).toString('base64url'), crypto.randomBytes(32).toString('base64url')];
+    for (const txt of earlier) {
+      const res = await fetch(`${api.url}/update`, { method: 'POST', headers: { 'x-api-user': account.username, 'x-api-key': account.password }, body: JSON.stringify({ subdomain: account.subdomain, txt }) });
+      assert.equal(res.status, 200);
+    }
+    const before = api.requests.length;
+    api.throttle(1, 1);
+    await lc.apply(acmeCertificate('acmedns-throttled', [name], 'acmedns-throttled'));
+    await waitForReadyCertificate(lc, 'acmedns-throttled');
+    const mine = api.requests.slice(before);
+    assert.deepEqual(mine.map((r) => r.status), [429, 200]);
+    assert.ok(mine[1].at - mine[0].at >= 950, `retried ${mine[1].at - mine[0].at} ms after the 429, Retry-After 1 s`);
+    // the Challenge is gone once the Order is valid: the value Pebble validated is the one that is not earlier's
+    const held = api.values.get(account.subdomain) ?? [];
+    assert.equal(held.length, 2);
+    assert.equal(held[0], earlier[1]);
+    assert.ok(!earlier.includes(held[1]), JSON.stringify(held));
+  });
+
   test('a refused key and a domain without an account are reported on the Challenge; the password is never shown', async () => {
     await lc.apply(acmeCertificate('acmedns-refused', [refused]));
     await lc.apply(acmeCertificate('acmedns-none', [unregistered]));

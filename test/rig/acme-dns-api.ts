@@ -4,6 +4,10 @@
 // or key, 401 {"error": "bad_subdomain"} for another account's subdomain, 400 {"error": "bad_txt"}
 // for a value that is not 43 characters. It keeps the two latest values per account and publishes
 // them at the account's fulldomain in pebble-challtestsrv.
+// acme-dns itself never throttles; deployments that do put a reverse proxy in front (nginx
+// limit_req with `limit_req_status 429`, https://nginx.org/en/docs/http/ngx_http_limit_req_module.html),
+// so `throttle(n, seconds)` answers the next n requests as such a proxy would: 429 Too Many Requests
+// (RFC 6585 section 4) with Retry-After (RFC 9110 section 10.2.3) and a body that is not acme-dns's JSON.
 import http from 'node:http';
 import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +27,10 @@ export interface AcmeDNSAPI {
   register(): AcmeDNSAccountJSON;
   /** latest values per subdomain */
   values: Map<string, string[]>;
-  requests: { path: string; status: number }[];
+  /** at: when the answer was sent (ms since the epoch) */
+  requests: { path: string; status: number; at: number }[];
+  /** the next n requests are answered 429 with Retry-After: seconds */
+  throttle(n: number, seconds?: number): void;
   stop(): Promise<void>;
 }
 
@@ -31,8 +38,10 @@ export async function startAcmeDNSAPI(opts: { authDomain: string; challtestsrv: 
   const accounts = new Map<string, AcmeDNSAccountJSON>();
   const values = new Map<string, string[]>();
   const requests: AcmeDNSAPI['requests'] = [];
+  let throttled = 0;
+  let throttleSeconds = 1;
   const send = (res: http.ServerResponse, path: string, status: number, body: unknown) => {
-    requests.push({ path, status });
+    requests.push({ path, status, at: Date.now() });
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
@@ -42,6 +51,12 @@ export async function startAcmeDNSAPI(opts: { authDomain: string; challtestsrv: 
     req.on('data', (d) => (body += d));
     req.on('end', () => void (async () => {
       const path = req.url ?? '/';
+      if (throttled > 0) {
+        throttled--;
+        requests.push({ path, status: 429, at: Date.now() });
+        res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': String(throttleSeconds) });
+        return res.end('Too Many Requests');
+      }
       if (req.method !== 'POST' || path !== '/update') return send(res, path, 404, { error: 'not_found' });
       const account = accounts.get(String(req.headers['x-api-user'] ?? ''));
       if (!account || req.headers['x-api-key'] !== account.password) return send(res, path, 401, { error: 'forbidden' });
@@ -71,6 +86,10 @@ export async function startAcmeDNSAPI(opts: { authDomain: string; challtestsrv: 
     },
     values,
     requests,
+    throttle(n, seconds = 1) {
+      throttled = n;
+      throttleSeconds = seconds;
+    },
     async stop() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
