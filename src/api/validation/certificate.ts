@@ -10,9 +10,8 @@ import { signatureAlgorithms } from '../schema-values.ts';
 import { dns1123SubdomainError } from '../names.ts';
 import { isWellFormed } from '../unicode.ts';
 import { child, index, isNum, isObj, isStr, mapKey, strings, tryDuration, type Errors, type Obj } from './field-errors.ts';
-import { maxAnnotationBytes } from './metadata.ts';
 import { validateIssuerRef } from './issuer-ref.ts';
-import { validateAnnotationKeys, validateLabels } from './metadata.ts';
+import { maxAnnotationBytes, validateAnnotationKeys, validateLabels } from './metadata.ts';
 import { validateDNSNames, validateEmails, validateIPs, validateURIs } from './subject-alt-names.ts';
 
 function parseCIDR(s: string): boolean {
@@ -25,17 +24,50 @@ function parseCIDR(s: string): boolean {
 
 const commonNameOID = '2.5.4.3';
 
+/** Each concern in upstream's order (its step numbers are on the functions below), so errors are listed in the order cert-manager lists them. */
 export function validateCertificateSpec(spec: Obj, p: string, errs: Errors): void {
-  // 1. secretName
-  if (!isStr(spec.secretName) || spec.secretName === '') errs.required(child(p, 'secretName'), 'must be specified');
-  else {
-    const e = dns1123SubdomainError(spec.secretName);
-    if (e) errs.invalid(child(p, 'secretName'), spec.secretName, e);
-  }
+  validateSecretName(spec.secretName, child(p, 'secretName'), errs);
   // 2. issuerRef
   validateIssuerRef(spec.issuerRef, child(p, 'issuerRef'), errs);
+  validateSubject(spec, p, errs);
+  validateSubjectAltNames(spec, p, errs);
+  validatePrivateKey(spec, p, errs);
+  validateCertificateDurations(spec, p, errs);
+  // 13. revisionHistoryLimit
+  if (isNum(spec.revisionHistoryLimit) && spec.revisionHistoryLimit < 1) errs.invalid(child(p, 'revisionHistoryLimit'), spec.revisionHistoryLimit, 'must not be less than 1');
+  if (isObj(spec.secretTemplate)) validateSecretTemplate(spec.secretTemplate, child(p, 'secretTemplate'), errs);
+  if (isObj(spec.nameConstraints)) validateNameConstraints(spec.nameConstraints, spec.isCA, child(p, 'nameConstraints'), errs);
+  if (Array.isArray(spec.additionalOutputFormats)) validateAdditionalOutputFormats(spec.additionalOutputFormats, child(p, 'additionalOutputFormats'), errs);
+  if (isObj(spec.keystores)) validateKeystores(spec.keystores, child(p, 'keystores'), errs);
+  if (isObj(spec.renewal)) validateRenewal(spec.renewal, child(p, 'renewal'), errs);
+}
 
-  // 3. literalSubject: parsed by the parser the CSR builder uses, so what is admitted can be encoded
+/** 1. secretName */
+function validateSecretName(secretName: unknown, sp: string, errs: Errors): void {
+  if (!isStr(secretName) || secretName === '') errs.required(sp, 'must be specified');
+  else {
+    const e = dns1123SubdomainError(secretName);
+    if (e) errs.invalid(sp, secretName, e);
+  }
+}
+
+/** 3. literalSubject, 4. at least one identity, 5. commonName length */
+function validateSubject(spec: Obj, p: string, errs: Errors): void {
+  const commonName = effectiveCommonName(spec, p, errs);
+  const nonEmpty = (k: string) => Array.isArray(spec[k]) && (spec[k] as unknown[]).length > 0;
+  if (commonName === '' && !['dnsNames', 'uris', 'emailAddresses', 'ipAddresses', 'otherNames'].some(nonEmpty)) {
+    errs.invalid(p, '', 'at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set');
+  }
+  if (commonName.length > 64) {
+    errs.invalid(child(p, isStr(spec.literalSubject) && spec.literalSubject ? 'literalSubject' : 'commonName'), commonName, 'must be no more than 64 characters');
+  }
+}
+
+/**
+ * The commonName the certificate will carry: spec.commonName, or the one in literalSubject,
+ * which is parsed by the parser the CSR builder uses, so what is admitted can be encoded.
+ */
+function effectiveCommonName(spec: Obj, p: string, errs: Errors): string {
   let commonName = isStr(spec.commonName) ? spec.commonName : '';
   if (isStr(spec.literalSubject) && spec.literalSubject !== '') {
     const lp = child(p, 'literalSubject');
@@ -53,22 +85,15 @@ export function validateCertificateSpec(spec: Obj, p: string, errs: Errors): voi
       }
     }
   }
+  return commonName;
+}
 
-  // 4. at least one identity
-  const nonEmpty = (k: string) => Array.isArray(spec[k]) && (spec[k] as unknown[]).length > 0;
-  if (commonName === '' && !['dnsNames', 'uris', 'emailAddresses', 'ipAddresses', 'otherNames'].some(nonEmpty)) {
-    errs.invalid(p, '', 'at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set');
-  }
-  // 5. commonName length
-  if (commonName.length > 64) {
-    errs.invalid(child(p, isStr(spec.literalSubject) && spec.literalSubject ? 'literalSubject' : 'commonName'), commonName, 'must be no more than 64 characters');
-  }
-  // 6. IPs, 7. emails; then dnsNames and URIs, which upstream does not check (issue 12, finding 7)
+/** 6. IPs, 7. emails; then dnsNames and URIs, which upstream does not check (issue 12, finding 7); 8. otherNames */
+function validateSubjectAltNames(spec: Obj, p: string, errs: Errors): void {
   validateIPs(spec.ipAddresses, child(p, 'ipAddresses'), errs);
   validateEmails(spec.emailAddresses, child(p, 'emailAddresses'), errs);
   validateDNSNames(spec.dnsNames, child(p, 'dnsNames'), errs);
   validateURIs(spec.uris, child(p, 'uris'), errs);
-  // 8. otherNames
   if (Array.isArray(spec.otherNames)) {
     spec.otherNames.forEach((on, i) => {
       if (!isObj(on)) return;
@@ -78,8 +103,10 @@ export function validateCertificateSpec(spec: Obj, p: string, errs: Errors): voi
       if (!isStr(on.utf8Value) || on.utf8Value === '') errs.required(child(op, 'utf8Value'), 'must be set to a valid non-empty UTF8 string');
     });
   }
+}
 
-  // 9. private key, 10. signature algorithm
+/** 9. private key size, 10. signature algorithm against the key algorithm */
+function validatePrivateKey(spec: Obj, p: string, errs: Errors): void {
   const pk = isObj(spec.privateKey) ? spec.privateKey : {};
   const alg = isStr(pk.algorithm) && pk.algorithm !== '' ? pk.algorithm : 'RSA';
   const sizePath = child(child(p, 'privateKey'), 'size');
@@ -95,71 +122,61 @@ export function validateCertificateSpec(spec: Obj, p: string, errs: Errors): voi
     };
     if (allowed[alg] && !allowed[alg].includes(spec.signatureAlgorithm)) errs.notSupported(child(p, 'signatureAlgorithm'), spec.signatureAlgorithm, allowed[alg]);
   }
+}
 
-  // 11. duration / renewBefore / renewBeforePercentage
-  validateCertificateDurations(spec, p, errs);
-
-  // 13. revisionHistoryLimit
-  if (isNum(spec.revisionHistoryLimit) && spec.revisionHistoryLimit < 1) errs.invalid(child(p, 'revisionHistoryLimit'), spec.revisionHistoryLimit, 'must not be less than 1');
-
-  // 14. secretTemplate
-  if (isObj(spec.secretTemplate)) {
-    const tp = child(p, 'secretTemplate');
-    validateLabels(spec.secretTemplate.labels, child(tp, 'labels'), errs);
-    validateAnnotationKeys(spec.secretTemplate.annotations, child(tp, 'annotations'), errs);
-    if (isObj(spec.secretTemplate.annotations)) {
-      // they end up on the Secret: the same total as any object's annotations (apimachinery's ValidateAnnotations)
-      const total = Object.entries(spec.secretTemplate.annotations).reduce((n, [k, v]) => n + Buffer.byteLength(k) + (isStr(v) ? Buffer.byteLength(v) : 0), 0);
-      if (total > maxAnnotationBytes) errs.tooLong(child(tp, 'annotations'), maxAnnotationBytes);
-      for (const k of Object.keys(spec.secretTemplate.annotations)) {
-        if (k.startsWith(CERT_MANAGER_PREFIX) && k !== CAInjectorAnnotation.allowDirectInjection) {
-          errs.invalid(mapKey(child(tp, 'annotations'), k), k, 'cert-manager.io/* annotations are not allowed');
-        }
+/** 14. secretTemplate: labels and annotations that end up on the Secret */
+function validateSecretTemplate(template: Obj, tp: string, errs: Errors): void {
+  validateLabels(template.labels, child(tp, 'labels'), errs);
+  validateAnnotationKeys(template.annotations, child(tp, 'annotations'), errs);
+  if (isObj(template.annotations)) {
+    // they end up on the Secret: the same total as any object's annotations (apimachinery's ValidateAnnotations)
+    const total = Object.entries(template.annotations).reduce((n, [k, v]) => n + Buffer.byteLength(k) + (isStr(v) ? Buffer.byteLength(v) : 0), 0);
+    if (total > maxAnnotationBytes) errs.tooLong(child(tp, 'annotations'), maxAnnotationBytes);
+    for (const k of Object.keys(template.annotations)) {
+      if (k.startsWith(CERT_MANAGER_PREFIX) && k !== CAInjectorAnnotation.allowDirectInjection) {
+        errs.invalid(mapKey(child(tp, 'annotations'), k), k, 'cert-manager.io/* annotations are not allowed');
       }
     }
   }
-
-  // 15. nameConstraints
-  if (isObj(spec.nameConstraints)) {
-    const np = child(p, 'nameConstraints');
-    if (spec.isCA !== true) errs.invalid(np, spec.nameConstraints, 'isCa should be true when nameConstraints is set');
-    if (!isObj(spec.nameConstraints.permitted) && !isObj(spec.nameConstraints.excluded)) errs.invalid(np, spec.nameConstraints, 'either permitted or excluded must be set');
-    for (const side of ['permitted', 'excluded'] as const) {
-      const item = spec.nameConstraints[side];
-      if (!isObj(item)) continue;
-      strings(item.ipRanges).forEach((r, i) => { if (!parseCIDR(r)) errs.invalid(index(child(child(np, side), 'ipRanges'), i), r, 'invalid CIDR address'); });
-      validateEmails(item.emailAddresses, child(child(np, side), 'emailAddresses'), errs);
-    }
-  }
-
-  // 16. additionalOutputFormats
-  if (Array.isArray(spec.additionalOutputFormats)) {
-    const seen = new Set<string>();
-    spec.additionalOutputFormats.forEach((f, i) => {
-      if (!isObj(f) || !isStr(f.type)) return;
-      if (seen.has(f.type)) errs.duplicate(child(index(child(p, 'additionalOutputFormats'), i), 'type'), f.type);
-      seen.add(f.type);
-    });
-  }
-
-  // 17. keystores
-  if (isObj(spec.keystores)) {
-    for (const [k, label] of [['jks', 'JKS'], ['pkcs12', 'PKCS#12']] as const) {
-      const ks = spec.keystores[k];
-      if (!isObj(ks)) continue;
-      const kp = child(child(p, 'keystores'), k);
-      const hasRef = isObj(ks.passwordSecretRef) && isStr(ks.passwordSecretRef.name) && ks.passwordSecretRef.name !== '';
-      const hasPw = ks.password !== undefined;
-      if (hasRef && hasPw) errs.forbidden(kp, `exactly one of passwordSecretRef and password must be provided for ${label} keystores; cannot set both`);
-      else if (!hasRef && !hasPw) errs.required(kp, `must set exactly one of passwordSecretRef and password for ${label} keystores`);
-      else if (hasPw && ks.password === '') errs.invalid(child(kp, 'password'), '', `literal password cannot be empty if set on ${label} keystores`);
-    }
-  }
-
-  // 18. renewal
-  if (isObj(spec.renewal)) validateRenewal(spec.renewal, child(p, 'renewal'), errs);
 }
 
+/** 15. nameConstraints: only on a CA, and each side's IP ranges and emails well-formed */
+function validateNameConstraints(constraints: Obj, isCA: unknown, np: string, errs: Errors): void {
+  if (isCA !== true) errs.invalid(np, constraints, 'isCa should be true when nameConstraints is set');
+  if (!isObj(constraints.permitted) && !isObj(constraints.excluded)) errs.invalid(np, constraints, 'either permitted or excluded must be set');
+  for (const side of ['permitted', 'excluded'] as const) {
+    const item = constraints[side];
+    if (!isObj(item)) continue;
+    strings(item.ipRanges).forEach((r, i) => { if (!parseCIDR(r)) errs.invalid(index(child(child(np, side), 'ipRanges'), i), r, 'invalid CIDR address'); });
+    validateEmails(item.emailAddresses, child(child(np, side), 'emailAddresses'), errs);
+  }
+}
+
+/** 16. additionalOutputFormats: each type at most once */
+function validateAdditionalOutputFormats(formats: unknown[], fp: string, errs: Errors): void {
+  const seen = new Set<string>();
+  formats.forEach((f, i) => {
+    if (!isObj(f) || !isStr(f.type)) return;
+    if (seen.has(f.type)) errs.duplicate(child(index(fp, i), 'type'), f.type);
+    seen.add(f.type);
+  });
+}
+
+/** 17. keystores: exactly one of passwordSecretRef and a non-empty literal password */
+function validateKeystores(keystores: Obj, kp: string, errs: Errors): void {
+  for (const [k, label] of [['jks', 'JKS'], ['pkcs12', 'PKCS#12']] as const) {
+    const ks = keystores[k];
+    if (!isObj(ks)) continue;
+    const sp = child(kp, k);
+    const hasRef = isObj(ks.passwordSecretRef) && isStr(ks.passwordSecretRef.name) && ks.passwordSecretRef.name !== '';
+    const hasPw = ks.password !== undefined;
+    if (hasRef && hasPw) errs.forbidden(sp, `exactly one of passwordSecretRef and password must be provided for ${label} keystores; cannot set both`);
+    else if (!hasRef && !hasPw) errs.required(sp, `must set exactly one of passwordSecretRef and password for ${label} keystores`);
+    else if (hasPw && ks.password === '') errs.invalid(child(sp, 'password'), '', `literal password cannot be empty if set on ${label} keystores`);
+  }
+}
+
+/** 11. duration / renewBefore / renewBeforePercentage */
 function validateCertificateDurations(spec: Obj, p: string, errs: Errors): void {
   const dp = child(p, 'duration');
   const rp = child(p, 'renewBefore');
@@ -209,6 +226,7 @@ function windowFieldError(p: WindowProblem, errs: Errors): void {
   }
 }
 
+/** 18. renewal: policy and windows */
 function validateRenewal(renewal: Obj, p: string, errs: Errors): void {
   const windows = Array.isArray(renewal.windows) ? renewal.windows : [];
   if (renewal.policy === 'Disabled' && windows.length > 0) {
