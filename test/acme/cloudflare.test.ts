@@ -71,6 +71,27 @@ describe('DNS-01 through the Cloudflare API', () => {
     assert.deepEqual(mine.map((r) => `${r.zone} ${r.name}`), [`other.test ${target}`], 'one record, where the alias points, in that zone');
   });
 
+  test('cnameStrategy Follow into a CNAME loop or a chain of more than 10: the Challenge says so and is never presented; no record is written', async () => {
+    const loop = `l-${uniq()}.follow.example.test`;
+    const long = `g-${uniq()}.follow.example.test`;
+    await cts.setCNAME(`_acme-challenge.${loop}`, `back.${loop}`);
+    await cts.setCNAME(`back.${loop}`, `_acme-challenge.${loop}`);
+    for (let i = 0; i < 11; i++) await cts.setCNAME(i ? `c${i}.${long}` : `_acme-challenge.${long}`, `c${i + 1}.${long}`);
+    const before = cf.requests.length;
+    await lc.apply(acmeCertificate('cf-follow-loop', [loop]));
+    await lc.apply(acmeCertificate('cf-follow-long', [long]));
+    const reason = (name: string, re: RegExp) => waitFor(`${name}: ${re}`, async () => {
+      const c = await challengeFor(name);
+      return c && re.test(c.status?.reason ?? '') ? c : undefined;
+    }, async () => (await challengeFor(name))?.status);
+    const esc = (n: string) => n.replace(/\./g, '\\.');
+    const c1 = await reason(loop, new RegExp(`^Error presenting challenge: CNAME loop: _acme-challenge\\.${esc(loop)} -> back\\.${esc(loop)} -> _acme-challenge\\.${esc(loop)}$`));
+    const c2 = await reason(long, new RegExp(`^Error presenting challenge: more than 10 CNAMEs from _acme-challenge\\.${esc(long)}: .* -> c11\\.${esc(long)}$`));
+    assert.ok(!c1.status?.presented && !c2.status?.presented);
+    assert.ok(!cf.requests.slice(before).some((r) => r.method === 'POST' && (r.path.includes(loop) || r.path.includes(long))), 'nothing created');
+    assert.ok(!cf.records.some((r) => r.name.endsWith(loop) || r.name.endsWith(long)));
+  });
+
   test('API token: issued through 429s; only the challenge TXT is created and deleted, other records stay', async () => {
     const name = `t-${uniq()}.example.test`;
     const fqdn = `_acme-challenge.${name}`;

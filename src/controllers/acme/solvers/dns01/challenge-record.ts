@@ -17,7 +17,8 @@ export function recursiveNameservers(ctx: Pick<ControllerContext, 'options'>): s
 export async function followCNAMEs(fqdn: string, nameservers: string[]): Promise<string> {
   const resolver = resolverFor(nameservers);
   const seen = [fqdn.replace(/\.$/, '').toLowerCase()];
-  for (let hop = 0; hop < MAX_CNAME_HOPS; hop++) {
+  // bounded by the hop count below, not here: a chain of exactly MAX_CNAME_HOPS takes one query more, to learn its end is no alias
+  for (;;) {
     let targets: string[];
     try {
       targets = await resolver.resolveCname(seen[seen.length - 1]);
@@ -29,8 +30,8 @@ export async function followCNAMEs(fqdn: string, nameservers: string[]): Promise
     const next = targets[0].replace(/\.$/, '').toLowerCase();
     if (seen.includes(next)) throw new Error(`CNAME loop: ${[...seen, next].join(' -> ')}`);
     seen.push(next);
+    if (seen.length - 1 > MAX_CNAME_HOPS) throw new Error(`more than ${MAX_CNAME_HOPS} CNAMEs from ${seen[0]}: ${seen.join(' -> ')}`);
   }
-  throw new Error(`more than ${MAX_CNAME_HOPS} CNAMEs from ${fqdn}: ${seen.join(' -> ')}`);
 }
 
 /** The name the challenge's TXT record is written at and checked at. */
