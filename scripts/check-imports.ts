@@ -5,7 +5,8 @@
 //   2. no import cycle between files, type-only imports included: a cycle of types still ties
 //      the files' meanings together, and the next value import through it is a runtime cycle.
 // Every import form counts: `import`, `import type`, `export … from`, `import('…')`.
-// Prints each broken rule and each cycle, and exits 1 when there is any.
+// Prints each broken rule and each cycle, and exits 1 when there is any. The checks take the
+// root directory as an argument so test/tooling/check-imports.test.ts can run them on fixture trees.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -33,12 +34,12 @@ function tsFiles(dir: string): string[] {
 }
 
 /** The repository-relative files a file imports (relative specifiers only; packages are not ours). */
-export function importsOf(file: string, text: string): string[] {
+export function importsOf(file: string, text: string, root = ROOT): string[] {
   const info = ts.preProcessFile(text, true, true);
   const targets: string[] = [];
   for (const ref of info.importedFiles) {
     if (!ref.fileName.startsWith('.')) continue;
-    targets.push(path.relative(ROOT, path.resolve(path.dirname(file), ref.fileName)).split(path.sep).join('/'));
+    targets.push(path.relative(root, path.resolve(path.dirname(file), ref.fileName)).split(path.sep).join('/'));
   }
   return targets;
 }
@@ -52,7 +53,7 @@ export function buildGraph(root = ROOT): Graph {
   for (const dir of SCANNED) {
     for (const full of tsFiles(path.join(root, dir))) {
       const rel = path.relative(root, full).split(path.sep).join('/');
-      graph[rel] = [...new Set(importsOf(full, readFileSync(full, 'utf8')))];
+      graph[rel] = [...new Set(importsOf(full, readFileSync(full, 'utf8'), root))];
     }
   }
   return graph;
@@ -159,18 +160,36 @@ function shortestCycle(graph: Graph, component: string[]): string[] {
   return [start, start];
 }
 
+export interface ImportReport {
+  files: number;
+  layers: string[];
+  cycles: ImportCycle[];
+}
+
+/** Both rules over the files under `root`. */
+export function checkImports(root = ROOT): ImportReport {
+  const graph = buildGraph(root);
+  return { files: Object.keys(graph).length, layers: layerViolations(graph), cycles: importCycles(graph) };
+}
+
+/** What the CLI prints: each problem and a summary on stderr (and it exits 1), or the all-clear on stdout. */
+export function reportLines(r: ImportReport): { stderr: string[]; stdout: string[] } {
+  const stderr: string[] = [];
+  for (const v of r.layers) stderr.push(`layer rule: ${v}`);
+  for (const c of r.cycles) {
+    stderr.push(`import cycle: ${c.path.join(' -> ')}`);
+    if (c.files.length > c.path.length - 1) stderr.push(`  ${c.files.length} files import each other in a loop: ${c.files.join(', ')}`);
+  }
+  if (stderr.length) {
+    stderr.push(`check-imports: ${r.layers.length} layer violation(s), ${r.cycles.length} import cycle(s) in ${r.files} files`);
+    return { stderr, stdout: [] };
+  }
+  return { stderr, stdout: [`check-imports: ${r.files} files, no layer violations, no import cycles`] };
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
-  const graph = buildGraph();
-  const layers = layerViolations(graph);
-  const cycles = importCycles(graph);
-  for (const v of layers) console.error(`layer rule: ${v}`);
-  for (const c of cycles) {
-    console.error(`import cycle: ${c.path.join(' -> ')}`);
-    if (c.files.length > c.path.length - 1) console.error(`  ${c.files.length} files import each other in a loop: ${c.files.join(', ')}`);
-  }
-  if (layers.length || cycles.length) {
-    console.error(`check-imports: ${layers.length} layer violation(s), ${cycles.length} import cycle(s) in ${Object.keys(graph).length} files`);
-    process.exit(1);
-  }
-  console.log(`check-imports: ${Object.keys(graph).length} files, no layer violations, no import cycles`);
+  const { stderr, stdout } = reportLines(checkImports());
+  for (const line of stderr) console.error(line);
+  for (const line of stdout) console.log(line);
+  if (stderr.length) process.exit(1);
 }
