@@ -61,11 +61,12 @@ async function rig() {
 
   const clock = fixedClock();
   const events: string[] = [];
+  const infos: string[] = [];
   const informers = new InformerFactory(store);
   const ctx = {
     store, informers, clock, options: { acmeHTTP01Listen: `127.0.0.1:${port}` },
     recorder: { event: (_o: unknown, _t: string, reason: string) => events.push(reason) },
-    logger: { info() {}, warn() {}, error() {}, debug() {} },
+    logger: { info: (_o: unknown, msg: string) => infos.push(msg), warn() {}, error() {}, debug() {} },
   } as unknown as ControllerContext;
   const rt = createAcmeRuntime(ctx); // adopts the fake keeper on the control socket
   const acme = {
@@ -91,8 +92,12 @@ async function rig() {
   /** the keeper closes our connection; the runtime replaces it (the keeper is still alive) */
   async function dropConnection(): Promise<void> {
     const n = keeper.conns.length;
+    const replaced = () => infos.filter((m) => /connection replaced/.test(m)).length;
+    const before = replaced();
     keeper.conns[n - 1].sock.destroy();
-    await until('the connection was replaced', () => keeper.conns.length > n && keeper.told(n).includes('present tok'));
+    // the runtime marks the replacement once the keeper acknowledged the tokens, a moment after the
+    // keeper received them: the clock must not move before that, or the loss would date after it
+    await until('the connection was replaced', () => keeper.conns.length > n && keeper.told(n).includes('present tok') && replaced() > before);
   }
   return {
     keeper, clock, events, rt, current, pass, dropConnection,
