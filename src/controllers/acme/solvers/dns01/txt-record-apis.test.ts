@@ -1,0 +1,188 @@
+// What every DNS provider client must do when the record is already there or the API throttles,
+// against the loopback vendor servers (test/rig/*-api.ts): a present retried after its answer was
+// lost (a crash between the API call and the Challenge's status write) finds our value and writes
+// nothing; cleanup removes only ours, once; a 429 is waited out for as long as the server says.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { CloudflareClient } from './cloudflare.ts';
+import { DigitalOceanClient } from './digitalocean.ts';
+import { Route53Solver } from './route53.ts';
+import { AkamaiDNSClient } from './akamai.ts';
+import { CloudDNSClient, parseGoogleCredentials } from './clouddns.ts';
+import { AzureDNSClient } from './azuredns.ts';
+import { startChallTestSrv, type ChallTestSrv } from '../../../../../test/rig/index.ts';
+import { startCloudflareAPI } from '../../../../../test/rig/cloudflare-api.ts';
+import { startDigitalOceanAPI } from '../../../../../test/rig/digitalocean-api.ts';
+import { startRoute53API } from '../../../../../test/rig/route53-api.ts';
+import { startAkamaiAPI } from '../../../../../test/rig/akamai-api.ts';
+import { startCloudDNSAPI } from '../../../../../test/rig/clouddns-api.ts';
+import { startAzureDNSAPI } from '../../../../../test/rig/azuredns-api.ts';
+
+interface Rig {
+  client: { present(fqdn: string, value: string): Promise<void>; cleanUp(fqdn: string, value: string): Promise<void> };
+  /** someone else's TXT value at fqdn */
+  seed(fqdn: string, value: string): Promise<void> | void;
+  /** the TXT values the API holds at fqdn */
+  values(fqdn: string): string[];
+  /** requests that change something, so far */
+  writes(): number;
+  /** the next n calls answered 429, the wait the server asks for 1 s; undefined when the vendor documents no such wait */
+  throttleOnce?: () => void;
+  stop(): Promise<void>;
+}
+
+const unquote = (v: string) => v.replace(/^"|"$/g, '');
+const secret = () => crypto.randomBytes(24).toString('base64url');
+
+const providers: { name: string; start(cts: ChallTestSrv): Promise<Rig> }[] = [
+  {
+    name: 'Cloudflare',
+    async start(cts) {
+      const token = secret();
+      const api = await startCloudflareAPI({ zones: ['example.test'], token, challtestsrv: cts });
+      return {
+        client: new CloudflareClient({ token }, api.url),
+        seed: (fqdn, value) => void api.addRecord('example.test', { type: 'TXT', name: fqdn, content: value }),
+        values: (fqdn) => api.records.filter((r) => r.type === 'TXT' && r.name === fqdn).map((r) => r.content),
+        writes: () => api.requests.filter((r) => r.method !== 'GET').length,
+        throttleOnce: () => api.throttle(1, 1),
+        stop: () => api.stop(),
+      };
+    },
+  },
+  {
+    name: 'DigitalOcean',
+    async start(cts) {
+      const token = secret();
+      const api = await startDigitalOceanAPI({ domains: ['example.test'], token, challtestsrv: cts });
+      const rel = (fqdn: string) => fqdn.replace(/\.example\.test$/, '');
+      return {
+        client: new DigitalOceanClient(token, api.url),
+        seed: (fqdn, value) => void api.addRecord('example.test', { type: 'TXT', name: rel(fqdn), data: value }),
+        values: (fqdn) => api.records.filter((r) => r.type === 'TXT' && r.domain === 'example.test' && r.name === rel(fqdn)).map((r) => r.data),
+        writes: () => api.requests.filter((r) => r.method !== 'GET').length,
+        // DigitalOcean sends RateLimit-Reset, not Retry-After: the rig's reset is 1 s ahead
+        throttleOnce: () => api.throttle(1, 1),
+        stop: () => api.stop(),
+      };
+    },
+  },
+  {
+    name: 'Route 53',
+    async start(cts) {
+      const keyId = `AKIA${crypto.randomBytes(8).toString('hex').toUpperCase()}`;
+      const key = secret();
+      const api = await startRoute53API({ zones: ['example.test'], keys: { [keyId]: key }, challtestsrv: cts });
+      const sets = () => api.sets.get(api.zones[0].id)!;
+      return {
+        client: new Route53Solver({ credentials: { accessKeyId: keyId, secretAccessKey: key }, region: 'us-east-1', endpoint: api.url }),
+        seed: (fqdn, value) => void sets().push({ name: `${fqdn}.`, type: 'TXT', ttl: 300, values: [`"${value}"`] }),
+        values: (fqdn) => (sets().find((s) => s.name === `${fqdn}.` && s.type === 'TXT')?.values ?? []).map(unquote),
+        writes: () => api.requests.filter((r) => r.method === 'POST').length,
+        // Route 53 answers 400 Throttling without a documented wait: the SDK's backoff (route53.test.ts in test/acme)
+        stop: () => api.stop(),
+      };
+    },
+  },
+  {
+    name: 'Akamai Edge DNS',
+    async start(cts) {
+      const credentials = { clientToken: `akab-${secret()}`, clientSecret: secret(), accessToken: `akab-${secret()}` };
+      const api = await startAkamaiAPI({ zones: ['example.test'], credentials, challtestsrv: cts });
+      const set = (fqdn: string) => api.recordSets.get(`example.test/${fqdn}/TXT`);
+      return {
+        client: new AkamaiDNSClient(credentials, 'akab-test.luna.akamaiapis.net', api.url),
+        seed: (fqdn, value) => api.putRecordSet('example.test', { name: fqdn, type: 'TXT', ttl: 300, rdata: [`"${value}"`] }),
+        values: (fqdn) => (set(fqdn)?.rdata ?? []).map(unquote),
+        writes: () => api.requests.filter((r) => r.method !== 'GET').length,
+        throttleOnce: () => api.throttle(1, 1),
+        stop: () => api.stop(),
+      };
+    },
+  },
+  {
+    name: 'Google Cloud DNS',
+    async start(cts) {
+      const api = await startCloudDNSAPI({ project: 'certsmith-test', zones: [{ name: 'example-test', dnsName: 'example.test.' }], challtestsrv: cts });
+      const sets = () => api.rrsets.get('example-test')!;
+      return {
+        client: new CloudDNSClient({ key: parseGoogleCredentials(api.serviceAccountKey(), 'test key') }, 'certsmith-test', undefined, api.url),
+        seed: (fqdn, value) => void sets().push({ name: `${fqdn}.`, type: 'TXT', ttl: 300, rrdatas: [`"${value}"`] }),
+        values: (fqdn) => (sets().find((r) => r.name === `${fqdn}.` && r.type === 'TXT')?.rrdatas ?? []).map(unquote),
+        writes: () => api.requests.filter((r) => r.method === 'POST' && !r.path.includes('token')).length,
+        throttleOnce: () => api.throttle(1, 1),
+        stop: () => api.stop(),
+      };
+    },
+  },
+  {
+    name: 'Azure DNS',
+    async start(cts) {
+      const sp = { tenantID: crypto.randomUUID(), clientID: crypto.randomUUID(), clientSecret: secret() };
+      const api = await startAzureDNSAPI({ ...sp, subscriptionID: 'sub', resourceGroupName: 'dns-rg', zones: ['example.test'], challtestsrv: cts });
+      const zone = () => api.zones.get('example.test')!;
+      const rel = (fqdn: string) => fqdn.replace(/\.example\.test$/, '');
+      return {
+        client: new AzureDNSClient(
+          { clientSecret: { authority: api.url, tenantID: sp.tenantID, clientID: sp.clientID, secret: sp.clientSecret } },
+          { subscriptionID: 'sub', resourceGroupName: 'dns-rg', hostedZoneName: 'example.test', environment: 'AzurePublicCloud' },
+          api.url,
+        ),
+        seed: (fqdn, value) => void zone().set(rel(fqdn), { etag: 'etag-theirs', TTL: 300, values: [value] }),
+        values: (fqdn) => zone().get(rel(fqdn))?.values ?? [],
+        writes: () => api.requests.filter((r) => r.method !== 'GET').length,
+        throttleOnce: () => api.throttle(1, 1),
+        stop: () => api.stop(),
+      };
+    },
+  },
+];
+
+describe('DNS provider clients: a record already present, throttling', () => {
+  let cts: ChallTestSrv;
+  before(async () => {
+    cts = await startChallTestSrv();
+  });
+  after(() => cts?.stop());
+
+  for (const p of providers) {
+    describe(p.name, () => {
+      let rig: Rig;
+      before(async () => {
+        rig = await p.start(cts);
+      });
+      after(() => rig?.stop());
+
+      test('our value already there (a present retried after its answer was lost): not written again; cleanup removes it once, theirs stays', async () => {
+        const fqdn = `_acme-challenge.p-${secret().slice(0, 6).toLowerCase()}.example.test`;
+        const ours = secret();
+        await rig.seed(fqdn, 'someone-elses-value');
+        const before = rig.writes();
+        await rig.client.present(fqdn, ours);
+        await rig.client.present(fqdn, ours);
+        assert.deepEqual(rig.values(fqdn).sort(), [ours, 'someone-elses-value'].sort());
+        assert.equal(rig.writes() - before, 1, 'one write for two presents');
+        await rig.client.cleanUp(fqdn, ours);
+        await rig.client.cleanUp(fqdn, ours);
+        assert.deepEqual(rig.values(fqdn), ['someone-elses-value']);
+        assert.equal(rig.writes() - before, 2, 'one write for two cleanups');
+      });
+
+      test('a 429 is waited out for as long as the server asks, then the value is written once', async (t) => {
+        if (!rig.throttleOnce) return t.skip('the vendor documents no wait with its throttling answer');
+        const fqdn = `_acme-challenge.t-${secret().slice(0, 6).toLowerCase()}.example.test`;
+        const ours = secret();
+        const before = rig.writes();
+        rig.throttleOnce();
+        const t0 = Date.now();
+        await rig.client.present(fqdn, ours);
+        assert.ok(Date.now() - t0 >= 950, `present took ${Date.now() - t0} ms with a 1 s wait asked`);
+        assert.deepEqual(rig.values(fqdn), [ours]);
+        assert.equal(rig.writes() - before, 1);
+        await rig.client.cleanUp(fqdn, ours);
+        assert.deepEqual(rig.values(fqdn), []);
+      });
+    });
+  }
+});
