@@ -17,8 +17,6 @@ import { secretCache } from '../../shared/secret-cache.ts';
 import { getForUpdate } from '../../store/store.ts';
 
 export const BY_OWNER = 'owner';
-// Kept only for controllers/files until it imports CERTIFICATES_BY_SECRET from shared/certificate-index.ts.
-export { CERTIFICATES_BY_SECRET as BY_SECRET };
 
 export interface CertificateCaches {
   certificates: Informer<CertificateObj>;

@@ -4,9 +4,10 @@
 import { SecretType } from '../../api/resources.ts';
 import type { ControllerContext, ControllerSpec, ReconcileResult } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
-import { BY_SECRET, certificateCaches, ownedRequests, requestForRevision, type CertificateCaches } from '../certificates/gather.ts';
+import { certificateCaches, ownedRequests, requestForRevision, type CertificateCaches } from '../certificates/gather.ts';
 import { issuanceCompleting, secretCertificate } from '../certificates/policies.ts';
 import { nextRevision } from '../../shared/revisions.ts';
+import { CERTIFICATES_BY_SECRET } from '../../shared/certificate-index.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
@@ -296,7 +297,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
  * With no Secret, any Certificate naming it keeps the lineage (the Secret is being re-made).
  */
 function claimant(c: CertificateCaches, namespace: string, name: string, secret: Secret | undefined): CertificateObj | undefined {
-  const named = c.certificates.byIndex(BY_SECRET, `${namespace}/${name}`).filter((crt) => crt.spec.secretName === name);
+  const named = c.certificates.byIndex(CERTIFICATES_BY_SECRET, `${namespace}/${name}`).filter((crt) => crt.spec.secretName === name);
   if (!secret) return named[0];
   const ref = secret.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'Certificate');
   if (ref) {
