@@ -16,8 +16,8 @@ import crypto, { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Certificate, SecretType } from '../../src/api/resources.ts';
-import type { Certificate as CertificateObj } from '../../src/api/types.ts';
+import { Certificate, Challenge, ClusterIssuer, Issuer, SecretType } from '../../src/api/resources.ts';
+import type { Certificate as CertificateObj, Challenge as ChallengeObj, Issuer as IssuerObj } from '../../src/api/types.ts';
 import type { Secret } from '../../src/api/meta.ts';
 import { loadClientConfig } from '../../src/server/kubeconfig.ts';
 import { HttpStore } from '../../src/store/http/http-store.ts';
@@ -217,7 +217,9 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
       return isReady((await store.get<CertificateObj>(Certificate, 'default', name)) ?? {});
     }, 75_000).catch(async (e: Error) => {
       const c = await store.get<CertificateObj>(Certificate, 'default', name);
-      throw new Error(`${e.message}\nstatus: ${JSON.stringify(c?.status)}\ncontroller output:\n${controller!.output()}`);
+      const challenges = (await store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.filter((ch) => ch.spec.dnsName === names[p]);
+      const issuer = p === 'digitalocean' ? await store.get<IssuerObj>(Issuer, 'default', name) : await store.get<IssuerObj>(ClusterIssuer, undefined, name);
+      throw new Error(`${e.message}\nstatus: ${JSON.stringify(c?.status)}\nissuer: ${JSON.stringify(issuer?.status?.conditions)}\nchallenges: ${JSON.stringify(challenges.map((ch) => ch.status))}\ncontroller output:\n${controller!.output()}`);
     });
     const tls = await store.get<Secret>(SecretType, 'default', `${name}-tls`);
     assert.ok(tls?.data?.['tls.crt'], `Secret default/${name}-tls has tls.crt`);
