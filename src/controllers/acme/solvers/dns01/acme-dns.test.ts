@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { acmeDNSUpdate } from './acme-dns.ts';
-import { ProviderConfigError } from './secret-ref.ts';
+import { ProviderConfigError, ProviderThrottledError } from './secret-ref.ts';
 import { startAcmeDNSAPI, type AcmeDNSAPI } from '../../../../../test/rig/acme-dns-api.ts';
 import type { ChallTestSrv } from '../../../../../test/rig/index.ts';
 
@@ -32,12 +32,12 @@ describe('acmeDNSUpdate', () => {
     assert.deepEqual(api.values.get(account.subdomain), [v]);
   });
 
-  test('throttled on every attempt: a bounded number of tries, then an error to retry later (not a configuration error) naming the 429; nothing written', async () => {
+  test('throttled on every attempt: a bounded number of tries, then a throttled error (not a configuration error) naming the 429 and the wait; nothing written', async () => {
     const account = api.register();
     const before = api.requests.length;
     api.throttle(10, 0);
     try {
-      await assert.rejects(acmeDNSUpdate(api.url, account, value()), (e: Error) => !(e instanceof ProviderConfigError) && /^acme-dns update at http:\/\/127\.0\.0\.1:\d+: HTTP 429$/.test(e.message));
+      await assert.rejects(acmeDNSUpdate(api.url, account, value()), (e: Error) => e instanceof ProviderThrottledError && e.retryAfterMs === 0 && /^acme-dns update at http:\/\/127\.0\.0\.1:\d+: HTTP 429 \(throttled: the API asks to wait 0 s\)$/.test(e.message));
     } finally {
       api.throttle(0);
     }
@@ -52,6 +52,18 @@ describe('acmeDNSUpdate', () => {
     await acmeDNSUpdate(api.url, account, newer);
     await acmeDNSUpdate(api.url, account, ours);
     assert.deepEqual(api.values.get(account.subdomain), [newer, ours]);
+  });
+
+  test('asked to wait longer than a client waits (60 s): no early retry, a throttled error carrying the wait', async () => {
+    const account = api.register();
+    const before = api.requests.length;
+    api.throttle(10, 60);
+    try {
+      await assert.rejects(acmeDNSUpdate(api.url, account, value()), (e: Error) => e instanceof ProviderThrottledError && e.retryAfterMs === 60_000 && / \(throttled: the API asks to wait 60 s\)$/.test(e.message));
+    } finally {
+      api.throttle(0);
+    }
+    assert.deepEqual(api.requests.slice(before).map((r) => r.status), [429]);
   });
 
   test('a refused key is a configuration error and never shows the key', async () => {

@@ -7,7 +7,7 @@
 // values per account and has no delete call, so cleanup does nothing (cert-manager's behaviour).
 //   https://github.com/joohoi/acme-dns#update-endpoint
 import { ProviderConfigError } from './secret-ref.ts';
-import { providerRetryDelayMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './cloudflare.ts';
 
 export interface AcmeDNSAccount {
   username: string;
@@ -48,8 +48,9 @@ export async function acmeDNSUpdate(host: string, account: AcmeDNSAccount, value
       signal: AbortSignal.timeout(30_000),
     });
     const text = await res.text();
-    if (res.status === 429 && attempt < MAX_ATTEMPTS) {
-      await new Promise((r) => setTimeout(r, providerRetryDelayMs(res.headers.get('retry-after'))));
+    const wait = res.status === 429 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
+    if (wait !== undefined) {
+      await new Promise((r) => setTimeout(r, wait));
       continue;
     }
     if (res.ok) return;
@@ -61,6 +62,7 @@ export async function acmeDNSUpdate(host: string, account: AcmeDNSAccount, value
     }
     const message = `acme-dns update at ${url.origin}: HTTP ${res.status}${error ? ` ${error}` : ''}`;
     if (res.status === 401 || res.status === 403) throw new ProviderConfigError(message);
+    if (res.status === 429) throw throttledError(message, res.headers.get('retry-after'));
     throw new Error(message);
   }
 }

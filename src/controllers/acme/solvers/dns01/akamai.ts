@@ -24,7 +24,7 @@
 //   https://techdocs.akamai.com/developer/docs/rate-limiting
 import crypto from 'node:crypto';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
-import { providerRetryDelayMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './cloudflare.ts';
 
 export interface AkamaiConfig {
   serviceConsumerDomain: string;
@@ -116,8 +116,9 @@ export class AkamaiDNSClient {
         signal: AbortSignal.timeout(30_000),
       });
       const out = await res.text();
-      if (res.status === 429 && attempt < MAX_ATTEMPTS) {
-        await new Promise((r) => setTimeout(r, providerRetryDelayMs(res.headers.get('retry-after'))));
+      const wait = res.status === 429 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
+      if (wait !== undefined) {
+        await new Promise((r) => setTimeout(r, wait));
         continue;
       }
       if (res.status === 404 && missingOk) return undefined;
@@ -131,6 +132,7 @@ export class AkamaiDNSClient {
         const err = new AkamaiError(res.status, [p.title, p.detail].filter(Boolean).join(': '), what);
         // credentials refused: no retry will fix it until someone changes the Secrets
         if (res.status === 401 || res.status === 403) throw new ProviderConfigError(err.message);
+        if (res.status === 429) throw throttledError(err.message, res.headers.get('retry-after'));
         throw err;
       }
       return (out ? JSON.parse(out) : undefined) as T;

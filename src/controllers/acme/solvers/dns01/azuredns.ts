@@ -26,7 +26,7 @@
 //   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/delete?view=rest-dns-privatedns-2018-09-01
 //   https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
-import { providerRetryDelayMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './cloudflare.ts';
 import { cachedToken, requestToken } from './oauth-token.ts';
 
 export const AZURE_API_VERSION = '2018-05-01';
@@ -159,8 +159,10 @@ export class AzureDNSClient {
         signal: AbortSignal.timeout(30_000),
       });
       const text = await res.text();
-      if ((res.status === 429 || res.status === 503) && attempt < MAX_ATTEMPTS) {
-        await new Promise((r) => setTimeout(r, providerRetryDelayMs(res.headers.get('retry-after'))));
+      // 503: the service is busy or down, waited out the same way, but not reported as throttling
+      const wait = res.status === 429 || res.status === 503 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
+      if (wait !== undefined) {
+        await new Promise((r) => setTimeout(r, wait));
         continue;
       }
       let body: unknown;
@@ -173,6 +175,7 @@ export class AzureDNSClient {
       const err = (body as { error?: { code?: string; message?: string } } | undefined)?.error ?? {};
       const e = new AzureDNSError(res.status, err.code ?? '', err.message ?? '', what);
       if (res.status === 401 || res.status === 403) throw new ProviderConfigError(e.message);
+      if (res.status === 429) throw throttledError(e.message, res.headers.get('retry-after'));
       throw e;
     }
   }

@@ -19,7 +19,7 @@
 import crypto from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
-import { providerRetryDelayMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './cloudflare.ts';
 import { cachedToken, requestToken } from './oauth-token.ts';
 
 export const CLOUDDNS_API = 'https://dns.googleapis.com';
@@ -170,8 +170,10 @@ export class CloudDNSClient {
         signal: AbortSignal.timeout(30_000),
       });
       const text = await res.text();
-      if ((res.status === 429 || res.status === 503) && attempt < MAX_ATTEMPTS) {
-        await new Promise((r) => setTimeout(r, providerRetryDelayMs(res.headers.get('retry-after'))));
+      // 503: the service is busy or down, waited out the same way, but not reported as throttling
+      const wait = res.status === 429 || res.status === 503 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
+      if (wait !== undefined) {
+        await new Promise((r) => setTimeout(r, wait));
         continue;
       }
       if (res.ok) return JSON.parse(text) as T;
@@ -184,6 +186,7 @@ export class CloudDNSClient {
       const e = new CloudDNSError(res.status, (err.errors ?? []).map((x) => x.reason ?? ''), err.message ?? '', what);
       // refused credentials or a project/zone the account cannot see: a retry will not fix it
       if (res.status === 401 || res.status === 403) throw new ProviderConfigError(e.message);
+      if (res.status === 429) throw throttledError(e.message, res.headers.get('retry-after'));
       throw e;
     }
   }

@@ -3,12 +3,12 @@
 // (Bearer token) or `apiKeySecretRef` + `email` (X-Auth-Key/X-Auth-Email, the legacy global key).
 // The zone is the closest enclosing name Cloudflare knows (GET /zones?name=...), the record is
 // created with exactly the challenge value and only records with that name, type and content are
-// ever deleted. 429 answers are waited out (Retry-After, bounded), then left to the controller's
-// per-Challenge backoff.
+// ever deleted. 429 answers are waited out (Retry-After, up to 10 s), then left to the controller's
+// per-Challenge backoff as a ProviderThrottledError carrying the wait the server asked for.
 //   https://developers.cloudflare.com/api/resources/zones/methods/list/
 //   https://developers.cloudflare.com/api/resources/dns/subresources/records/
 import { parseRetryAfter } from '../../../../runtime/retry-after.ts';
-import { ProviderConfigError } from './secret-ref.ts';
+import { ProviderConfigError, ProviderThrottledError } from './secret-ref.ts';
 
 export const CLOUDFLARE_API = 'https://api.cloudflare.com/client/v4';
 
@@ -46,6 +46,23 @@ export function providerRetryDelayMs(retryAfter: string | null, fallbackMs = 100
   return Math.min(parseRetryAfter(retryAfter, now) ?? fallbackMs, MAX_RETRY_AFTER_MS);
 }
 
+/**
+ * After a throttled answer: how long to wait before asking again, or undefined to give up at once,
+ * when no attempt is left or the server asks for more than the 10 s a client waits (asking sooner
+ * than it said only earns another throttled answer; the Challenge's backoff takes over).
+ */
+export function throttledRetryMs(retryAfter: string | null, attemptsLeft: boolean, fallbackMs = 1000, now = Date.now()): number | undefined {
+  if (!attemptsLeft || (parseRetryAfter(retryAfter, now) ?? fallbackMs) > MAX_RETRY_AFTER_MS) return undefined;
+  return providerRetryDelayMs(retryAfter, fallbackMs, now);
+}
+
+/** The error of a 429 given up on: the vendor's message, and the wait the server asked for (Retry-After, else askedMs), if any. */
+export function throttledError(message: string, retryAfter: string | null, askedMs?: number, now = Date.now()): ProviderThrottledError {
+  const ms = parseRetryAfter(retryAfter, now) ?? askedMs;
+  if (ms === undefined) return new ProviderThrottledError(`${message} (throttled)`, 0);
+  return new ProviderThrottledError(`${message} (throttled: the API asks to wait ${Math.ceil(ms / 1000)} s)`, ms);
+}
+
 export class CloudflareClient {
   constructor(private readonly auth: CloudflareAuth, private readonly base = CLOUDFLARE_API) {}
 
@@ -69,14 +86,16 @@ export class CloudflareClient {
       } catch {
         env = undefined;
       }
-      if (res.status === 429 && attempt < MAX_ATTEMPTS) {
-        await new Promise((r) => setTimeout(r, providerRetryDelayMs(res.headers.get('retry-after'))));
+      const wait = res.status === 429 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
+      if (wait !== undefined) {
+        await new Promise((r) => setTimeout(r, wait));
         continue;
       }
       if (!res.ok || !env?.success) {
         const err = new CloudflareError(res.status, env?.errors ?? [], what);
         // credentials refused: no retry will fix it until someone changes the Secret
         if (res.status === 401 || res.status === 403) throw new ProviderConfigError(err.message);
+        if (res.status === 429) throw throttledError(err.message, res.headers.get('retry-after'));
         throw err;
       }
       return env.result;

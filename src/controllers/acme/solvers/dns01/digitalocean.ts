@@ -2,12 +2,12 @@
 // (`tokenSecretRef`, a personal access token sent as a Bearer token). The zone is the closest
 // enclosing domain of the account (GET /v2/domains/{name}); one TXT record with exactly the
 // challenge value is created, and only records of that name, type and value are deleted. 429 is
-// waited out (Retry-After or RateLimit-Reset, bounded), then left to the per-Challenge backoff.
+// waited out (Retry-After or RateLimit-Reset, up to 10 s), then left to the per-Challenge backoff.
 //   https://docs.digitalocean.com/reference/api/digitalocean/#tag/Domains
 //   https://docs.digitalocean.com/reference/api/digitalocean/#tag/Domain-Records
 //   https://docs.digitalocean.com/reference/api/digitalocean/#section/Introduction/Rate-Limit
 import { ProviderConfigError } from './secret-ref.ts';
-import { providerRetryDelayMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './cloudflare.ts';
 
 export const DIGITALOCEAN_API = 'https://api.digitalocean.com';
 
@@ -29,10 +29,10 @@ export class DigitalOceanError extends Error {
 const MAX_ATTEMPTS = 3;
 const MAX_PAGES = 20;
 
-function waitMs(h: Headers): number {
-  // Without Retry-After, DigitalOcean's ratelimit-reset (epoch seconds) says when the window reopens.
+/** Without Retry-After, DigitalOcean's ratelimit-reset (epoch seconds) says when the window reopens. */
+function resetMs(h: Headers): number | undefined {
   const reset = Number(h.get('ratelimit-reset'));
-  return providerRetryDelayMs(h.get('retry-after'), Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - Date.now()) : 1000);
+  return Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - Date.now()) : undefined;
 }
 
 export class DigitalOceanClient {
@@ -48,8 +48,9 @@ export class DigitalOceanClient {
         signal: AbortSignal.timeout(30_000),
       });
       const text = await res.text();
-      if (res.status === 429 && attempt < MAX_ATTEMPTS) {
-        await new Promise((r) => setTimeout(r, waitMs(res.headers)));
+      const wait = res.status === 429 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS, resetMs(res.headers)) : undefined;
+      if (wait !== undefined) {
+        await new Promise((r) => setTimeout(r, wait));
         continue;
       }
       if (res.status === 404 && missingOk) return undefined;
@@ -62,6 +63,7 @@ export class DigitalOceanClient {
         }
         const err = new DigitalOceanError(res.status, e.id, e.message ?? '', what);
         if (res.status === 401 || res.status === 403) throw new ProviderConfigError(err.message);
+        if (res.status === 429) throw throttledError(err.message, res.headers.get('retry-after'), resetMs(res.headers));
         throw err;
       }
       return (res.status === 204 || !text ? undefined : JSON.parse(text)) as T;

@@ -21,6 +21,17 @@ export class ProviderConfigError extends Error {
   }
 }
 
+/**
+ * A provider throttled a call and the client gave up on it (attempts spent, or the server asked for
+ * a longer wait than a client waits in one pass): retry no sooner than retryAfterMs from now.
+ */
+export class ProviderThrottledError extends Error {
+  constructor(message: string, readonly retryAfterMs: number) {
+    super(message);
+    this.name = 'ProviderThrottledError';
+  }
+}
+
 export async function readSecretKey(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>, ref: SecretKeyRef | undefined, field: string): Promise<string> {
   if (!ref?.name) throw new ProviderConfigError(`${field} is not set`);
   const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);

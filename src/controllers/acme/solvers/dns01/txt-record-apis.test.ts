@@ -11,6 +11,7 @@ import { Route53Solver } from './route53.ts';
 import { AkamaiDNSClient } from './akamai.ts';
 import { CloudDNSClient, parseGoogleCredentials } from './clouddns.ts';
 import { AzureDNSClient } from './azuredns.ts';
+import { ProviderThrottledError } from './secret-ref.ts';
 import { startChallTestSrv, type ChallTestSrv } from '../../../../../test/rig/index.ts';
 import { startCloudflareAPI } from '../../../../../test/rig/cloudflare-api.ts';
 import { startDigitalOceanAPI } from '../../../../../test/rig/digitalocean-api.ts';
@@ -27,8 +28,8 @@ interface Rig {
   values(fqdn: string): string[];
   /** requests that change something, so far */
   writes(): number;
-  /** the next n calls answered 429, the wait the server asks for 1 s; undefined when the vendor documents no such wait */
-  throttleOnce?: () => void;
+  /** the next n calls answered 429 with the wait the server asks for in seconds; undefined when the vendor documents no such wait */
+  throttle?: (n: number, seconds: number) => void;
   stop(): Promise<void>;
 }
 
@@ -46,7 +47,7 @@ const providers: { name: string; start(cts: ChallTestSrv): Promise<Rig> }[] = [
         seed: (fqdn, value) => void api.addRecord('example.test', { type: 'TXT', name: fqdn, content: value }),
         values: (fqdn) => api.records.filter((r) => r.type === 'TXT' && r.name === fqdn).map((r) => r.content),
         writes: () => api.requests.filter((r) => r.method !== 'GET').length,
-        throttleOnce: () => api.throttle(1, 1),
+        throttle: (n, seconds) => api.throttle(n, seconds),
         stop: () => api.stop(),
       };
     },
@@ -63,7 +64,7 @@ const providers: { name: string; start(cts: ChallTestSrv): Promise<Rig> }[] = [
         values: (fqdn) => api.records.filter((r) => r.type === 'TXT' && r.domain === 'example.test' && r.name === rel(fqdn)).map((r) => r.data),
         writes: () => api.requests.filter((r) => r.method !== 'GET').length,
         // DigitalOcean sends RateLimit-Reset, not Retry-After: the rig's reset is 1 s ahead
-        throttleOnce: () => api.throttle(1, 1),
+        throttle: (n, seconds) => api.throttle(n, seconds),
         stop: () => api.stop(),
       };
     },
@@ -96,7 +97,7 @@ const providers: { name: string; start(cts: ChallTestSrv): Promise<Rig> }[] = [
         seed: (fqdn, value) => api.putRecordSet('example.test', { name: fqdn, type: 'TXT', ttl: 300, rdata: [`"${value}"`] }),
         values: (fqdn) => (set(fqdn)?.rdata ?? []).map(unquote),
         writes: () => api.requests.filter((r) => r.method !== 'GET').length,
-        throttleOnce: () => api.throttle(1, 1),
+        throttle: (n, seconds) => api.throttle(n, seconds),
         stop: () => api.stop(),
       };
     },
@@ -111,7 +112,7 @@ const providers: { name: string; start(cts: ChallTestSrv): Promise<Rig> }[] = [
         seed: (fqdn, value) => void sets().push({ name: `${fqdn}.`, type: 'TXT', ttl: 300, rrdatas: [`"${value}"`] }),
         values: (fqdn) => (sets().find((r) => r.name === `${fqdn}.` && r.type === 'TXT')?.rrdatas ?? []).map(unquote),
         writes: () => api.requests.filter((r) => r.method === 'POST' && !r.path.includes('token')).length,
-        throttleOnce: () => api.throttle(1, 1),
+        throttle: (n, seconds) => api.throttle(n, seconds),
         stop: () => api.stop(),
       };
     },
@@ -132,7 +133,7 @@ const providers: { name: string; start(cts: ChallTestSrv): Promise<Rig> }[] = [
         seed: (fqdn, value) => void zone().set(rel(fqdn), { etag: 'etag-theirs', TTL: 300, values: [value] }),
         values: (fqdn) => zone().get(rel(fqdn))?.values ?? [],
         writes: () => api.requests.filter((r) => r.method !== 'GET').length,
-        throttleOnce: () => api.throttle(1, 1),
+        throttle: (n, seconds) => api.throttle(n, seconds),
         stop: () => api.stop(),
       };
     },
@@ -170,17 +171,39 @@ describe('DNS provider clients: a record already present, throttling', () => {
       });
 
       test('a 429 is waited out for as long as the server asks, then the value is written once', async (t) => {
-        if (!rig.throttleOnce) return t.skip('the vendor documents no wait with its throttling answer');
+        if (!rig.throttle) return t.skip('the vendor documents no wait with its throttling answer');
         const fqdn = `_acme-challenge.t-${secret().slice(0, 6).toLowerCase()}.example.test`;
         const ours = secret();
         const before = rig.writes();
-        rig.throttleOnce();
+        rig.throttle(1, 1);
         const t0 = Date.now();
         await rig.client.present(fqdn, ours);
         assert.ok(Date.now() - t0 >= 950, `present took ${Date.now() - t0} ms with a 1 s wait asked`);
         assert.deepEqual(rig.values(fqdn), [ours]);
         assert.equal(rig.writes() - before, 1);
         await rig.client.cleanUp(fqdn, ours);
+        assert.deepEqual(rig.values(fqdn), []);
+      });
+
+      test('asked to wait longer than a client waits (60 s): no early retry; fails at once as throttled (not a configuration error) with the wait for the Challenge\'s backoff; nothing written', async (t) => {
+        if (!rig.throttle) return t.skip('the vendor documents no wait with its throttling answer');
+        const fqdn = `_acme-challenge.w-${secret().slice(0, 6).toLowerCase()}.example.test`;
+        const before = rig.writes();
+        rig.throttle(5, 60);
+        const t0 = Date.now();
+        try {
+          await assert.rejects(rig.client.present(fqdn, secret()), (e: Error) => {
+            assert.ok(e instanceof ProviderThrottledError, `${e.name}: ${e.message}`);
+            // DigitalOcean's RateLimit-Reset is a whole second: 60 s ahead of the rig's clock, up to 61 s of ours
+            assert.ok(e.retryAfterMs > 55_000 && e.retryAfterMs <= 61_000, String(e.retryAfterMs));
+            assert.match(e.message, /HTTP 429.* \(throttled: the API asks to wait 6[01] s\)$/);
+            return true;
+          });
+        } finally {
+          rig.throttle(0, 1);
+        }
+        assert.ok(Date.now() - t0 < 5000, `failed after ${Date.now() - t0} ms`);
+        assert.equal(rig.writes() - before, 0);
         assert.deepEqual(rig.values(fqdn), []);
       });
     });
