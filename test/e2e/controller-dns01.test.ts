@@ -6,7 +6,7 @@
 // validates for real; all Certificates are applied together and issued side by side.
 //
 // The controller process cannot be handed the loopback URLs as an option (dns01ProviderAPIs is
-// never a flag): the AWS SDK takes AWS_ENDPOINT_URL_ROUTE_53 from the environment, and the fetch
+// never a flag): the AWS SDK takes AWS_ENDPOINT_URL_ROUTE_53 and _STS from the environment, and the fetch
 // clients' built-in endpoints are redirected to the rigs below the product's code
 // (test/rig/fetch-redirect.ts). Akamai is not covered here: its rig checks the EdgeGrid signature
 // for scheme "http" and the rig's own host, while the client signs for https://<serviceConsumerDomain>.
@@ -28,6 +28,7 @@ import { AZURE_ENVIRONMENTS, AZURE_IMDS } from '../../src/controllers/acme/solve
 import { startChallTestSrv, startPebble, freePort, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { startCloudflareAPI, type CloudflareAPI } from '../rig/cloudflare-api.ts';
 import { startRoute53API, type Route53API } from '../rig/route53-api.ts';
+import { startSTSAPI, type STSAPI } from '../rig/sts-api.ts';
 import { startCloudDNSAPI, type CloudDNSAPI } from '../rig/clouddns-api.ts';
 import { startAzureDNSAPI, type AzureDNSAPI } from '../rig/azuredns-api.ts';
 import { startDigitalOceanAPI, type DigitalOceanAPI } from '../rig/digitalocean-api.ts';
@@ -42,6 +43,7 @@ const uniq = () => crypto.randomBytes(3).toString('hex');
 const CLUSTER_RESOURCE_NS = 'dns-credentials';
 const CF_TOKEN = `cf-token-${crypto.randomBytes(12).toString('hex')}`;
 const AWS_KEYS = { id: `AKIA${crypto.randomBytes(8).toString('hex').toUpperCase()}`, secret: crypto.randomBytes(30).toString('base64') };
+const AWS_ROLE = 'arn:aws:iam::123456789012:role/certsmith-dns01';
 const AWS_AMBIENT = { id: `AKIA${crypto.randomBytes(8).toString('hex').toUpperCase()}`, secret: crypto.randomBytes(30).toString('base64') };
 const GCP_PROJECT = 'certsmith-e2e';
 const AZ = { tenantID: crypto.randomUUID(), clientID: crypto.randomUUID(), clientSecret: `azs~${crypto.randomBytes(16).toString('hex')}`, subscriptionID: crypto.randomUUID(), resourceGroupName: 'dns-rg' };
@@ -81,6 +83,10 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
   let pebble: Pebble;
   let cf: CloudflareAPI;
   let r53: Route53API;
+  let sts: STSAPI;
+  /** Route 53 takes the long-term keys and whatever STS hands out (with its session token) */
+  const awsKeys: Record<string, string> = { [AWS_KEYS.id]: AWS_KEYS.secret, [AWS_AMBIENT.id]: AWS_AMBIENT.secret };
+  const sessionTokens: Record<string, string> = {};
   let gc: CloudDNSAPI;
   let az: AzureDNSAPI;
   let dos: DigitalOceanAPI;
@@ -95,6 +101,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
   const names = {
     cloudflare: `cf-${uniq()}.cf.test`,
     route53Keys: `k-${uniq()}.r53.test`,
+    route53Role: `r-${uniq()}.r53-role.test`,
     route53Ambient: `a-${uniq()}.r53-ambient.test`,
     cloudDNSKey: `k-${uniq()}.gc.test`,
     cloudDNSAmbient: `a-${uniq()}.gc-ambient.test`,
@@ -113,10 +120,17 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
       published[p] = r.published;
       return r.cts;
     };
-    [pebble, cf, r53, gc, az, dos, acmeDNS, server] = await Promise.all([
+    [pebble, cf, r53, sts, gc, az, dos, acmeDNS, server] = await Promise.all([
       (async () => startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() }))(),
       startCloudflareAPI({ zones: ['cf.test'], token: CF_TOKEN, challtestsrv: rec('cloudflare') }),
-      startRoute53API({ zones: ['r53.test', 'r53-ambient.test'], keys: { [AWS_KEYS.id]: AWS_KEYS.secret, [AWS_AMBIENT.id]: AWS_AMBIENT.secret }, challtestsrv: rec('route53') }),
+      startRoute53API({ zones: ['r53.test', 'r53-role.test', 'r53-ambient.test'], keys: awsKeys, sessionTokens, challtestsrv: rec('route53') }),
+      startSTSAPI({
+        keys: { [AWS_KEYS.id]: AWS_KEYS.secret }, roles: [AWS_ROLE],
+        onAssumed: (c) => {
+          awsKeys[c.accessKeyId] = c.secretAccessKey;
+          sessionTokens[c.accessKeyId] = c.sessionToken;
+        },
+      }),
       startCloudDNSAPI({ project: GCP_PROJECT, zones: [{ name: 'gc-zone', dnsName: 'gc.test.' }, { name: 'gc-ambient-zone', dnsName: 'gc-ambient.test.' }], challtestsrv: rec('cloudDNS') }),
       startAzureDNSAPI({ ...AZ, zones: ['az.test', 'az-mi.test'], challtestsrv: rec('azureDNS') }),
       startDigitalOceanAPI({ domains: ['do.test'], token: DO_TOKEN, challtestsrv: rec('digitalocean') }),
@@ -159,6 +173,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
         secret('default', 'digitalocean', { 'access-token': DO_TOKEN }),
         clusterIssuer('cloudflare', { cloudflare: { apiTokenSecretRef: { name: 'cloudflare', key: 'api-token' } } }),
         clusterIssuer('route53Keys', { route53: { region: 'us-east-1', accessKeyIDSecretRef: { name: 'route53', key: 'access-key-id' }, secretAccessKeySecretRef: { name: 'route53', key: 'secret-access-key' } } }),
+        clusterIssuer('route53Role', { route53: { region: 'eu-west-1', accessKeyIDSecretRef: { name: 'route53', key: 'access-key-id' }, secretAccessKeySecretRef: { name: 'route53', key: 'secret-access-key' }, role: AWS_ROLE } }),
         clusterIssuer('route53Ambient', { route53: { region: 'us-east-1' } }),
         clusterIssuer('cloudDNSKey', { cloudDNS: { project: GCP_PROJECT, serviceAccountSecretRef: { name: 'clouddns', key: 'key.json' } } }),
         clusterIssuer('cloudDNSAmbient', { cloudDNS: { project: GCP_PROJECT } }),
@@ -184,7 +199,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
         AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: join(tmp, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(tmp, 'none'),
         GOOGLE_APPLICATION_CREDENTIALS: adcKey,
         // the AWS SDK's own endpoint setting; the fetch clients' vendor endpoints go to their rigs
-        AWS_ENDPOINT_URL_ROUTE_53: r53.url,
+        AWS_ENDPOINT_URL_ROUTE_53: r53.url, AWS_ENDPOINT_URL_STS: sts.url,
         ...fetchRedirectEnv({
           [CLOUDFLARE_API]: cf.url,
           [DIGITALOCEAN_API]: dos.url,
@@ -203,7 +218,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
     await server?.stop();
     server?.cleanup();
     await store?.close();
-    await Promise.all([pebble?.stop(), cf?.stop(), r53?.stop(), gc?.stop(), az?.stop(), dos?.stop(), acmeDNS?.stop()]);
+    await Promise.all([pebble?.stop(), cf?.stop(), r53?.stop(), sts?.stop(), gc?.stop(), az?.stop(), dos?.stop(), acmeDNS?.stop()]);
     await cts?.stop();
     rmSync(tmp, { recursive: true, force: true });
     if (code !== undefined && code !== 0) assert.fail(`certsmith controller exited with ${code} on SIGTERM:\n${controller!.output()}`);
@@ -252,6 +267,18 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
     assert.ok(changes.length >= 2, `an UPSERT and a DELETE: ${JSON.stringify(changes)}`);
     assert.ok(changes.every((r) => r.keyId === AWS_KEYS.id), 'signed with the keys of the Secret');
     assert.deepEqual(r53.sets.get(zone.id), [], 'the set is deleted');
+  });
+
+  test('route53: role assumed through STS with the Secret\'s keys; Route 53 sees only the temporary credentials', async () => {
+    await issued('route53Role');
+    await presentedAndCleanedUp('route53', 'route53Role');
+    assert.ok(sts.assumed.length >= 1);
+    assert.ok(sts.assumed.every((a) => a.callerKeyId === AWS_KEYS.id && a.roleArn === AWS_ROLE), JSON.stringify(sts.assumed));
+    const zone = r53.zones.find((z) => z.name === 'r53-role.test.')!;
+    const mine = r53.requests.filter((r) => r.path.includes(zone.id));
+    assert.ok(mine.filter((r) => r.method === 'POST' && r.status === 200).length >= 2, `an UPSERT and a DELETE: ${JSON.stringify(mine)}`);
+    assert.ok(mine.every((r) => r.keyId?.startsWith('ASIA') && r.keyId in sessionTokens), JSON.stringify(mine));
+    assert.deepEqual(r53.sets.get(zone.id), []);
   });
 
   test('route53: ambient credentials from the controller\'s environment (ClusterIssuer)', async () => {

@@ -5,8 +5,8 @@
 // tests pass the loopback URLs in ControllerOptions.dns01ProviderAPIs; a separate process takes no
 // such option (it is never a flag), so the redirect happens below the product's code, which keeps
 // using its built-in endpoints, paths and credentials unchanged.
-// Only fetch is redirected: the AWS SDK (node:https) takes AWS_ENDPOINT_URL_ROUTE_53, its own
-// documented setting, in the child's environment.
+// Only fetch is redirected: the AWS SDK (node:https) takes AWS_ENDPOINT_URL_ROUTE_53 and
+// AWS_ENDPOINT_URL_STS, its own documented settings, in the child's environment.
 import { pathToFileURL } from 'node:url';
 
 const VAR = 'CERTSMITH_RIG_FETCH_REDIRECTS';
