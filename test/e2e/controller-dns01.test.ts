@@ -10,6 +10,9 @@
 // clients' built-in endpoints are redirected to the rigs below the product's code
 // (test/rig/fetch-redirect.ts). Akamai is not covered here: its rig checks the EdgeGrid signature
 // for scheme "http" and the rig's own host, while the client signs for https://<serviceConsumerDomain>.
+// Nor are RFC 2136 and the webhook solver: they need bind9 (challtestsrv takes no updates and
+// answers SOA queries NOTIMP), and the self-check wants the value on every configured resolver, so
+// they cannot share this controller's challtestsrv.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto, { X509Certificate } from 'node:crypto';
