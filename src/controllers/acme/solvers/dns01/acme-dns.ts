@@ -7,7 +7,7 @@
 // values per account and has no delete call, so cleanup does nothing (cert-manager's behaviour).
 //   https://github.com/joohoi/acme-dns#update-endpoint
 import { ProviderConfigError } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './throttling.ts';
 
 export interface AcmeDNSAccount {
   username: string;

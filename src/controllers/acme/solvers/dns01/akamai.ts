@@ -24,7 +24,7 @@
 //   https://techdocs.akamai.com/developer/docs/rate-limiting
 import crypto from 'node:crypto';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './throttling.ts';
 
 export interface AkamaiConfig {
   serviceConsumerDomain: string;

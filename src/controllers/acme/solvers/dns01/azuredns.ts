@@ -26,7 +26,7 @@
 //   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/delete?view=rest-dns-privatedns-2018-09-01
 //   https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './throttling.ts';
 import { cachedToken, requestToken } from './oauth-token.ts';
 
 export const AZURE_API_VERSION = '2018-05-01';

@@ -19,7 +19,7 @@
 import crypto from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './throttling.ts';
 import { cachedToken, requestToken } from './oauth-token.ts';
 
 export const CLOUDDNS_API = 'https://dns.googleapis.com';

@@ -7,7 +7,7 @@
 //   https://docs.digitalocean.com/reference/api/digitalocean/#tag/Domain-Records
 //   https://docs.digitalocean.com/reference/api/digitalocean/#section/Introduction/Rate-Limit
 import { ProviderConfigError } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './cloudflare.ts';
+import { throttledError, throttledRetryMs } from './throttling.ts';
 
 export const DIGITALOCEAN_API = 'https://api.digitalocean.com';
 

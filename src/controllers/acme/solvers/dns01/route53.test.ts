@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { Route53Solver } from './route53.ts';
-import { ProviderConfigError } from './secret-ref.ts';
+import { ProviderConfigError, ProviderThrottledError } from './secret-ref.ts';
 import { startRoute53API, type Route53API } from '../../../../../test/rig/route53-api.ts';
 import type { ChallTestSrv } from '../../../../../test/rig/index.ts';
 
@@ -36,6 +36,19 @@ describe('Route53Solver: hosted zones', () => {
     await assert.rejects(s.zoneFor('_acme-challenge.www.example.test'), (e: Error) => e instanceof ProviderConfigError && /NoSuchHostedZone: No hosted zone found with ID: Z0000000000NOSUCH/.test(e.message));
     await assert.rejects(s.present('_acme-challenge.www.example.test', 'v'), (e: Error) => e instanceof ProviderConfigError && /NoSuchHostedZone/.test(e.message));
     assert.ok(!api.requests.some((r) => r.method === 'POST'), 'no change sent');
+  });
+
+  test('throttled past the SDK\'s retries: a throttled error naming Throttling (Route 53 asks for no wait), not a configuration error; nothing written', async () => {
+    const before = api.requests.length;
+    api.throttle(100);
+    try {
+      await assert.rejects(solver(api.zones[0].id).present('_acme-challenge.t.example.test', 'v'), (e: Error) =>
+        e instanceof ProviderThrottledError && e.retryAfterMs === 0 && /^Route 53 reading TXT _acme-challenge\.t\.example\.test\.: Throttling: Rate exceeded \(throttled\)$/.test(e.message));
+    } finally {
+      api.throttle(0);
+    }
+    const mine = api.requests.slice(before);
+    assert.ok(mine.length > 1 && mine.every((r) => r.code === 'Throttling'), JSON.stringify(mine));
   });
 
   test('no hosted zone contains the name: a configuration error naming it, after one lookup per enclosing name', async () => {

@@ -19,6 +19,7 @@ import type { ControllerContext } from '../../../context.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../../../shared/issuer-lookup.ts';
 import { StoreError } from '../../../../store/store.ts';
 import { ProviderConfigError } from './secret-ref.ts';
+import { throttledError } from './throttling.ts';
 
 export interface AwsKeys {
   accessKeyId: string;
@@ -47,6 +48,9 @@ const MAX_ZONE_PAGES = 20;
 /** errors no retry will fix until someone changes the Issuer or its Secret */
 const CONFIG_ERRORS = new Set(['InvalidClientTokenId', 'SignatureDoesNotMatch', 'AccessDenied', 'AccessDeniedException', 'UnrecognizedClientException', 'NoSuchHostedZone', 'CredentialsProviderError',
   'InvalidIdentityTokenException', 'InvalidIdentityToken', 'IDPRejectedClaimException', 'ExpiredTokenException', 'ProviderConfigError']);
+
+/** Route 53's throttling answers (400): too many requests, or a change to the same zone still in progress */
+const THROTTLED = new Set(['Throttling', 'ThrottlingException', 'PriorRequestNotComplete']);
 
 /** cert-manager's default audience of the ServiceAccount token, and its lifetime */
 export const ROUTE53_TOKEN_AUDIENCE = 'sts.amazonaws.com';
@@ -123,6 +127,8 @@ export class Route53Solver {
       const err = e as Error & { name: string; $metadata?: { httpStatusCode?: number } };
       const message = `Route 53 ${what}: ${err.name}: ${err.message}`;
       if (CONFIG_ERRORS.has(err.name) || err.$metadata?.httpStatusCode === 403) throw new ProviderConfigError(message);
+      // still throttled after the SDK's own retries; Route 53 names no wait (no Retry-After)
+      if (THROTTLED.has(err.name)) throw throttledError(message, null);
       throw new Error(message);
     }
   }
