@@ -122,5 +122,14 @@ describe('DNS-01 through Akamai Edge DNS (EdgeGrid)', () => {
       const r = (await challengeFor(unknown))?.status?.reason;
       return r && /no zone of this API client contains z-.*\.nowhere\.test/.test(r) ? r : undefined;
     }, async () => (await challengeFor(unknown))?.status);
+    assert.ok(![...api.recordSets.keys()].some((k) => k.includes(unknown)), 'nothing written');
+  });
+
+  test('a selector zone the API client has no zone for makes the Issuer Ready=False at once', async () => {
+    await lc.apply({
+      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'ak-unknown-zone' },
+      spec: { acme: { server: pebble.directoryUrl, caBundle: b64(pebble.caPem), privateKeySecretRef: { name: 'ak-unknown-zone-account' }, solvers: [{ selector: { dnsZones: ['nowhere.test'] }, dns01: { akamai: refs('client-secret') } }] } },
+    });
+    await waitForInvalidSolverConfig(lc, 'ak-unknown-zone', /^solvers\[0\]\.dns01: Akamai Edge DNS: no zone of this API client contains nowhere\.test$/);
   });
 });

@@ -82,5 +82,14 @@ describe('DNS-01 through the DigitalOcean API', () => {
       return r && re.test(r) ? r : undefined;
     }, async () => (await challengeFor(name))?.status);
     await reason(unknown, /no domain of this account contains z-.*\.nowhere\.test/);
+    assert.ok(!dos.requests.some((r) => r.method === 'POST' && r.path.includes('nowhere')), 'nothing written');
+  });
+
+  test('a selector zone the account has no domain for makes the Issuer Ready=False at once', async () => {
+    await lc.apply({
+      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'do-unknown-zone' },
+      spec: { acme: { server: pebble.directoryUrl, caBundle: b64(pebble.caPem), privateKeySecretRef: { name: 'do-unknown-zone-account' }, solvers: [{ selector: { dnsZones: ['nowhere.test'] }, dns01: { digitalocean: { tokenSecretRef: { name: 'digitalocean', key: 'access-token' } } } }] } },
+    });
+    await waitForInvalidSolverConfig(lc, 'do-unknown-zone', /^solvers\[0\]\.dns01: DigitalOcean: no domain of this account contains nowhere\.test$/);
   });
 });
