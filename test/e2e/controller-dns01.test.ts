@@ -123,23 +123,25 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
       published[p] = r.published;
       return r.cts;
     };
-    [pebble, cf, r53, sts, gc, az, dos, acmeDNS, server] = await Promise.all([
-      (async () => startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() }))(),
-      startCloudflareAPI({ zones: ['cf.test'], token: CF_TOKEN, challtestsrv: rec('cloudflare') }),
-      startRoute53API({ zones: ['r53.test', 'r53-role.test', 'r53-ambient.test'], keys: awsKeys, sessionTokens, challtestsrv: rec('route53') }),
+    // each handle is kept as soon as it exists, so that `after` stops it even when another one failed to start
+    const started = await Promise.allSettled([
+      (async () => (pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() })))(),
+      startCloudflareAPI({ zones: ['cf.test'], token: CF_TOKEN, challtestsrv: rec('cloudflare') }).then((v) => (cf = v)),
+      startRoute53API({ zones: ['r53.test', 'r53-role.test', 'r53-ambient.test'], keys: awsKeys, sessionTokens, challtestsrv: rec('route53') }).then((v) => (r53 = v)),
       startSTSAPI({
         keys: { [AWS_KEYS.id]: AWS_KEYS.secret }, roles: [AWS_ROLE],
         onAssumed: (c) => {
           awsKeys[c.accessKeyId] = c.secretAccessKey;
           sessionTokens[c.accessKeyId] = c.sessionToken;
         },
-      }),
-      startCloudDNSAPI({ project: GCP_PROJECT, zones: [{ name: 'gc-zone', dnsName: 'gc.test.' }, { name: 'gc-ambient-zone', dnsName: 'gc-ambient.test.' }], challtestsrv: rec('cloudDNS') }),
-      startAzureDNSAPI({ ...AZ, zones: ['az.test', 'az-mi.test'], challtestsrv: rec('azureDNS') }),
-      startDigitalOceanAPI({ domains: ['do.test'], token: DO_TOKEN, challtestsrv: rec('digitalocean') }),
-      startAcmeDNSAPI({ authDomain: 'auth.acme-dns.test', challtestsrv: rec('acmeDNS') }),
-      startServer({ args: ['--no-controllers'] }),
+      }).then((v) => (sts = v)),
+      startCloudDNSAPI({ project: GCP_PROJECT, zones: [{ name: 'gc-zone', dnsName: 'gc.test.' }, { name: 'gc-ambient-zone', dnsName: 'gc-ambient.test.' }], challtestsrv: rec('cloudDNS') }).then((v) => (gc = v)),
+      startAzureDNSAPI({ ...AZ, zones: ['az.test', 'az-mi.test'], challtestsrv: rec('azureDNS') }).then((v) => (az = v)),
+      startDigitalOceanAPI({ domains: ['do.test'], token: DO_TOKEN, challtestsrv: rec('digitalocean') }).then((v) => (dos = v)),
+      startAcmeDNSAPI({ authDomain: 'auth.acme-dns.test', challtestsrv: rec('acmeDNS') }).then((v) => (acmeDNS = v)),
+      startServer({ args: ['--no-controllers'] }).then((v) => (server = v)),
     ]);
+    for (const r of started) if (r.status === 'rejected') throw r.reason;
     const cfg = loadClientConfig({ kubeconfig: server!.kubeconfig });
     store = new HttpStore({ server: cfg.server, caPem: cfg.caPem, token: cfg.token, qps: 0 });
 
