@@ -4,6 +4,7 @@
 // loops only, in pkg/issuer/acme/dns/util/wait.go; the hop bound is ours.)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
 import { challengeRecordName, followCNAMEs } from './challenge-record.ts';
 import { startChallTestSrv, type ChallTestSrv } from '../../../../../test/rig/index.ts';
 import type { Challenge } from '../../../../api/types.ts';
@@ -50,5 +51,18 @@ describe('cnameStrategy Follow: the CNAME chain of _acme-challenge.NAME', () => 
     await assert.rejects(followCNAMEs('_acme-challenge.loop.test', [cts.dnsServer]), { message: 'CNAME loop: _acme-challenge.loop.test -> b.loop.test -> _acme-challenge.loop.test' });
     await assert.rejects(followCNAMEs('_acme-challenge.self.test', [cts.dnsServer]), { message: 'CNAME loop: _acme-challenge.self.test -> _acme-challenge.self.test' });
     assert.ok(Date.now() - t < 2000, `${Date.now() - t} ms`);
+  });
+
+  test('a recursive server that never answers: an error naming the server, in bounded time', async () => {
+    const silent = dgram.createSocket('udp4');
+    await new Promise<void>((r) => silent.bind(0, '127.0.0.1', r));
+    const server = `127.0.0.1:${silent.address().port}`;
+    const t = Date.now();
+    try {
+      await assert.rejects(followCNAMEs('_acme-challenge.silent.test', [server]), { message: `following the CNAME of _acme-challenge.silent.test via ${server}: queryCname ETIMEOUT _acme-challenge.silent.test` });
+    } finally {
+      silent.close();
+    }
+    assert.ok(Date.now() - t < 10_000, `${Date.now() - t} ms`);
   });
 });
