@@ -33,7 +33,12 @@ describe('DNS-01 through Route 53 (AWS SDK v3, SigV4 verified)', () => {
     process.env.AWS_SECRET_ACCESS_KEY = AMBIENT_SECRET;
     cts = await startChallTestSrv();
     pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() });
-    r53 = await startRoute53API({ zones: ['example.test', 'sub.example.test'], keys: { [KEY_ID]: SECRET, [AMBIENT_ID]: AMBIENT_SECRET }, challtestsrv: cts });
+    // allowed: only the actions of the IAM policy cert-manager documents for its route53 solver
+    // (https://cert-manager.io/docs/configuration/acme/dns01/route53/#set-up-an-iam-policy)
+    r53 = await startRoute53API({
+      zones: ['example.test', 'sub.example.test'], keys: { [KEY_ID]: SECRET, [AMBIENT_ID]: AMBIENT_SECRET }, challtestsrv: cts,
+      allowedActions: ['GetChange', 'ChangeResourceRecordSets', 'ListResourceRecordSets', 'ListHostedZonesByName'],
+    });
     lc = await startLifecycle({
       clock: realClock,
       options: { dns01RecursiveNameservers: [cts.dnsServer], dns01RecursiveNameserversOnly: true, dns01ProviderAPIs: { route53: r53.url } },

@@ -1,7 +1,6 @@
 // A loopback stand-in for the Route 53 REST API (2013-04-01), for the calls a DNS-01 solver makes,
 // following the documented requests, XML responses and errors:
 //   https://docs.aws.amazon.com/Route53/latest/APIReference/API_ListHostedZonesByName.html
-//   https://docs.aws.amazon.com/Route53/latest/APIReference/API_GetHostedZone.html   (404 NoSuchHostedZone for an unknown Id)
 //   https://docs.aws.amazon.com/Route53/latest/APIReference/API_ListResourceRecordSets.html
 //   https://docs.aws.amazon.com/Route53/latest/APIReference/API_ChangeResourceRecordSets.html
 //   https://docs.aws.amazon.com/Route53/latest/APIReference/API_GetChange.html
@@ -12,6 +11,11 @@
 // InvalidClientTokenId, a wrong signature SignatureDoesNotMatch (both 403). `throttle(n)` answers
 // the next n calls with 400 Throttling, as Route 53 does. A change is PENDING until its first
 // GetChange. TXT record sets are published into pebble-challtestsrv.
+// `allowedActions` plays an IAM policy that allows only those actions (e.g. the one cert-manager
+// documents for its route53 solver: GetChange, ChangeResourceRecordSets, ListResourceRecordSets,
+// ListHostedZonesByName, https://cert-manager.io/docs/configuration/acme/dns01/route53/#set-up-an-iam-policy);
+// any other action is 403 AccessDenied, as IAM answers:
+//   https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_access-denied.html
 import http from 'node:http';
 import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -91,7 +95,16 @@ function setXML(s: RRSet): string {
   return `<ResourceRecordSet><Name>${esc(s.name)}</Name><Type>${s.type}</Type><TTL>${s.ttl}</TTL><ResourceRecords>${s.values.map((v) => `<ResourceRecord><Value>${esc(v)}</Value></ResourceRecord>`).join('')}</ResourceRecords></ResourceRecordSet>`;
 }
 
-export async function startRoute53API(opts: { zones: string[]; keys: Record<string, string>; sessionTokens?: Record<string, string>; challtestsrv: ChallTestSrv }): Promise<Route53API> {
+/** The Route 53 action a request is, for `allowedActions`. */
+function actionOf(method: string, path: string): string {
+  if (path === '/2013-04-01/hostedzonesbyname') return 'ListHostedZonesByName';
+  if (/^\/2013-04-01\/change\//.test(path)) return 'GetChange';
+  if (/^\/2013-04-01\/hostedzone\/[^/]+\/rrset$/.test(path)) return method === 'POST' ? 'ChangeResourceRecordSets' : 'ListResourceRecordSets';
+  if (/^\/2013-04-01\/hostedzone\/[^/]+$/.test(path)) return 'GetHostedZone';
+  return 'Unknown';
+}
+
+export async function startRoute53API(opts: { zones: string[]; keys: Record<string, string>; sessionTokens?: Record<string, string>; allowedActions?: string[]; challtestsrv: ChallTestSrv }): Promise<Route53API> {
   const zones = opts.zones.map((n) => ({ id: `Z${crypto.randomBytes(8).toString('hex').toUpperCase()}`, name: absolute(n) }));
   const sets = new Map<string, RRSet[]>(zones.map((z) => [z.id, []]));
   const changes = new Map<string, { status: string; submitted: string }>();
@@ -122,17 +135,15 @@ export async function startRoute53API(opts: { zones: string[]; keys: Record<stri
       return error(res, r, 400, 'Throttling', 'Rate exceeded');
     }
     const p = url.pathname.replace(/\/$/, '');
+    const action = actionOf(r.method, p);
+    if (opts.allowedActions && !opts.allowedActions.includes(action)) {
+      return error(res, r, 403, 'AccessDenied', `User: arn:aws:iam::123456789012:user/${r.keyId} is not authorized to perform: route53:${action} on resource: ${p} because no identity-based policy allows the route53:${action} action`);
+    }
     if (r.method === 'GET' && p === '/2013-04-01/hostedzonesbyname') {
       const from = sortKey(url.searchParams.get('dnsname') ?? '');
       const max = Number(url.searchParams.get('maxitems') ?? 100);
       const list = zones.filter((z) => sortKey(z.name) >= from).sort((a, b) => (sortKey(a.name) < sortKey(b.name) ? -1 : 1)).slice(0, max);
       return reply(res, r, 200, `<ListHostedZonesByNameResponse xmlns="${NS}"><HostedZones>${list.map((z) => `<HostedZone><Id>/hostedzone/${z.id}</Id><Name>${z.name}</Name><CallerReference>rig</CallerReference><Config><PrivateZone>false</PrivateZone></Config><ResourceRecordSetCount>${sets.get(z.id)!.length + 2}</ResourceRecordSetCount></HostedZone>`).join('')}</HostedZones><DNSName>${esc(url.searchParams.get('dnsname') ?? '')}</DNSName><IsTruncated>false</IsTruncated><MaxItems>${max}</MaxItems></ListHostedZonesByNameResponse>`);
-    }
-    const hostedZone = /^\/2013-04-01\/hostedzone\/([^/]+)$/.exec(p);
-    if (r.method === 'GET' && hostedZone) {
-      const z = zones.find((x) => x.id === hostedZone[1]);
-      if (!z) return error(res, r, 404, 'NoSuchHostedZone', `No hosted zone found with ID: ${hostedZone[1]}`);
-      return reply(res, r, 200, `<GetHostedZoneResponse xmlns="${NS}"><HostedZone><Id>/hostedzone/${z.id}</Id><Name>${z.name}</Name><CallerReference>rig</CallerReference><Config><PrivateZone>false</PrivateZone></Config><ResourceRecordSetCount>${sets.get(z.id)!.length + 2}</ResourceRecordSetCount></HostedZone><DelegationSet><NameServers><NameServer>ns-1.awsdns-00.com</NameServer></NameServers></DelegationSet></GetHostedZoneResponse>`);
     }
     const change = /^\/2013-04-01\/change\/(.+)$/.exec(p);
     if (r.method === 'GET' && change) {

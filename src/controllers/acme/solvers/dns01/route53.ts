@@ -135,14 +135,15 @@ export class Route53Solver {
 
   /**
    * The hosted zone: hostedZoneID, else the closest enclosing zone by name (public zones first).
-   * With `verify` (the Issuer's check) a hostedZoneID is read with GetHostedZone, which proves the
-   * credentials and the zone at once; present and cleanup skip that call, as their first read
-   * of the record set answers NoSuchHostedZone itself.
+   * With `verify` (the Issuer's check) one record set of a hostedZoneID is listed, which proves the
+   * credentials and the zone at once with an action cert-manager's IAM policy allows (not
+   * GetHostedZone); present and cleanup skip that call, as their own first listing answers
+   * NoSuchHostedZone itself.
    */
   async zoneFor(fqdn: string, verify = true): Promise<string> {
     if (this.o.hostedZoneID) {
       const id = this.o.hostedZoneID.replace(/^\/hostedzone\//, '');
-      if (verify) await this.send(`hosted zone ${id}`, (client, sdk) => client.send(new sdk.GetHostedZoneCommand({ Id: id })));
+      if (verify) await this.send(`hosted zone ${id}`, (client, sdk) => client.send(new sdk.ListResourceRecordSetsCommand({ HostedZoneId: id, MaxItems: 1 })));
       return id;
     }
     const labels = fqdn.replace(/\.$/, '').split('.');
