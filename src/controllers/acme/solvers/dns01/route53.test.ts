@@ -54,6 +54,22 @@ describe('Route53Solver: hosted zones', () => {
     assert.ok(mine.length > 1 && mine.every((r) => r.code === 'Throttling'), JSON.stringify(mine));
   });
 
+  test('with hostedZoneID, cert-manager\'s policy without ListHostedZonesByName (as its docs allow) is enough for the check, present and cleanup', async () => {
+    const narrow = await startRoute53API({ zones: ['example.test'], keys: { [KEY_ID]: SECRET }, allowedActions: CERT_MANAGER_POLICY.filter((a) => a !== 'ListHostedZonesByName'), challtestsrv: noDNS });
+    try {
+      const id = narrow.zones[0].id;
+      const s = new Route53Solver({ credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET }, region: 'us-east-1', hostedZoneID: id, endpoint: narrow.url });
+      await s.zoneFor('_acme-challenge.www.example.test');
+      await s.present('_acme-challenge.www.example.test', 'v');
+      assert.deepEqual(narrow.sets.get(id)!.map((x) => x.values), [['"v"']]);
+      await s.cleanUp('_acme-challenge.www.example.test', 'v');
+      assert.deepEqual(narrow.sets.get(id), []);
+      assert.ok(narrow.requests.every((r) => r.status < 400), JSON.stringify(narrow.requests));
+    } finally {
+      await narrow.stop();
+    }
+  });
+
   test('no hosted zone contains the name: a configuration error naming it, after one lookup per enclosing name', async () => {
     const before = api.requests.length;
     await assert.rejects(solver().present('_acme-challenge.www.nowhere.test', 'v'), (e: Error) => e instanceof ProviderConfigError && e.message === 'Route 53: no hosted zone of this account contains www.nowhere.test');
