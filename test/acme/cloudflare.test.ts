@@ -166,4 +166,22 @@ describe('DNS-01 through the Cloudflare API', () => {
     await waitFor('challenge reason', async () => /no zone of this account contains z-.*\.nowhere\.test/.test((await challengeFor(unknown))?.status?.reason ?? ''), async () => (await challengeFor(unknown))?.status);
     assert.ok(!cf.records.some((r) => r.name.endsWith(unknown)));
   });
+
+  // last: its Challenge goes on in the background once the throttling ends
+  test('throttled for longer than a client waits (Retry-After 60 s): the Challenge\'s reason names the 429 and the wait; nothing written, never presented', async () => {
+    const name = `w-${uniq()}.example.test`;
+    cf.throttle(1_000_000, 60);
+    try {
+      await lc.apply(acmeCertificate('cf-throttled', [name]));
+      const c = await waitFor('throttled reason', async () => {
+        const ch = await challengeFor(name);
+        return ch && / HTTP 429: 971 Please wait and consider throttling your request speed \(throttled: the API asks to wait 60 s\)$/.test(ch.status?.reason ?? '') ? ch : undefined;
+      }, async () => (await challengeFor(name))?.status);
+      assert.match(c.status!.reason!, /^Error presenting challenge: Cloudflare zone lookup of /);
+      assert.ok(!c.status?.presented);
+      assert.ok(!cf.records.some((r) => r.name.endsWith(name)));
+    } finally {
+      cf.throttle(0, 1);
+    }
+  });
 });
