@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRetryAfter } from './retry-after.ts';
-import { providerRetryDelayMs } from '../controllers/acme/solvers/dns01/cloudflare.ts';
+import { providerRetryDelayMs } from '../controllers/acme/solvers/dns01/throttling.ts';
 
 const NOW = Date.parse('Wed, 21 Oct 2015 07:28:00 GMT');
 

@@ -180,6 +180,12 @@ describe('DNS-01 through the Cloudflare API', () => {
       assert.match(c.status!.reason!, /^Error presenting challenge: Cloudflare zone lookup of /);
       assert.ok(!c.status?.presented);
       assert.ok(!cf.records.some((r) => r.name.endsWith(name)));
+      // and the API is not asked again inside the 60 s: not on the wake-up the status write causes,
+      // nor at the work queue's first retries (5 s, then 10 s)
+      const lookups = () => cf.requests.filter((r) => r.path.includes(name)).length;
+      const seen = lookups();
+      await new Promise((r) => setTimeout(r, 6_000));
+      assert.equal(lookups(), seen, 'no request to the API before the wait it asked for is over');
     } finally {
       cf.throttle(0, 1);
     }

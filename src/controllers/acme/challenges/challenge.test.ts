@@ -23,11 +23,15 @@ function challenge(status: Challenge['status'], annotations: Record<string, stri
   };
 }
 
+const notPresented = { processing: true, presented: false, state: 'pending' as const };
 const presented = { processing: true, presented: true, presentedAt: at(-1_000), state: 'pending' as const };
 const accepted = { processing: true, presented: true, presentedAt: at(-5_000), state: 'processing' as const };
 
 test('decideChallenge: self-checks and polls are due from the marks on the Challenge', () => {
   const rows: { name: string; c: Challenge; want: ReturnType<typeof decideChallenge> }[] = [
+    { name: 'not presented: present now', c: challenge(notPresented), want: { kind: 'present' } },
+    { name: 'not presented, the provider\'s wait over: present now', c: challenge(notPresented, { [ANN_NEXT_LOOK]: at(-10) }), want: { kind: 'present' } },
+    { name: 'not presented, the provider asked to wait: look later', c: challenge(notPresented, { [ANN_NEXT_LOOK]: at(60_000) }), want: { kind: 'look-later', afterMs: 60_000 } },
     { name: 'presented, never checked: self-check now', c: challenge(presented), want: { kind: 'self-check' } },
     { name: 'presented, next check passed: self-check', c: challenge(presented, { [ANN_NEXT_LOOK]: at(-10) }), want: { kind: 'self-check' } },
     { name: 'presented, next check ahead: look later', c: challenge(presented, { [ANN_NEXT_LOOK]: at(800) }), want: { kind: 'look-later', afterMs: 800 } },

@@ -53,7 +53,11 @@ export function decideChallenge(c: Challenge, now: Date): ChallengeStep {
     const dueInMs = Math.max(firstDue, lookDueInMs(c.metadata.annotations, now));
     return dueInMs > 0 ? { kind: 'look-later', afterMs: dueInMs } : { kind: 'poll' };
   }
-  if (!st.presented) return { kind: 'present' };
+  if (!st.presented) {
+    // a provider that throttled the last present asked for a wait (afterThrottledPresent)
+    const dueInMs = lookDueInMs(c.metadata.annotations, now);
+    return dueInMs > 0 ? { kind: 'look-later', afterMs: dueInMs } : { kind: 'present' };
+  }
   const wait = c.spec.solver.waitInsteadOfSelfCheck;
   if (wait === undefined) {
     const dueInMs = lookDueInMs(c.metadata.annotations, now);
@@ -103,6 +107,14 @@ export type LookOutcome =
 export function afterFailedSelfCheck(c: Challenge, now: Date): LookOutcome & { kind: 'look-later' } {
   const afterMs = nextLookDelayMs(SELF_CHECK_PACE, waitedAtLook(c.status?.presentedAt, c.metadata.annotations, now));
   return { kind: 'look-later', afterMs, annotations: { [ANN_NEXT_LOOK]: preciseTime(new Date(now.getTime() + afterMs)) } };
+}
+
+/**
+ * After a present the DNS provider's API throttled with a wait longer than its client waits: the
+ * next present no sooner than that (the API's word), instead of the work queue's backoff.
+ */
+export function afterThrottledPresent(now: Date, retryAfterMs: number): LookOutcome & { kind: 'look-later' } {
+  return { kind: 'look-later', afterMs: retryAfterMs, annotations: { [ANN_NEXT_LOOK]: preciseTime(new Date(now.getTime() + retryAfterMs)) } };
 }
 
 /**

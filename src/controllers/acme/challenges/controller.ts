@@ -14,12 +14,13 @@ import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
 import { reportServerUnreachable } from '../server-unreachable.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
-import { afterCleanUp, afterFailedSelfCheck, afterPendingAuthorization, decideChallenge, FINALIZER, needsServing } from './challenge.ts';
+import { afterCleanUp, afterFailedSelfCheck, afterPendingAuthorization, afterThrottledPresent, decideChallenge, FINALIZER, needsServing } from './challenge.ts';
 import { ANN_ACCEPTED_AT, ANN_ACCEPTED_BY, AUTHORIZATION_PACE, preciseTime, SELF_CHECK_PACE } from '../look-schedule.ts';
 import { randomUUID } from 'node:crypto';
 import { scheduleChallenges } from './scheduler.ts';
 import { WrittenVersions } from '../written-versions.ts';
 import { solverFor, usesEmbeddedResponder } from './solvers.ts';
+import { ProviderThrottledError } from '../solvers/dns01/secret-ref.ts';
 import {
   accountGoneProblem, ANN_ACCOUNT, ANN_FAILURE_CAUSE, challengeAtCA, isUnreachable, notFoundAtCA, shouldReadAfterAcceptError, solverWasUnavailable, type FailureCause,
 } from '../recovery.ts';
@@ -268,6 +269,12 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
     } catch (e) {
       const reason = `Error presenting challenge: ${(e as Error).message}`;
       ctx.recorder.event(c, 'Warning', 'PresentError', reason);
+      if (e instanceof ProviderThrottledError && e.retryAfterMs > 0) {
+        const later = afterThrottledPresent(now, e.retryAfterMs);
+        // The mark first: the status write wakes this Challenge, and the mark says not before then.
+        await setStatus(await annotate(c, later.annotations), { reason });
+        return { done: { requeueAfterMs: later.afterMs } };
+      }
       await setStatus(c, { reason });
       throw e;
     }

@@ -56,7 +56,7 @@ async function checkSolver(ctx: ControllerContext, issuer: SolverIssuer, solver:
     const r = dns01.route53;
     const solver53 = new Route53Solver({ credentials: await route53Keys(ctx, c), role: r.role, region: r.region, hostedZoneID: r.hostedZoneID, endpoint: apis?.route53, stsEndpoint: apis?.sts, webIdentityToken: route53WebIdentity(ctx, c) });
     for (const p of probes.length ? probes : ['_acme-challenge.credentials-check.invalid']) {
-      await solver53.zoneFor(p).catch((e) => { if (probes.length || e instanceof ProviderConfigError && !/no hosted zone/.test(e.message)) throw e; });
+      await solver53.zoneFor(p).catch((e) => { if (probes.length || e instanceof ProviderConfigError && !/^Route 53: no hosted zone /.test(e.message)) throw e; });
     }
   } else if (dns01.cloudDNS) {
     const client = await cloudDNSClient(ctx, c);

@@ -37,9 +37,6 @@ export class CloudflareError extends Error {
 
 const MAX_ATTEMPTS = 3;
 
-// retry-after.test.ts (src/runtime) reads it here; the DNS clients take it from throttling.ts
-export { providerRetryDelayMs } from './throttling.ts';
-
 export class CloudflareClient {
   constructor(private readonly auth: CloudflareAuth, private readonly base = CLOUDFLARE_API) {}
 
