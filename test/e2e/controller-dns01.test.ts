@@ -8,11 +8,11 @@
 // The controller process cannot be handed the loopback URLs as an option (dns01ProviderAPIs is
 // never a flag): the AWS SDK takes AWS_ENDPOINT_URL_ROUTE_53 and _STS from the environment, and the fetch
 // clients' built-in endpoints are redirected to the rigs below the product's code
-// (test/rig/fetch-redirect.ts). Akamai is not covered here: its rig checks the EdgeGrid signature
-// for scheme "http" and the rig's own host, while the client signs for https://<serviceConsumerDomain>.
-// Nor are RFC 2136 and the webhook solver: they need bind9 (challtestsrv takes no updates and
-// answers SOA queries NOTIMP), and the self-check wants the value on every configured resolver, so
-// they cannot share this controller's challtestsrv.
+// (test/rig/fetch-redirect.ts). Akamai's client signs for https://<serviceConsumerDomain>, so its
+// rig checks the EdgeGrid signature for that origin rather than its own loopback one.
+// RFC 2136 and the webhook solver are in controller-dns01-bind.test.ts: they need bind9
+// (challtestsrv takes no updates and answers SOA queries NOTIMP), and the self-check wants the
+// value on every configured resolver, so they cannot share this controller's challtestsrv.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto, { X509Certificate } from 'node:crypto';
@@ -36,6 +36,7 @@ import { startCloudDNSAPI, type CloudDNSAPI } from '../rig/clouddns-api.ts';
 import { startAzureDNSAPI, type AzureDNSAPI } from '../rig/azuredns-api.ts';
 import { startDigitalOceanAPI, type DigitalOceanAPI } from '../rig/digitalocean-api.ts';
 import { startAcmeDNSAPI, type AcmeDNSAPI } from '../rig/acme-dns-api.ts';
+import { startAkamaiAPI, type AkamaiAPI } from '../rig/akamai-api.ts';
 import { fetchRedirectEnv } from '../rig/fetch-redirect.ts';
 import { acmeCertificate, b64 } from '../acme/acme-rig.ts';
 import { isReady, startServer, waitFor, type RunningServer } from './harness.ts';
@@ -51,6 +52,13 @@ const AWS_AMBIENT = { id: `AKIA${crypto.randomBytes(8).toString('hex').toUpperCa
 const GCP_PROJECT = 'certsmith-e2e';
 const AZ = { tenantID: crypto.randomUUID(), clientID: crypto.randomUUID(), clientSecret: `azs~${crypto.randomBytes(16).toString('hex')}`, subscriptionID: crypto.randomUUID(), resourceGroupName: 'dns-rg' };
 const DO_TOKEN = `dop_v1_${crypto.randomBytes(32).toString('hex')}`;
+const AKAMAI = {
+  clientToken: `akab-${crypto.randomBytes(8).toString('hex')}-${crypto.randomBytes(8).toString('hex')}`,
+  clientSecret: crypto.randomBytes(32).toString('base64'),
+  accessToken: `akab-${crypto.randomBytes(8).toString('hex')}-${crypto.randomBytes(8).toString('hex')}`,
+};
+/** the API client's host: the controller signs for https://<it>, which is redirected to the rig */
+const AKAMAI_SCD = 'akab-test.luna.akamaiapis.net';
 
 /** What a vendor's API published into challtestsrv: every name it ever set a TXT value at, and the values there now. */
 interface Published {
@@ -94,6 +102,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
   let az: AzureDNSAPI;
   let dos: DigitalOceanAPI;
   let acmeDNS: AcmeDNSAPI;
+  let akamai: AkamaiAPI;
   let server: RunningServer | undefined;
   let controller: RunningController | undefined;
   let store: HttpStore;
@@ -112,6 +121,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
     azureManagedIdentity: `m-${uniq()}.az-mi.test`,
     digitalocean: `d-${uniq()}.do.test`,
     acmeDNS: `n-${uniq()}.acme-dns-client.test`,
+    akamai: `e-${uniq()}.ak.test`,
   };
   type Provider = keyof typeof names;
   const certName = (p: Provider) => `dns01-${p.toLowerCase()}`;
@@ -139,6 +149,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
       startAzureDNSAPI({ ...AZ, zones: ['az.test', 'az-mi.test'], challtestsrv: rec('azureDNS') }).then((v) => (az = v)),
       startDigitalOceanAPI({ domains: ['do.test'], token: DO_TOKEN, challtestsrv: rec('digitalocean') }).then((v) => (dos = v)),
       startAcmeDNSAPI({ authDomain: 'auth.acme-dns.test', challtestsrv: rec('acmeDNS') }).then((v) => (acmeDNS = v)),
+      startAkamaiAPI({ zones: ['ak.test'], credentials: AKAMAI, challtestsrv: rec('akamai'), signedFor: `https://${AKAMAI_SCD}` }).then((v) => (akamai = v)),
       startServer({ args: ['--no-controllers'] }).then((v) => (server = v)),
     ]);
     for (const r of started) if (r.status === 'rejected') throw r.reason;
@@ -174,6 +185,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
         secret(CLUSTER_RESOURCE_NS, 'clouddns', { 'key.json': gc.serviceAccountKey() }),
         secret(CLUSTER_RESOURCE_NS, 'azuredns', { 'client-secret': AZ.clientSecret }),
         secret(CLUSTER_RESOURCE_NS, 'acme-dns', { 'acmedns.json': JSON.stringify({ [names.acmeDNS]: account }) }),
+        secret(CLUSTER_RESOURCE_NS, 'akamai', { 'client-token': AKAMAI.clientToken, 'client-secret': AKAMAI.clientSecret, 'access-token': AKAMAI.accessToken }),
         // a namespaced Issuer reads its Secret from its own namespace
         secret('default', 'digitalocean', { 'access-token': DO_TOKEN }),
         clusterIssuer('cloudflare', { cloudflare: { apiTokenSecretRef: { name: 'cloudflare', key: 'api-token' } } }),
@@ -185,6 +197,14 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
         clusterIssuer('azureSecret', { azureDNS: { ...azure, hostedZoneName: 'az.test', clientID: AZ.clientID, tenantID: AZ.tenantID, clientSecretSecretRef: { name: 'azuredns', key: 'client-secret' } } }),
         clusterIssuer('azureManagedIdentity', { azureDNS: { ...azure, hostedZoneName: 'az-mi.test', managedIdentity: { clientID: 'mi-client' } } }),
         clusterIssuer('acmeDNS', { acmeDNS: { host: acmeDNS.url, accountSecretRef: { name: 'acme-dns', key: 'acmedns.json' } } }),
+        clusterIssuer('akamai', {
+          akamai: {
+            serviceConsumerDomain: AKAMAI_SCD,
+            clientTokenSecretRef: { name: 'akamai', key: 'client-token' },
+            clientSecretSecretRef: { name: 'akamai', key: 'client-secret' },
+            accessTokenSecretRef: { name: 'akamai', key: 'access-token' },
+          },
+        }),
         {
           apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: certName('digitalocean'), namespace: 'default' },
           spec: acme(certName('digitalocean'), { digitalocean: { tokenSecretRef: { name: 'digitalocean', key: 'access-token' } } }),
@@ -212,6 +232,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
           [AZURE_ENVIRONMENTS.AzurePublicCloud.authority]: az.url,
           [AZURE_ENVIRONMENTS.AzurePublicCloud.arm]: az.url,
           [AZURE_IMDS]: az.url,
+          [`https://${AKAMAI_SCD}`]: akamai.url,
         }),
       },
     });
@@ -223,7 +244,7 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
     await server?.stop();
     server?.cleanup();
     await store?.close();
-    await Promise.all([pebble?.stop(), cf?.stop(), r53?.stop(), sts?.stop(), gc?.stop(), az?.stop(), dos?.stop(), acmeDNS?.stop()]);
+    await Promise.all([pebble?.stop(), cf?.stop(), r53?.stop(), sts?.stop(), gc?.stop(), az?.stop(), dos?.stop(), acmeDNS?.stop(), akamai?.stop()]);
     await cts?.stop();
     rmSync(tmp, { recursive: true, force: true });
     if (code !== undefined && code !== 0) assert.fail(`certsmith controller exited with ${code} on SIGTERM:\n${controller!.output()}`);
@@ -349,5 +370,15 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
     assert.equal(account.length, 1, JSON.stringify(account));
     assert.match(account[0], /\.auth\.acme-dns\.test$/);
     assert.deepEqual(acmeDNS.requests.map((r) => r.status), [200]);
+  });
+
+  test('akamai: EdgeGrid credentials from Secrets, signed for https://<serviceConsumerDomain> (signature checked)', async () => {
+    await issued('akamai');
+    await presentedAndCleanedUp('akamai', 'akamai');
+    const rr = `_acme-challenge.${names.akamai}`;
+    assert.ok(akamai.requests.length && akamai.requests.every((r) => r.authorized), JSON.stringify(akamai.requests.filter((r) => !r.authorized)));
+    const writes = akamai.requests.filter((r) => r.method !== 'GET' && r.path.includes(rr));
+    assert.deepEqual(writes.map((r) => r.method), ['POST', 'DELETE']);
+    assert.ok(!akamai.recordSets.has(`ak.test/${rr}/TXT`), 'the record set is deleted');
   });
 });

@@ -54,7 +54,19 @@ function parseTimestamp(t: string): number {
   return m ? Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) : NaN;
 }
 
-export async function startAkamaiAPI(opts: { zones: string[]; credentials: AkamaiCredentialsForRig; challtestsrv: ChallTestSrv }): Promise<AkamaiAPI> {
+export async function startAkamaiAPI(opts: {
+  zones: string[];
+  credentials: AkamaiCredentialsForRig;
+  challtestsrv: ChallTestSrv;
+  /**
+   * The origin the client signs for (e.g. https://akab-test.luna.akamaiapis.net) when its requests
+   * reach the rig redirected (test/rig/fetch-redirect.ts): the signature covers that scheme and
+   * host, not the rig's. Default: plain http and the request's own Host, as when the client is
+   * handed the rig's URL.
+   */
+  signedFor?: string;
+}): Promise<AkamaiAPI> {
+  const signedFor = opts.signedFor === undefined ? undefined : new URL(opts.signedFor);
   const recordSets = new Map<string, AkamaiRecordSet>();
   const requests: AkamaiAPI['requests'] = [];
   const nonces = new Set<string>();
@@ -89,7 +101,9 @@ export async function startAkamaiAPI(opts: { zones: string[]; credentials: Akama
     if (nonces.has(nonce)) return 'nonce reused';
     const unsigned = h.slice(0, h.indexOf('signature='));
     const contentHash = req.method === 'POST' && body ? crypto.createHash('sha256').update(Buffer.from(body).subarray(0, MAX_BODY)).digest('base64') : '';
-    const data = [req.method, 'http', req.headers.host ?? '', req.url ?? '', '', contentHash, unsigned].join('\t');
+    const scheme = signedFor ? signedFor.protocol.replace(':', '') : 'http';
+    const host = signedFor ? signedFor.host : req.headers.host ?? '';
+    const data = [req.method, scheme, host, req.url ?? '', '', contentHash, unsigned].join('\t');
     const want = b64hmac(b64hmac(c.clientSecret, ts), data);
     const got = fields.get('signature') ?? '';
     if (got.length !== want.length || !crypto.timingSafeEqual(Buffer.from(got), Buffer.from(want))) return 'signature does not match';
