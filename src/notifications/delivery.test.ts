@@ -70,3 +70,29 @@ test('exec: a hook that hangs is killed at the timeout with what it started', { 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a private key quoted in the message (a deploy hook\'s output, its BEGIN line cut off) reaches neither target', async () => {
+  const cut = '…3zZN6o2LLjo0CgYBmmZkd9TmIiZy1JAjhuWDLQNTL1T8Vzo49onGx\nji+YhDr9ZaQBCO/JvFDHGWkzJa14IdIdF+fKxGSHrKx8Ub2hs0C8\n-----END RSA PRIVATE KEY-----\nreload failed';
+  const leaky: Notification = { ...n, kind: 'DeployHookFailed', message: `Deploy hook for revision 1 exited with status 1: ${cut}` };
+  const want = 'Deploy hook for revision 1 exited with status 1: …[private key redacted]\nreload failed';
+  let body = '';
+  const server = http.createServer((req, res) => {
+    req.on('data', (d) => (body += d));
+    req.on('end', () => res.writeHead(200).end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-notify-'));
+  try {
+    const out = join(dir, 'message.txt');
+    const hook = join(dir, 'hook.sh');
+    writeFileSync(hook, `#!/bin/sh\nprintf '%s' "$CERTSMITH_MESSAGE" > ${out}\n`, { mode: 0o755 });
+    await deliver({ webhookUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}/`, exec: hook }, leaky);
+    const sent = JSON.parse(body) as { text: string; certsmith: { message: string } };
+    assert.equal(sent.certsmith.message, want);
+    assert.equal(sent.text, `[certsmith] DeployHookFailed: Certificate default/web: ${want}`);
+    assert.equal(readFileSync(out, 'utf8'), want);
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -5,6 +5,7 @@
 // from the server's configuration only; nothing a resource sets reaches them.
 import { endedBadly, runProgram } from '../shared/run-program.ts';
 import type { NotificationKind } from './conditions.ts';
+import { redactKeyMaterial } from './key-material.ts';
 
 export interface NotificationTargets {
   webhookUrl?: string;
@@ -42,8 +43,12 @@ export function execEnvironment(n: Notification): Record<string, string> {
   };
 }
 
-/** Delivers to every target; throws (naming the target, never a credential in the URL) when one fails. */
-export async function deliver(targets: NotificationTargets, n: Notification): Promise<void> {
+/**
+ * Delivers to every target; throws (naming the target, never a credential in the URL) when one fails.
+ * The message is stripped of private keys first: it may quote a deploy hook's output.
+ */
+export async function deliver(targets: NotificationTargets, notification: Notification): Promise<void> {
+  const n = { ...notification, message: redactKeyMaterial(notification.message) };
   const timeoutMs = targets.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (targets.webhookUrl) {
     const url = new URL(targets.webhookUrl);
