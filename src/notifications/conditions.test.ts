@@ -26,6 +26,16 @@ test('which notifications hold (table: one row per kind, with the boundary that 
       status: { ...issued, acme: { ari: { suggestedWindow: { start: '2026-06-01T00:00:00Z', end: '2026-06-02T00:00:00Z' }, lastChecked: '2026-06-03T00:00:00Z' } } }, expect: ['ARIReplaceNow'],
     },
     {
+      why: "the CA's \"replace now\" sets the renewal time to its window's start, days ago: replace now, not overdue (failed before: RenewalOverdue at once)",
+      status: { ...issued, renewalTime: '2026-06-01T00:00:00Z', acme: { ari: { suggestedWindow: { start: '2026-06-01T00:00:00Z', end: '2026-06-02T00:00:00Z' }, lastChecked: '2026-06-09T23:59:00Z' } } },
+      expect: ['ARIReplaceNow'],
+    },
+    {
+      why: 'an ordinary ARI window whose renewal time passed without renewal: overdue as ever',
+      status: { ...issued, renewalTime: '2026-06-08T00:00:00Z', acme: { ari: { suggestedWindow: { start: '2026-06-08T00:00:00Z', end: '2026-06-12T00:00:00Z' }, lastChecked: '2026-06-09T23:00:00Z' } } },
+      expect: ['RenewalOverdue'],
+    },
+    {
       why: 'an ordinary ARI window: nothing',
       status: { ...issued, acme: { ari: { suggestedWindow: { start: '2026-06-20T00:00:00Z', end: '2026-06-22T00:00:00Z' }, lastChecked: '2026-06-03T00:00:00Z' } } }, expect: [],
     },

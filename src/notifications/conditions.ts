@@ -41,8 +41,14 @@ export function activeNotifications(c: Pick<Certificate, 'status'>, hook: HookOu
     const ready = s.conditions?.find((x) => x.type === 'Ready');
     out.set('IssuanceFailing', `issuance failed ${failed} times in a row${ready?.message ? `: ${ready.message}` : ''}`);
   }
+  const ari = s.acme?.ari;
+  const windowEnd = ms(ari?.suggestedWindow?.end);
+  const replaceNow = Number.isFinite(windowEnd) && windowEnd <= ms(ari?.lastChecked);
   const renewal = ms(s.renewalTime);
-  if (Number.isFinite(renewal) && t >= renewal + policy.renewalGraceMs) {
+  // A CA's "replace now" sets the renewal time to the start of its window, which has passed
+  // (often by days) when the answer arrives: that certificate is not overdue by certsmith's
+  // fault, and ARIReplaceNow already says it must be renewed and stays until it is.
+  if (!replaceNow && Number.isFinite(renewal) && t >= renewal + policy.renewalGraceMs) {
     out.set('RenewalOverdue', `not renewed ${duration(t - renewal)} after its renewal time ${s.renewalTime}`);
   }
   const notAfter = ms(s.notAfter);
@@ -53,10 +59,7 @@ export function activeNotifications(c: Pick<Certificate, 'status'>, hook: HookOu
       out.set('ExpiringSoon', t >= notAfter ? `expired at ${s.notAfter}` : `expires in ${duration(notAfter - t)} (${s.notAfter})`);
     }
   }
-  const ari = s.acme?.ari;
-  const windowEnd = ms(ari?.suggestedWindow?.end);
-  const checked = ms(ari?.lastChecked);
-  if (Number.isFinite(windowEnd) && Number.isFinite(checked) && windowEnd <= checked) {
+  if (replaceNow) {
     out.set('ARIReplaceNow', `the ACME server asks for this certificate to be replaced now${ari?.explanationURL ? ` (${ari.explanationURL})` : ''}`);
   }
   if (hook?.failed) out.set('DeployHookFailed', hook.message);

@@ -1,0 +1,98 @@
+// Issue 16 end to end: the CA's "renew now" (an ARI window already in the past, RFC 9773 §4.2)
+// reaches the operator. `certsmith server --notify-webhook URL` against Pebble 2.4 behind the
+// fault proxy that serves /renewal-info/{certID} (test/rig/fault-proxy.ts): the first certificate
+// gets a window that ended yesterday, its replacement one ten days ahead. The loopback receiver
+// gets ARIReplaceNow once, the certificate is renewed, and the resolved notice arrives once.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import { startFaultProxy, type FaultProxy } from '../rig/fault-proxy.ts';
+import { startServer, waitFor, type RunningServer } from '../e2e/harness.ts';
+import { startNotificationReceiver, type NotificationReceiver } from '../e2e/notification-receiver.ts';
+import { apply, manifest, stopKeeper, type Target } from './restart-rig.ts';
+
+const DAY = 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+interface CertObj {
+  status?: { conditions?: { type: string; status: string }[]; revision?: number; acme?: { ari?: { certID?: string; suggestedWindow?: { start: string; end: string } } } };
+}
+
+let cts: ChallTestSrv;
+let pebble: Pebble;
+let proxy: FaultProxy;
+let target: Target;
+let receiver: NotificationReceiver;
+let s: RunningServer;
+let dir: string;
+/** the CertIDs renewal-info was asked about, in order: the first is the certificate to replace */
+const asked: string[] = [];
+
+before(async () => {
+  cts = await startChallTestSrv();
+  const httpPort = await freePort();
+  target = { cts, httpPort };
+  pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort });
+  proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
+  proxy.setRenewalInfo((certID) => {
+    if (!asked.includes(certID)) asked.push(certID);
+    const now = Date.now();
+    return certID === asked[0]
+      ? { suggestedWindow: { start: iso(now - 2 * DAY), end: iso(now - DAY) }, explanationURL: 'https://ca.example/incident-42', retryAfter: 3600 }
+      : { suggestedWindow: { start: iso(now + 10 * DAY), end: iso(now + 11 * DAY) }, retryAfter: 3600 };
+  });
+  receiver = await startNotificationReceiver();
+  dir = mkdtempSync(join(tmpdir(), 'certsmith-notify-ari-'));
+  // the configuration a user writes: the ACME solver's listener, and where notifications go
+  s = await startServer({
+    dataDir: dir,
+    args: ['--acme-http01-listen', `127.0.0.1:${httpPort}`, '--acme-http01-solver-nameservers', cts.dnsServer, '--notify-webhook', receiver.url],
+  });
+});
+
+after(async () => {
+  await s?.stop();
+  if (target) await stopKeeper(target);
+  await receiver?.stop();
+  await proxy?.stop();
+  await Promise.all([pebble?.stop(), cts?.stop()]);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function cert(name: string): Promise<CertObj> {
+  const r = await s.cli(['get', 'certificate', name, '-n', 'default', '-o', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as CertObj;
+}
+
+test('ARI asks for replacement now: ARIReplaceNow once, the certificate renewed, resolved once', { timeout: 120_000 }, async () => {
+  const dnsName = `ari-notify-${crypto.randomBytes(3).toString('hex')}.example.test`;
+  await apply(s, manifest('ari', proxy, [{ name: 'ari-notify', dnsName }]));
+
+  const firing = await waitFor('ARIReplaceNow at the receiver', () => receiver.got.find((g) => g.kind === 'ARIReplaceNow'), 60_000, 200);
+  assert.equal(firing.state, 'firing');
+  assert.equal(`${firing.namespace}/${firing.name}`, 'default/ari-notify');
+  assert.equal(firing.text, '[certsmith] ARIReplaceNow: Certificate default/ari-notify: the ACME server asks for this certificate to be replaced now (https://ca.example/incident-42)');
+
+  const renewed = await waitFor('the replacement with its own, future, window', async () => {
+    const c = await cert('ari-notify');
+    const ready = c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
+    const ari = c.status?.acme?.ari;
+    return ready && (c.status?.revision ?? 0) >= 2 && ari?.certID !== asked[0] && Date.parse(ari?.suggestedWindow?.start ?? '') > Date.now() && c;
+  }, 60_000, 300);
+  assert.equal(renewed.status?.revision, 2, 'renewed once');
+  await waitFor('the resolved notice', () => receiver.seen('ari-notify').includes('resolved ARIReplaceNow'), 30_000, 200);
+
+  // a moment for anything that would announce again (status writes after the renewal, the ARI refetch)
+  await new Promise((r) => setTimeout(r, 3000));
+  console.log(`[ARI notify] receiver: ${receiver.seen('ari-notify').join(', ')}; renewal-info asked for ${asked.length} certificates`);
+  assert.deepEqual(receiver.seen('ari-notify'), ['firing ARIReplaceNow', 'resolved ARIReplaceNow'], 'each once, and nothing else');
+  const resolved = receiver.got.find((g) => g.state === 'resolved')!;
+  assert.equal(resolved.text, '[certsmith] resolved ARIReplaceNow: Certificate default/ari-notify');
+  for (const g of receiver.got) assert.doesNotMatch(g.raw, /PRIVATE KEY/);
+  assert.equal((await cert('ari-notify')).status?.revision, 2, 'the replacement is not replaced again');
+});
