@@ -29,8 +29,11 @@ let target: Target;
 let receiver: NotificationReceiver;
 let s: RunningServer;
 let dir: string;
-/** the CertIDs renewal-info was asked about, in order: the first is the certificate to replace */
-const asked: string[] = [];
+/** the CertIDs renewal-info was asked about */
+const asked = new Set<string>();
+/** those answered with a window that has ended: the first one asked about after a test sets wantPast */
+const past = new Set<string>();
+let wantPast = false;
 
 before(async () => {
   cts = await startChallTestSrv();
@@ -39,9 +42,13 @@ before(async () => {
   pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort });
   proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
   proxy.setRenewalInfo((certID) => {
-    if (!asked.includes(certID)) asked.push(certID);
+    if (!asked.has(certID)) {
+      asked.add(certID);
+      if (wantPast) past.add(certID);
+      wantPast = false;
+    }
     const now = Date.now();
-    return certID === asked[0]
+    return past.has(certID)
       ? { suggestedWindow: { start: iso(now - 2 * DAY), end: iso(now - DAY) }, explanationURL: 'https://ca.example/incident-42', retryAfter: 3600 }
       : { suggestedWindow: { start: iso(now + 10 * DAY), end: iso(now + 11 * DAY) }, retryAfter: 3600 };
   });
@@ -71,6 +78,7 @@ async function cert(name: string): Promise<CertObj> {
 
 test('ARI asks for replacement now: ARIReplaceNow once, the certificate renewed, resolved once', { timeout: 120_000 }, async () => {
   const dnsName = `ari-notify-${crypto.randomBytes(3).toString('hex')}.example.test`;
+  wantPast = true;
   await apply(s, manifest('ari', proxy, [{ name: 'ari-notify', dnsName }]));
 
   const firing = await waitFor('ARIReplaceNow at the receiver', () => receiver.got.find((g) => g.kind === 'ARIReplaceNow'), 60_000, 200);
@@ -82,17 +90,50 @@ test('ARI asks for replacement now: ARIReplaceNow once, the certificate renewed,
     const c = await cert('ari-notify');
     const ready = c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
     const ari = c.status?.acme?.ari;
-    return ready && (c.status?.revision ?? 0) >= 2 && ari?.certID !== asked[0] && Date.parse(ari?.suggestedWindow?.start ?? '') > Date.now() && c;
+    return ready && (c.status?.revision ?? 0) >= 2 && !past.has(ari?.certID ?? '') && Date.parse(ari?.suggestedWindow?.start ?? '') > Date.now() && c;
   }, 60_000, 300);
   assert.equal(renewed.status?.revision, 2, 'renewed once');
   await waitFor('the resolved notice', () => receiver.seen('ari-notify').includes('resolved ARIReplaceNow'), 30_000, 200);
 
   // a moment for anything that would announce again (status writes after the renewal, the ARI refetch)
   await new Promise((r) => setTimeout(r, 3000));
-  console.log(`[ARI notify] receiver: ${receiver.seen('ari-notify').join(', ')}; renewal-info asked for ${asked.length} certificates`);
+  console.log(`[ARI notify] receiver: ${receiver.seen('ari-notify').join(', ')}; renewal-info asked for ${asked.size} certificates`);
   assert.deepEqual(receiver.seen('ari-notify'), ['firing ARIReplaceNow', 'resolved ARIReplaceNow'], 'each once, and nothing else');
   const resolved = receiver.got.find((g) => g.state === 'resolved')!;
   assert.equal(resolved.text, '[certsmith] resolved ARIReplaceNow: Certificate default/ari-notify');
   for (const g of receiver.got) assert.doesNotMatch(g.raw, /PRIVATE KEY/);
   assert.equal((await cert('ari-notify')).status?.revision, 2, 'the replacement is not replaced again');
+});
+
+// Known defect (todo until fixed outside src/notifications): status.acme.ari keeps the answer about
+// the replaced certificate when no answer about the new one will come (ARI turned off for the
+// issuer, a directory without renewalInfo, a certificate without an AKI), and the Certificate's
+// status does not say which certificate is current, so ARIReplaceNow never resolves. The fix
+// belongs where the certificate is known: the ARI controller dropping an answer about another
+// certificate when it will not fetch one about this (src/controllers/certificates/renewal/ari-controller.ts).
+test('the certificate ARI asked to replace is replaced while ARI is off: resolved once, though no ARI answer about the new one comes', {
+  timeout: 120_000, todo: 'status.acme.ari about the replaced certificate is never dropped when ARI is off: ARIReplaceNow never resolves',
+}, async () => {
+  const dnsName = `ari-stale-${crypto.randomBytes(3).toString('hex')}.example.test`;
+  const issuer = (ari: 'ARI' | 'None') =>
+    `apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: ari-stale }\nspec:\n  acme:\n    server: ${proxy.directoryUrl}\n    caBundle: ${Buffer.from(proxy.caPem).toString('base64')}\n    renewalInformationSource: ${ari}\n    privateKeySecretRef: { name: ari-stale-account }\n    solvers: [ { http01: { ingress: {} } } ]`;
+  // Disabled: the operator renews by hand (and still hears the CA's request)
+  const certificate = `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ari-stale, namespace: default }\nspec: { secretName: ari-stale-tls, dnsNames: [${dnsName}], privateKey: { algorithm: ECDSA }, renewal: { policy: Disabled }, issuerRef: { name: ari-stale, kind: ClusterIssuer } }`;
+  wantPast = true;
+  await apply(s, `${issuer('ARI')}\n---\n${certificate}`);
+  await waitFor('ARIReplaceNow at the receiver', () => receiver.seen('ari-stale').includes('firing ARIReplaceNow'), 60_000, 200);
+
+  // the operator turns ARI off for the issuer and replaces the certificate by hand
+  await apply(s, issuer('None'));
+  const renew = await s.cli(['renew', 'ari-stale', '-n', 'default']);
+  assert.equal(renew.code, 0, renew.stderr);
+  const renewed = await waitFor('revision 2', async () => {
+    const c = await cert('ari-stale');
+    return c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') && (c.status?.revision ?? 0) >= 2 && c;
+  }, 60_000, 300);
+  console.log(`[ARI stale] status.acme.ari after the renewal: ${JSON.stringify(renewed.status?.acme?.ari)}`);
+  await waitFor('the resolved notice', () => receiver.seen('ari-stale').includes('resolved ARIReplaceNow'), 5_000, 200);
+  await new Promise((r) => setTimeout(r, 2000));
+  console.log(`[ARI stale] receiver: ${receiver.seen('ari-stale').join(', ')}`);
+  assert.deepEqual(receiver.seen('ari-stale'), ['firing ARIReplaceNow', 'resolved ARIReplaceNow']);
 });
