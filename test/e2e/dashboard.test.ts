@@ -4,15 +4,19 @@
 // one renewing inside a maintenance window and a short-lived one in another namespace. Both the
 // server's own dashboard (--dashboard-listen) and `certsmith dashboard` through the kubeconfig
 // are open while the server restarts and a renewal is asked for with `certsmith renew`.
+// A second Pebble behind the ARI proxy (test/rig/fault-proxy.ts) issues one certificate with a
+// suggested window the test sets, and the server mirrors Secrets to files with a deploy hook that
+// succeeds for one certificate and fails, printing the key it was given, for another.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { certsmithBin, repoRoot, run, startServer, waitFor, type RunningServer } from './harness.ts';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import { startFaultProxy, type FaultProxy } from '../rig/fault-proxy.ts';
 import { loadClientConfig } from '../../src/server/kubeconfig.ts';
 import { HttpStore } from '../../src/store/http/http-store.ts';
 import { SecretType } from '../../src/api/resources.ts';
@@ -20,8 +24,30 @@ import type { Secret } from '../../src/api/meta.ts';
 
 const artifacts = join(repoRoot, 'test-artifacts', 'dashboard');
 const b64 = (s: string) => Buffer.from(s).toString('base64');
+const DAY = 86_400_000;
+/** the instant as the page prints it (app.js time()) */
+const shown = (iso: string) => new Date(iso).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-function manifests(pebble: Pebble): string {
+// The ARI window the proxy suggests for every certificate of the second Pebble: inside the
+// certificate's 90 days and past the least time between issuances (10% of the validity), so the
+// renewal time is a point in it.
+const ARI_VALIDITY_S = 90 * 86_400;
+const ariWindowFrom = (now: number) => ({
+  start: new Date(now + 30 * DAY).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  end: new Date(now + 32 * DAY).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+});
+const ARI_EXPLANATION = 'https://ca.example.test/why-this-window';
+
+/** Succeeds for every certificate but hook-fails, which prints its key (redacted in the Event) and exits 3. */
+const DEPLOY_HOOK = `#!/bin/sh
+case "$CERTSMITH_CERTIFICATE_NAME" in
+  hook-fails) echo "nginx: reload refused"; cat "$CERTSMITH_KEY_PATH"; exit 3 ;;
+  *) echo "reloaded $CERTSMITH_NAMESPACE/$CERTSMITH_CERTIFICATE_NAME" ;;
+esac
+`;
+
+function manifests(pebble: Pebble, ariProxy: FaultProxy): string {
   const docs = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } },
     {
@@ -37,6 +63,18 @@ function manifests(pebble: Pebble): string {
         },
       },
     },
+    {
+      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'pebble-ari' },
+      spec: { acme: { server: ariProxy.directoryUrl, caBundle: b64(ariProxy.caPem), privateKeySecretRef: { name: 'pebble-ari-account' }, solvers: [{ http01: { ingress: {} } }] } },
+    },
+    {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'acme-ari', namespace: 'default' },
+      spec: { secretName: 'acme-ari-tls', dnsNames: ['ari.example.test'], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'pebble-ari', kind: 'ClusterIssuer' } },
+    },
+    ...['hook-ok', 'hook-fails'].map((name) => ({
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name, namespace: 'default' },
+      spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.test`], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'example-ca', kind: 'Issuer' } },
+    })),
     {
       apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'acme-failing', namespace: 'default' },
       spec: { secretName: 'acme-failing-tls', dnsNames: ['unreachable.example.test'], privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'pebble', kind: 'ClusterIssuer' } },
@@ -110,6 +148,9 @@ test('certsmith dashboard refuses an address other machines reach, naming the fl
 describe('dashboard in chromium against a real server', () => {
   let cts: ChallTestSrv;
   let pebble: Pebble;
+  let ariPebble: Pebble;
+  let ariProxy: FaultProxy;
+  let ariWindow: { start: string; end: string };
   let server: RunningServer;
   let dashboard: DashboardProcess;
   let context: BrowserContext;
@@ -126,14 +167,24 @@ describe('dashboard in chromium against a real server', () => {
     mkdirSync(artifacts, { recursive: true });
     workDir = mkdtempSync(join(tmpdir(), 'certsmith-dashboard-'));
     cts = await startChallTestSrv();
-    pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() });
-    writeFileSync(join(workDir, 'acme.yaml'), manifests(pebble));
+    const http01Port = await freePort();
+    // the first Pebble validates HTTP-01 on a port nobody serves, the second on the server's
+    [pebble, ariPebble] = await Promise.all([
+      startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() }),
+      startPebble({ dnsServer: cts.dnsServer, httpPort: http01Port, certificateValidityPeriod: ARI_VALIDITY_S }),
+    ]);
+    ariProxy = await startFaultProxy({ upstream: ariPebble.directoryUrl, upstreamCaPem: ariPebble.caPem });
+    ariWindow = ariWindowFrom(Date.now());
+    ariProxy.setRenewalInfo(() => ({ suggestedWindow: ariWindow, explanationURL: ARI_EXPLANATION, retryAfter: 3600 }));
+    writeFileSync(join(workDir, 'acme.yaml'), manifests(pebble, ariProxy));
     writeFileSync(join(workDir, 'dns01-noop.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    writeFileSync(join(workDir, 'deploy-hook.sh'), DEPLOY_HOOK, { mode: 0o755 });
     [apiPort, serverDashboardPort] = [await freePort(), await freePort()];
     serverArgs = [
       '--listen', `127.0.0.1:${apiPort}`, '--dashboard-listen', `127.0.0.1:${serverDashboardPort}`,
       '--apply', 'examples/', '--apply', join(workDir, 'acme.yaml'),
-      '--acme-http01-listen', `127.0.0.1:${await freePort()}`, '--acme-http01-solver-nameservers', cts.dnsServer,
+      '--secrets-dir', join(workDir, 'live'), '--deploy-hook', join(workDir, 'deploy-hook.sh'),
+      '--acme-http01-listen', `127.0.0.1:${http01Port}`, '--acme-http01-solver-nameservers', cts.dnsServer,
       // the DNS-01 hook adds no record: the self-check at the only resolver never sees the TXT
       '--dns01-exec', join(workDir, 'dns01-noop.sh'), '--dns01-recursive-nameservers', cts.dnsServer, '--dns01-recursive-nameservers-only',
     ];
@@ -158,7 +209,8 @@ describe('dashboard in chromium against a real server', () => {
     await context?.close();
     await dashboard?.stop();
     await server?.stop();
-    await Promise.all([pebble?.stop(), cts?.stop()]);
+    await ariProxy?.stop();
+    await Promise.all([pebble?.stop(), ariPebble?.stop(), cts?.stop()]);
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
@@ -235,6 +287,70 @@ describe('dashboard in chromium against a real server', () => {
     await shot(page, 'detail-selfcheck');
   });
 
+  test('the timeline draws the ARI window with its dates, inside the validity and around the renewal time; the page names it', async () => {
+    await page.goto(`${dashboard.url}#/timeline`);
+    const ari = page.locator('#timeline section[data-certificate="default/acme-ari"]');
+    // issued, then the window fetched into status.acme.ari
+    await ari.locator('.track .ari').waitFor({ timeout: 60_000 });
+    const band = ari.locator('.track .ari');
+    assert.equal(await band.getAttribute('title'), 'ARI suggested window');
+    const [bandBox, validityBox, renewalBox] = await Promise.all([band, ari.locator('.track .validity'), ari.locator('.track .mark.renewal')].map((l) => l.boundingBox()));
+    assert.ok(bandBox && validityBox && renewalBox);
+    assert.ok(bandBox.width >= 2, `the window is drawn (${bandBox.width}px)`);
+    assert.ok(bandBox.x >= validityBox.x && bandBox.x + bandBox.width <= validityBox.x + validityBox.width + 1, 'the window lies inside the validity');
+    assert.ok(renewalBox.x >= bandBox.x - 1 && renewalBox.x <= bandBox.x + bandBox.width, 'the renewal time is drawn inside the window');
+
+    const facts = async (scope: Locator, term: string) => {
+      const dd = scope.locator('dl.facts dt', { hasText: new RegExp(`^${term}$`) }).locator('xpath=following-sibling::dd[1]');
+      return { text: await dd.innerText(), times: await dd.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime') ?? '')) };
+    };
+    const w = await facts(ari, 'ARI window');
+    assert.deepEqual(w.times.map((t) => Date.parse(t)), [Date.parse(ariWindow.start), Date.parse(ariWindow.end)]);
+    assert.match(w.text, new RegExp(`^${escapeRegExp(shown(ariWindow.start))} \\(in \\d+ d\\) – ${escapeRegExp(shown(ariWindow.end))} \\(in \\d+ d\\)$`));
+    assert.equal((await facts(ari, 'ARI explanation')).text, ARI_EXPLANATION);
+    // where the band sits on the validity bar is where its dates fall in the validity
+    const [notBefore, notAfter] = [Date.parse((await facts(ari, 'Valid from')).times[0]), Date.parse((await facts(ari, 'Valid until')).times[0])];
+    const at = (iso: string) => validityBox.x + (validityBox.width * (Date.parse(iso) - notBefore)) / (notAfter - notBefore);
+    assert.ok(Math.abs(bandBox.x - at(ariWindow.start)) <= 2, `the window starts at ${at(ariWindow.start)}px, drawn at ${bandBox.x}px`);
+    assert.ok(Math.abs(bandBox.x + bandBox.width - at(ariWindow.end)) <= 2, `the window ends at ${at(ariWindow.end)}px, drawn to ${bandBox.x + bandBox.width}px`);
+    const renewal = Date.parse((await facts(ari, 'Renewal time')).times[0]);
+    assert.ok(renewal >= Date.parse(ariWindow.start) && renewal < Date.parse(ariWindow.end), 'the renewal time is in the window');
+    assert.match((await facts(ari, 'Why then')).text, /^ARI: renewing at \S+, a random point in the ACME server's suggested window/);
+    // no ARI row for certificates whose CA has no ARI
+    assert.equal(await page.locator('#timeline section[data-certificate="default/web-rsa"] .track .ari').count(), 0);
+    // the row alone: a full-page shot of the timeline is already taken, and costs seconds here
+    await ari.screenshot({ path: join(artifacts, 'timeline-ari.png') });
+
+    await page.goto(`${dashboard.url}#/certificates/default/acme-ari`);
+    await page.locator('#renewal-reason').waitFor();
+    assert.match(await page.locator('#renewal-reason').innerText(),
+      new RegExp(`^ARI: renewing at \\S+, a random point in the ACME server's suggested window ${escapeRegExp(ariWindow.start)} to ${escapeRegExp(ariWindow.end)} \\(${escapeRegExp(ARI_EXPLANATION)}\\)$`));
+    const section = page.locator('section[aria-labelledby="h-renewal"]');
+    assert.equal(await section.locator('.track .ari').count(), 1);
+    const onPage = await facts(section, 'ARI window');
+    assert.deepEqual(onPage.times.map((t) => Date.parse(t)), [Date.parse(ariWindow.start), Date.parse(ariWindow.end)]);
+    await shot(page, 'detail-acme-ari');
+  });
+
+  test("a certificate's page shows its deploy hook's outcome: exit status and output, the key it printed redacted", async () => {
+    const hookRows = (p: Page) => p.locator('section[aria-labelledby="h-hooks"] table tbody tr');
+    await page.goto(`${dashboard.url}#/certificates/default/hook-ok`);
+    await hookRows(page).filter({ hasText: 'DeployHookSucceeded' }).first().waitFor({ timeout: 60_000 });
+    assert.match(await hookRows(page).first().innerText(), /^DeployHookSucceeded\s+Normal\s+Deploy hook for revision 1 exited with status 0: reloaded default\/hook-ok\s+\d{4}-/);
+    assert.equal(await hookRows(page).filter({ hasText: 'DeployHookFailed' }).count(), 0);
+    await page.locator('section[aria-labelledby="h-hooks"]').screenshot({ path: join(artifacts, 'detail-hook-ok.png') });
+
+    await page.goto(`${dashboard.url}#/certificates/default/hook-fails`);
+    const failed = hookRows(page).filter({ hasText: 'DeployHookFailed' }).first();
+    await failed.waitFor({ timeout: 60_000 });
+    assert.match(await failed.innerText(), /^DeployHookFailed\s+Warning\s+Deploy hook for revision 1 exited with status 3 \(attempt 1, retrying in \S+\): nginx: reload refused\s+\[private key redacted\]\s+\d{4}-/);
+    assert.equal(await hookRows(page).filter({ hasText: 'DeployHookSucceeded' }).count(), 0);
+    // the certificate itself is fine: a hook's failure is not an issuance failure
+    assert.equal(await page.locator('#detail-state [data-state]').first().getAttribute('data-state'), 'ready');
+    assert.doesNotMatch(await page.locator('main').innerText(), /PRIVATE KEY/);
+    await shot(page, 'detail-hook-fails');
+  });
+
   test('a renewal through the CLI appears without a reload, also across a server restart', async () => {
     await page.goto(`${dashboard.url}#/certificates/default/web-rsa`);
     await page.locator('#detail-revision', { hasText: '1' }).waitFor();
@@ -284,6 +400,12 @@ describe('dashboard in chromium against a real server', () => {
     assert.ok(secretValues.some((x) => x.where.endsWith('tls.key')));
     const received = [...bodies, ...(await Promise.all([page, serverPage].map(async (p) => ({ url: `${p.url()} (event stream)`, body: (await p.evaluate(() => (window as unknown as { __sse: string[] }).__sse)).join('\n') }))))];
     assert.ok(received.some((r) => r.body.includes('"certificates"')), 'the event stream was recorded');
+    // the pages that carry a hook's output (one that printed its key) and the ARI window were among them
+    for (const key of ['default/hook-ok', 'default/hook-fails', 'default/acme-ari']) {
+      assert.ok(received.some((r) => r.url.endsWith(`/api/certificates/${key}`)), `the page of ${key} was checked`);
+    }
+    assert.ok(received.some((r) => r.url.endsWith('/api/certificates/default/hook-fails') && r.body.includes('[private key redacted]')));
+    assert.ok(secretValues.some((x) => x.where === 'default/hook-fails-tls tls.key'));
     for (const r of received) {
       assert.doesNotMatch(r.body, /PRIVATE KEY/, r.url);
       for (const { where, v } of secretValues) {
