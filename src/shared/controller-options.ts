@@ -1,6 +1,8 @@
 // The server's configuration of the controllers (flags of `certsmith server` and `certsmith
 // controller`, options of the test harnesses): read by every controller through its context,
 // built by the CLI and the composition, so it lives below both.
+import type { ServiceAccountTokenRequest } from '../store/kube/token-request.ts';
+
 export interface ControllerOptions {
   /** leave CertificateRequests for a person or another approver */
   noAutoApprove?: boolean;
@@ -111,9 +113,6 @@ export interface ControllerOptions {
   /** PEM of the API server's CA, injected where cert-manager.io/inject-apiserver-ca is "true" */
   apiServerCABundle?: string;
 }
-
-/** A token for namespace/name with these audiences, valid for expirationSeconds (see ControllerOptions.serviceAccountToken). */
-export type ServiceAccountTokenRequest = (namespace: string, name: string, audiences: string[], expirationSeconds: number) => Promise<string>;
 
 /** One request to an aggregated API (see ControllerOptions.aggregatedAPI). */
 export type AggregatedAPICall = (method: 'POST', path: string, body: unknown) => Promise<{ status: number; body: unknown }>;

@@ -9,7 +9,7 @@ import { checkAccount, checkIssuerReady } from './issuer.ts';
 import { checkLastProblem, parseProblem } from './problem.ts';
 import { checkRateLimits } from './rate-limit.ts';
 import { checkBackoff } from './backoff.ts';
-import { ANN_RATE_LIMITED } from '../../controllers/acme/recovery.ts';
+import { ACMEOrderAnnotation } from '../../api/annotations.ts';
 import { relative } from '../finding.ts';
 
 const now = new Date('2026-03-01T00:00:00Z');
@@ -113,8 +113,8 @@ test('last ACME problem with subproblems, parsed back from the reason', () => {
 
 test('rate limits: until a future time blocks, a past one does not', () => {
   const f = checkRateLimits([
-    { order: 'o1', annotations: { [ANN_RATE_LIMITED]: '2026-03-01T01:30:00Z' }, reason: 'Rate limited by the ACME server until 2026-03-01T01:30:00Z: too many new orders' },
-    { order: 'o2', annotations: { [ANN_RATE_LIMITED]: '2026-02-28T23:00:00Z' } },
+    { order: 'o1', annotations: { [ACMEOrderAnnotation.rateLimitedUntil]: '2026-03-01T01:30:00Z' }, reason: 'Rate limited by the ACME server until 2026-03-01T01:30:00Z: too many new orders' },
+    { order: 'o2', annotations: { [ACMEOrderAnnotation.rateLimitedUntil]: '2026-02-28T23:00:00Z' } },
     { order: 'o3' },
   ], now);
   assert.equal(f.length, 2);

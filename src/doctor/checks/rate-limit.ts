@@ -1,6 +1,6 @@
 // Rate limits (RFC 8555 §6.6): an Order the CA answered 429 carries the time before which
 // certsmith sends nothing for it (acme.certsmith.io/rate-limited-until, from Retry-After).
-import { ANN_RATE_LIMITED } from '../../controllers/acme/recovery.ts';
+import { ACMEOrderAnnotation } from '../../api/annotations.ts';
 import { relative, type Finding } from '../finding.ts';
 
 export interface RateLimitFacts {
@@ -13,7 +13,7 @@ export interface RateLimitFacts {
 export function checkRateLimits(orders: RateLimitFacts[], now: Date): Finding[] {
   const out: Finding[] = [];
   for (const o of orders) {
-    const until = o.annotations?.[ANN_RATE_LIMITED];
+    const until = o.annotations?.[ACMEOrderAnnotation.rateLimitedUntil];
     if (!until) continue;
     const at = new Date(until);
     if (Number.isNaN(at.getTime())) continue;

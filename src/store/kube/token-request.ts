@@ -4,7 +4,13 @@
 // status.token. The caller needs `create` on `serviceaccounts/token` for that name.
 //   https://kubernetes.io/docs/reference/kubernetes-api/authentication-resources/token-request-v1/
 import type { HttpStore } from '../http/http-store.ts';
-import type { ServiceAccountTokenRequest } from '../../shared/controller-options.ts';
+
+/**
+ * A token for namespace/name with these audiences, valid for expirationSeconds: what the TokenRequest
+ * API gives, typed here (beside the one implementation) so the controllers' options can name it
+ * without the store importing the shared layer below it (ControllerOptions.serviceAccountToken).
+ */
+export type ServiceAccountTokenRequest = (namespace: string, name: string, audiences: string[], expirationSeconds: number) => Promise<string>;
 
 export function serviceAccountTokenRequester(store: Pick<HttpStore, 'request'>): ServiceAccountTokenRequest {
   return async (namespace, name, audiences, expirationSeconds) => {
