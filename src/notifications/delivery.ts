@@ -5,7 +5,7 @@
 // from the server's configuration only; nothing a resource sets reaches them.
 import { endedBadly, runProgram } from '../shared/run-program.ts';
 import type { NotificationKind } from './conditions.ts';
-import { redactKeyMaterial } from './key-material.ts';
+import { redactKeyMaterial } from '../pki/redact-keys.ts';
 
 export interface NotificationTargets {
   webhookUrl?: string;

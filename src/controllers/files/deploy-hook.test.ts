@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import crypto from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hookEnvironment, hookRetryDelayMs, redactKeyMaterial, runDeployHook } from './deploy-hook.ts';
+import { hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
+import { redactKeyMaterial } from '../../pki/redact-keys.ts';
 import { HookLedger } from './hook-ledger.ts';
 import { pidIn, processGone, pollUntil } from '../../../test/rig/processes.ts';
 
@@ -32,6 +34,23 @@ test('a failing hook reports its status and the tail of its output, keys redacte
   assert.doesNotMatch(out.output, /MIIB|line 1\n/);
   assert.ok(out.output.length <= 201, `truncated: ${out.output.length}`);
   assert.equal(redactKeyMaterial('a -----BEGIN RSA PRIVATE KEY-----\nMIIE cut off'), 'a [private key redacted]', 'a key cut off at the end is still redacted');
+});
+
+test('a hook that prints a whole RSA key and fails: the output read cuts the key\'s BEGIN line, and no line of the key is reported', async () => {
+  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-hook-key-'));
+  try {
+    writeFileSync(join(dir, 'key.pem'), pem, { mode: 0o600 });
+    // as the files controller runs it: 512 bytes reported, twice that read, less than the key, so its BEGIN line is cut off
+    const out = await runDeployHook(`cat ${join(dir, 'key.pem')}; exit 1`, { env: {}, outputLimit: 512 });
+    assert.equal(out.ok, false);
+    assert.match(out.output, /\[private key redacted\]/);
+    assert.doesNotMatch(out.output, /PRIVATE KEY/);
+    for (const line of pem.split('\n').slice(1, -2)) assert.ok(!out.output.includes(line.slice(8)), 'no line of the key');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a hook that hangs is killed with its children after the timeout', async () => {

@@ -4,6 +4,7 @@
 // RENEWED_DOMAINS, so existing certbot deploy hooks work unchanged).
 import { join } from 'node:path';
 import { runProgram } from '../../shared/run-program.ts';
+import { redactKeyMaterial } from '../../pki/redact-keys.ts';
 
 export interface HookSubject {
   certificateName: string;
@@ -45,13 +46,6 @@ export interface HookOutcome {
   durationMs: number;
   /** stdout and stderr interleaved, the last `outputLimit` bytes, private keys redacted */
   output: string;
-}
-
-const PRIVATE_KEY_BLOCK = /-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----[\s\S]*?(-----END \1-----|$)/g;
-
-/** A hook that prints a key (cat tls-combined.pem ...) must not put it into an Event. */
-export function redactKeyMaterial(text: string): string {
-  return text.replace(PRIVATE_KEY_BLOCK, '[private key redacted]');
 }
 
 export interface RunHookOptions {

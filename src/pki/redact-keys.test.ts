@@ -1,8 +1,8 @@
-// No private key, whole or cut at either end, survives into a notification message.
+// No private key, whole or cut at either end, survives into an Event or a notification message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { redactKeyMaterial } from './key-material.ts';
+import { redactKeyMaterial } from './redact-keys.ts';
 
 test('redactKeyMaterial: whole blocks, a block cut at its start (a tail of output) or its end', () => {
   const { privateKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });

@@ -1,5 +1,5 @@
-// The last guard before a message leaves certsmith in a notification: no private key, whole or
-// in part. A deploy hook's output reaches a DeployHookFailed notice through its Event, and that
+// No private key, whole or in part, in what certsmith passes on from a program it ran: a deploy
+// hook's output goes into its Event (and from there into a DeployHookFailed notification), and that
 // output is the tail of what the hook printed, so a key block can arrive with its BEGIN line cut
 // off (a 2048-bit RSA key is longer than the tail kept) or, cut at the other end, with no END line.
 const WHOLE_OR_HEAD = /-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----[\s\S]*?(-----END \1-----|$)/g;
