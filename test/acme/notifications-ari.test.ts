@@ -104,14 +104,10 @@ describe('ARI notifications', { concurrency: 2 }, () => {
     assert.equal((await cert('ari-notify')).status?.revision, 2, 'the replacement is not replaced again');
   });
 
-  // Known defect (todo until fixed outside src/notifications): status.acme.ari keeps the answer about
-  // the replaced certificate when no answer about the new one will come (ARI turned off for the
-  // issuer, a directory without renewalInfo, a certificate without an AKI), and the Certificate's
-  // status does not say which certificate is current, so ARIReplaceNow never resolves. The fix
-  // belongs where the certificate is known: the ARI controller dropping an answer about another
-  // certificate when it will not fetch one about this (src/controllers/certificates/renewal/ari-controller.ts).
+  // status.acme.ari about the replaced certificate, when no answer about the new one will come (ARI
+  // turned off for the issuer): the ARI controller drops it, so ARIReplaceNow can resolve.
   test('the certificate ARI asked to replace is replaced while ARI is off: resolved once, though no ARI answer about the new one comes', {
-    timeout: 120_000, todo: 'status.acme.ari about the replaced certificate is never dropped when ARI is off: ARIReplaceNow never resolves',
+    timeout: 120_000,
   }, async () => {
     const dnsName = `ari-stale-${crypto.randomBytes(3).toString('hex')}.example.test`;
     const issuer = (ari: 'ARI' | 'None') =>

@@ -34,24 +34,32 @@ export function ariController(ctx: ControllerContext, rt: AcmeRuntime): Controll
     name: MANAGER,
     watch: (enqueue) => {
       // only Certificates of an ACME issuer asking for ARI; that issuer changing wakes them too
-      const applies = (crt: CertificateObj) => (!crt.spec.issuerRef.group || crt.spec.issuerRef.group === 'cert-manager.io') &&
-        ariEnabled(lookupIssuer(ctx, crt.metadata.namespace, crt.spec.issuerRef)?.spec?.acme);
+      const applies = (crt: CertificateObj) => !!ariOf(crt) || ((!crt.spec.issuerRef.group || crt.spec.issuerRef.group === 'cert-manager.io') &&
+        ariEnabled(lookupIssuer(ctx, crt.metadata.namespace, crt.spec.issuerRef)?.spec?.acme));
       watchCertificateGraph(c, enqueue, wakesWhen(applies));
       wakeByIssuer(ctx.informers, c.certificates, (crt) => enqueue(`${crt.metadata.namespace}/${crt.metadata.name}`));
     },
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       if (crt.metadata.deletionTimestamp) return;
       const ref = crt.spec.issuerRef;
-      if (ref.group && ref.group !== 'cert-manager.io') return;
-      const issuer = lookupIssuer(ctx, crt.metadata.namespace, ref);
-      if (!issuer || !ariEnabled(issuer.spec?.acme)) return;
+      const issuer = ref.group && ref.group !== 'cert-manager.io' ? undefined : lookupIssuer(ctx, crt.metadata.namespace, ref);
+      const enabled = !!issuer && ariEnabled(issuer.spec?.acme);
+      const previous = ariOf(crt);
+      if (!enabled && !previous) return;
       const input = await gatherCertificate(ctx, c, crt);
       const pem = decodeBase64(input.secret?.data?.['tls.crt']);
       const leaf = pem ? parseCertMemo(pem).value : undefined;
       const now = ctx.clock.now();
-      const previous = ariOf(crt);
-      const check = decideAriCheck(previous, leaf ? certIdOf(leaf) : undefined, now);
-      if (check.kind === 'none') return;
+      const currentID = leaf ? certIdOf(leaf) : undefined;
+      const check = decideAriCheck(previous, currentID, now);
+      if (!enabled || check.kind === 'none') {
+        if (previous && previous.certID !== currentID && input.secret) {
+          const { ari: _stale, ...rest } = crt.status?.acme ?? {};
+          await writeCertificateStatus(ctx, crt, { ...(crt.status ?? {}), acme: Object.keys(rest).length ? rest : undefined }, MANAGER);
+        }
+        return;
+      }
+      if (!issuer) return;
       if (check.kind === 'wait') return { requeueAfterMs: check.untilMs };
       const memoKey = `${crt.metadata.uid}/${check.certID}`;
       const memo = unsaved.get(memoKey);
