@@ -19,7 +19,7 @@ import { FINALIZER } from './challenge.ts';
 import { ANN_FAILURE_CAUSE } from '../recovery.ts';
 import { fixedClock, NOW } from '../../testing/fixtures.ts';
 import { fakeKeeper } from '../solvers/testing/fake-keeper.ts';
-import { freePort } from '../solvers/testing/http01-probe.ts';
+import { freePort } from '../../../../test/rig/ports.ts';
 
 async function until(what: string, fn: () => boolean): Promise<void> {
   for (let i = 0; i < 200; i++) {

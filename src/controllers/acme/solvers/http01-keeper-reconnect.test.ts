@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { startHTTP01Keeper } from './http01-keeper.ts';
 import { fakeKeeper } from './testing/fake-keeper.ts';
-import { freePort, getToken } from './testing/http01-probe.ts';
+import { getToken } from './testing/http01-probe.ts';
+import { freePort } from '../../../../test/rig/ports.ts';
 
 async function until(what: string, fn: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200; i++) {

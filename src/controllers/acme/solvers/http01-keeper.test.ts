@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { keeperSocketPath, startHTTP01Keeper } from './http01-keeper.ts';
-import { freePort, getToken } from './testing/http01-probe.ts';
+import { getToken } from './testing/http01-probe.ts';
+import { freePort } from '../../../../test/rig/ports.ts';
 
 async function until(what: string, fn: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 100; i++) {
