@@ -60,14 +60,6 @@ export const EXCEPTIONS: LayerException[] = [
   { from: 'src/pki/', to: 'src/runtime/bounded-cache.ts', kind: 'leaf', reason: 'the parse memos of CSRs, DER and keys' },
   { from: 'src/acme/', to: 'src/runtime/retry-after.ts', kind: 'leaf', reason: "the ACME client's Retry-After parsing" },
   { from: 'src/store/', to: 'src/runtime/clock.ts', kind: 'leaf', reason: "the embedded store stamps creation, deletion and event times on the process's clock (FakeClock in tests)" },
-  {
-    from: 'src/doctor/diagnose.ts', to: 'src/controllers/acme/orders/solver-selection.ts', kind: 'move',
-    reason: "doctor picks the solver the orders controller would; selectSolver belongs in src/shared, a move that edits src/controllers/acme",
-  },
-  {
-    from: 'src/doctor/gather.ts', to: 'src/controllers/acme/solvers/dns01/selfcheck.ts', kind: 'move',
-    reason: "doctor runs the challenges controller's DNS-01 self-check; checkDNS01 belongs in src/shared, a move that edits src/controllers/acme",
-  },
 ];
 
 export interface ImportRules {

@@ -6,7 +6,7 @@ import { freePort, startNamed, startPebble, type Named, type Pebble } from '../.
 import { makeCsr, verifyChain } from '../../test/rig/csr.ts';
 import { issueCertificate, type ChallengeSolver } from '../../test/rig/acme-flow.ts';
 import { addTXT, removeTXT, type TsigKey } from '../controllers/acme/solvers/dns01/rfc2136.ts';
-import { checkDNS01 } from '../controllers/acme/solvers/dns01/selfcheck.ts';
+import { checkDNS01 } from '../shared/dns01-selfcheck.ts';
 
 const uniq = () => crypto.randomBytes(4).toString('hex');
 

@@ -6,7 +6,7 @@ import type { ACMESolver, Challenge as ChallengeObj, Order as OrderObj } from '.
 import type { KubeObject } from '../api/meta.ts';
 import type { Store } from '../store/store.ts';
 import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../api/types.ts';
-import { selectSolver } from '../controllers/acme/orders/solver-selection.ts';
+import { selectSolver } from '../shared/solver-selection.ts';
 import type { BackoffConfig } from '../shared/backoff.ts';
 import { retryScheduleFor } from '../shared/certificate-schedule.ts';
 import type { Finding } from './finding.ts';

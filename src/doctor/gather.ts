@@ -9,7 +9,7 @@ import type { HTTPOutcome } from './checks/http01.ts';
 import type { CAALookup, CAARecord } from './checks/caa.ts';
 import { caaClimb } from './checks/caa.ts';
 import type { TXTVisibility } from './checks/txt.ts';
-import { checkDNS01 } from '../controllers/acme/solvers/dns01/selfcheck.ts';
+import { checkDNS01 } from '../shared/dns01-selfcheck.ts';
 
 function resolverFor(servers: string[], timeoutMs: number): dns.promises.Resolver {
   const r = new dns.promises.Resolver({ timeout: timeoutMs, tries: 1 });

@@ -7,7 +7,7 @@ import type { ACMESolver, Challenge, ChallengeSpec, Order, OrderStatus } from '.
 import { ownerRefTo } from '../../../shared/ownership.ts';
 import type { EventSpec } from '../../decision.ts';
 import { computeName } from '../names.ts';
-import { selectSolver } from './solver-selection.ts';
+import { selectSolver } from '../../../shared/solver-selection.ts';
 import { withHTTP01Overrides } from './http01-overrides.ts';
 import { ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isFailureCause, type FailureCause } from '../recovery.ts';
 import { ANN_FINALIZED_AT, ANN_NEXT_LOOK, lookDueInMs, nextLookDelayMs, ORDER_PACE, preciseTime, waitedAtLook } from '../look-schedule.ts';

@@ -7,7 +7,7 @@ import type { Challenge } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import type { ChallengeSolver } from './solver.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../../shared/issuer-lookup.ts';
-import { findZone } from './dns01/selfcheck.ts';
+import { findZone } from '../../../shared/dns01-selfcheck.ts';
 import { challengeRecordName, recursiveNameservers } from './dns01/challenge-record.ts';
 import { checkTXT } from './dns01/txt-check.ts';
 import { callWebhookSolver, challengeRequest, type ChallengeRequest } from './dns01/webhook.ts';

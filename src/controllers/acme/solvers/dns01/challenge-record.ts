@@ -5,7 +5,7 @@
 import dns from 'node:dns';
 import type { Challenge } from '../../../../api/types.ts';
 import type { ControllerContext } from '../../../context.ts';
-import { absent, resolverFor } from './selfcheck.ts';
+import { absent, resolverFor } from '../../../../shared/dns01-selfcheck.ts';
 
 const MAX_CNAME_HOPS = 10;
 

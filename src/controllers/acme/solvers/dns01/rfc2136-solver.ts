@@ -9,7 +9,7 @@ import { issuerResourceNamespace, lookupIssuer } from '../../../../shared/issuer
 import { decodeBase64 } from '../../../../shared/parse-memo.ts';
 import type { ChallengeSolver } from '../solver.ts';
 import { addTXT, removeTXT, type TsigAlgorithm, type TsigKey } from './rfc2136.ts';
-import { findZone } from './selfcheck.ts';
+import { findZone } from '../../../../shared/dns01-selfcheck.ts';
 import { checkTXT } from './txt-check.ts';
 import { challengeRecordName } from './challenge-record.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { addTXT, removeTXT, DNSUpdateError, type TsigAlgorithm } from './rfc2136.ts';
-import { checkDNS01, findZone } from './selfcheck.ts';
+import { checkDNS01, findZone } from '../../../../shared/dns01-selfcheck.ts';
 import { startNamed, type Named } from '../../../../../test/rig/index.ts';
 
 // hmac-md5 is cert-manager's default when tsigAlgorithm is empty; hmac-sha1 is what many old zones use

@@ -3,7 +3,7 @@
 // authoritative servers of the zone, before the CA is asked to look.
 import type { Challenge } from '../../../../api/types.ts';
 import type { ControllerContext } from '../../../context.ts';
-import { checkDNS01 } from './selfcheck.ts';
+import { checkDNS01 } from '../../../../shared/dns01-selfcheck.ts';
 import { challengeRecordName, recursiveNameservers } from './challenge-record.ts';
 
 export async function checkTXT(ctx: ControllerContext, c: Challenge) {

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ACMESolver } from '../../../api/types.ts';
+import type { ACMESolver } from '../api/types.ts';
 import { selectSolver } from './solver-selection.ts';
-import { computeName, fnv32 } from '../names.ts';
+import { computeName, fnv32 } from '../controllers/acme/names.ts';
 
 const both = [{ type: 'http-01', url: 'h', token: 't' }, { type: 'dns-01', url: 'd', token: 't' }];
 const http = (selector?: ACMESolver['selector']): ACMESolver => ({ http01: { ingress: { class: 'x' } }, ...(selector ? { selector } : {}) });

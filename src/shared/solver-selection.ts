@@ -1,6 +1,6 @@
 // cert-manager's solver picker: per authorization, the most specific solver of the issuer
 // whose selector matches (dnsNames exact, then dnsZones longest suffix, then matchLabels).
-import type { ACMESolver } from '../../../api/types.ts';
+import type { ACMESolver } from '../api/types.ts';
 
 export interface AuthorizationForSelection {
   identifier: string;
