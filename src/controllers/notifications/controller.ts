@@ -44,7 +44,11 @@ export function lastHookOutcome(events: EventObj[], crt: Certificate): HookOutco
   const mine = events.filter((e) => HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid === crt.metadata.uid);
   if (!mine.length) return undefined;
   const at = (e: EventObj) => Date.parse(e.lastTimestamp ?? e.eventTime ?? '') || 0;
-  const last = mine.reduce((a, b) => (at(b) >= at(a) ? b : a));
+  // Event times are whole seconds: within one, the outcome for the later revision is the later one
+  // (the files controller names it in the message; a revision's own retries are minutes apart)
+  const revision = (e: EventObj) => Number(/^Deploy hook for revision (\d+)/.exec(e.message ?? '')?.[1] ?? 0);
+  const later = (a: EventObj, b: EventObj) => at(b) > at(a) || (at(b) === at(a) && revision(b) >= revision(a));
+  const last = mine.reduce((a, b) => (later(a, b) ? b : a));
   return { failed: last.reason === 'DeployHookFailed', message: last.message ?? 'the deploy hook failed' };
 }
 

@@ -32,3 +32,15 @@ test('lastHookOutcome: the latest outcome for this Certificate', () => {
   assert.deepEqual(lastHookOutcome(events.slice(0, 1), crt), { failed: true, message: 'exit 1' });
   assert.equal(lastHookOutcome([], crt), undefined);
 });
+
+test('lastHookOutcome: within one second (Event times are whole seconds) the later revision wins, whichever the index lists first', () => {
+  const crt = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'a', namespace: 'default', uid: 'u1' }, spec: { secretName: 's', issuerRef: { name: 'ca' } } };
+  const failed1 = ev('DeployHookFailed', { at: '2026-01-01T00:00:00Z', message: 'Deploy hook for revision 1 exited with status 1 (attempt 1, retrying in 1m): no' });
+  const ok2 = ev('DeployHookSucceeded', { at: '2026-01-01T00:00:00Z', message: 'Deploy hook for revision 2 exited with status 0' });
+  const ok9 = ev('DeployHookSucceeded', { at: '2026-01-01T00:00:00Z', message: 'Deploy hook for revision 9 exited with status 0' });
+  const failed10 = ev('DeployHookFailed', { at: '2026-01-01T00:00:00Z', message: 'Deploy hook for revision 10 exited with status 1 (attempt 1, retrying in 1m): no' });
+  assert.equal(lastHookOutcome([failed1, ok2], crt)?.failed, false);
+  assert.equal(lastHookOutcome([ok2, failed1], crt)?.failed, false);
+  assert.equal(lastHookOutcome([failed10, ok9], crt)?.failed, true, 'revisions compare as numbers');
+  assert.equal(lastHookOutcome([ok9, failed10], crt)?.failed, true);
+});
