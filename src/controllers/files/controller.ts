@@ -8,6 +8,7 @@ import { certificateCaches, ownedRequests, requestForRevision, type CertificateC
 import { issuanceCompleting, secretCertificate } from '../certificates/policies.ts';
 import { nextRevision } from '../../shared/revisions.ts';
 import { CERTIFICATES_BY_SECRET } from '../../shared/certificate-index.ts';
+import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_SUCCEEDED, deployHookMessage } from '../../shared/deploy-hook-events.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
@@ -277,7 +278,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
         await ledger.set(key, { hash, revision, at: ctx.clock.now().toISOString() });
       }
       log.info({ lineage: key, revision, durationMs: out.durationMs }, 'deploy hook succeeded');
-      ctx.recorder.event(crt, 'Normal', 'DeployHookSucceeded', `Deploy hook for revision ${revision ?? '?'} ${status}${tail}`);
+      ctx.recorder.event(crt, 'Normal', DEPLOY_HOOK_SUCCEEDED, deployHookMessage(revision, status, tail));
       return;
     }
     const n = (failed?.hash === hash ? failed.failures : 0) + 1;
@@ -285,8 +286,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
     failures.set(key, { hash, failures: n, nextAttemptAt: now + delay });
     // output stays out of the log (it may name anything the hook touched); the Event has it redacted
     log.warn({ lineage: key, revision, exitCode: out.exitCode, timedOut: out.timedOut, attempt: n, retryInMs: delay }, 'deploy hook failed');
-    ctx.recorder.event(crt, 'Warning', 'DeployHookFailed',
-      `Deploy hook for revision ${revision ?? '?'} ${status} (attempt ${n}, retrying in ${formatDuration(delay)})${tail}`);
+    ctx.recorder.event(crt, 'Warning', DEPLOY_HOOK_FAILED, deployHookMessage(revision, status, ` (attempt ${n}, retrying in ${formatDuration(delay)})${tail}`));
     return current ? { requeueAfterMs: delay } : undefined;
   }
 }

@@ -18,9 +18,9 @@ import {
   DEFAULT_NOTIFICATION_POLICY, type HookOutcome, type NotificationKind, type NotificationPolicy,
 } from '../../notifications/conditions.ts';
 import { deliver, type NotificationTargets } from '../../notifications/delivery.ts';
+import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_REASONS, deployHookRevision } from '../../shared/deploy-hook-events.ts';
 
 const MANAGER = 'certificates-notifications';
-const HOOK_REASONS = new Set(['DeployHookFailed', 'DeployHookSucceeded']);
 
 export type NotificationOptions = NotificationTargets & Partial<NotificationPolicy>;
 
@@ -36,20 +36,20 @@ interface EventObj extends KubeObject {
 const HOOK_OUTCOMES_BY_UID = 'deployHookOutcomeByCertificateUID';
 
 export function hookOutcomeIndexKeys(e: EventObj): string[] {
-  return HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid ? [e.involvedObject.uid] : [];
+  return DEPLOY_HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid ? [e.involvedObject.uid] : [];
 }
 
 /** The latest deploy-hook outcome recorded for this Certificate (its Events). */
 export function lastHookOutcome(events: EventObj[], crt: Certificate): HookOutcome | undefined {
-  const mine = events.filter((e) => HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid === crt.metadata.uid);
+  const mine = events.filter((e) => DEPLOY_HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid === crt.metadata.uid);
   if (!mine.length) return undefined;
   const at = (e: EventObj) => Date.parse(e.lastTimestamp ?? e.eventTime ?? '') || 0;
   // Event times are whole seconds: within one, the outcome for the later revision is the later one
-  // (the files controller names it in the message; a revision's own retries are minutes apart)
-  const revision = (e: EventObj) => Number(/^Deploy hook for revision (\d+)/.exec(e.message ?? '')?.[1] ?? 0);
+  // (a revision's own retries are minutes apart)
+  const revision = (e: EventObj) => deployHookRevision(e.message);
   const later = (a: EventObj, b: EventObj) => at(b) > at(a) || (at(b) === at(a) && revision(b) >= revision(a));
   const last = mine.reduce((a, b) => (later(a, b) ? b : a));
-  return { failed: last.reason === 'DeployHookFailed', message: last.message ?? 'the deploy hook failed' };
+  return { failed: last.reason === DEPLOY_HOOK_FAILED, message: last.message ?? 'the deploy hook failed' };
 }
 
 export function notificationsController(ctx: ControllerContext, o: NotificationOptions): ControllerSpec {
@@ -81,7 +81,7 @@ export function notificationsController(ctx: ControllerContext, o: NotificationO
       certificates.onAdd(key);
       certificates.onUpdate((_, n) => key(n));
       const fromEvent = (e: EventObj) => {
-        if (HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.name) {
+        if (DEPLOY_HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.name) {
           enqueue(`${e.involvedObject.namespace ?? e.metadata.namespace}/${e.involvedObject.name}`);
         }
       };
