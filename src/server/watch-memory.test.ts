@@ -143,14 +143,14 @@ const listObjectChars = 10_000;
  * initial state (the SQLite store reads 64 KiB of object JSON a page, initialPageBytes in
  * src/store/sqlite/sqlite-store.ts, and the watch hub asks for the next page only as the watcher
  * consumes it) plus what its response took past the socket's high-water mark before the hub
- * paused it (one event, ~10 KB, over 16 KiB): ~100 KiB a watcher, ~50 MiB for 500. Measured: 44-94 MiB of growth, the rest malloc's share of 500 writers at once;
- * the bound has room over that. A copy of the list per watcher would be 500 x 5.5 MB = 2.7 GB
+ * paused it (one event, ~10 KB, over 16 KiB): ~100 KiB a watcher, ~50 MiB for 500. Measured:
+ * 44-94 MiB of growth, the rest malloc's share of 500 writers at once; the bound has room over that. A copy of the list per watcher would be 500 x 5.5 MB = 2.7 GB
  * (the finding: 6.1 GB). What the kernel took (each socket's send buffer, up to tcp_wmem's
  * maximum, ~3.5 MB here) is not the server's RSS.
  */
 const listRssGrowthBoundBytes = 150 * 1024 * 1024;
 /**
- * The JS heap is the steadier figure for the pages themselves: a page of parsed objects is about
+ * The JS heap is the figure closest to the pages themselves (no malloc or socket share): a page of parsed objects is about
  * its JSON's size (the Secrets' data are one-byte strings) and ends with the object that crossed
  * 64 KiB, so two pages a watcher is the bound (measured: 16-34 MiB of growth, as each watcher
  * stopped somewhere inside its page).
