@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { freePort } from '../rig/ports.ts';
 import { join } from 'node:path';
 import { certsmithBin, repoRoot, run, waitFor } from './harness.ts';
 import { startKubectlSession, type ServerKubectlSession, type KubeJSON } from './kubectl-session.ts';
@@ -18,17 +18,6 @@ let webhook: ChildProcess | undefined;
 let webhookOutput = '';
 let port = 0;
 const caSecret = { namespace: 'cert-manager', name: 'certsmith-webhook-ca' };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const p = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(p));
-    });
-  });
-}
 
 // upstream's deploy/charts webhook configurations, pointed at the webhook by URL
 const configurations = (failurePolicy: 'Fail' | 'Ignore') => ['Mutating', 'Validating'].map((kind) => `
