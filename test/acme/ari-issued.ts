@@ -1,7 +1,6 @@
 // Which certificate a CertID names, for a test's renewal-info answers (RFC 9773 §4.1): the
 // certificates Pebble handed out through the fault proxy, each with its first DNS name and
-// the how-manyth certificate for that name it is (0-based). test/acme/ari.test.ts has the same
-// reading inline.
+// the how-manyth certificate for that name it is (0-based).
 import { parseCertMemo } from '../../src/shared/parse-memo.ts';
 import { certIdOf } from '../../src/acme/ari.ts';
 import type { FaultProxy } from '../rig/fault-proxy.ts';

@@ -13,8 +13,7 @@ import { join } from 'node:path';
 import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
 import { startFaultProxy, type FaultProxy, type RenewalInfoAnswer } from '../rig/fault-proxy.ts';
 import type { RunningServer } from '../e2e/harness.ts';
-import { parseCertMemo } from '../../src/shared/parse-memo.ts';
-import { certIdOf } from '../../src/acme/ari.ts';
+import { issuedByCertId } from './ari-issued.ts';
 import { baseRenewalTime } from '../../src/shared/renewal/renewal-time.ts';
 import { apply, events, issuerStatus, killAndRestart, manifest, startCertsmith, stopKeeper, type Target } from './restart-rig.ts';
 
@@ -41,22 +40,7 @@ describe('ARI against Pebble behind the ARI proxy', () => {
   const policy = new Map<string, (n: number) => RenewalInfoAnswer | undefined>();
 
   /** The certificates Pebble handed out, by CertID: which name, and the how-manyth for that name. */
-  function issued(): Map<string, { dnsName: string; n: number }> {
-    const out = new Map<string, { dnsName: string; n: number }>();
-    const count = new Map<string, number>();
-    for (const x of proxy.exchanges) {
-      if (!/\/certZ\//.test(x.path) || x.status !== 200 || !x.body.includes('BEGIN CERTIFICATE')) continue;
-      const leaf = parseCertMemo(x.body).value;
-      if (!leaf) continue;
-      const id = certIdOf(leaf);
-      const dnsName = leaf.template.dnsNames?.[0];
-      if (!id || !dnsName || out.has(id)) continue;
-      const n = count.get(dnsName) ?? 0;
-      count.set(dnsName, n + 1);
-      out.set(id, { dnsName, n });
-    }
-    return out;
-  }
+  const issued = () => issuedByCertId(proxy);
 
   before(async () => {
     cts = await startChallTestSrv();

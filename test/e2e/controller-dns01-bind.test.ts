@@ -10,19 +10,18 @@
 //     APIService; the controller reaches it only through the server's aggregation, as on a cluster.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import crypto, { X509Certificate } from 'node:crypto';
+import crypto from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { Certificate, Challenge, ClusterIssuer, SecretType } from '../../src/api/resources.ts';
-import type { Certificate as CertificateObj, Challenge as ChallengeObj, ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
-import type { Secret } from '../../src/api/meta.ts';
+import { ClusterIssuer } from '../../src/api/resources.ts';
+import type { ClusterIssuer as ClusterIssuerObj } from '../../src/api/types.ts';
 import { loadClientConfig } from '../../src/server/kubeconfig.ts';
 import { HttpStore } from '../../src/store/http/http-store.ts';
 import { freePort, startNamed, startPebble, type Named, type Pebble } from '../rig/index.ts';
 import { runCommand } from '../rig/processes.ts';
 import { startWebhookSolver, type TXTPublisher, type WebhookSolver } from '../rig/webhook-solver.ts';
 import { acmeCertificate, b64 } from '../acme/acme-rig.ts';
-import { isReady, startServer, waitFor, type RunningServer } from './harness.ts';
-import { startController, type RunningController } from './controller-harness.ts';
+import { startServer, waitFor, type RunningServer } from './harness.ts';
+import { startController, waitIssuedBy, type RunningController } from './controller-harness.ts';
 
 const uniq = () => crypto.randomBytes(3).toString('hex');
 const ZONE = 'example.test';
@@ -128,19 +127,9 @@ describe('RFC 2136 and the webhook solver in certsmith controller mode (bind9; S
   /** Waits for the Certificate to be Ready and checks its TLS Secret covers the name; what the controller printed is in the failure. */
   async function issued(s: Solver) {
     const name = certName(s);
-    await waitFor(`Certificate ${name} Ready`, async () => {
-      if (controller!.process.exitCode !== null) throw new Error('certsmith controller exited');
-      return isReady((await store.get<CertificateObj>(Certificate, 'default', name)) ?? {});
-    }, 75_000).catch(async (e: Error) => {
-      const c = await store.get<CertificateObj>(Certificate, 'default', name);
-      const challenges = (await store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.filter((ch) => ch.spec.dnsName === names[s]);
-      const issuer = await store.get<ClusterIssuerObj>(ClusterIssuer, undefined, name);
-      throw new Error(`${e.message}\nstatus: ${JSON.stringify(c?.status)}\nissuer: ${JSON.stringify(issuer?.status?.conditions)}\nchallenges: ${JSON.stringify(challenges.map((ch) => ch.status))}\nsolver calls: ${JSON.stringify(solver.calls)}\ncontroller output:\n${controller!.output()}`);
+    await waitIssuedBy(controller!, store, {
+      name, dnsName: names[s], issuer: () => store.get<ClusterIssuerObj>(ClusterIssuer, undefined, name), more: () => `solver calls: ${JSON.stringify(solver.calls)}`,
     });
-    const tls = await store.get<Secret>(SecretType, 'default', `${name}-tls`);
-    assert.ok(tls?.data?.['tls.crt'], `Secret default/${name}-tls has tls.crt`);
-    const leaf = new X509Certificate(Buffer.from(tls.data['tls.crt'], 'base64'));
-    assert.equal(leaf.checkHost(names[s]), names[s], `the certificate covers ${names[s]}`);
   }
 
   /** bind9 has no TXT record left at _acme-challenge.NAME (Pebble's validation through it proved the record was there). */

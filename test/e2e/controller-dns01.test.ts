@@ -15,13 +15,12 @@
 // value on every configured resolver, so they cannot share this controller's challtestsrv.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import crypto, { X509Certificate } from 'node:crypto';
+import crypto from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Certificate, Challenge, ClusterIssuer, Issuer, SecretType } from '../../src/api/resources.ts';
-import type { Certificate as CertificateObj, Challenge as ChallengeObj, Issuer as IssuerObj } from '../../src/api/types.ts';
-import type { Secret } from '../../src/api/meta.ts';
+import { ClusterIssuer, Issuer } from '../../src/api/resources.ts';
+import type { Issuer as IssuerObj } from '../../src/api/types.ts';
 import { loadClientConfig } from '../../src/server/kubeconfig.ts';
 import { HttpStore } from '../../src/store/http/http-store.ts';
 import { CLOUDFLARE_API } from '../../src/controllers/acme/solvers/dns01/cloudflare.ts';
@@ -39,8 +38,8 @@ import { startAcmeDNSAPI, type AcmeDNSAPI } from '../rig/acme-dns-api.ts';
 import { startAkamaiAPI, type AkamaiAPI } from '../rig/akamai-api.ts';
 import { fetchRedirectEnv } from '../rig/fetch-redirect.ts';
 import { acmeCertificate, b64 } from '../acme/acme-rig.ts';
-import { isReady, startServer, waitFor, type RunningServer } from './harness.ts';
-import { startController, type RunningController } from './controller-harness.ts';
+import { startServer, waitFor, type RunningServer } from './harness.ts';
+import { startController, waitIssuedBy, type RunningController } from './controller-harness.ts';
 
 const uniq = () => crypto.randomBytes(3).toString('hex');
 /** not cert-manager's default: proves the controller reads ClusterIssuer Secrets where its flag says */
@@ -253,19 +252,9 @@ describe('DNS-01 providers in certsmith controller mode (a separate process, Sec
   /** Waits for the Certificate to be Ready and checks its TLS Secret covers the name; what the controller printed is in the failure. */
   async function issued(p: Provider) {
     const name = certName(p);
-    await waitFor(`Certificate ${name} Ready`, async () => {
-      if (controller!.process.exitCode !== null) throw new Error('certsmith controller exited');
-      return isReady((await store.get<CertificateObj>(Certificate, 'default', name)) ?? {});
-    }, 75_000).catch(async (e: Error) => {
-      const c = await store.get<CertificateObj>(Certificate, 'default', name);
-      const challenges = (await store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.filter((ch) => ch.spec.dnsName === names[p]);
-      const issuer = p === 'digitalocean' ? await store.get<IssuerObj>(Issuer, 'default', name) : await store.get<IssuerObj>(ClusterIssuer, undefined, name);
-      throw new Error(`${e.message}\nstatus: ${JSON.stringify(c?.status)}\nissuer: ${JSON.stringify(issuer?.status?.conditions)}\nchallenges: ${JSON.stringify(challenges.map((ch) => ch.status))}\ncontroller output:\n${controller!.output()}`);
+    await waitIssuedBy(controller!, store, {
+      name, dnsName: names[p], issuer: () => (p === 'digitalocean' ? store.get<IssuerObj>(Issuer, 'default', name) : store.get<IssuerObj>(ClusterIssuer, undefined, name)),
     });
-    const tls = await store.get<Secret>(SecretType, 'default', `${name}-tls`);
-    assert.ok(tls?.data?.['tls.crt'], `Secret default/${name}-tls has tls.crt`);
-    const leaf = new X509Certificate(Buffer.from(tls.data['tls.crt'], 'base64'));
-    assert.equal(leaf.checkHost(names[p]), names[p], `the certificate covers ${names[p]}`);
   }
 
   /** The vendor's API published a TXT value at _acme-challenge.NAME and, after validation, removed it. */

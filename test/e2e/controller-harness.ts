@@ -1,7 +1,13 @@
 // Runs the real `certsmith controller` as a child process against a server's kubeconfig, as a
 // Deployment's container would run it against a cluster.
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { certsmithBin, repoRoot } from './harness.ts';
+import { X509Certificate } from 'node:crypto';
+import { Certificate, Challenge, SecretType } from '../../src/api/resources.ts';
+import type { Certificate as CertificateObj, Challenge as ChallengeObj } from '../../src/api/types.ts';
+import type { Secret } from '../../src/api/meta.ts';
+import type { Store } from '../../src/store/store.ts';
+import { certsmithBin, isReady, repoRoot, waitFor } from './harness.ts';
 
 export interface RunningController {
   process: ChildProcess;
@@ -62,4 +68,27 @@ export function startController(opts: { kubeconfig: string; args?: string[]; env
       return exited;
     },
   };
+}
+
+/**
+ * Waits for a Certificate in `default` that the controller issues to be Ready, then checks its TLS
+ * Secret covers dnsName. On a timeout the error carries the Certificate's status, its Issuer's
+ * conditions, its Challenges' status, `more` and what the controller printed.
+ */
+export async function waitIssuedBy(controller: RunningController, store: Store, o: {
+  name: string; dnsName: string; issuer: () => Promise<{ status?: { conditions?: unknown } } | undefined>; more?: () => string;
+}): Promise<void> {
+  await waitFor(`Certificate ${o.name} Ready`, async () => {
+    if (controller.process.exitCode !== null) throw new Error('certsmith controller exited');
+    return isReady((await store.get<CertificateObj>(Certificate, 'default', o.name)) ?? {});
+  }, 75_000).catch(async (e: Error) => {
+    const c = await store.get<CertificateObj>(Certificate, 'default', o.name);
+    const challenges = (await store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.filter((ch) => ch.spec.dnsName === o.dnsName);
+    const issuer = await o.issuer();
+    throw new Error(`${e.message}\nstatus: ${JSON.stringify(c?.status)}\nissuer: ${JSON.stringify(issuer?.status?.conditions)}\nchallenges: ${JSON.stringify(challenges.map((ch) => ch.status))}${o.more ? `\n${o.more()}` : ''}\ncontroller output:\n${controller.output()}`);
+  });
+  const tls = await store.get<Secret>(SecretType, 'default', `${o.name}-tls`);
+  assert.ok(tls?.data?.['tls.crt'], `Secret default/${o.name}-tls has tls.crt`);
+  const leaf = new X509Certificate(Buffer.from(tls.data['tls.crt'], 'base64'));
+  assert.equal(leaf.checkHost(o.dnsName), o.dnsName, `the certificate covers ${o.dnsName}`);
 }
