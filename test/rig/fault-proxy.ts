@@ -88,6 +88,8 @@ export interface FaultProxy {
   setProfiles(profiles: Record<string, string> | undefined): void;
   /** answers the next matching request with a problem document instead of forwarding it */
   answer(match: FaultMatch, problem: ProblemAnswer): Fault;
+  /** forwards the next matching request and hands its answer's body through fn (a CA state the test cannot make Pebble reach) */
+  rewrite(match: FaultMatch, fn: (body: string) => string): Fault;
   stop(): Promise<void>;
 }
 
@@ -130,6 +132,7 @@ export async function startFaultProxy(opts: { upstream: string; upstreamCaPem: s
   let renewalInfo: ((certID: string) => RenewalInfoAnswer | undefined) | undefined;
   let profiles: Record<string, string> | undefined;
   const answers: { match: FaultMatch; problem: ProblemAnswer; seen: number; done: boolean; resolve: (x: ProxiedExchange) => void }[] = [];
+  const rewrites: { match: FaultMatch; fn: (body: string) => string; seen: number; done: boolean; resolve: (x: ProxiedExchange) => void }[] = [];
   let portValue = 0;
 
   const server = https.createServer({ cert: fs.readFileSync(tls.certPath), key: fs.readFileSync(tls.keyPath) }, (req, res) => {
@@ -164,6 +167,8 @@ export async function startFaultProxy(opts: { upstream: string; upstreamCaPem: s
       }
       const rule = rules.find((r) => !r.done && matches(r.match, request) && ++r.seen >= (r.match.nth ?? 1));
       if (rule) rule.done = true;
+      const rewrite = rewrites.find((r) => !r.done && matches(r.match, request) && ++r.seen >= (r.match.nth ?? 1));
+      if (rewrite) rewrite.done = true;
       const up = https.request(`${upstream}${request.path}`, { method: request.method, headers: req.headers, agent: upstreamAgent }, (upRes) => {
         const upChunks: Buffer[] = [];
         upRes.on('data', (d: Buffer) => upChunks.push(d));
@@ -176,12 +181,17 @@ export async function startFaultProxy(opts: { upstream: string; upstreamCaPem: s
             upBody = Buffer.from(JSON.stringify(dirDoc));
             delete upRes.headers['content-length'];
           }
+          if (rewrite) {
+            upBody = Buffer.from(rewrite.fn(upBody.toString('utf8')));
+            delete upRes.headers['content-length'];
+          }
           const x: ProxiedExchange = {
             ...request, status: upRes.statusCode ?? 0, body: upBody.toString('utf8'),
             ...(typeof upRes.headers.location === 'string' ? { location: upRes.headers.location } : {}),
             fate: rule ? (rule.action === 'drop' ? 'dropped' : 'held') : 'delivered',
           };
           exchanges.push(x);
+          rewrite?.resolve(x);
           if (/\/order-plz$/.test(request.path) && request.method === 'POST' && x.status === 201) {
             let identifiers: string[] = [];
             try {
@@ -253,6 +263,12 @@ export async function startFaultProxy(opts: { upstream: string; upstreamCaPem: s
       let resolve!: (x: ProxiedExchange) => void;
       const hit = new Promise<ProxiedExchange>((r) => (resolve = r));
       answers.push({ match, problem, seen: 0, done: false, resolve });
+      return { hit, release() {} };
+    },
+    rewrite(match, fn) {
+      let resolve!: (x: ProxiedExchange) => void;
+      const hit = new Promise<ProxiedExchange>((r) => (resolve = r));
+      rewrites.push({ match, fn, seen: 0, done: false, resolve });
       return { hit, release() {} };
     },
     setUpstream(origin, caPem) {

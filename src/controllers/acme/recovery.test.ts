@@ -2,12 +2,12 @@
 // validation against a dead responder and an interrupted newOrder turn into. No I/O, fake clock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AcmeError, type AcmeAuthorization } from '../../acme/client.ts';
+import { AcmeError, type AcmeAuthorization, type AcmeStatus } from '../../acme/client.ts';
 import type { Challenge, Order } from '../../api/types.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import {
-  accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RETRY, challengeAtCA, isUnreachable, notFoundAtCA, RETRY_BOUNDS,
-  shouldReadAfterAcceptError, solverWasUnavailable,
+  accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RETRY, challengeAtCA, invalidatedDespiteValidAuthorizations, isUnreachable, notFoundAtCA,
+  RETRY_BOUNDS, shouldReadAfterAcceptError, solverWasUnavailable,
 } from './recovery.ts';
 import { decideOrder } from './orders/order.ts';
 import { accountGoneStatus } from './account/account.ts';
@@ -259,4 +259,18 @@ test('at most N newOrder calls run at once', async () => {
   }
   await Promise.all(runs);
   assert.equal(peak, 2);
+});
+
+test('an order the CA made invalid while every authorization of it is valid did not fail on validation: a bounded retry, not the user\'s failure', () => {
+  const rows: [string, AcmeStatus, AcmeStatus[], boolean][] = [
+    ['invalid, its one authorization valid (seen with Pebble when certsmith was killed during a batch)', 'invalid', ['valid'], true],
+    ['invalid, all of several valid', 'invalid', ['valid', 'valid'], true],
+    ['invalid because an authorization failed: the user\'s setup', 'invalid', ['valid', 'invalid'], false],
+    ['invalid, an authorization still pending', 'invalid', ['pending'], false],
+    ['invalid, an authorization expired or deactivated', 'invalid', ['deactivated'], false],
+    ['invalid with no authorization to judge by', 'invalid', [], false],
+    ['not invalid', 'ready', ['valid'], false],
+  ];
+  for (const [name, order, authzs, want] of rows) assert.equal(invalidatedDespiteValidAuthorizations(order, authzs), want, name);
+  assert.equal(RETRY_BOUNDS['order-invalidated'], 2);
 });

@@ -2,7 +2,7 @@
 // at the wrong second, an answer lost on the way back, an ACME server that forgot the account.
 // Each decision here reads only its inputs, so that the shells stay thin and the table tests
 // can run them with a fake clock.
-import type { AcmeAuthorization, AcmeProblem } from '../../acme/client.ts';
+import type { AcmeAuthorization, AcmeProblem, AcmeStatus } from '../../acme/client.ts';
 import { AcmeError } from '../../acme/errors.ts';
 import type { ACMEState } from '../../api/types.ts';
 import { ACMEOrderAnnotation } from '../../api/annotations.ts';
@@ -31,14 +31,27 @@ export type FailureCause =
   /** the CA no longer knows the account the order belongs to (restarted, deactivated, replaced) */
   | 'account-gone'
   /** the CA answers 404 for the order, one of its authorizations or challenges: it lost them (restarted, purged) */
-  | 'order-gone';
+  | 'order-gone'
+  /**
+   * the CA made the order invalid although every authorization of it is valid, so not on a failed
+   * validation (CI met it with Pebble when certsmith was SIGKILLed during a batch, cause at the CA unknown)
+   */
+  | 'order-invalidated';
 
 /**
  * How many Orders of one CertificateRequest each cause may cost before the request fails as usual.
  * Two for our own restarts (the issue's "twice per revision"); three for a lost account, since a CA
  * that forgets accounts does so for every in-flight order at once and may do it again.
  */
-export const RETRY_BOUNDS: Record<FailureCause, number> = { 'solver-unavailable': 2, 'account-gone': 3, 'order-gone': 2 };
+export const RETRY_BOUNDS: Record<FailureCause, number> = { 'solver-unavailable': 2, 'account-gone': 3, 'order-gone': 2, 'order-invalidated': 2 };
+
+/**
+ * An order the CA calls invalid while each of its authorizations is valid: whatever made it so, it
+ * was not the user's DNS or web server (a failed validation leaves an authorization invalid).
+ */
+export function invalidatedDespiteValidAuthorizations(order: AcmeStatus, authorizations: AcmeStatus[]): boolean {
+  return order === 'invalid' && authorizations.length > 0 && authorizations.every((a) => a === 'valid');
+}
 
 export function isFailureCause(v: string | undefined): v is FailureCause {
   return v !== undefined && Object.hasOwn(RETRY_BOUNDS, v);

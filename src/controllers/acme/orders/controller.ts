@@ -16,7 +16,7 @@ import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
 import { reportServerUnreachable } from '../server-unreachable.ts';
 import { describeProfiles } from '../account/account.ts';
 import { isTrue, rfc3339 } from '../../../api/conditions.ts';
-import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isUnreachable, notFoundAtCA, type FailureCause } from '../recovery.ts';
+import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, invalidatedDespiteValidAuthorizations, isUnreachable, notFoundAtCA, type FailureCause } from '../recovery.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { WrittenVersions } from '../written-versions.ts';
@@ -251,6 +251,16 @@ export function orderController(ctx: ControllerContext, rt: AcmeRuntime): Contro
       if (!(e instanceof AcmeError && (e.shortType === 'orderNotReady' || e.status === 403))) throw e;
       // Finalized before (a lost response) or not ready after all: ask once what the order is.
       const current = await acmeAction('get_order', () => client.getOrder(order.status!.url!));
+      if (current.status === 'invalid') {
+        const authzs = await Promise.all(current.authorizations.map((url) => acmeAction('get_authorization', () => client.getAuthorization(url))));
+        if (invalidatedDespiteValidAuthorizations(current.status, authzs.map((a) => a.status))) {
+          const why = current.error ? ` (${current.error.detail ?? current.error.type})` : '';
+          const reason = `The ACME server made this order invalid although all its authorizations are valid${why}; a new Order follows: ${e.message}`;
+          await fail(order, failedStatus(order, 'invalid', reason, ctx.clock.now()), 'order-invalidated');
+          ctx.recorder.event(order, 'Warning', 'OrderInvalidated', reason);
+          return undefined;
+        }
+      }
       if (current.status !== 'valid' && current.status !== 'processing') {
         await writeStatus(order, isFailedAcmeStatus(current.status)
           ? failedStatus(order, current.status === 'expired' ? 'expired' : 'invalid', `Failed to finalize Order: ${e.message}`, ctx.clock.now())

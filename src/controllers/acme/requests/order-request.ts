@@ -107,6 +107,7 @@ const CAUSE_TEXT: Record<FailureCause, string> = {
   'solver-unavailable': 'certsmith was restarting while the ACME server validated its HTTP-01 challenge, so the token was not served',
   'account-gone': 'the ACME server no longer knows the account the order belonged to',
   'order-gone': 'the ACME server no longer knows the order (HTTP 404 for one of its URLs)',
+  'order-invalidated': 'the ACME server made the order invalid although all its authorizations were valid',
 };
 
 /**
