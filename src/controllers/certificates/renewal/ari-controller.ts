@@ -30,36 +30,40 @@ export function ariController(ctx: ControllerContext, rt: AcmeRuntime): Controll
   // Answers fetched but not yet stored (a status write that conflicted and is retried with the
   // fresh object): the retry stores the same answer instead of asking the CA twice.
   const unsaved = new Map<string, CertificateAriStatus>();
+  /** the Certificate's issuer when it is an ACME issuer asking for ARI */
+  const ariIssuer = (crt: CertificateObj) => {
+    const ref = crt.spec.issuerRef;
+    if (ref.group && ref.group !== 'cert-manager.io') return undefined;
+    const issuer = lookupIssuer(ctx, crt.metadata.namespace, ref);
+    return issuer && ariEnabled(issuer.spec?.acme) ? issuer : undefined;
+  };
   return {
     name: MANAGER,
     watch: (enqueue) => {
-      // only Certificates of an ACME issuer asking for ARI; that issuer changing wakes them too
-      const applies = (crt: CertificateObj) => !!ariOf(crt) || ((!crt.spec.issuerRef.group || crt.spec.issuerRef.group === 'cert-manager.io') &&
-        ariEnabled(lookupIssuer(ctx, crt.metadata.namespace, crt.spec.issuerRef)?.spec?.acme));
+      // Certificates of an ACME issuer asking for ARI, and those holding an answer that may have to go;
+      // that issuer changing wakes them too
+      const applies = (crt: CertificateObj) => !!ariOf(crt) || !!ariIssuer(crt);
       watchCertificateGraph(c, enqueue, wakesWhen(applies));
       wakeByIssuer(ctx.informers, c.certificates, (crt) => enqueue(`${crt.metadata.namespace}/${crt.metadata.name}`));
     },
     reconcile: async (key) => withCertificate(ctx, c, key, async (crt) => {
       if (crt.metadata.deletionTimestamp) return;
-      const ref = crt.spec.issuerRef;
-      const issuer = ref.group && ref.group !== 'cert-manager.io' ? undefined : lookupIssuer(ctx, crt.metadata.namespace, ref);
-      const enabled = !!issuer && ariEnabled(issuer.spec?.acme);
+      const issuer = ariIssuer(crt);
       const previous = ariOf(crt);
-      if (!enabled && !previous) return;
+      if (!issuer && !previous) return;
       const input = await gatherCertificate(ctx, c, crt);
       const pem = decodeBase64(input.secret?.data?.['tls.crt']);
       const leaf = pem ? parseCertMemo(pem).value : undefined;
       const now = ctx.clock.now();
       const currentID = leaf ? certIdOf(leaf) : undefined;
       const check = decideAriCheck(previous, currentID, now);
-      if (!enabled || check.kind === 'none') {
+      if (!issuer || check.kind === 'none') {
         if (previous && previous.certID !== currentID && input.secret) {
           const { ari: _stale, ...rest } = crt.status?.acme ?? {};
           await writeCertificateStatus(ctx, crt, { ...(crt.status ?? {}), acme: Object.keys(rest).length ? rest : undefined }, MANAGER);
         }
         return;
       }
-      if (!issuer) return;
       if (check.kind === 'wait') return { requeueAfterMs: check.untilMs };
       const memoKey = `${crt.metadata.uid}/${check.certID}`;
       const memo = unsaved.get(memoKey);
