@@ -7,7 +7,7 @@
 // values per account and has no delete call, so cleanup does nothing (cert-manager's behaviour).
 //   https://github.com/joohoi/acme-dns#update-endpoint
 import { ProviderConfigError } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './throttling.ts';
+import { fetchWaitingOutThrottling } from './throttling.ts';
 
 export interface AcmeDNSAccount {
   username: string;
@@ -15,8 +15,6 @@ export interface AcmeDNSAccount {
   fulldomain: string;
   subdomain: string;
 }
-
-const MAX_ATTEMPTS = 3;
 
 /** The account for a domain from the accounts JSON; the message names the domain, never the password. */
 export function accountFor(json: string, domain: string, where: string): AcmeDNSAccount {
@@ -40,29 +38,26 @@ export async function acmeDNSUpdate(host: string, account: AcmeDNSAccount, value
     throw new ProviderConfigError(`acmeDNS: host ${JSON.stringify(host)} is not a URL`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ProviderConfigError(`acmeDNS: host ${host} is not http(s)`);
-  for (let attempt = 1; ; attempt++) {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'x-api-user': account.username, 'x-api-key': account.password, 'content-type': 'application/json' },
-      body: JSON.stringify({ subdomain: account.subdomain, txt: value }),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    const wait = res.status === 429 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
-    if (wait !== undefined) {
-      await new Promise((r) => setTimeout(r, wait));
-      continue;
-    }
-    if (res.ok) return;
+  const errorMessage = (status: number, text: string): string => {
     let error = '';
     try {
       error = (JSON.parse(text) as { error?: string }).error ?? '';
     } catch {
       // not JSON: the status says enough
     }
-    const message = `acme-dns update at ${url.origin}: HTTP ${res.status}${error ? ` ${error}` : ''}`;
-    if (res.status === 401 || res.status === 403) throw new ProviderConfigError(message);
-    if (res.status === 429) throw throttledError(message, res.headers.get('retry-after'));
-    throw new Error(message);
-  }
+    return `acme-dns update at ${url.origin}: HTTP ${status}${error ? ` ${error}` : ''}`;
+  };
+  const { res, text } = await fetchWaitingOutThrottling({
+    send: () => fetch(url, {
+      method: 'POST',
+      headers: { 'x-api-user': account.username, 'x-api-key': account.password, 'content-type': 'application/json' },
+      body: JSON.stringify({ subdomain: account.subdomain, txt: value }),
+      signal: AbortSignal.timeout(30_000),
+    }),
+    errorMessage: (r, t) => errorMessage(r.status, t),
+  });
+  if (res.ok) return;
+  const message = errorMessage(res.status, text);
+  if (res.status === 401 || res.status === 403) throw new ProviderConfigError(message);
+  throw new Error(message);
 }

@@ -24,7 +24,7 @@
 //   https://techdocs.akamai.com/developer/docs/rate-limiting
 import crypto from 'node:crypto';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './throttling.ts';
+import { fetchWaitingOutThrottling } from './throttling.ts';
 
 export interface AkamaiConfig {
   serviceConsumerDomain: string;
@@ -82,6 +82,17 @@ export class AkamaiError extends Error {
   }
 }
 
+/** Edge DNS's problem document (title, detail) of a failed answer; a body that is not one leaves the status alone. */
+function akamaiError(status: number, text: string, what: string): AkamaiError {
+  let p: { title?: string; detail?: string } = {};
+  try {
+    p = JSON.parse(text) as typeof p;
+  } catch {
+    // not a problem document: the status says enough
+  }
+  return new AkamaiError(status, [p.title, p.detail].filter(Boolean).join(': '), what);
+}
+
 interface RecordSet {
   name: string;
   type: string;
@@ -89,6 +100,7 @@ interface RecordSet {
   rdata: string[];
 }
 
+/** tries of a write whose record set someone changed meanwhile (409/404), in all */
 const MAX_ATTEMPTS = 3;
 
 /** TXT rdata as Edge DNS returns them: one or more quoted character-strings; the value is their concatenation. */
@@ -105,38 +117,30 @@ export class AkamaiDNSClient {
 
   /** undefined for a 404 when `missingOk` */
   private async call<T>(method: string, path: string, what: string, body?: unknown, missingOk = false): Promise<T | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      const url = new URL(`${this.base}${path}`);
-      const text = body === undefined ? undefined : JSON.stringify(body);
-      const auth = edgeGridAuthorization(this.creds, { method, url, body: text }, edgeGridTimestamp(new Date(this.now())), crypto.randomUUID());
-      const res = await fetch(url, {
+    const url = new URL(`${this.base}${path}`);
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const { res, text: out } = await fetchWaitingOutThrottling({
+      // signed at each attempt: the timestamp and nonce are the request's own
+      send: () => fetch(url, {
         method,
-        headers: { authorization: auth, accept: 'application/json', ...(text === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: edgeGridAuthorization(this.creds, { method, url, body: text }, edgeGridTimestamp(new Date(this.now())), crypto.randomUUID()),
+          accept: 'application/json',
+          ...(text === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: text,
         signal: AbortSignal.timeout(30_000),
-      });
-      const out = await res.text();
-      const wait = res.status === 429 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
-      if (wait !== undefined) {
-        await new Promise((r) => setTimeout(r, wait));
-        continue;
-      }
-      if (res.status === 404 && missingOk) return undefined;
-      if (!res.ok) {
-        let p: { title?: string; detail?: string } = {};
-        try {
-          p = JSON.parse(out) as typeof p;
-        } catch {
-          // not a problem document: the status says enough
-        }
-        const err = new AkamaiError(res.status, [p.title, p.detail].filter(Boolean).join(': '), what);
-        // credentials refused: no retry will fix it until someone changes the Secrets
-        if (res.status === 401 || res.status === 403) throw new ProviderConfigError(err.message);
-        if (res.status === 429) throw throttledError(err.message, res.headers.get('retry-after'));
-        throw err;
-      }
-      return (out ? JSON.parse(out) : undefined) as T;
+      }),
+      errorMessage: (r, t) => akamaiError(r.status, t, what).message,
+    });
+    if (res.status === 404 && missingOk) return undefined;
+    if (!res.ok) {
+      const err = akamaiError(res.status, out, what);
+      // credentials refused: no retry will fix it until someone changes the Secrets
+      if (res.status === 401 || res.status === 403) throw new ProviderConfigError(err.message);
+      throw err;
     }
+    return (out ? JSON.parse(out) : undefined) as T;
   }
 
   /** The closest enclosing Edge DNS zone of fqdn, asking name by name from the most specific. */

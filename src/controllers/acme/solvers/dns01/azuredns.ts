@@ -26,7 +26,7 @@
 //   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/delete?view=rest-dns-privatedns-2018-09-01
 //   https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './throttling.ts';
+import { fetchWaitingOutThrottling } from './throttling.ts';
 import { cachedToken, requestToken } from './oauth-token.ts';
 
 export const AZURE_API_VERSION = '2018-05-01';
@@ -120,12 +120,28 @@ export class AzureDNSError extends Error {
   }
 }
 
+/** An answer's JSON body; undefined when it is empty or not JSON. */
+function jsonBody(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** ARM's error body ({error: {code, message}}) of a failed answer; any other body leaves the status alone. */
+function azureDNSError(status: number, body: unknown, what: string): AzureDNSError {
+  const err = (body as { error?: { code?: string; message?: string } } | undefined)?.error ?? {};
+  return new AzureDNSError(status, err.code ?? '', err.message ?? '', what);
+}
+
 /** A TXT record set as Azure DNS (TTL, TXTRecords) or Azure Private DNS (ttl, txtRecords) spells it. */
 interface TXTRecordSet {
   etag?: string;
   properties: { TTL?: number; TXTRecords?: { value: string[] }[]; ttl?: number; txtRecords?: { value: string[] }[] };
 }
 
+/** tries of a write whose record set someone changed meanwhile (412), in all */
 const MAX_ATTEMPTS = 3;
 
 export class AzureDNSClient {
@@ -150,34 +166,23 @@ export class AzureDNSClient {
   }
 
   private async call(method: string, path: string, what: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: unknown }> {
-    for (let attempt = 1; ; attempt++) {
-      const token = await azureAccessToken(this.creds, this.resource, this.now);
-      const res = await fetch(`${this.arm ?? this.resource}${this.zonePath}${path}${path.includes('?') ? '&' : '?'}api-version=${this.isPrivate ? AZURE_PRIVATE_DNS_API_VERSION : AZURE_API_VERSION}`, {
+    const { res, text } = await fetchWaitingOutThrottling({
+      // the token at each attempt: the cached one, or a fresh one once it nears expiry
+      send: async () => fetch(`${this.arm ?? this.resource}${this.zonePath}${path}${path.includes('?') ? '&' : '?'}api-version=${this.isPrivate ? AZURE_PRIVATE_DNS_API_VERSION : AZURE_API_VERSION}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
+        headers: { authorization: `Bearer ${await azureAccessToken(this.creds, this.resource, this.now)}`, accept: 'application/json', ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
         signal: AbortSignal.timeout(30_000),
-      });
-      const text = await res.text();
+      }),
+      errorMessage: (r, t) => azureDNSError(r.status, jsonBody(t), what).message,
       // 503: the service is busy or down, waited out the same way, but not reported as throttling
-      const wait = res.status === 429 || res.status === 503 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
-      if (wait !== undefined) {
-        await new Promise((r) => setTimeout(r, wait));
-        continue;
-      }
-      let body: unknown;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        body = undefined;
-      }
-      if (res.ok) return { status: res.status, body };
-      const err = (body as { error?: { code?: string; message?: string } } | undefined)?.error ?? {};
-      const e = new AzureDNSError(res.status, err.code ?? '', err.message ?? '', what);
-      if (res.status === 401 || res.status === 403) throw new ProviderConfigError(e.message);
-      if (res.status === 429) throw throttledError(e.message, res.headers.get('retry-after'));
-      throw e;
-    }
+      alsoWaitOut: [503],
+    });
+    const body = jsonBody(text);
+    if (res.ok) return { status: res.status, body };
+    const e = azureDNSError(res.status, body, what);
+    if (res.status === 401 || res.status === 403) throw new ProviderConfigError(e.message);
+    throw e;
   }
 
   /** The zone exists and the credentials may read it. */

@@ -19,7 +19,7 @@
 import crypto from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './throttling.ts';
+import { fetchWaitingOutThrottling } from './throttling.ts';
 import { cachedToken, requestToken } from './oauth-token.ts';
 
 export const CLOUDDNS_API = 'https://dns.googleapis.com';
@@ -127,6 +127,17 @@ export class CloudDNSError extends Error {
   }
 }
 
+/** Google's error body ({error: {message, errors: [{reason}]}}) of a failed answer; any other body leaves the status alone. */
+function cloudDNSError(status: number, text: string, what: string): CloudDNSError {
+  let err: { message?: string; errors?: { reason?: string }[] } = {};
+  try {
+    err = (JSON.parse(text) as { error?: typeof err }).error ?? {};
+  } catch {
+    // not Google's error body: reported by status
+  }
+  return new CloudDNSError(status, (err.errors ?? []).map((x) => x.reason ?? ''), err.message ?? '', what);
+}
+
 interface RRSet {
   name: string;
   type: string;
@@ -138,6 +149,7 @@ interface Change {
   status: 'pending' | 'done';
 }
 
+/** tries of a change whose rrset someone changed meanwhile (409/412), in all */
 const MAX_ATTEMPTS = 3;
 /** How many 1 s looks a change may stay pending before the Challenge is left to retry (Cloud DNS applies them in seconds). */
 const CHANGE_POLLS = 60;
@@ -161,34 +173,23 @@ export class CloudDNSClient {
   }
 
   private async call<T>(method: string, path: string, what: string, body?: unknown): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const token = await googleAccessToken(this.creds, this.now);
-      const res = await fetch(`${this.base}${this.projectPath}${path}`, {
+    const { res, text } = await fetchWaitingOutThrottling({
+      // the token at each attempt: the cached one, or a fresh one once it nears expiry
+      send: async () => fetch(`${this.base}${this.projectPath}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { authorization: `Bearer ${await googleAccessToken(this.creds, this.now)}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
-      });
-      const text = await res.text();
+      }),
+      errorMessage: (r, t) => cloudDNSError(r.status, t, what).message,
       // 503: the service is busy or down, waited out the same way, but not reported as throttling
-      const wait = res.status === 429 || res.status === 503 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
-      if (wait !== undefined) {
-        await new Promise((r) => setTimeout(r, wait));
-        continue;
-      }
-      if (res.ok) return JSON.parse(text) as T;
-      let err: { message?: string; errors?: { reason?: string }[] } = {};
-      try {
-        err = (JSON.parse(text) as { error?: typeof err }).error ?? {};
-      } catch {
-        // not Google's error body: reported by status
-      }
-      const e = new CloudDNSError(res.status, (err.errors ?? []).map((x) => x.reason ?? ''), err.message ?? '', what);
-      // refused credentials or a project/zone the account cannot see: a retry will not fix it
-      if (res.status === 401 || res.status === 403) throw new ProviderConfigError(e.message);
-      if (res.status === 429) throw throttledError(e.message, res.headers.get('retry-after'));
-      throw e;
-    }
+      alsoWaitOut: [503],
+    });
+    if (res.ok) return JSON.parse(text) as T;
+    const e = cloudDNSError(res.status, text, what);
+    // refused credentials or a project/zone the account cannot see: a retry will not fix it
+    if (res.status === 401 || res.status === 403) throw new ProviderConfigError(e.message);
+    throw e;
   }
 
   /** The managed zone holding fqdn: hostedZoneName when set (checked to exist), else the zone whose dnsName is the closest enclosing name. */

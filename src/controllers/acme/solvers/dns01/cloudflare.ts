@@ -8,7 +8,7 @@
 //   https://developers.cloudflare.com/api/resources/zones/methods/list/
 //   https://developers.cloudflare.com/api/resources/dns/subresources/records/
 import { ProviderConfigError } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './throttling.ts';
+import { fetchWaitingOutThrottling } from './throttling.ts';
 
 export const CLOUDFLARE_API = 'https://api.cloudflare.com/client/v4';
 
@@ -35,7 +35,14 @@ export class CloudflareError extends Error {
   }
 }
 
-const MAX_ATTEMPTS = 3;
+/** Cloudflare's answer envelope, or undefined when the body is not JSON. */
+function envelope<T>(text: string): Envelope<T> | undefined {
+  try {
+    return JSON.parse(text) as Envelope<T>;
+  } catch {
+    return undefined;
+  }
+}
 
 export class CloudflareClient {
   constructor(private readonly auth: CloudflareAuth, private readonly base = CLOUDFLARE_API) {}
@@ -51,29 +58,18 @@ export class CloudflareClient {
   }
 
   private async call<T>(method: string, path: string, what: string, body?: unknown): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const res = await fetch(`${this.base}${path}`, { method, headers: this.headers(), body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
-      const text = await res.text();
-      let env: Envelope<T> | undefined;
-      try {
-        env = JSON.parse(text) as Envelope<T>;
-      } catch {
-        env = undefined;
-      }
-      const wait = res.status === 429 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS) : undefined;
-      if (wait !== undefined) {
-        await new Promise((r) => setTimeout(r, wait));
-        continue;
-      }
-      if (!res.ok || !env?.success) {
-        const err = new CloudflareError(res.status, env?.errors ?? [], what);
-        // credentials refused: no retry will fix it until someone changes the Secret
-        if (res.status === 401 || res.status === 403) throw new ProviderConfigError(err.message);
-        if (res.status === 429) throw throttledError(err.message, res.headers.get('retry-after'));
-        throw err;
-      }
-      return env.result;
+    const { res, text } = await fetchWaitingOutThrottling({
+      send: () => fetch(`${this.base}${path}`, { method, headers: this.headers(), body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) }),
+      errorMessage: (r, t) => new CloudflareError(r.status, envelope(t)?.errors ?? [], what).message,
+    });
+    const env = envelope<T>(text);
+    if (!res.ok || !env?.success) {
+      const err = new CloudflareError(res.status, env?.errors ?? [], what);
+      // credentials refused: no retry will fix it until someone changes the Secret
+      if (res.status === 401 || res.status === 403) throw new ProviderConfigError(err.message);
+      throw err;
     }
+    return env.result;
   }
 
   /** The zone id of the closest enclosing zone of fqdn, asking name by name from the most specific. */

@@ -7,7 +7,7 @@
 //   https://docs.digitalocean.com/reference/api/digitalocean/#tag/Domain-Records
 //   https://docs.digitalocean.com/reference/api/digitalocean/#section/Introduction/Rate-Limit
 import { ProviderConfigError } from './secret-ref.ts';
-import { throttledError, throttledRetryMs } from './throttling.ts';
+import { fetchWaitingOutThrottling } from './throttling.ts';
 
 export const DIGITALOCEAN_API = 'https://api.digitalocean.com';
 
@@ -26,8 +26,18 @@ export class DigitalOceanError extends Error {
   }
 }
 
-const MAX_ATTEMPTS = 3;
 const MAX_PAGES = 20;
+
+/** DigitalOcean's error body ({id, message}) of a failed answer; a body that is not JSON leaves the status alone. */
+function digitalOceanError(status: number, text: string, what: string): DigitalOceanError {
+  let e: { id?: string; message?: string } = {};
+  try {
+    e = JSON.parse(text) as typeof e;
+  } catch {
+    // not JSON: the status says enough
+  }
+  return new DigitalOceanError(status, e.id, e.message ?? '', what);
+}
 
 /** Without Retry-After, DigitalOcean's ratelimit-reset (epoch seconds) says when the window reopens. */
 function resetMs(h: Headers): number | undefined {
@@ -40,34 +50,23 @@ export class DigitalOceanClient {
 
   /** undefined for a 404 when `missingOk` (zone lookup asks for names that are not domains) */
   private async call<T>(method: string, path: string, what: string, body?: unknown, missingOk = false): Promise<T | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      const res = await fetch(`${this.base}${path}`, {
+    const { res, text } = await fetchWaitingOutThrottling({
+      send: () => fetch(`${this.base}${path}`, {
         method,
         headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json', accept: 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
-      });
-      const text = await res.text();
-      const wait = res.status === 429 ? throttledRetryMs(res.headers.get('retry-after'), attempt < MAX_ATTEMPTS, resetMs(res.headers)) : undefined;
-      if (wait !== undefined) {
-        await new Promise((r) => setTimeout(r, wait));
-        continue;
-      }
-      if (res.status === 404 && missingOk) return undefined;
-      if (!res.ok) {
-        let e: { id?: string; message?: string } = {};
-        try {
-          e = JSON.parse(text) as typeof e;
-        } catch {
-          // not JSON: the status says enough
-        }
-        const err = new DigitalOceanError(res.status, e.id, e.message ?? '', what);
-        if (res.status === 401 || res.status === 403) throw new ProviderConfigError(err.message);
-        if (res.status === 429) throw throttledError(err.message, res.headers.get('retry-after'), resetMs(res.headers));
-        throw err;
-      }
-      return (res.status === 204 || !text ? undefined : JSON.parse(text)) as T;
+      }),
+      errorMessage: (r, t) => digitalOceanError(r.status, t, what).message,
+      askedMs: resetMs,
+    });
+    if (res.status === 404 && missingOk) return undefined;
+    if (!res.ok) {
+      const err = digitalOceanError(res.status, text, what);
+      if (res.status === 401 || res.status === 403) throw new ProviderConfigError(err.message);
+      throw err;
     }
+    return (res.status === 204 || !text ? undefined : JSON.parse(text)) as T;
   }
 
   async zoneFor(fqdn: string): Promise<string> {
