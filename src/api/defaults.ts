@@ -11,6 +11,7 @@ import type { ResourceType } from './resources.ts';
 import { schemasByKind } from './schema.ts';
 import { withSchemaDefaults } from './schema-defaults.ts';
 import type { CertificateSpec, CertificateStatus, IssuerRef, RenewalWindow } from './types.ts';
+import { plainCopy } from './plain-copy.ts';
 
 /** Who made the request, as the API server authenticated it (Kubernetes UserInfo). */
 export interface RequesterInfo {
@@ -38,7 +39,7 @@ export function withStorageDefaults<T extends KubeObject>(type: ResourceType, ob
 /** Returns a new object with the storage-time defaults applied; the input is not modified. */
 export function applyDefaults<T extends KubeObject>(type: ResourceType, obj: T, options: DefaultingOptions = {}): T {
   // the copy's own parts only: withStorageDefaults shares with what it is given
-  const out = withStorageDefaults(type, structuredClone(obj));
+  const out = withStorageDefaults(type, plainCopy(obj));
   if (type.group === 'cert-manager.io' && type.kind === 'CertificateRequest' && options.requester) {
     const spec = (out.spec ?? {}) as Record<string, unknown>;
     const r = options.requester;
@@ -46,7 +47,7 @@ export function applyDefaults<T extends KubeObject>(type: ResourceType, obj: T, 
     spec.username = r.username;
     if (r.uid !== undefined) spec.uid = r.uid; else delete spec.uid;
     if (r.groups !== undefined) spec.groups = [...r.groups]; else delete spec.groups;
-    if (r.extra !== undefined) spec.extra = structuredClone(r.extra); else delete spec.extra;
+    if (r.extra !== undefined) spec.extra = plainCopy(r.extra); else delete spec.extra;
     (out as KubeObject).spec = spec;
   }
   return out;

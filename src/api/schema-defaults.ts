@@ -2,6 +2,7 @@
 // write: a property missing from an object that is present gets its default (a copy), in nested
 // objects, list items and map values alike; nothing is created under an absent parent.
 import type { TSchema } from '@sinclair/typebox';
+import { plainCopy } from './plain-copy.ts';
 
 type SchemaNode = Record<string, unknown>;
 
@@ -36,7 +37,7 @@ export function withSchemaDefaults(schema: TSchema, value: unknown): unknown {
   }
   if (!isObject(s.properties)) return value;
   for (const [k, p] of Object.entries(s.properties as Record<string, SchemaNode>)) {
-    if (!(k in value) && p.default !== undefined) (out ??= { ...value })[k] = structuredClone(p.default);
+    if (!(k in value) && p.default !== undefined) (out ??= { ...value })[k] = plainCopy(p.default);
     const cur = out ?? value;
     if (k in cur) {
       const v = withSchemaDefaults(p as unknown as TSchema, cur[k]);

@@ -10,6 +10,7 @@ import { qualifiedKind } from './client.ts';
 import { builtInNamespaces } from '../server/namespaces.ts';
 import type { FieldValidation } from '../api/unknown-fields.ts';
 import { lastAppliedAnnotation, lastAppliedConfiguration, lastAppliedOf } from './last-applied.ts';
+import { plainCopy } from '../api/plain-copy.ts';
 
 export type ApplyAction = 'created' | 'configured' | 'unchanged';
 
@@ -59,7 +60,7 @@ function errorLines(file: string, what: string, e: unknown): string[] {
  * record) and this manifest drops go, as kubectl's three-way merge removes them.
  */
 function desiredFrom(existing: KubeObject, obj: KubeObject): KubeObject {
-  const out: KubeObject = structuredClone(obj);
+  const out: KubeObject = plainCopy(obj);
   const previous = lastAppliedOf(existing)?.metadata;
   const merged = (field: 'labels' | 'annotations'): Record<string, string> | undefined => {
     const kept: Record<string, string> = { ...existing.metadata[field] };
@@ -76,7 +77,7 @@ function desiredFrom(existing: KubeObject, obj: KubeObject): KubeObject {
 }
 
 function comparable(o: KubeObject) {
-  const c = structuredClone(o);
+  const c = plainCopy(o);
   delete c.metadata.resourceVersion;
   delete c.metadata.managedFields;
   delete c.metadata.generation;
@@ -87,8 +88,11 @@ function comparable(o: KubeObject) {
  * Requests in flight at once, over the client's keep-alive connections: a manifest of thousands
  * of objects is bound by round trips when sent one at a time (about 110 objects/s), while a
  * bounded number keeps a server (or a cluster's API priority and fairness) from being flooded.
+ * 48, not 16: the embedded server commits the writes that arrive together in one transaction and
+ * answers them together, so with 16 in flight client and server took turns (each idle about a
+ * third of the time); 48 keeps both busy (10,000 Certificates: 8.1-8.3 s against 8.5-11.2 s).
  */
-export const applyConcurrency = 16;
+export const applyConcurrency = 48;
 
 /** fn over every item, at most `limit` at a time; results in the items' order. The first failure rejects. */
 async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
@@ -205,7 +209,7 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
   const check = async ({ manifest, type }: (typeof ordered)[number]): Promise<Checked> => {
     const { file } = manifest;
     if (!type) return { errors: [`error: ${file}: unknown kind "${manifest.obj.kind}" in apiVersion "${manifest.obj.apiVersion}"`], warnings: [] };
-    const obj = structuredClone(manifest.obj);
+    const obj = plainCopy(manifest.obj);
     const ns = namespaceOf(type, manifest.obj);
     if (ns === undefined) delete obj.metadata.namespace;
     else obj.metadata.namespace = ns;

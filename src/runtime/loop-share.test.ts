@@ -12,20 +12,27 @@ test('with no request coming in, the whole slice is the budget of a turn', () =>
   assert.equal(share.used(), true, 'slice used up');
 });
 
-test('a request shrinks the budget until the window after it has passed', async () => {
+test('a busy client (foregroundRequests within the window) shrinks the budget until the window after its last requests has passed', async () => {
   let now = 0;
-  const share = new LoopShare({ sliceMs: 20, foregroundSliceMs: 2, foregroundWindowMs: 250, now: () => now });
+  const share = new LoopShare({ sliceMs: 20, foregroundSliceMs: 2, foregroundWindowMs: 250, foregroundRequests: 3, foregroundGapMs: 0, now: () => now });
+  share.noteRequest();
+  share.noteRequest();
+  now = 3;
+  assert.equal(share.used(), false, 'two requests are someone polling: the whole slice');
   share.noteRequest();
   now = 1;
   assert.equal(share.used(), false, '1 ms of 2');
   now = 3;
-  assert.equal(share.used(), true, 'past the foreground slice');
+  assert.equal(share.used(), true, 'the third request: past the foreground slice');
+  now = 200;
+  share.noteRequest();
   now = 300;
   await share.nextTurn();
   now = 310;
-  assert.equal(share.used(), false, 'the window is over: 10 ms of the whole slice of 20');
+  assert.equal(share.used(), false, 'three requests no longer fall within 250 ms: 10 ms of the whole slice of 20');
   share.noteRequest();
-  assert.equal(share.used(), true, 'a new request: 10 ms is past the foreground slice again');
+  share.noteRequest();
+  assert.equal(share.used(), true, 'three within the window again: 10 ms is past the foreground slice');
 });
 
 test('one turn for every waiter, and the budget starts again in it', async () => {
@@ -48,7 +55,7 @@ test('one turn for every waiter, and the budget starts again in it', async () =>
  */
 async function reconcilesPerTurn(foreground: boolean): Promise<{ max: number; total: number }> {
   let now = 0;
-  const share = new LoopShare({ sliceMs: 5, foregroundSliceMs: 1, foregroundWindowMs: 1e9, now: () => now });
+  const share = new LoopShare({ sliceMs: 5, foregroundSliceMs: 1, foregroundWindowMs: 1e9, foregroundRequests: 1, foregroundGapMs: 0, now: () => now });
   if (foreground) share.noteRequest();
   let sinceTurn = 0;
   let max = 0;
@@ -88,4 +95,54 @@ test('while requests come in, the controllers get the foreground budget per turn
   const { max, total } = await reconcilesPerTurn(true);
   assert.equal(total, 400);
   assert.ok(max <= 3, `reconciles in one turn: ${max} (1 ms budget, 1 ms each)`);
+});
+
+/**
+ * Requests keep coming (a client with requests in flight, as `certsmith apply` keeps 16): each
+ * turn of the loop answers one, then the controllers may start reconciles. Requests and
+ * reconciles both take real time here (a busy loop), so the share is what the loop gives. The
+ * share is measured after a warm-up of `warmMs`: until the client has sent foregroundRequests,
+ * it is someone polling.
+ */
+async function controllerShare(share: LoopShare, warmMs: number, ms: number): Promise<number> {
+  const spin = (n: number) => { const end = performance.now() + n; while (performance.now() < end); };
+  let measuring = false;
+  let controllerMs = 0;
+  const c = new Controller({
+    name: 'busy', workers: 4, loopShare: share,
+    reconcile: async () => {
+      const t = performance.now();
+      spin(0.5);
+      if (measuring) controllerMs += performance.now() - t;
+      return { requeueAfter: 0 };
+    },
+  });
+  for (let i = 0; i < 50; i++) c.enqueue(`ns/${i}`);
+  c.start();
+  const start = performance.now();
+  let measuredFrom = 0;
+  await new Promise<void>((resolve) => {
+    const request = () => {
+      share.noteRequest();
+      spin(0.4);
+      const now = performance.now();
+      if (!measuring && now - start >= warmMs) {
+        measuring = true;
+        measuredFrom = now;
+      }
+      if (now - start >= warmMs + ms) resolve();
+      else setImmediate(request);
+    };
+    setImmediate(request);
+  });
+  const elapsed = performance.now() - measuredFrom;
+  await c.stop();
+  return controllerMs / elapsed;
+}
+
+test('while a client keeps requests coming, the controllers get a bounded share of the loop, not most of it', async () => {
+  const foreground = await controllerShare(new LoopShare({ foregroundSliceMs: 2, foregroundGapMs: 8, foregroundWindowMs: 250 }), 300, 600);
+  // 2 ms of every 10 at most, plus the reconcile that overruns a slice (without the gap: about 80 %)
+  assert.ok(foreground < 0.3, `controllers' share with requests coming in: ${(foreground * 100).toFixed(0)} %`);
+  assert.ok(foreground > 0.02, `the controllers still make progress: ${(foreground * 100).toFixed(0)} %`);
 });

@@ -16,6 +16,7 @@ import {
   StoreError, isConflict, isNotFound, getForUpdate,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
 } from '../store/store.ts';
+import { plainCopy } from '../api/plain-copy.ts';
 
 const admittedGroups = new Set(['cert-manager.io', 'acme.cert-manager.io']);
 
@@ -24,7 +25,7 @@ export function isAdmitted(type: ResourceType): boolean {
   return admittedGroups.has(type.group);
 }
 
-const clone = <T>(o: T): T => structuredClone(o);
+const clone = <T>(o: T): T => plainCopy(o);
 
 /**
  * Kinds validated on every write: certsmith's own, and the admission webhook configurations,

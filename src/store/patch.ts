@@ -1,6 +1,7 @@
 // JSON merge patch (RFC 7386) and JSON patch (RFC 6902) as pure functions, so that every
 // backend and the API server apply patches the same way. Inputs are never mutated.
 import { StoreError } from './store.ts';
+import { plainCopy } from '../api/plain-copy.ts';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -9,7 +10,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 function clone<T>(v: T): T {
-  return v === undefined ? v : structuredClone(v);
+  return v === undefined ? v : plainCopy(v);
 }
 
 /** Structural equality of JSON values; object key order does not matter. */

@@ -10,6 +10,7 @@
 import { StoreError } from '../../store/store.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { rfc3339 } from '../../api/time.ts';
+import { plainCopy } from '../../api/plain-copy.ts';
 
 type Path = string[];
 type Json = Record<string, unknown>;
@@ -96,7 +97,7 @@ function setAt(obj: Json, path: Path, value: unknown) {
     if (!isMap(node[k])) node[k] = {};
     node = node[k] as Json;
   }
-  node[path[path.length - 1]] = structuredClone(value);
+  node[path[path.length - 1]] = plainCopy(value);
 }
 
 /** Removes a leaf and the maps it leaves empty, up to (not including) the top level. */
@@ -151,7 +152,7 @@ export function managedFieldsForCreate(config: Json, req: ApplyRequest): Managed
  * Throws a 409 naming every conflicting field and its owner unless forced.
  */
 export function applyConfiguration(live: KubeObject, config: Json, req: ApplyRequest): KubeObject {
-  const entries = ((live.metadata.managedFields ?? []) as ManagedFieldsEntry[]).map((e) => structuredClone(e));
+  const entries = ((live.metadata.managedFields ?? []) as ManagedFieldsEntry[]).map((e) => plainCopy(e));
   const applied = fieldsOf(config, req.scope, req.hasStatusSubresource);
   const mine = entries.find((e) => e.manager === req.manager && e.operation === 'Apply' && sameScope(e, req));
   const previous = mine ? decodeFieldsV1(mine.fieldsV1) : [];
@@ -182,7 +183,7 @@ export function applyConfiguration(live: KubeObject, config: Json, req: ApplyReq
     other.entry.fieldsV1 = encodeFieldsV1(other.paths);
   }
 
-  const next = structuredClone(live) as KubeObject & Json;
+  const next = plainCopy(live) as KubeObject & Json;
   const ownedByOthers = (p: Path) => others.some((o) => o.paths.some((q) => related(p, q)));
   const appliedKeys = new Set(applied.map(key));
   for (const p of previous) {
@@ -213,7 +214,7 @@ export function recordUpdate<T extends KubeObject>(stored: KubeObject | undefine
   const removed = before.filter((p) => valueAt(next, p) === undefined);
   if (changed.length === 0 && removed.length === 0) return next;
   const touched = [...changed, ...removed];
-  const entries = ((next.metadata.managedFields ?? []) as ManagedFieldsEntry[]).map((e) => structuredClone(e));
+  const entries = ((next.metadata.managedFields ?? []) as ManagedFieldsEntry[]).map((e) => plainCopy(e));
   const mine = entries.find((e) => e.manager === manager && e.operation === 'Update' && !e.subresource);
   const updated: ManagedFieldsEntry[] = [];
   for (const e of entries) {

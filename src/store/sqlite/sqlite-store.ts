@@ -24,6 +24,7 @@ import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type K
 import { WatchHub, type ChangeRecord, type InitialPages } from './watch-hub.ts';
 import { BackgroundCheckpointer, type CheckpointResult } from './background-checkpoint.ts';
 import { checkObject, checkObjectSize, checkObjectUpdate, checkValueShape, isMap } from '../object-checks.ts';
+import { plainCopy } from '../../api/plain-copy.ts';
 
 export interface SqliteStoreOptions {
   /** a file path, or ':memory:' */
@@ -427,7 +428,7 @@ export class SqliteStore implements Store {
 
   async create<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
     this.assertOpen();
-    const o = structuredClone(obj);
+    const o = plainCopy(obj);
     checkKind(type, o);
     checkObject(type, o);
     const meta = o.metadata;
@@ -469,7 +470,7 @@ export class SqliteStore implements Store {
 
   async update<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
     this.assertOpen();
-    const o = structuredClone(obj);
+    const o = plainCopy(obj);
     checkKind(type, o);
     return this.write(() => this.updateObject(type, o, opts));
   }
@@ -478,7 +479,7 @@ export class SqliteStore implements Store {
     this.assertOpen();
     // only identity and status are read (the rest comes from the stored object): status is
     // what is stored, so only it is copied from the caller's object
-    const o = isMap(obj) ? { ...obj, metadata: isMap(obj.metadata) ? { ...obj.metadata } : obj.metadata, status: structuredClone(obj.status) } as T : obj;
+    const o = isMap(obj) ? { ...obj, metadata: isMap(obj.metadata) ? { ...obj.metadata } : obj.metadata, status: plainCopy(obj.status) } as T : obj;
     checkKind(type, o);
     return this.write(() => this.updateStatusOf(type, o, opts));
   }
@@ -489,7 +490,7 @@ export class SqliteStore implements Store {
     const cur = this.current(type.group, type.plural, ns, name);
     if (!cur) {
       if (patchType === 'apply' && opts.subresource !== 'status') {
-        const body = structuredClone(patch) as KubeObject;
+        const body = plainCopy(patch) as KubeObject;
         if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new StoreError('BadRequest', 'apply patch must be an object');
         body.metadata = { ...(body.metadata ?? {}) };
         this.checkPatchedIdentity(type, body, ns, name);
@@ -851,7 +852,7 @@ export class SqliteStore implements Store {
   private deleteOrMark(key: Key, old: KubeObject, rev: number, policy: 'Background' | 'Foreground' | 'Orphan'): KubeObject {
     if (old.metadata.finalizers?.length) {
       if (old.metadata.deletionTimestamp) return old;
-      const next = structuredClone(old);
+      const next = plainCopy(old);
       next.metadata.deletionTimestamp = rfc3339(this.clock.now());
       next.metadata.deletionGracePeriodSeconds = 0;
       if ((next.metadata.generation ?? 0) > 0) next.metadata.generation = next.metadata.generation! + 1;
@@ -862,7 +863,7 @@ export class SqliteStore implements Store {
   }
 
   private removeObject(key: Key, old: KubeObject, rev: number, policy: 'Background' | 'Foreground' | 'Orphan', oldValue?: string): KubeObject {
-    const gone = structuredClone(old);
+    const gone = plainCopy(old);
     this.appendChange(key, 'DELETED', gone, rev, oldValue ?? JSON.stringify(old));
     if (old.metadata.uid) this.collectDependents(old.metadata.uid, policy);
     return gone;
@@ -881,7 +882,7 @@ export class SqliteStore implements Store {
       const others = (obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid);
       const ownerLives = (r: { uid: string }) => this.st.uidExists.get(r.uid) !== undefined;
       if (policy === 'Orphan' || others.some(ownerLives)) {
-        const next = structuredClone(obj);
+        const next = plainCopy(obj);
         if (others.length) next.metadata.ownerReferences = others;
         else delete next.metadata.ownerReferences;
         this.appendChange(d, 'MODIFIED', next, cur.rev, cur.value);

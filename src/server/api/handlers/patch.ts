@@ -10,6 +10,7 @@ import { truthy } from '../query.ts';
 import { parseApplyBody, parseJSON, readBody } from '../request-body.ts';
 import type { ResourceRoute } from '../resource-route.ts';
 import { HttpError, sendObject } from '../responses.ts';
+import { plainCopy } from '../../../api/plain-copy.ts';
 
 function patchTypeOf(contentType: string | undefined): PatchType | undefined {
   const ct = (contentType ?? '').split(';')[0].trim().toLowerCase();
@@ -38,7 +39,7 @@ async function prunedJSONPatch(store: Store, route: ResourceRoute, patch: unknow
   let unknown: ReturnType<typeof pruneUnknownFields> = [];
   if (current) {
     try {
-      unknown = pruneUnknownFields(route.type, applyJSONPatch(structuredClone(current), patch as any));
+      unknown = pruneUnknownFields(route.type, applyJSONPatch(plainCopy(current), patch as any));
     } catch {
       unknown = [];
     }
