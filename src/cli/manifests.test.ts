@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManifestError, parseManifests } from './manifests.ts';
+
+test('every document of a stream, List items unpacked, empty documents skipped, metadata always an object', () => {
+  const text = [
+    'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n',
+    '',
+    '# only a comment\n',
+    'apiVersion: v1\nkind: List\nitems:\n- apiVersion: cert-manager.io/v1\n  kind: Issuer\n  metadata: {name: x}\n  spec: {selfSigned: {}}\n- {apiVersion: v1, kind: Secret}\n',
+    '{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "c"}, "spec": {"dnsNames": ["a.example"]}}\n',
+  ].join('---\n');
+  const got = parseManifests('m.yaml', text);
+  assert.deepEqual(got.map((m) => `${m.obj.kind}/${m.obj.metadata.name ?? ''}`), ['Namespace/a', 'Issuer/x', 'Secret/', 'Certificate/c']);
+  assert.ok(got.every((m) => m.file === 'm.yaml'));
+  assert.deepEqual(got[2].obj.metadata, {});
+  assert.deepEqual((got[3].obj as { spec?: unknown }).spec, { dnsNames: ['a.example'] });
+});
+
+test('a syntax error names the file and where it is, on one line', () => {
+  const text = 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n   bad: indent\n';
+  assert.throws(() => parseManifests('bad.yaml', text), (e: unknown) => {
+    assert.ok(e instanceof ManifestError);
+    assert.equal(e.file, 'bad.yaml');
+    assert.match(e.message, /^invalid YAML: .+ at line 9, column 9$/);
+    return true;
+  });
+});
+
+test('documents that are not objects, or lack apiVersion or kind, are refused', () => {
+  assert.throws(() => parseManifests('f', '- a\n- b\n'), /a document is not an object/);
+  assert.throws(() => parseManifests('f', 'kind: Secret\nmetadata: {name: x}\n'), /a document has no apiVersion or kind/);
+});
