@@ -62,6 +62,17 @@ test('duplicate keys are found in document order with their paths', () => {
   assert.deepEqual(duplicateFields('[{"a":1,"a":1}]'), ['[0].a']);
 });
 
+test('keys and values with escapes: backslashes before a quote, escaped and not; an escaped key equals its plain spelling', () => {
+  const cases: [unknown, string[]][] = [
+    [{ a: 'x\\', b: 'q"\\"', c: '\\\\' }, []],
+    [{ 'k\\': { 'in"ner': 1 } }, []],
+  ];
+  for (const [v, dup] of cases) assert.deepEqual(duplicateFields(JSON.stringify(v)), dup, JSON.stringify(v));
+  assert.deepEqual(duplicateFields('{"a\\\\":1,"a\\\\":2,"z":"\\\\","z":"\\""}'), ['a\\', 'z']);
+  assert.deepEqual(duplicateFields('{"\\u0061":1,"a":2}'), ['a'], 'a key written as \\u0061 is "a"');
+  assert.deepEqual(duplicateFields('{"x":"\\"}","x":1}'), ['x'], 'an escaped quote does not end the string');
+});
+
 test('kube words the problems duplicates first, then unknown fields', () => {
   assert.deepEqual(strictProblems(['spec.paused'], [{ path: 'spec.a', pointer: ['spec', 'a'] }]), ['duplicate field "spec.paused"', 'unknown field "spec.a"']);
   assert.equal(parseFieldValidation(null), 'Warn');

@@ -128,11 +128,28 @@ export function duplicateFields(text: string): string[] {
   const ws = () => {
     while (i < text.length && (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t')) i++;
   };
+  // every request body of a write is scanned (issue 17: a fifth of the server's admission time
+  // went here): the closing quote is found with indexOf, and a string is decoded only when it is
+  // a key that holds an escape
+  const skipString = () => {
+    for (let end = text.indexOf('"', i + 1); ; end = text.indexOf('"', end + 1)) {
+      if (end < 0) {
+        i = text.length;
+        return;
+      }
+      let slashes = 0;
+      while (text.charCodeAt(end - 1 - slashes) === 92) slashes++;
+      if (slashes % 2 === 0) {
+        i = end + 1;
+        return;
+      }
+    }
+  };
   const str = (): string => {
-    const start = i++;
-    while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
-    i++;
-    return JSON.parse(text.slice(start, i)) as string;
+    const start = i;
+    skipString();
+    const raw = text.slice(start + 1, i - 1);
+    return raw.includes('\\') ? JSON.parse(text.slice(start, i)) as string : raw;
   };
   const value = (path: string) => {
     ws();
@@ -170,7 +187,7 @@ export function duplicateFields(text: string): string[] {
         if (text[i++] === ']') return;
       }
     } else if (c === '"') {
-      str();
+      skipString();
     } else {
       while (i < text.length && !',}] \n\r\t'.includes(text[i])) i++;
     }

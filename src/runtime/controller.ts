@@ -131,6 +131,7 @@ export class Controller {
       // reconciles that decide from the caches alone resolve as microtasks: the loop's time is
       // shared (loop-share.ts), so that the API server answers while queues are long
       while (this.loopShare.used()) await this.loopShare.nextTurn();
+      this.loopShare.started();
       this.reconcilesStarted++;
       this.metrics?.controllerSync(this.name);
       try {
@@ -143,6 +144,7 @@ export class Controller {
         // the message only: stacks and error objects can carry request bodies
         this.log.error({ key, err: err instanceof Error ? err.message : String(err), retries: this.queue.numRequeues(key) }, 're-queuing item due to error processing');
       } finally {
+        this.loopShare.finished();
         this.queue.done(key);
       }
     }

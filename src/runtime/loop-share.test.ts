@@ -146,3 +146,33 @@ test('while a client keeps requests coming, the controllers get a bounded share 
   assert.ok(foreground < 0.3, `controllers' share with requests coming in: ${(foreground * 100).toFixed(0)} %`);
   assert.ok(foreground > 0.02, `the controllers still make progress: ${(foreground * 100).toFixed(0)} %`);
 });
+
+/** Reconciles that wait (a store write, a key from the thread pool) for 5 ms each: how many are under way at once, at most. */
+async function reconcilesAtOnce(busyClient: boolean): Promise<number> {
+  const share = new LoopShare({ foregroundReconciles: 3, foregroundGapMs: 1, foregroundRequests: 1, foregroundWindowMs: 1e9 });
+  if (busyClient) share.noteRequest();
+  let running = 0;
+  let max = 0;
+  let done = 0;
+  const controllers = ['a', 'b'].map((name) => new Controller({
+    name, workers: 8, loopShare: share,
+    reconcile: async () => {
+      max = Math.max(max, ++running);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      done++;
+    },
+  }));
+  for (const c of controllers) {
+    for (let i = 0; i < 30; i++) c.enqueue(`ns/${i}`);
+    c.start();
+  }
+  while (done < 60) await new Promise((r) => setTimeout(r, 5));
+  await Promise.all(controllers.map((c) => c.stop()));
+  return max;
+}
+
+test('while a client keeps requests coming, at most foregroundReconciles reconciles are under way in all controllers together', async () => {
+  assert.equal(await reconcilesAtOnce(true), 3);
+  assert.equal(await reconcilesAtOnce(false), 16, 'with no busy client, every worker of both controllers');
+});

@@ -11,6 +11,9 @@
 // of 10,000 Certificates ran at 500 objects/s against 900 with no controllers. So while requests
 // come in, a used-up slice is also followed by a pause (a timer, not a spin through empty turns)
 // that keeps the controllers' share near foregroundSliceMs / (foregroundSliceMs + foregroundGapMs).
+// Nor was the time slice alone: it bounds when reconciles start, but most of a reconcile runs
+// after its first await (a store write, a key generated in the thread pool), outside any slice.
+// So while requests come in, at most foregroundReconciles run at once.
 // "Requests come in" means a client is busy (foregroundRequests within the window), not that
 // something polls now and then: a dashboard or a script asking every 100 ms leaves the
 // controllers the whole loop.
@@ -27,6 +30,8 @@ export interface LoopShareOptions {
   foregroundRequests?: number;
   /** while requests come in, how long the controllers wait after using up a slice (ms) */
   foregroundGapMs?: number;
+  /** while requests come in, how many reconciles may be under way at once, in every controller together */
+  foregroundReconciles?: number;
   now?: () => number;
 }
 
@@ -35,18 +40,21 @@ export class LoopShare {
   private readonly foregroundSliceMs: number;
   private readonly foregroundWindowMs: number;
   private readonly foregroundGapMs: number;
+  private readonly foregroundReconciles: number;
   private readonly now: () => number;
   private sliceStart: number;
   /** when the last foregroundRequests requests began, oldest overwritten first */
   private readonly requestTimes: number[];
   private nextRequest = 0;
   private turn?: Promise<void>;
+  private running = 0;
 
   constructor(o: LoopShareOptions = {}) {
     this.sliceMs = o.sliceMs ?? 20;
     this.foregroundSliceMs = o.foregroundSliceMs ?? 2;
     this.foregroundWindowMs = o.foregroundWindowMs ?? 250;
     this.foregroundGapMs = o.foregroundGapMs ?? 8;
+    this.foregroundReconciles = o.foregroundReconciles ?? 4;
     this.requestTimes = new Array<number>(Math.max(1, o.foregroundRequests ?? 8)).fill(Number.NEGATIVE_INFINITY);
     this.now = o.now ?? (() => performance.now());
     this.sliceStart = this.now();
@@ -63,10 +71,24 @@ export class LoopShare {
     return now - this.requestTimes[this.nextRequest] < this.foregroundWindowMs;
   }
 
-  /** Whether this turn's controller time is used up: the caller awaits nextTurn() before its next reconcile. */
+  /**
+   * Whether a reconcile may not start now: this turn's controller time is used up, or while
+   * requests come in, enough reconciles are under way. The caller awaits nextTurn() and asks again.
+   */
   used(): boolean {
     const now = this.now();
-    return now - this.sliceStart > (this.foreground(now) ? this.foregroundSliceMs : this.sliceMs);
+    if (this.foreground(now)) return this.running >= this.foregroundReconciles || now - this.sliceStart > this.foregroundSliceMs;
+    return now - this.sliceStart > this.sliceMs;
+  }
+
+  /** A reconcile starts (after used() said it may) ... */
+  started(): void {
+    this.running++;
+  }
+
+  /** ... and has ended, however it ended. */
+  finished(): void {
+    this.running--;
   }
 
   /**
