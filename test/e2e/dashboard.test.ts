@@ -215,7 +215,32 @@ describe('dashboard in chromium against a real server', () => {
   });
 
   const row = (p: Page, key: string) => p.locator(`#certificates tbody tr[data-certificate="${key}"]`);
+  /**
+   * A certificate's page, once it shows that certificate: the page changes by its hash and renders
+   * after fetching, so until then the previous certificate's page (same element ids) is still there
+   * and a wait for one of its elements would pass on the old page.
+   */
+  const openDetail = async (p: Page, key: string) => {
+    await p.goto(`${dashboard.url}#/certificates/${key}`);
+    await p.locator('#page-title', { hasText: new RegExp(`^Certificate ${escapeRegExp(key)}$`) }).waitFor();
+  };
   const shot = (p: Page, name: string) => p.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+  /**
+   * A picture of one part of a page, for the artifacts. The page re-renders a section when its
+   * objects change (a later Event, a status write), and an element replaced while the shot waits
+   * for it to be stable fails it ("Element is not attached to the DOM", seen in CI): the locator
+   * is asked again for the element that replaced it. What the test asserts it asserted before.
+   */
+  const partShot = async (part: Locator, name: string) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await part.screenshot({ path: join(artifacts, `${name}.png`) });
+        return;
+      } catch (e) {
+        if (attempt >= 5 || !/not attached to the DOM/.test((e as Error).message)) throw e;
+      }
+    }
+  };
 
   test('the list shows every certificate in its state, filters and sorts by expiry', async () => {
     await page.goto(dashboard.url);
@@ -267,7 +292,7 @@ describe('dashboard in chromium against a real server', () => {
   });
 
   test("a failing certificate's page shows its order, challenge and ACME error; a self-check failure shows its reason", async () => {
-    await page.goto(`${dashboard.url}#/certificates/default/acme-failing`);
+    await openDetail(page, 'default/acme-failing');
     await page.locator('#chain [data-order-state="invalid"]').waitFor({ timeout: 60_000 });
     const chain = await page.locator('#chain').innerText();
     assert.match(chain, /CertificateRequest acme-failing-\S+ \(revision 1\)/);
@@ -281,7 +306,7 @@ describe('dashboard in chromium against a real server', () => {
     assert.deepEqual(await page.locator('h2').allInnerTexts(), ['Summary', 'Next renewal', 'Conditions', 'Certificate in the Secret', 'Requests, orders and challenges', 'Deploy hooks and files', 'Revisions', 'Events']);
     await shot(page, 'detail-acme-failing');
 
-    await page.goto(`${dashboard.url}#/certificates/default/acme-selfcheck`);
+    await openDetail(page, 'default/acme-selfcheck');
     const challenge = page.locator('#chain table.challenges tbody tr');
     await waitFor('the self-check result on the challenge', async () => /selfcheck\.example\.test\s+pending\s+yes\s+\S/.test(await challenge.first().innerText().catch(() => '')), 60_000, 500);
     await shot(page, 'detail-selfcheck');
@@ -319,9 +344,9 @@ describe('dashboard in chromium against a real server', () => {
     // no ARI row for certificates whose CA has no ARI
     assert.equal(await page.locator('#timeline section[data-certificate="default/web-rsa"] .track .ari').count(), 0);
     // the row alone: a full-page shot of the timeline is already taken, and costs seconds here
-    await ari.screenshot({ path: join(artifacts, 'timeline-ari.png') });
+    await partShot(ari, 'timeline-ari');
 
-    await page.goto(`${dashboard.url}#/certificates/default/acme-ari`);
+    await openDetail(page, 'default/acme-ari');
     await page.locator('#renewal-reason').waitFor();
     assert.match(await page.locator('#renewal-reason').innerText(),
       new RegExp(`^ARI: renewing at \\S+, a random point in the ACME server's suggested window ${escapeRegExp(ariWindow.start)} to ${escapeRegExp(ariWindow.end)} \\(${escapeRegExp(ARI_EXPLANATION)}\\)$`));
@@ -334,13 +359,13 @@ describe('dashboard in chromium against a real server', () => {
 
   test("a certificate's page shows its deploy hook's outcome: exit status and output, the key it printed redacted", async () => {
     const hookRows = (p: Page) => p.locator('section[aria-labelledby="h-hooks"] table tbody tr');
-    await page.goto(`${dashboard.url}#/certificates/default/hook-ok`);
+    await openDetail(page, 'default/hook-ok');
     await hookRows(page).filter({ hasText: 'DeployHookSucceeded' }).first().waitFor({ timeout: 60_000 });
     assert.match(await hookRows(page).first().innerText(), /^DeployHookSucceeded\s+Normal\s+Deploy hook for revision 1 exited with status 0: reloaded default\/hook-ok\s+\d{4}-/);
     assert.equal(await hookRows(page).filter({ hasText: 'DeployHookFailed' }).count(), 0);
-    await page.locator('section[aria-labelledby="h-hooks"]').screenshot({ path: join(artifacts, 'detail-hook-ok.png') });
+    await partShot(page.locator('section[aria-labelledby="h-hooks"]'), 'detail-hook-ok');
 
-    await page.goto(`${dashboard.url}#/certificates/default/hook-fails`);
+    await openDetail(page, 'default/hook-fails');
     // the first attempt's row: on a slow machine the retry a minute later may already be listed above it
     const failed = hookRows(page).filter({ hasText: 'DeployHookFailed' }).filter({ hasText: '(attempt 1,' });
     await failed.waitFor({ timeout: 60_000 });
@@ -353,7 +378,7 @@ describe('dashboard in chromium against a real server', () => {
   });
 
   test('a renewal through the CLI appears without a reload, also across a server restart', async () => {
-    await page.goto(`${dashboard.url}#/certificates/default/web-rsa`);
+    await openDetail(page, 'default/web-rsa');
     await page.locator('#detail-revision', { hasText: '1' }).waitFor();
     assert.match(await page.locator('#renewal-reason').innerText(), /^RenewBefore: /);
     assert.match(await page.locator('#leaf').innerText(), /Subject\s+CN=www\.example\.test/);
