@@ -206,6 +206,15 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
   /** Cleans up what was presented and removes the finalizer: the Challenge is final or being deleted. */
   async function cleanUp(c: ChallengeObj): Promise<StepResult> {
     if (c.status?.presented) {
+      // The cache can lag behind the pass before this one: that pass cleaned up and removed the
+      // last finalizer of a Challenge being deleted, and the deletion's watch event (which queued
+      // this pass) is not in the cache yet. The store says whether CleanUp is still to be done;
+      // asking the solver twice is what cert-manager's webhook contract does not expect.
+      const now = await getForUpdate<ChallengeObj>(ctx.store, Challenge, c.metadata.namespace, c.metadata.name ?? '');
+      if (!now || now.metadata.uid !== c.metadata.uid) return { done: undefined };
+      if (!now.status?.presented) c = now;
+    }
+    if (c.status?.presented) {
       try {
         await solverFor(ctx, rt, c).cleanUp();
       } catch (e) {
