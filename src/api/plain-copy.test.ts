@@ -35,3 +35,13 @@ test('scalars and a prototype-less record', () => {
   assert.deepEqual({ ...c }, { a: { b: 1 } });
   assert.notEqual(c.a, bare.a);
 });
+
+test('a "__proto__" key from a request body stays a key: the copy\'s prototype is not set from it', () => {
+  const body = JSON.parse('{"spec": {"__proto__": {"isCA": true}, "commonName": "x"}}') as { spec: Record<string, unknown> };
+  const c = plainCopy(body);
+  assert.equal(Object.getPrototypeOf(c.spec), Object.prototype);
+  assert.equal(c.spec.isCA, undefined, 'nothing reads through a prototype taken from the body');
+  assert.deepEqual(Object.keys(c.spec), ['__proto__', 'commonName']);
+  assert.equal(JSON.stringify(c), JSON.stringify(body));
+  assert.equal(JSON.stringify(c), JSON.stringify(structuredClone(body)));
+});

@@ -15,6 +15,12 @@ export function plainCopy<T>(value: T): T {
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return structuredClone(value);
   const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
-  for (const k of Object.keys(value)) out[k] = plainCopy((value as Record<string, unknown>)[k]);
+  for (const k of Object.keys(value)) {
+    const v = plainCopy((value as Record<string, unknown>)[k]);
+    // JSON.parse makes "__proto__" an ordinary key of a request body; assigning it would set the
+    // copy's prototype instead (its fields then read through, and the key is lost)
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
   return out as T;
 }
