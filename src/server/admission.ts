@@ -25,7 +25,6 @@ export function isAdmitted(type: ResourceType): boolean {
   return admittedGroups.has(type.group);
 }
 
-const clone = <T>(o: T): T => plainCopy(o);
 
 /**
  * Kinds validated on every write: certsmith's own, and the admission webhook configurations,
@@ -81,7 +80,7 @@ function admitStructure<T extends KubeObject>(type: ResourceType, obj: T, old?: 
 /** A mutating webhook's result with the request's identity, whatever its patch said (a create may have no name yet). */
 function keepingIdentity<T extends KubeObject>(type: ResourceType, request: T, mutated: T): T {
   if (mutated === request) return mutated;
-  const out = clone(mutated);
+  const out = plainCopy(mutated);
   out.apiVersion = request.apiVersion;
   out.kind = request.kind;
   const keep = (field: 'name' | 'generateName' | 'namespace') => {
@@ -145,9 +144,9 @@ function patched(type: ResourceType, current: KubeObject, patchType: PatchType, 
   let out: KubeObject;
   try {
     out = patchType === 'json'
-      ? applyJSONPatch(clone(current), patch as any) as KubeObject
+      ? applyJSONPatch(plainCopy(current), patch as any) as KubeObject
       // server-side apply is approximated as a merge of the applied configuration
-      : applyMergePatch(clone(current), patch as any) as KubeObject;
+      : applyMergePatch(plainCopy(current), patch as any) as KubeObject;
   } catch (e) {
     if (e instanceof StoreError) throw e;
     throw new StoreError(patchType === 'json' ? 'Invalid' : 'BadRequest', `the patch could not be applied: ${(e as Error).message}`);
@@ -168,7 +167,7 @@ function patched(type: ResourceType, current: KubeObject, patchType: PatchType, 
  */
 function withManagedFieldsOf<T extends KubeObject>(stored: T, incoming: T): T {
   if (incoming.metadata?.managedFields !== undefined || stored.metadata.managedFields === undefined) return incoming;
-  return { ...incoming, metadata: { ...incoming.metadata, managedFields: clone(stored.metadata.managedFields) } };
+  return { ...incoming, metadata: { ...incoming.metadata, managedFields: plainCopy(stored.metadata.managedFields) } };
 }
 
 /** identity is the request's, whatever the patch says */
@@ -314,7 +313,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
         const stored = await readForUpdate<T>(type, type.namespaced ? namespace : undefined, name, opts?.subresource);
         if (!stored) {
           if (patchType !== 'apply' || opts?.subresource) throw notFound(type, name);
-          const fresh = clone(patch as T);
+          const fresh = plainCopy(patch as T);
           fresh.metadata = { ...fresh.metadata, name, ...(type.namespaced && namespace ? { namespace } : {}) };
           if (ssa) fresh.metadata.managedFields = managedFieldsForCreate(patch as Record<string, unknown>, ssa);
           return store.create(type, fresh, opts);

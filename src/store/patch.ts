@@ -9,10 +9,6 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function clone<T>(v: T): T {
-  return v === undefined ? v : plainCopy(v);
-}
-
 /** Structural equality of JSON values; object key order does not matter. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -33,14 +29,14 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 
 /** RFC 7386: objects merge recursively, null removes a member, anything else replaces. */
 export function applyMergePatch<T = unknown>(target: unknown, patch: unknown): T {
-  if (!isPlainObject(patch)) return clone(patch) as T;
+  if (!isPlainObject(patch)) return plainCopy(patch) as T;
   const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete result[k];
     else result[k] = applyMergePatch(result[k], v);
   }
   // members not touched by the patch were copied shallowly above; detach them from the input
-  for (const k of Object.keys(result)) if (!(k in patch)) result[k] = clone(result[k]);
+  for (const k of Object.keys(result)) if (!(k in patch)) result[k] = plainCopy(result[k]);
   return result as T;
 }
 
@@ -125,7 +121,7 @@ function addAt(doc: Json, tokens: string[], value: Json, path: string, replace: 
  */
 export function applyJSONPatch<T = unknown>(target: unknown, operations: unknown): T {
   if (!Array.isArray(operations)) throw new StoreError('BadRequest', 'json patch must be an array of operations');
-  let doc = clone(target) as Json;
+  let doc = plainCopy(target) as Json;
   for (const raw of operations) {
     if (!isPlainObject(raw) || typeof raw.op !== 'string' || !ops.has(raw.op)) {
       throw new StoreError('BadRequest', `json patch: invalid operation ${JSON.stringify(raw)}`);
@@ -136,10 +132,10 @@ export function applyJSONPatch<T = unknown>(target: unknown, operations: unknown
     if (needsValue && !('value' in raw)) throw new StoreError('BadRequest', `json patch: "${op.op}" needs a value`);
     switch (op.op) {
       case 'add':
-        doc = addAt(doc, path, clone(op.value) as Json, op.path, false);
+        doc = addAt(doc, path, plainCopy(op.value) as Json, op.path, false);
         break;
       case 'replace':
-        doc = addAt(doc, path, clone(op.value) as Json, op.path, true);
+        doc = addAt(doc, path, plainCopy(op.value) as Json, op.path, true);
         break;
       case 'remove':
         removeAt(doc, path, op.path);
@@ -154,7 +150,7 @@ export function applyJSONPatch<T = unknown>(target: unknown, operations: unknown
       }
       case 'copy': {
         const from = parsePointer(op.from, 'from');
-        doc = addAt(doc, path, clone(getAt(doc, from, op.from!)), op.path, false);
+        doc = addAt(doc, path, plainCopy(getAt(doc, from, op.from!)), op.path, false);
         break;
       }
       case 'test':

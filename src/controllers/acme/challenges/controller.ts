@@ -212,7 +212,7 @@ export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): Co
       // asking the solver twice is what cert-manager's webhook contract does not expect.
       const now = await getForUpdate<ChallengeObj>(ctx.store, Challenge, c.metadata.namespace, c.metadata.name ?? '');
       if (!now || now.metadata.uid !== c.metadata.uid) return { done: undefined };
-      if (!now.status?.presented) c = now;
+      c = now;
     }
     if (c.status?.presented) {
       try {
