@@ -22,7 +22,7 @@ test('a syntax error names the file and where it is, on one line', () => {
   assert.throws(() => parseManifests('bad.yaml', text), (e: unknown) => {
     assert.ok(e instanceof ManifestError);
     assert.equal(e.file, 'bad.yaml');
-    assert.match(e.message, /^invalid YAML: .+ at line 9, column 9$/);
+    assert.match(e.message, /^invalid YAML: .+ at line 10, column 7$/);
     return true;
   });
 });
@@ -30,4 +30,26 @@ test('a syntax error names the file and where it is, on one line', () => {
 test('documents that are not objects, or lack apiVersion or kind, are refused', () => {
   assert.throws(() => parseManifests('f', '- a\n- b\n'), /a document is not an object/);
   assert.throws(() => parseManifests('f', 'kind: Secret\nmetadata: {name: x}\n'), /a document has no apiVersion or kind/);
+});
+
+test('YAML 1.2 core scalars (a date and yes stay strings); merge keys merge, as kubectl reads them', () => {
+  const [m] = parseManifests('f', [
+    'apiVersion: v1', 'kind: ConfigMap', 'metadata:', '  name: x', '  annotations:', '    since: 2026-01-01', '    enabled: yes',
+    'data: &base', '  a: "1"', 'spec:', '  <<: *base', '  b: "2"', '',
+  ].join('\n'));
+  assert.deepEqual(m.obj.metadata.annotations, { since: '2026-01-01', enabled: 'yes' });
+  assert.deepEqual((m.obj as { spec?: unknown }).spec, { a: '1', b: '2' });
+});
+
+test('aliases that expand without bound, or into themselves, are refused, not expanded', () => {
+  // each level doubles the one before: 2^40 values once expanded
+  const levels = ['a0: &a0 [x, x]', ...Array.from({ length: 40 }, (_, i) => `a${i + 1}: &a${i + 1} [*a${i}, *a${i}]`)];
+  const bomb = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n${levels.map((l) => `  ${l}`).join('\n')}\n`;
+  assert.throws(() => parseManifests('bomb.yaml', bomb), (e: unknown) => {
+    assert.ok(e instanceof ManifestError);
+    assert.match(e.message, /^invalid YAML: aliases expand to more than [\d,]+ values/);
+    return true;
+  });
+  assert.throws(() => parseManifests('loop.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop}\ndata: &d\n  self: *d\n'),
+    /invalid YAML: an alias refers to a value that contains it/);
 });
