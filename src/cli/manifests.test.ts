@@ -50,6 +50,9 @@ test('aliases that expand without bound, or into themselves, are refused, not ex
     assert.match(e.message, /^invalid YAML: aliases expand to more than [\d,]+ values/);
     return true;
   });
+  // no aliases: however large, nothing is expanded (a List as `kubectl get -o yaml` writes it)
+  const items = Array.from({ length: 120_000 }, (_, i) => `- {apiVersion: v1, kind: ConfigMap, metadata: {name: m${i}, labels: {a: b}}, data: {k: v, l: w}}`);
+  assert.equal(parseManifests('list.yaml', `apiVersion: v1\nkind: List\nitems:\n${items.join('\n')}\n`).length, 120_000);
   assert.throws(() => parseManifests('loop.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop}\ndata: &d\n  self: *d\n'),
     /invalid YAML: an alias refers to a value that contains it/);
 });

@@ -50,27 +50,31 @@ function yamlReader(): { Y: typeof JsYamlModule; schema: JsYamlModule.Schema } {
 }
 
 /**
- * Values a document may expand to through its aliases: js-yaml shares an aliased value instead
- * of copying it, so a few lines can stand for 2^40 values (a "billion laughs") that sending the
- * object would write out; the `yaml` package refused these at 100 aliases.
+ * Values a document's aliases may add once expanded: js-yaml shares an aliased value instead of
+ * copying it, so a few lines can stand for 2^40 values (a "billion laughs") that sending the
+ * object would write out; the `yaml` package refused these at 100 aliases. A document without
+ * aliases adds none, however large (a List of every object of a cluster).
  */
-export const maxExpandedValues = 1_000_000;
+export const maxAliasedValues = 1_000_000;
 
-/** Refuses a document whose aliases expand past maxExpandedValues, or contain themselves (which no JSON can hold). */
+/** Refuses a document whose aliases add more than maxAliasedValues values, or contain themselves (which no JSON can hold). */
 function checkAliases(file: string, doc: unknown): void {
   const size = new Map<object, number>();
   const open = new Set<object>();
+  let added = 0;
   const expanded = (v: unknown): number => {
     if (v === null || typeof v !== 'object') return 1;
-    const known = size.get(v);
-    if (known !== undefined) return known;
+    const seen = size.get(v);
+    if (seen !== undefined) {
+      // a value met again is an alias: its expansion is what the alias adds
+      added += seen;
+      if (added > maxAliasedValues) throw new ManifestError(file, `invalid YAML: aliases expand to more than ${maxAliasedValues.toLocaleString('en-US')} values`);
+      return seen;
+    }
     if (open.has(v)) throw new ManifestError(file, 'invalid YAML: an alias refers to a value that contains it');
     open.add(v);
     let n = 1;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      n += expanded(child);
-      if (n > maxExpandedValues) throw new ManifestError(file, `invalid YAML: aliases expand to more than ${maxExpandedValues.toLocaleString('en-US')} values`);
-    }
+    for (const child of Array.isArray(v) ? v : Object.values(v)) n += expanded(child);
     open.delete(v);
     size.set(v, n);
     return n;
