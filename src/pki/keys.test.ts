@@ -65,7 +65,19 @@ test('parsePrivateKey rejects garbage without echoing the input', () => {
     return true;
   });
   assert.throws(() => parsePrivateKey('not a key'), /invalid private key: no PEM private key block/);
-  const dsa = crypto.generateKeyPairSync('dsa', { modulusLength: 2048, divisorLength: 256 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  // a fixed key: generating DSA parameters takes a random time, 0.7-2.4 s here, and a CI run of
+  // this file timed out at 300 s behind it (the call blocks the event loop, so no later result was reported)
+  const dsa = [
+    '-----BEGIN PRIVATE KEY-----',
+    'MIIBSgIBADCCASsGByqGSM44BAEwggEeAoGBAMYy7nha4IBlKkCUKooI7X7QNHpz',
+    'ItSB4QoEZqfqBNstb1kOPwHrFhfh3/2L5Bgwyrs3WN7oPzkzTPPoIBhiTj2g5lhW',
+    'GTZGmrDnyVeylcGctPhZTR1BL+OQHXLvp0/gfdNxUw4eipqW6BM95DFrVojNhEWh',
+    '2q62Ae2DdmhR+U6bAhUAi43XHhWfjGWF9TzRQAiZ3qCLFWUCgYAffkRN1/tlaJyX',
+    'nIrlLIAdfLqox2o2F5I+ZCkAmxQtqbpANZJ88M63Tl+OYqKMudGm2fpZHO4cmSjy',
+    'Ul0dFGSQJWQXoO8sDEiisXqpE/6EebEUlf90EBz198M0qPm+1rfw2vjt3VvLBGOw',
+    'Zm+hIEXQeNHRohPek6mIYR61fyzRJgQWAhRekBGb4c/8y7FMEKcGl4YGrGK/BQ==',
+    '-----END PRIVATE KEY-----',
+  ].join('\n') + '\n';
   assert.throws(() => parsePrivateKey(dsa), /invalid private key: unsupported key type dsa/);
 });
 
