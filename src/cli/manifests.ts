@@ -55,7 +55,7 @@ function yamlReader(): { Y: typeof JsYamlModule; schema: JsYamlModule.Schema } {
  * object would write out; the `yaml` package refused these at 100 aliases. A document without
  * aliases adds none, however large (a List of every object of a cluster).
  */
-export const maxAliasedValues = 1_000_000;
+const maxAliasedValues = 1_000_000;
 
 /** Refuses a document whose aliases add more than maxAliasedValues values, or contain themselves (which no JSON can hold). */
 function checkAliases(file: string, doc: unknown): void {
@@ -105,7 +105,8 @@ export function parseManifests(file: string, text: string): Manifest[] {
   } catch (e) {
     if (!(e instanceof Y.YAMLException)) throw e;
     // the reason alone: the exception's message adds a multi-line snippet of the source
-    throw new ManifestError(file, `invalid YAML: ${e.reason} at line ${e.mark.line + 1}, column ${e.mark.column + 1}`);
+    const at = e.mark ? ` at line ${e.mark.line + 1}, column ${e.mark.column + 1}` : '';
+    throw new ManifestError(file, `invalid YAML: ${e.reason}${at}`);
   }
   return out;
 }
