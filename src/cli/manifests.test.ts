@@ -56,3 +56,13 @@ test('aliases that expand without bound, or into themselves, are refused, not ex
   assert.throws(() => parseManifests('loop.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop}\ndata: &d\n  self: *d\n'),
     /invalid YAML: an alias refers to a value that contains it/);
 });
+
+test('deep documents parse as deep as any schema nests (a CRD embedding a PodSpec), bottomless ones are refused', () => {
+  const nested = (depth: number) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: ${'['.repeat(depth)}${']'.repeat(depth)}\n`;
+  assert.equal(parseManifests('deep.yaml', nested(300)).length, 1);
+  assert.throws(() => parseManifests('bottomless.yaml', nested(20_000)), (e: unknown) => {
+    assert.ok(e instanceof ManifestError);
+    assert.match(e.message, /^invalid YAML: nesting exceeded maxDepth \(1000\) at line 4, column \d+$/);
+    return true;
+  });
+});

@@ -101,7 +101,10 @@ export function parseManifests(file: string, text: string): Manifest[] {
     }
   };
   try {
-    Y.loadAll(text, take, { schema, filename: file });
+    // js-yaml stops at 100 levels by default; cert-manager's own CRDs nest 38 deep and CRDs
+    // that embed a PodSpec nest deeper. 1,000 is past any schema and still far from the stack's end.
+    // (maxDepth is js-yaml's option; @types/js-yaml does not declare it)
+    Y.loadAll(text, take, { schema, filename: file, maxDepth: 1000 } as JsYamlModule.LoadOptions);
   } catch (e) {
     if (!(e instanceof Y.YAMLException)) throw e;
     // the reason alone: the exception's message adds a multi-line snippet of the source
