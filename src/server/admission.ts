@@ -25,7 +25,6 @@ export function isAdmitted(type: ResourceType): boolean {
   return admittedGroups.has(type.group);
 }
 
-
 /**
  * Kinds validated on every write: certsmith's own, and the admission webhook configurations,
  * which kube-apiserver itself validates (so whatever `--no-builtin-admission` says).
