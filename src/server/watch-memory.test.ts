@@ -2,7 +2,9 @@
 // The server runs in a child process (its RSS is then its own); ten watches are opened on raw
 // sockets that are never read, 40 MB of Secret writes go through the API, and the server's RSS
 // after a full GC must stay within a bound far below what buffering would cost (10 x 40 MB).
-// Counted, not timed: the bound is on bytes, whatever the machine's speed.
+// 500 watchers that ask for a list's initial state and never read must each hold a page of it,
+// not a copy (finding: 6.1 GB). Counted, not timed: the bounds are on bytes, whatever the
+// machine's speed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -27,7 +29,10 @@ function send(url: string, method: string, path: string, body: unknown, contentT
   });
 }
 
-async function withServer(fn: (url: string, ask: () => Promise<{ rss: number; heap: number }>, stall: (path: string, n: number) => Promise<void>) => Promise<void>) {
+/** opens n watches at target (path and query) that are never read, and returns once the server has registered each */
+type Stall = (target: string, n: number) => Promise<void>;
+
+async function withServer(fn: (url: string, ask: () => Promise<{ rss: number; heap: number }>, stall: Stall) => Promise<void>) {
   // a fixed young generation: Node 24's default semi-space grows RSS by ~150 MiB with no leak (heap stays flat)
   const child = spawn(process.execPath, ['--expose-gc', '--max-semi-space-size=16', '--import', 'tsx', new URL('./watch-memory-child.ts', import.meta.url).pathname], {
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -42,15 +47,20 @@ async function withServer(fn: (url: string, ask: () => Promise<{ rss: number; he
       return (await next()) as { rss: number; heap: number };
     };
     const { port } = new URL(url);
-    const stall = async (path: string, n: number) => {
-      for (let i = 0; i < n; i++) {
+    const stall: Stall = async (target, n) => {
+      await Promise.all(Array.from({ length: n }, async () => {
         const s = net.connect(Number(port), '127.0.0.1');
-        await new Promise((r) => s.once('connect', r));
-        s.write(`GET ${path}?watch=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-        // never read: the kernel's buffers fill and TCP flow control stops the server's writes
-        s.pause();
         sockets.push(s);
-      }
+        await new Promise((r) => s.once('connect', r));
+        // the headers go out once the watch is registered (watch.ts), so the first bytes say it is open
+        const opened = new Promise<void>((r) => s.once('data', () => {
+          // never read again: the kernel's buffers fill and TCP flow control stops the server's writes
+          s.pause();
+          r();
+        }));
+        s.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+        await opened;
+      }));
     };
     await fn(url, ask, stall);
   } finally {
@@ -62,12 +72,42 @@ async function withServer(fn: (url: string, ask: () => Promise<{ rss: number; he
 
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 
+/** The object names of a watch's events until there are `count` (more if they came in the same chunk); `slow` reads in fits and starts, so the server's writes back up. */
+function readWatch(url: string, target: string, count: number, slow = false): Promise<string[]> {
+  const names: string[] = [];
+  return new Promise<string[]>((resolve, reject) => {
+    const req = http.get(new URL(target, url), (res) => {
+      let buf = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buf += chunk;
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const e = JSON.parse(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+          names.push(e.object.metadata.name);
+        }
+        if (slow && names.length % 10 === 0) {
+          res.pause();
+          setTimeout(() => res.resume(), 100);
+        }
+        if (names.length >= count) {
+          req.destroy();
+          resolve(names);
+        }
+      });
+      res.on('end', () => reject(new Error(`the watch ended after ${names.length} events`)));
+    });
+    req.on('error', (e) => (names.length >= count ? resolve(names) : reject(e)));
+  });
+}
+
 test('ten watchers that never read leave the server RSS bounded while 40 MB are written', { timeout: 240_000 }, async () => {
   await withServer(async (url, ask, stall) => {
     const path = '/api/v1/namespaces/default/secrets';
     assert.equal(await send(url, 'POST', path, { metadata: { name: 'big' }, data: { k: '' } }), 201);
     const before = await ask();
-    await stall(path, watchers);
+    await stall(`${path}?watch=1`, watchers);
     let written = 0;
     for (let i = 0; written < writeBytes; i++) {
       const data = Buffer.alloc((objectBytes * 3) / 4, i % 251).toString('base64');
@@ -91,33 +131,76 @@ test('a slow reader gets every event, in order: backpressure pauses the watch, i
     // objects go into an existing namespace, as on kube-apiserver
     assert.equal(await send(url, 'POST', '/api/v1/namespaces', { metadata: { name: 'slow' } }), 201);
     for (let i = 0; i < count; i++) assert.equal(await send(url, 'POST', path, { metadata: { name: `s${String(i).padStart(3, '0')}` }, data: { k: data } }), 201);
-    const names: string[] = [];
-    await new Promise<void>((resolve, reject) => {
-      const req = http.get(new URL(`${path}?watch=1&timeoutSeconds=60`, url), (res) => {
-        let buf = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buf += chunk;
-          let nl: number;
-          while ((nl = buf.indexOf('\n')) >= 0) {
-            const e = JSON.parse(buf.slice(0, nl));
-            buf = buf.slice(nl + 1);
-            names.push(e.object.metadata.name);
-          }
-          // read in fits and starts: the server's writes back up every few events
-          if (names.length % 10 === 0) {
-            res.pause();
-            setTimeout(() => res.resume(), 100);
-          }
-          if (names.length === count) {
-            req.destroy();
-            resolve();
-          }
-        });
-        res.on('end', () => reject(new Error(`the watch ended after ${names.length} events`)));
-      });
-      req.on('error', (e) => (names.length === count ? resolve() : reject(e)));
-    });
+    const names = await readWatch(url, `${path}?watch=1&timeoutSeconds=60`, count, true);
     assert.deepEqual(names, Array.from({ length: count }, (_, i) => `s${String(i).padStart(3, '0')}`));
   });
+});
+
+const listWatchers = 500;
+/** base64 characters of each Secret's data: 550 of them make a list of ~5.5 MB */
+const listObjectChars = 10_000;
+const smallList = 550;
+const largeList = 4 * smallList;
+/**
+ * The JS heap is the figure closest to the pages themselves (no malloc or socket share). Each
+ * stalled watcher holds at most one page of its initial state (the SQLite store reads 64 KiB of
+ * object JSON a page, initialPageBytes in src/store/sqlite/sqlite-store.ts, and the watch hub asks
+ * for the next page only as the watcher consumes it); a page of parsed objects is about its JSON's
+ * size (the Secrets' data are one-byte strings) and ends with the object that crossed 64 KiB, so
+ * two pages a watcher is the bound (measured: 16-39 MiB of growth on Node 20 and 24, as each
+ * watcher stopped somewhere inside its page).
+ */
+const listHeapGrowthBoundBytes = listWatchers * 2 * 64 * 1024;
+/**
+ * The resident set is compared between two lists, not against a constant: what a stalled socket
+ * costs outside the heap depends on the Node line and varies from run to run (measured for 500
+ * watchers of the small list: 44-122 MiB on Node 20, 122-225 MiB on Node 24, whose socket
+ * high-water mark is 64 KiB and whose runtime holds a stalled write differently), but it is per
+ * watcher, not per listed byte: over eight runs on both lines the large list measured between
+ * 67 MiB less and 20 MiB more than the small one. A copy of the list per watcher would add
+ * 500 x 16.5 MB = 8 GB for the large list (the finding: 6.1 GB for one list); keeping one listed
+ * byte in fifty per watcher would add 165 MB.
+ */
+const listRssDifferenceBoundBytes = 150 * 1024 * 1024;
+
+/** What 500 stalled watches of a list of `objects` Secrets add to a server that has already served the whole list once. */
+async function stalledListGrowth(objects: number): Promise<{ rss: number; heap: number }> {
+  let growth = { rss: 0, heap: 0 };
+  await withServer(async (url, ask, stall) => {
+    const path = '/api/v1/namespaces/listed/secrets';
+    const name = (i: number) => `s${String(i).padStart(5, '0')}`;
+    assert.equal(await send(url, 'POST', '/api/v1/namespaces', { metadata: { name: 'listed' } }), 201);
+    // a few requests at a time: the setup is not what is measured
+    for (let i = 0; i < objects; i += 10) {
+      const statuses = await Promise.all(Array.from({ length: Math.min(10, objects - i) }, (_, j) => {
+        const data = Buffer.alloc((listObjectChars * 3) / 4, (i + j) % 251).toString('base64');
+        return send(url, 'POST', path, { metadata: { name: name(i + j) }, data: { k: data } });
+      }));
+      assert.deepEqual(statuses, statuses.map(() => 201));
+    }
+    // one full read first: what the store keeps for any reader is then in the baseline
+    assert.equal((await readWatch(url, `${path}?watch=1`, objects)).length, objects);
+    const before = await ask();
+    // both ways of asking for the initial state, half each
+    await Promise.all([stall(`${path}?watch=1`, listWatchers / 2), stall(`${path}?watch=1&resourceVersion=0`, listWatchers / 2)]);
+    // the server still serves the whole list, in order, and every stalled watch has had its turns by then
+    assert.deepEqual(await readWatch(url, `${path}?watch=1`, objects), Array.from({ length: objects }, (_, i) => name(i)));
+    const after = await ask();
+    growth = { rss: after.rss - before.rss, heap: after.heap - before.heap };
+    console.log(`watch memory: ${listWatchers} stalled watches of ${objects} x ${listObjectChars} B: rss before ${mib(before.rss)}, after ${mib(after.rss)}, growth ${mib(growth.rss)}; heap growth ${mib(growth.heap)} (bound ${mib(listHeapGrowthBoundBytes)})`);
+  });
+  return growth;
+}
+
+test(`${listWatchers} watchers of a list, with no resourceVersion or resourceVersion=0 (initial state as ADDED events), that never read hold a page each, whatever the list's size`, { timeout: 300_000 }, async () => {
+  const grown = async (objects: number) => {
+    const growth = await stalledListGrowth(objects);
+    assert.ok(growth.heap < listHeapGrowthBoundBytes, `the heap grew by ${mib(growth.heap)} with ${listWatchers} stalled watchers of ${objects} objects`);
+    return growth;
+  };
+  const small = await grown(smallList);
+  const large = await grown(largeList);
+  const difference = large.rss - small.rss;
+  console.log(`watch memory: a list 4x as large grew RSS by ${mib(difference)} more (bound ${mib(listRssDifferenceBoundBytes)})`);
+  assert.ok(difference < listRssDifferenceBoundBytes, `${listWatchers} stalled watchers grew RSS by ${mib(large.rss)} for ${largeList} objects and ${mib(small.rss)} for ${smallList}: memory follows the list's size`);
 });
