@@ -17,7 +17,10 @@ export interface ControllerContext {
   store: Store;
   informers: InformerFactory;
   clock: Clock;
+  /** records as the controller this context was made for (forController) */
   recorder: Recorder;
+  /** a recorder whose Events come from "cert-manager-<controller>", the source each cert-manager controller records with */
+  recorderFor(controller: string): Recorder;
   logger: Logger;
   options: ControllerOptions;
   metrics: CertsmithMetrics;
@@ -44,6 +47,14 @@ export interface ControllerSpec {
   interrupt?(): void;
 }
 
+/**
+ * The context a controller works with: the shared one, with Events recorded as that controller.
+ * `kubectl describe` shows the source in its From column and `--field-selector source=` filters on it.
+ */
+export function forController(ctx: ControllerContext, controller: string): ControllerContext {
+  return { ...ctx, recorder: ctx.recorderFor(controller) };
+}
+
 export function record(ctx: ControllerContext, obj: KubeObject, events: EventSpec[]): void {
-  for (const e of events) ctx.recorder.event(obj, e.type, e.reason, e.message);
+  for (const e of events) (e.controller ? ctx.recorderFor(e.controller) : ctx.recorder).event(obj, e.type, e.reason, e.message);
 }

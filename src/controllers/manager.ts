@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../runtime/logger.ts';
 import { createMetrics, type CertsmithMetrics } from '../metrics/registry.ts';
 import { startOperationalServers, type OperationalServers } from '../metrics/http.ts';
 import { Certificate, Challenge, ClusterIssuer, Issuer } from '../api/resources.ts';
-import type { ControllerContext, ControllerSpec } from './context.ts';
+import type { ControllerContext, ControllerSpec, Recorder } from './context.ts';
 import type { ControllerOptions } from '../shared/controller-options.ts';
 
 export type { ControllerOptions };
@@ -45,9 +45,15 @@ export async function startControllers(o: {
   const logger = o.logger ?? createLogger({ name: 'certsmith' });
   const informers = new InformerFactory(o.store, { clock: o.clock, logger, namespace: o.namespace });
   const metrics = o.metrics ?? createMetrics({ clock: o.clock });
+  const events = new EventRecorder({ store: o.store, clock: o.clock, component: 'cert-manager', logger });
+  const recorders = new Map<string, Recorder>();
+  const recorderFor = (controller: string) => {
+    let r = recorders.get(controller);
+    if (!r) recorders.set(controller, r = events.forComponent(`cert-manager-${controller}`));
+    return r;
+  };
   const ctx: ControllerContext = {
-    store: informers.observing(o.store), informers, clock: o.clock, logger, options: o.options, metrics,
-    recorder: new EventRecorder({ store: o.store, clock: o.clock, component: 'cert-manager', logger }),
+    store: informers.observing(o.store), informers, clock: o.clock, logger, options: o.options, metrics, recorder: events, recorderFor,
   };
   metrics.setSources({
     certificates: () => informers.informerFor(Certificate).list(), issuers: () => informers.informerFor(Issuer).list(),

@@ -72,10 +72,23 @@ export class EventRecorder {
 
   /** Records an event about obj. Never rejects: a failure to record is logged, not raised. */
   event(obj: KubeObject, type: EventKind, reason: string, message: string): Promise<void> {
+    return this.eventFrom(this.component, obj, type, reason, message);
+  }
+
+  /**
+   * A recorder whose Events come from another component: cert-manager's controllers each record
+   * as "cert-manager-<controller name>". The aggregation cache and the per-object spam filter
+   * stay this recorder's, shared by every component, so their bounds hold for the whole process.
+   */
+  forComponent(component: string): Pick<EventRecorder, 'event'> {
+    return { event: (obj, type, reason, message) => this.eventFrom(component, obj, type, reason, message) };
+  }
+
+  private eventFrom(component: string, obj: KubeObject, type: EventKind, reason: string, message: string): Promise<void> {
     let key: string;
     try {
       const m = obj.metadata;
-      key = JSON.stringify([this.component, this.host, obj.kind, obj.apiVersion, m.namespace ?? '', m.name, m.uid ?? '', type, reason, message]);
+      key = JSON.stringify([component, this.host, obj.kind, obj.apiVersion, m.namespace ?? '', m.name, m.uid ?? '', type, reason, message]);
     } catch {
       return Promise.resolve();
     }
@@ -84,7 +97,7 @@ export class EventRecorder {
       return Promise.resolve();
     }
     const previous = this.inFlight.get(key) ?? Promise.resolve();
-    const write = previous.then(() => this.write(key, obj, type, reason, message)).catch((err: Error) => {
+    const write = previous.then(() => this.write(component, key, obj, type, reason, message)).catch((err: Error) => {
       this.log.warn({ reason, object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, err: err.message }, 'could not record event');
     });
     this.inFlight.set(key, write);
@@ -111,7 +124,7 @@ export class EventRecorder {
     while (this.inFlight.size) await Promise.all(this.inFlight.values());
   }
 
-  private async write(key: string, obj: KubeObject, type: EventKind, reason: string, message: string): Promise<void> {
+  private async write(component: string, key: string, obj: KubeObject, type: EventKind, reason: string, message: string): Promise<void> {
     const now = rfc3339(this.clock.now());
     const prior = this.seen.get(key);
     if (prior) {
@@ -123,15 +136,15 @@ export class EventRecorder {
       } catch (err) {
         // The Event was deleted (or expired) meanwhile: write it again, keeping its history.
         if (!isNotFound(err)) throw err;
-        await this.create(key, obj, type, reason, message, { ...prior, count }, now);
+        await this.create(component, key, obj, type, reason, message, { ...prior, count }, now);
         return;
       }
     }
     const namespace = obj.metadata.namespace || 'default';
-    await this.create(key, obj, type, reason, message, { namespace, name: this.eventName(obj), count: 1, firstTimestamp: now }, now);
+    await this.create(component, key, obj, type, reason, message, { namespace, name: this.eventName(obj), count: 1, firstTimestamp: now }, now);
   }
 
-  private async create(key: string, obj: KubeObject, type: EventKind, reason: string, message: string, s: Seen, now: string): Promise<void> {
+  private async create(component: string, key: string, obj: KubeObject, type: EventKind, reason: string, message: string, s: Seen, now: string): Promise<void> {
     const m = obj.metadata;
     const ev: CoreEvent = {
       apiVersion: 'v1', kind: 'Event',
@@ -142,9 +155,9 @@ export class EventRecorder {
         ...(m.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
       },
       reason, message, type,
-      source: { component: this.component, ...(this.host ? { host: this.host } : {}) },
+      source: { component, ...(this.host ? { host: this.host } : {}) },
       firstTimestamp: s.firstTimestamp, lastTimestamp: now, count: s.count,
-      reportingComponent: this.component, reportingInstance: this.host,
+      reportingComponent: component, reportingInstance: this.host,
     };
     await this.store.create(EventType, ev);
     this.remember(key, s);

@@ -8,7 +8,7 @@ import {
 import type { KubeObject, Secret } from '../../api/meta.ts';
 import { cacheKey, type Informer } from '../../runtime/informer.ts';
 import { keyFor, splitKey } from '../../runtime/controller.ts';
-import { record, type ControllerContext, type ControllerSpec } from '../context.ts';
+import { record, type ControllerContext, type ControllerSpec, forController } from '../context.ts';
 import { CERTIFICATES_BY_SECRET, indexCertificatesBySecret } from '../../shared/certificate-index.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { caSourceOf, decideInjection, injectableFor, sourceSecretName, type Injectable } from './inject.ts';
@@ -28,7 +28,8 @@ function sourceKey(target: KubeObject, kind: 'certificate' | 'secret'): string[]
   return 'source' in parsed && parsed.source.kind === kind ? [cacheKey(parsed.source.namespace, parsed.source.name)] : [];
 }
 
-function injectorController(ctx: ControllerContext, injectable: Injectable): ControllerSpec {
+function injectorController(shared: ControllerContext, injectable: Injectable): ControllerSpec {
+  const ctx = forController(shared, 'cainjector');
   const targets = ctx.informers.informerFor(injectable.type);
   const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);
   const secrets = secretCache(ctx.informers);

@@ -5,7 +5,7 @@ import { Certificate, GatewayType, IngressType, type ResourceType } from '../../
 import type { KubeObject } from '../../api/meta.ts';
 import { isNotFound } from '../../store/store.ts';
 import { keyFor, splitKey } from '../../runtime/controller.ts';
-import { record, type ControllerContext, type ControllerSpec } from '../context.ts';
+import { record, type ControllerContext, type ControllerSpec, forController } from '../context.ts';
 import type { Certificate as CertificateObj } from '../../api/types.ts';
 import { specOrMetadataChanged, wakeOwners } from '../../shared/watch.ts';
 import { decideIngressShim, SHIM_REASON, type IngressObj, type IngressShimOptions, type ShimDecision } from './shim.ts';
@@ -20,12 +20,13 @@ function shimOptions(ctx: ControllerContext): IngressShimOptions {
   };
 }
 
-function shimController<O extends KubeObject>(ctx: ControllerContext, shim: {
+function shimController<O extends KubeObject>(shared: ControllerContext, shim: {
   name: string;
   fieldManager: string;
   ownerType: ResourceType;
   decide: (owner: O, certificates: CertificateObj[], options: IngressShimOptions) => ShimDecision;
 }): ControllerSpec {
+  const ctx = forController(shared, shim.name);
   const owners = ctx.informers.informerFor<O>(shim.ownerType);
   const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);
   const options = shimOptions(ctx);

@@ -100,6 +100,8 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
   const owner: FileOwner | undefined = ctx.options.filesOwner ? parseFileOwner(ctx.options.filesOwner) : undefined;
   const hook = ctx.options.deployHook;
   const log = ctx.logger.child({ controller: NAME });
+  const filesEvents = ctx.recorderFor(NAME);
+  const hookEvents = ctx.recorderFor(HOOKS);
   const c = certificateCaches(ctx);
   const ledger = HookLedger.in(root);
   const failures = new Map<string, HookFailure>();
@@ -188,7 +190,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       const why = describeFilesError(e, ref);
       log.warn({ lineage: `${ref.namespace}/${ref.name}`, err: why }, what);
       if (crt) {
-        ctx.recorder.event(crt, 'Warning', reason, `${what}: ${why}`);
+        filesEvents.event(crt, 'Warning', reason, `${what}: ${why}`);
         // the Event may scroll away; someone has to act, so the Certificate says it until fixed
         await filesCondition(crt, { reason, message: `${what}: ${why}` })
           .catch((err: Error) => log.warn({ lineage: `${ref.namespace}/${ref.name}`, err: err.message }, 'cannot set the FilesMirrored condition'));
@@ -278,7 +280,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
         await ledger.set(key, { hash, revision, at: ctx.clock.now().toISOString() });
       }
       log.info({ lineage: key, revision, durationMs: out.durationMs }, 'deploy hook succeeded');
-      ctx.recorder.event(crt, 'Normal', DEPLOY_HOOK_SUCCEEDED, deployHookMessage(revision, status, tail));
+      hookEvents.event(crt, 'Normal', DEPLOY_HOOK_SUCCEEDED, deployHookMessage(revision, status, tail));
       return;
     }
     const n = (failed?.hash === hash ? failed.failures : 0) + 1;
@@ -286,7 +288,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
     failures.set(key, { hash, failures: n, nextAttemptAt: now + delay });
     // output stays out of the log (it may name anything the hook touched); the Event has it redacted
     log.warn({ lineage: key, revision, exitCode: out.exitCode, timedOut: out.timedOut, attempt: n, retryInMs: delay }, 'deploy hook failed');
-    ctx.recorder.event(crt, 'Warning', DEPLOY_HOOK_FAILED, deployHookMessage(revision, status, ` (attempt ${n}, retrying in ${formatDuration(delay)})${tail}`));
+    hookEvents.event(crt, 'Warning', DEPLOY_HOOK_FAILED, deployHookMessage(revision, status, ` (attempt ${n}, retrying in ${formatDuration(delay)})${tail}`));
     return current ? { requeueAfterMs: delay } : undefined;
   }
 }

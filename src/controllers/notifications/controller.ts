@@ -13,6 +13,7 @@ import { NOTIFICATIONS_FIRING_ANNOTATION } from '../../api/annotations.ts';
 import { isNotFound } from '../../store/store.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
+import { forController } from '../context.ts';
 import {
   activeNotifications, decideNotifications, formatAnnounced, nextNotificationChange, parseAnnounced,
   DEFAULT_NOTIFICATION_POLICY, type HookOutcome, type NotificationKind, type NotificationPolicy,
@@ -52,7 +53,8 @@ export function lastHookOutcome(events: EventObj[], crt: Certificate): HookOutco
   return { failed: last.reason === DEPLOY_HOOK_FAILED, message: last.message ?? 'the deploy hook failed' };
 }
 
-export function notificationsController(ctx: ControllerContext, o: NotificationOptions): ControllerSpec {
+export function notificationsController(shared: ControllerContext, o: NotificationOptions): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const certificates = ctx.informers.informerFor<Certificate & KubeObject>(CertificateType);
   const events = ctx.informers.informerFor<EventObj>(EventType);
   if (!events.hasIndex(HOOK_OUTCOMES_BY_UID)) events.addIndex(HOOK_OUTCOMES_BY_UID, hookOutcomeIndexKeys);

@@ -4,10 +4,10 @@ import { CertificateRequest } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { CertificateAnnotation } from '../../api/annotations.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
-import { record } from '../context.ts';
+import { forController, record } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
-import { failed, gateRequest, issued, pending, requestSettled } from './signing.ts';
+import { failed, gateRequest, issued, issuerTypeOf, pending, requestSettled, type IssuerView } from './signing.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../shared/issuer-lookup.ts';
 import { wakeByIssuer } from '../../shared/watch.ts';
 import { readSecret } from '../../shared/secret-cache.ts';
@@ -16,8 +16,18 @@ import { retryBackoff } from '../../runtime/workqueue.ts';
 
 const MANAGER = 'certificaterequests-issuer';
 
-export function requestController(ctx: ControllerContext): ControllerSpec {
-  const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
+export function requestController(shared: ControllerContext): ControllerSpec {
+  const requests = shared.informers.informerFor<CertificateRequestObj>(CertificateRequest);
+  // cert-manager runs a CertificateRequest controller per issuer type, each recording Events as
+  // itself (certificaterequests-issuer-ca, -selfsigned, ...); with no issuer there is no type
+  const signers = new Map<string, ControllerContext>();
+  const signer = (issuer: IssuerView | undefined) => {
+    const type = issuer ? issuerTypeOf(issuer) : 'unsupported';
+    const name = type === 'unsupported' ? MANAGER : `${MANAGER}-${type.toLowerCase()}`;
+    let ctx = signers.get(name);
+    if (!ctx) signers.set(name, ctx = forController(shared, name));
+    return ctx;
+  };
   return {
     name: MANAGER,
     workers: 4,
@@ -28,14 +38,15 @@ export function requestController(ctx: ControllerContext): ControllerSpec {
       const unsettled = (cr: CertificateRequestObj) => { if (!requestSettled(cr)) key(cr); };
       requests.onAdd(unsettled);
       requests.onUpdate((_, n) => unsettled(n));
-      wakeByIssuer(ctx.informers, requests, key, (cr) => !requestSettled(cr));
+      wakeByIssuer(shared.informers, requests, key, (cr) => !requestSettled(cr));
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);
       const cr = requests.get(namespace, name);
       if (!cr || cr.metadata.deletionTimestamp) return;
-      const now = ctx.clock.now();
-      const issuer = lookupIssuer(ctx, namespace, cr.spec.issuerRef);
+      const now = shared.clock.now();
+      const issuer = lookupIssuer(shared, namespace, cr.spec.issuerRef);
+      const ctx = signer(issuer);
       const gate = gateRequest({ request: cr, issuer, autoApprove: !ctx.options.noAutoApprove }, now);
       record(ctx, cr, gate.events);
       if (gate.kind === 'stop') {

@@ -99,7 +99,7 @@ export function gateRequest(input: GateInput, now: Date): GateResult {
       return { kind: 'stop', events: [{ type: 'Normal', reason: 'WaitingForApproval', message: 'Not signing CertificateRequest until it is Approved' }] };
     }
     status = { ...status, conditions: approve(conds, now) };
-    events.push({ type: 'Normal', reason: 'cert-manager.io', message: 'Certificate request has been approved by cert-manager.io' });
+    events.push({ type: 'Normal', reason: 'cert-manager.io', message: 'Certificate request has been approved by cert-manager.io', controller: 'certificaterequests-approver' });
   }
 
   const kind = cr.spec.issuerRef.kind || 'Issuer';

@@ -3,6 +3,7 @@ import { ClusterIssuer, Issuer, SecretType } from '../../../api/resources.ts';
 import type { KubeObject, Secret } from '../../../api/meta.ts';
 import { generateAccountKey } from '../../../acme/client.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { forController } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { issuerResourceNamespace } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64, parseKeyMemo } from '../../../shared/parse-memo.ts';
@@ -76,7 +77,8 @@ async function eabOf(ctx: ControllerContext, issuer: IssuerObj): Promise<{ keyId
   return { keyId: eab.keyID, hmacKeyBase64: value };
 }
 
-export function acmeIssuerController(ctx: ControllerContext, rt: AcmeRuntime, cluster: boolean): ControllerSpec {
+export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime, cluster: boolean): ControllerSpec {
+  const ctx = forController(shared, cluster ? 'clusterissuers' : 'issuers');
   const type = cluster ? ClusterIssuer : Issuer;
   const issuers = ctx.informers.informerFor<IssuerObj>(type);
   const manager = cluster ? 'clusterissuers-acme' : 'issuers-acme';

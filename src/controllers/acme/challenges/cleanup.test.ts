@@ -47,7 +47,7 @@ async function rig(o: { deleting?: boolean; during: (store: TestStore) => Promis
   const informers = new InformerFactory(store);
   const ctx = {
     store, informers, clock: fixedClock(), options: {},
-    recorder: { event() {} }, logger: { info() {}, warn() {}, error() {}, debug() {} },
+    recorder: { event() {} }, recorderFor: () => ({ event() {} }), logger: { info() {}, warn() {}, error() {}, debug() {} },
   } as unknown as ControllerContext;
   const controller = challengeController(ctx, rt);
   controller.watch(() => {});

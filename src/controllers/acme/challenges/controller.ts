@@ -8,6 +8,7 @@ import { AcmeError, type AcmeAuthorization, type AcmeClient } from '../../../acm
 import { getForUpdate, isConflict, isNotFound } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { forController } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
@@ -31,7 +32,8 @@ const MANAGER = 'challenges';
 const CLEANUP_RECORD_TRIES = 5;
 const SCHEDULE_KEY = 'schedule';
 
-export function challengeSchedulerController(ctx: ControllerContext): ControllerSpec {
+export function challengeSchedulerController(shared: ControllerContext): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
   return {
     name: 'challenges-scheduler',
@@ -75,7 +77,8 @@ function authorizationProblem(authz: AcmeAuthorization): string {
 
 type StepResult = { next: ChallengeObj } | { done: { requeueAfterMs?: number } | undefined };
 
-export function challengeController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+export function challengeController(shared: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
   const orders = ctx.informers.informerFor<OrderObj>(Order);
   const written = new WrittenVersions();

@@ -61,11 +61,13 @@ async function rig() {
 
   const clock = fixedClock();
   const events: string[] = [];
+  const recorder = { event: (_o: unknown, _t: string, reason: string) => events.push(reason) };
   const infos: string[] = [];
   const informers = new InformerFactory(store);
   const ctx = {
     store, informers, clock, options: { acmeHTTP01Listen: `127.0.0.1:${port}` },
-    recorder: { event: (_o: unknown, _t: string, reason: string) => events.push(reason) },
+    recorder,
+    recorderFor: () => recorder,
     logger: { info: (_o: unknown, msg: string) => infos.push(msg), warn() {}, error() {}, debug() {} },
   } as unknown as ControllerContext;
   const rt = createAcmeRuntime(ctx); // adopts the fake keeper on the control socket

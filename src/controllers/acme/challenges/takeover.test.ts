@@ -79,7 +79,7 @@ test('a restarted server re-presents every presented or accepted HTTP-01 token w
   const informers = new InformerFactory(store);
   const ctx = {
     store, informers, clock: fixedClock(), options: { acmeHTTP01Listen: '127.0.0.1:0' },
-    recorder: { event() {} }, logger: { info() {}, warn() {}, error() {}, debug() {} },
+    recorder: { event() {} }, recorderFor: () => ({ event() {} }), logger: { info() {}, warn() {}, error() {}, debug() {} },
   } as unknown as ControllerContext;
   const rt = createAcmeRuntime(ctx); // port 0: the in-process responder, fresh as after a restart
   const realHttp01 = rt.http01.bind(rt);

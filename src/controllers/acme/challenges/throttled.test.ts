@@ -41,7 +41,7 @@ async function rig() {
   const informers = new InformerFactory(store);
   const ctx = {
     store, informers, clock, options: {},
-    recorder: { event() {} }, logger: { info() {}, warn() {}, error() {}, debug() {} },
+    recorder: { event() {} }, recorderFor: () => ({ event() {} }), logger: { info() {}, warn() {}, error() {}, debug() {} },
   } as unknown as ControllerContext;
   const controller = challengeController(ctx, rt);
   controller.watch(() => {});

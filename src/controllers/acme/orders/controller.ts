@@ -7,7 +7,7 @@ import { AcmeError, failedOrderProblem, type AcmeClient, type AcmeOrder } from '
 import { isNotFound, StoreError } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record } from '../../context.ts';
+import { record, forController } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
@@ -58,7 +58,8 @@ function isTerminal(e: unknown): e is AcmeError {
   return e instanceof AcmeError && e.status < 500 && e.shortType !== 'rateLimited';
 }
 
-export function orderController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+export function orderController(shared: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const orders = ctx.informers.informerFor<OrderObj>(Order);
   const challenges = ctx.informers.informerFor<ChallengeObj>(Challenge);
   const issuerInformers = [Issuer, ClusterIssuer].map((t) => ({ kind: t.kind, informer: ctx.informers.informerFor(t) }));

@@ -4,7 +4,7 @@ import type { KubeObject } from '../../../api/meta.ts';
 import type { Order as OrderObj } from '../../../api/types.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record } from '../../context.ts';
+import { record, forController } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { ariEnabled } from '../../../shared/renewal/renewal-decision.ts';
@@ -19,7 +19,8 @@ import { CertificateAnnotation } from '../../../api/annotations.ts';
 
 const MANAGER = 'certificaterequests-issuer-acme';
 
-export function acmeRequestController(ctx: ControllerContext): ControllerSpec {
+export function acmeRequestController(shared: ControllerContext): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const requests = ctx.informers.informerFor<CertificateRequestObj>(CertificateRequest);
   const orders = ctx.informers.informerFor<OrderObj>(Order);
   const certificates = ctx.informers.informerFor<CertificateObj>(Certificate);

@@ -23,6 +23,7 @@ import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { certificateBlocks } from '../../../pki/pem.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { forController } from '../../context.ts';
 import { clientForIssuer } from '../issuer-account.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
@@ -44,7 +45,8 @@ export function wantsRotationRevocation(crt: CertificateObj): boolean {
   return crt.metadata.annotations?.[REVOKE_ON_KEY_ROTATION_ANNOTATION] === 'true';
 }
 
-export function revocationController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+export function revocationController(shared: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const certificates = ctx.informers.informerFor<CertificateObj>(CertificateType);
   const secrets = secretCache(ctx.informers);
   indexCertificatesBySecret(certificates);

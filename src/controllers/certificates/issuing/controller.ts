@@ -1,6 +1,6 @@
 import { SecretType } from '../../../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record } from '../../context.ts';
+import { record, forController } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, targetSecret, watchCertificateGraph } from '../gather.ts';
 import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
@@ -21,7 +21,8 @@ import { issuingWakes } from '../wake.ts';
 
 const MANAGER = 'certificates-issuing';
 
-export function issuingController(ctx: ControllerContext): ControllerSpec {
+export function issuingController(shared: ControllerContext): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const c = certificateCaches(ctx);
   return {
     name: MANAGER,

@@ -2,7 +2,7 @@ import { SecretType } from '../../../api/resources.ts';
 import { isNotFound } from '../../../store/store.ts';
 import { encodePrivateKey, generatePrivateKey } from '../../../pki/keys.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record } from '../../context.ts';
+import { record, forController } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, targetSecret, watchCertificateGraph } from '../gather.ts';
 import { ManagedLabel } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
@@ -17,7 +17,8 @@ import { keyManagerWakes } from '../wake.ts';
 
 const MANAGER = 'certificates-key-manager';
 
-export function keyManagerController(ctx: ControllerContext): ControllerSpec {
+export function keyManagerController(shared: ControllerContext): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const c = certificateCaches(ctx);
   const replacements = new ReplacementHistories();
   c.certificates.onDelete((crt) => replacements.forget(crt.metadata.uid));

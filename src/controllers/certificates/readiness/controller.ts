@@ -1,4 +1,5 @@
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { forController } from '../../context.ts';
 import { certificateCaches, gatherCertificate, watchCertificateGraph } from '../gather.ts';
 import { CERTIFICATES_BY_SECRET } from '../../../shared/certificate-index.ts';
 import { isSecretOwner } from '../../../shared/ownership.ts';
@@ -11,7 +12,8 @@ import { readinessWakes } from '../wake.ts';
 
 const MANAGER = 'certificates-readiness';
 
-export function readinessController(ctx: ControllerContext): ControllerSpec {
+export function readinessController(shared: ControllerContext): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const c = certificateCaches(ctx);
   // renewal decisions already counted, so a re-reconcile does not count a deferral twice
   const counted = new Map<string, string>();

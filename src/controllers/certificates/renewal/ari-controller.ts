@@ -7,6 +7,7 @@ import { ariEnabled } from '../../../shared/renewal/renewal-decision.ts';
 import { AcmeError } from '../../../acme/client.ts';
 import { certIdOf, type CertificateAriStatus } from '../../../acme/ari.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { forController } from '../../context.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { clientForIssuer } from '../../acme/issuer-account.ts';
 import { acmeAction } from '../../acme/account/registry.ts';
@@ -25,7 +26,8 @@ export function ariOf(crt: CertificateObj): CertificateAriStatus | undefined {
   return crt.status?.acme?.ari;
 }
 
-export function ariController(ctx: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+export function ariController(shared: ControllerContext, rt: AcmeRuntime): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const c = certificateCaches(ctx);
   // Answers fetched but not yet stored (a status write that conflicted and is retried with the
   // fresh object): the retry stores the same answer instead of asking the CA twice.

@@ -1,7 +1,7 @@
 import { CertificateRequest } from '../../../api/resources.ts';
 import { isNotFound } from '../../../store/store.ts';
 import { createCSR } from '../../../pki/csr.ts';
-import { record, type ControllerContext, type ControllerSpec } from '../../context.ts';
+import { record, type ControllerContext, type ControllerSpec, forController } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, watchCertificateGraph } from '../gather.ts';
 import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
@@ -18,7 +18,8 @@ const MANAGER = 'certificates-request-manager';
 /** Annotations of the Certificate that are not copied to its requests (cert-manager's defaults). */
 const NOT_COPIED = ['kubectl.kubernetes.io/', 'fluxcd.io/', 'argocd.argoproj.io/'];
 
-export function requestManagerController(ctx: ControllerContext): ControllerSpec {
+export function requestManagerController(shared: ControllerContext): ControllerSpec {
+  const ctx = forController(shared, MANAGER);
   const c = certificateCaches(ctx);
   // Replacement backoff per Certificate uid (see gateReplacements); forgotten with the Certificate.
   const replacements = new ReplacementHistories();

@@ -1,5 +1,5 @@
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record } from '../../context.ts';
+import { record, forController } from '../../context.ts';
 import { defaultBackoff, failureMinuteOf } from '../../../shared/backoff.ts';
 import { isSecretOwner } from '../../../shared/ownership.ts';
 import { certificateCaches, gatherCertificate, gatherFresh, watchCertificateGraph } from '../gather.ts';
@@ -14,7 +14,8 @@ import { triggerWakes } from '../wake.ts';
 
 const BY_FAILURE_MINUTE = 'failureMinute';
 
-export function triggerController(ctx: ControllerContext): ControllerSpec {
+export function triggerController(shared: ControllerContext): ControllerSpec {
+  const ctx = forController(shared, 'certificates-trigger');
   const c = certificateCaches(ctx);
   if (!c.certificates.hasIndex(BY_FAILURE_MINUTE)) {
     c.certificates.addIndex(BY_FAILURE_MINUTE, (crt) => {

@@ -1,0 +1,51 @@
+// Which controller an Event comes from, as cert-manager names it: each controller records with
+// its own source, "cert-manager-<controller name>", which `kubectl describe` prints in its From
+// column and `kubectl get events --field-selector source=...` filters on. The CertificateRequest
+// controllers are named by issuer type (certificaterequests-issuer-ca, -selfsigned, ...), and
+// approval is the approver's (certificaterequests-approver).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startLifecycle, certificate, withCA } from './harness.ts';
+import { EventType } from '../../src/api/resources.ts';
+import type { CoreEvent } from '../../src/runtime/events.ts';
+
+test('each Event of an issuance names the controller that recorded it, as cert-manager does', async () => {
+  const lc = await startLifecycle();
+  try {
+    // the CA's own Certificate is signed by a SelfSigned ClusterIssuer, web's by the CA Issuer
+    await withCA(lc);
+    await lc.apply(certificate('web', { dnsNames: ['web.example.test'] }));
+    await lc.settle();
+
+    const events = (await lc.store.list<CoreEvent>(EventType, { namespace: 'default' })).items;
+    const sources = (name: string) => events
+      .filter((e) => e.involvedObject.name === name)
+      .map((e) => `${e.involvedObject.kind} ${e.reason}: ${e.source.component}`)
+      .sort();
+    assert.deepEqual(sources('web'), [
+      'Certificate Generated: cert-manager-certificates-key-manager',
+      'Certificate Issuing: cert-manager-certificates-issuing',
+      'Certificate Issuing: cert-manager-certificates-trigger',
+      'Certificate Requested: cert-manager-certificates-request-manager',
+    ]);
+    assert.deepEqual(sources('web-1'), [
+      'CertificateRequest CertificateIssued: cert-manager-certificaterequests-issuer-ca',
+      'CertificateRequest cert-manager.io: cert-manager-certificaterequests-approver',
+    ]);
+    assert.deepEqual(sources('root-1'), [
+      'CertificateRequest CertificateIssued: cert-manager-certificaterequests-issuer-selfsigned',
+      'CertificateRequest cert-manager.io: cert-manager-certificaterequests-approver',
+    ]);
+    // client-go's recorder reports the same component as the event's reporting controller
+    for (const e of events) assert.equal(e.reportingComponent, e.source.component, `${e.reason} on ${e.involvedObject.name}`);
+
+    // what a user filters on
+    const fromIssuing = (await lc.store.list<CoreEvent>(EventType, { namespace: 'default', fieldSelector: 'source=cert-manager-certificates-issuing' })).items;
+    assert.deepEqual(fromIssuing.map((e) => `${e.involvedObject.name} ${e.message}`).sort(), [
+      'root The certificate has been successfully issued',
+      'web The certificate has been successfully issued',
+    ]);
+  } finally {
+    await lc.stop();
+  }
+});
