@@ -100,3 +100,19 @@ test('spam filter: an object gets 25 events at once, then one per 5 minutes; oth
   assert.equal(messages.length, 27);
   assert.ok(messages.includes('one earned') && !messages.includes('and no more') && !messages.includes('attempt 25'));
 });
+
+test('a component recorder writes Events from that component; repeats aggregate per component; the spam filter counts the object across components', async () => {
+  const { crt, recorder, events } = await setup();
+  const trigger = recorder.forComponent('cert-manager-certificates-trigger');
+  await trigger.event(crt, 'Normal', 'Issuing', 'Issuing certificate as Secret does not exist');
+  await trigger.event(crt, 'Normal', 'Issuing', 'Issuing certificate as Secret does not exist');
+  await recorder.event(crt, 'Normal', 'Issuing', 'Issuing certificate as Secret does not exist');
+  const written = (await events()).map((e) => `${e.source.component} ${e.reportingComponent} x${e.count}`).sort();
+  assert.deepEqual(written, [
+    'cert-manager-certificates-issuing cert-manager-certificates-issuing x1',
+    'cert-manager-certificates-trigger cert-manager-certificates-trigger x2',
+  ]);
+  // 3 taken above: 22 more from either component, then none
+  for (let i = 0; i < 30; i++) await (i % 2 ? trigger : recorder).event(crt, 'Warning', 'Failed', `attempt ${i}`);
+  assert.equal((await events()).length, 2 + 22);
+});
