@@ -1,5 +1,6 @@
-// certsmith status certificate: the events it shows are its Certificate's and its request's, and
-// it asks the server for the events of those names only, not for the whole namespace's.
+// certsmith status certificate: the events it shows are its Certificate's, its Issuer's, its
+// Secret's and its request's, and it asks the server for the events of those names only, not for
+// the whole namespace's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqliteStore } from '../store/sqlite/index.ts';
@@ -46,10 +47,12 @@ test('status shows the events of its Certificate and request, and lists no other
       },
     });
     const text = await certificateStatus(recording, 'default', 'web');
-    assert.match(text, /^Events:\n {2}Normal\tIssuing\t2026-01-01T00:00:01Z\tIssuing of web$/m);
-    assert.match(text, /^CertificateRequest:\n {2}Name: web-1\n[^]*^ {2}Events:\n {4}Normal\tApproved\t2026-01-01T00:00:03Z\tApproved of web-1$/m);
+    // these Events have no firstTimestamp and no source: Age <unknown>, From empty, as cmctl shows them
+    assert.match(text, /^Events:\n {2}Type +Reason +Age +From +Message\n {2}---- +------ +---- +---- +-------\n {2}Normal +Issuing +<unknown> +Issuing of web$/m);
+    assert.match(text, /^CertificateRequest:\n {2}Name: web-1\n[^]*^ {2}Events:\n {4}Type +Reason +Age +From +Message\n.*\n {4}Normal +Approved +<unknown> +Approved of web-1$/m);
     assert.doesNotMatch(text, /of other/);
-    assert.deepEqual(eventLists.map((o) => o.fieldSelector).sort(), ['involvedObject.name=web', 'involvedObject.name=web-1']);
+    // the Certificate's, its Issuer's, its Secret's and its request's
+    assert.deepEqual(eventLists.map((o) => o.fieldSelector).sort(), ['involvedObject.name=ca', 'involvedObject.name=web', 'involvedObject.name=web-1', 'involvedObject.name=web-tls']);
   } finally {
     await store.close();
   }

@@ -11,7 +11,9 @@ import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';
 // imported, not import()ed: the command is one file of dist/ (scripts/build.mjs, `standalone`),
 // where an import() is inlined all the same and keeps every export of the module it names
-import { parseCertificate } from '../pki/parse.ts';
+import { issuerFieldsOf, parseCertificate } from '../pki/parse.ts';
+import { usagesInGoWords } from '../pki/usages.ts';
+import { humanDuration } from '../server/table.ts';
 import { renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor } from '../shared/certificate-schedule.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
@@ -23,14 +25,32 @@ function conditionLines(conds: Condition[] | undefined, indent: string): string[
 }
 
 type EventObj = KubeObject & {
-  involvedObject?: { uid?: string; name?: string; kind?: string }; type?: string; reason?: string; message?: string; count?: number; lastTimestamp?: string;
+  involvedObject?: { uid?: string; name?: string; kind?: string }; type?: string; reason?: string; message?: string; count?: number;
+  firstTimestamp?: string; lastTimestamp?: string; source?: { component?: string; host?: string };
 };
 
-function eventLines(events: EventObj[], obj: KubeObject, indent: string): string[] {
+/** Go's tabwriter as kubectl's describe and cmctl set it up: a cell is padded to its column's widest and two spaces; the last cell is as it is. */
+function tabulate(rows: string[][]): string[] {
+  const widths: number[] = [];
+  for (const r of rows) r.slice(0, -1).forEach((c, i) => { widths[i] = Math.max(widths[i] ?? 0, c.length); });
+  return rows.map((r) => r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i] + 2) : c)).join(''));
+}
+
+/**
+ * An object's Events as cmctl prints them (its DescribeEvents, after kubectl describe's): oldest
+ * first, Age from the first time with "(xN over ...)" for repeats, From the source component.
+ */
+function eventLines(events: EventObj[], obj: KubeObject, indent: string, now: Date): string[] {
   const mine = events.filter((e) => e.involvedObject?.uid === obj.metadata.uid);
-  if (!mine.length) return [];
+  if (!mine.length) return [`${indent}Events:  <none>`];
   mine.sort((a, b) => byCodeUnits(a.lastTimestamp ?? '', b.lastTimestamp ?? ''));
-  return [`${indent}Events:`, ...mine.map((e) => `${indent}  ${e.type}\t${e.reason}\t${e.lastTimestamp ?? ''}${(e.count ?? 1) > 1 ? ` (x${e.count})` : ''}\t${e.message}`)];
+  const since = (t: string | undefined) => (t && !Number.isNaN(Date.parse(t)) ? humanDuration(now.getTime() - Date.parse(t)) : '<unknown>');
+  const rows = mine.map((e) => [
+    `${indent}  ${e.type ?? ''}`, e.reason ?? '',
+    (e.count ?? 1) > 1 ? `${since(e.lastTimestamp)} (x${e.count} over ${since(e.firstTimestamp)})` : since(e.firstTimestamp),
+    [e.source?.component ?? '', ...(e.source?.host ? [e.source.host] : [])].join(', '), (e.message ?? '').trim(),
+  ]);
+  return [`${indent}Events:`, ...tabulate([[`${indent}  Type`, 'Reason', 'Age', 'From', 'Message'], [`${indent}  ----`, '------', '----', '----', '-------'], ...rows])];
 }
 
 /**
@@ -38,7 +58,7 @@ function eventLines(events: EventObj[], obj: KubeObject, indent: string): string
  * request in it, which the server need not send; eventLines still picks by uid. (Field
  * selector values escape `\`, `,` and `=`.)
  */
-function eventsNamed(store: Store, namespace: string, name: string) {
+function eventsNamed(store: Store, namespace: string | undefined, name: string) {
   return store.list<EventObj>(EventType, { namespace, fieldSelector: `involvedObject.name=${name.replace(/[\\,=]/g, '\\$&')}` });
 }
 
@@ -50,7 +70,7 @@ function parsedOrError<T>(parse: () => T): { value?: T; error?: string } {
   }
 }
 
-export async function certificateStatus(store: Store, namespace: string, name: string, backoff = defaultBackoff): Promise<string> {
+export async function certificateStatus(store: Store, namespace: string, name: string, backoff = defaultBackoff, now = new Date()): Promise<string> {
   // Every request is a round trip to the server: what needs only the namespace is asked for
   // with the Certificate, what needs the Certificate right after it, so the whole command
   // waits for two round trips.
@@ -66,7 +86,7 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   const requests = namespaceRequests.items
     .filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === crt.metadata.uid) && r.metadata.annotations?.[CertificateAnnotation.revision] === String(rev));
   const none = { items: [] };
-  const [issuer, secret, orders, challenges, certificates, requestEvents] = await Promise.all([
+  const [issuer, secret, orders, challenges, certificates, requestEvents, issuerEvents, secretEvents] = await Promise.all([
     kind === 'ClusterIssuer' ? store.get(ClusterIssuer, undefined, ref.name) : kind === 'Issuer' ? store.get(Issuer, namespace, ref.name) : undefined,
     store.get<Secret>(SecretType, namespace, crt.spec.secretName),
     // ACME only, but whether the issuer is ACME is known only now: a request's Orders, if it has one
@@ -75,8 +95,10 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     // every Certificate when this one failed: retries of many failing in the same minute are spread
     s.lastFailureTime ? store.list<CertificateObj>(Certificate) : none,
     Promise.all(requests.map((r) => eventsNamed(store, namespace, r.metadata.name!))),
+    // a ClusterIssuer's Events are in the default namespace (any, on a cluster)
+    eventsNamed(store, kind === 'ClusterIssuer' ? undefined : namespace, ref.name),
+    eventsNamed(store, namespace, crt.spec.secretName),
   ]);
-  const events = eventLines(certificateEvents.items, crt, '');
   const out: string[] = [
     `Name: ${name}`,
     `Namespace: ${namespace}`,
@@ -84,8 +106,8 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     'Conditions:',
     ...conditionLines(s.conditions, '  '),
   ];
-  if (crt.spec.dnsNames?.length) out.push('DNS Names:', ...crt.spec.dnsNames.map((d) => `- ${d}`));
-  out.push(...events);
+  out.push('DNS Names:', ...(crt.spec.dnsNames ?? []).map((d) => `- ${d}`));
+  out.push(...eventLines(certificateEvents.items, crt, '', now));
 
   out.push('Issuer:', `  Name: ${ref.name}`, `  Kind: ${kind}`);
   if (issuer) {
@@ -95,6 +117,7 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     const profile = (spec.acme as { profile?: string } | undefined)?.profile;
     if (profile) out.push(`  Profile: ${profile}`);
     out.push('  Conditions:', ...conditionLines((issuer as { status?: { conditions?: Condition[] } }).status?.conditions, '    '));
+    out.push(...eventLines(issuerEvents.items, issuer, '  ', now));
   } else {
     out.push(`  ${kind} ${ref.name} not found`);
   }
@@ -104,13 +127,21 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   const leaf = secret?.data?.['tls.crt'] ? parsedOrError(() => parseCertificate(Buffer.from(secret.data!['tls.crt'], 'base64').toString())) : undefined;
   if (!secret) out.push('  Secret does not exist');
   else if (leaf?.value) {
+    // cmctl's lines, then the subject (certsmith's)
     const l = leaf.value;
+    const issuedBy = issuerFieldsOf(l.der);
+    const { keyUsages, extKeyUsages } = usagesInGoWords(l.template.usages ?? []);
     out.push(
-      `  Issuer: ${l.issuer}`, `  Subject: ${l.subject}`,
-      `  Serial Number: ${l.serialNumber}`, `  Signature Algorithm: ${l.signatureAlgorithm}`,
-      `  Key Usages: ${(l.template.usages ?? []).join(', ')}`,
+      `  Issuer Country: ${(issuedBy.subject.countries ?? []).join(', ')}`,
+      `  Issuer Organisation: ${(issuedBy.subject.organizations ?? []).join(', ')}`,
+      `  Issuer Common Name: ${issuedBy.commonName ?? ''}`,
+      `  Key Usage: ${keyUsages.join(', ')}`, `  Extended Key Usages: ${extKeyUsages.join(', ')}`,
+      `  Public Key Algorithm: ${'algorithm' in l.keyType ? l.keyType.algorithm : ''}`, `  Signature Algorithm: ${l.signatureAlgorithm}`,
+      `  Subject Key ID: ${l.subjectKeyId ?? ''}`, `  Authority Key ID: ${l.authorityKeyId ?? ''}`,
+      `  Serial Number: ${l.serialNumber}`, `  Subject: ${l.subject}`,
     );
   } else if (leaf?.error) out.push(`  Certificate does not parse: ${leaf.error}`);
+  if (secret) out.push(...eventLines(secretEvents.items, secret, '  ', now));
   out.push(`Not Before: ${s.notBefore ?? '<none>'}`, `Not After: ${s.notAfter ?? '<none>'}`);
 
   // Renewal: when and why.
@@ -142,7 +173,7 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   if (!requests.length) out.push('No CertificateRequest found for this Certificate');
   for (const [i, cr] of requests.entries()) {
     out.push('CertificateRequest:', `  Name: ${cr.metadata.name}`, `  Namespace: ${namespace}`, '  Conditions:', ...conditionLines(cr.status?.conditions, '    '));
-    out.push(...eventLines(requestEvents[i].items, cr, '  '));
+    out.push(...eventLines(requestEvents[i].items, cr, '  ', now));
     for (const o of orders.items.filter((x) => x.metadata.ownerReferences?.some((r) => r.uid === cr.metadata.uid))) {
       const os = o.status ?? {};
       out.push('Order:', `  Name: ${o.metadata.name}`, `  State: ${os.state ?? ''}, Reason: ${os.reason ?? ''}`, `  Failure Time: ${os.failureTime ?? '<none>'}`);

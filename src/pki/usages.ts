@@ -73,3 +73,26 @@ export function effectiveUsages(usages: readonly string[] | undefined, isCA: boo
   const { keyUsageBits, extKeyUsageOids } = encodeUsages(usages, isCA);
   return decodeUsages(keyUsageBits, extKeyUsageOids).sort();
 }
+
+/** Go's crypto/x509 names, as cmctl prints a certificate's usages: key usages by bit, extended key usages. */
+const KEY_USAGE_GO_NAMES = ['Digital Signature', 'Content Commitment', 'Key Encipherment', 'Data Encipherment',
+  'Key Agreement', 'Cert Sign', 'CRL Sign', 'Encipher Only', 'Decipher Only'];
+const EXT_KEY_USAGE_GO_NAMES: Record<string, string> = {
+  'any': 'Any', 'server auth': 'Server Authentication', 'client auth': 'Client Authentication', 'code signing': 'Code Signing',
+  'email protection': 'Email Protection', 'ipsec end system': 'IPSEC End System', 'ipsec tunnel': 'IPSEC Tunnel',
+  'ipsec user': 'IPSEC User', 'timestamping': 'Time Stamping', 'ocsp signing': 'OCSP Signing',
+  'microsoft sgc': 'Microsoft Server Gated Crypto', 'netscape sgc': 'Netscape Server Gated Crypto',
+};
+
+/**
+ * A parsed certificate's usages (decodeUsages' names) in Go's words: key usages in bit order,
+ * extended key usages in the certificate's order; an OID Go has no name for is left out, as Go
+ * keeps it apart (UnknownExtKeyUsage).
+ */
+export function usagesInGoWords(usages: readonly string[]): { keyUsages: string[]; extKeyUsages: string[] } {
+  const bits = usages.filter((u) => u in KEY_USAGE_BITS).map((u) => KEY_USAGE_BITS[u]);
+  return {
+    keyUsages: [...new Set(bits)].sort((a, b) => a - b).map((b) => KEY_USAGE_GO_NAMES[b]),
+    extKeyUsages: usages.filter((u) => u in EXT_KEY_USAGE_GO_NAMES).map((u) => EXT_KEY_USAGE_GO_NAMES[u]),
+  };
+}
