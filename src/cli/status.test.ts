@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { FakeClock } from '../runtime/clock.ts';
-import { Certificate, CertificateRequest, EventType } from '../api/resources.ts';
+import { Certificate, CertificateRequest, EventType, Order } from '../api/resources.ts';
 import { CertificateAnnotation } from '../api/annotations.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { ListOptions, Store } from '../store/store.ts';
@@ -53,6 +53,58 @@ test('status shows the events of its Certificate and request, and lists no other
     assert.doesNotMatch(text, /of other/);
     // the Certificate's, its Issuer's, its Secret's and its request's
     assert.deepEqual(eventLists.map((o) => o.fieldSelector).sort(), ['involvedObject.name=ca', 'involvedObject.name=web', 'involvedObject.name=web-1', 'involvedObject.name=web-tls']);
+  } finally {
+    await store.close();
+  }
+});
+
+test('status shows the request\'s Order as cmctl does: its authorizations, and a failure time only when it failed', async () => {
+  const store = openSqliteStore({ path: ':memory:', clock: new FakeClock('2026-01-01T00:00:00Z') });
+  try {
+    const crt = await store.create(Certificate, {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'web', namespace: 'default' },
+      spec: { secretName: 'web-tls', dnsNames: ['web.example.test', '*.web.example.test'], issuerRef: { name: 'le', kind: 'ClusterIssuer' } },
+    } as KubeObject);
+    const owned = (o: KubeObject) => [{ apiVersion: 'cert-manager.io/v1', kind: o.kind, name: o.metadata.name!, uid: o.metadata.uid!, controller: true }];
+    const cr = await store.create(CertificateRequest, {
+      apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
+      metadata: { name: 'web-1', namespace: 'default', annotations: { [CertificateAnnotation.revision]: '1' }, ownerReferences: owned(crt) },
+      spec: { request: '', issuerRef: { name: 'le', kind: 'ClusterIssuer' } },
+    } as KubeObject);
+    const order = await store.create(Order, {
+      apiVersion: 'acme.cert-manager.io/v1', kind: 'Order',
+      metadata: { name: 'web-1-1', namespace: 'default', ownerReferences: owned(cr) },
+      spec: { request: '', dnsNames: ['web.example.test', '*.web.example.test'], issuerRef: { name: 'le', kind: 'ClusterIssuer' } },
+    } as KubeObject);
+    const pending = {
+      url: 'https://acme.test/order/1', state: 'pending',
+      authorizations: [
+        { url: 'https://acme.test/authz/1', identifier: 'web.example.test', initialState: 'pending', wildcard: false },
+        { url: 'https://acme.test/authz/2', identifier: 'web.example.test', initialState: 'valid', wildcard: true },
+      ],
+    };
+    await store.updateStatus(Order, { ...order, status: pending } as KubeObject);
+    const orderLines = async () => {
+      const text = await certificateStatus(store, 'default', 'web');
+      return text.slice(text.indexOf('Order:\n')).split('\n').filter(Boolean);
+    };
+    assert.deepEqual(await orderLines(), [
+      'Order:',
+      '  Name: web-1-1',
+      '  State: pending, Reason: ',
+      '  Authorizations:',
+      '    URL: https://acme.test/authz/1, Identifier: web.example.test, Initial State: pending, Wildcard: false',
+      '    URL: https://acme.test/authz/2, Identifier: web.example.test, Initial State: valid, Wildcard: true',
+    ]);
+    const current = await store.get<KubeObject>(Order, 'default', 'web-1-1');
+    await store.updateStatus(Order, { ...current!, status: { state: 'invalid', reason: 'the CA said no', failureTime: '2026-01-01T01:00:00Z' } } as KubeObject);
+    assert.deepEqual(await orderLines(), [
+      'Order:',
+      '  Name: web-1-1',
+      '  State: invalid, Reason: the CA said no',
+      '  No Authorizations for this Order',
+      '  FailureTime: 2026-01-01T01:00:00Z',
+    ]);
   } finally {
     await store.close();
   }

@@ -176,7 +176,11 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     out.push(...eventLines(requestEvents[i].items, cr, '  ', now));
     for (const o of orders.items.filter((x) => x.metadata.ownerReferences?.some((r) => r.uid === cr.metadata.uid))) {
       const os = o.status ?? {};
-      out.push('Order:', `  Name: ${o.metadata.name}`, `  State: ${os.state ?? ''}, Reason: ${os.reason ?? ''}`, `  Failure Time: ${os.failureTime ?? '<none>'}`);
+      out.push('Order:', `  Name: ${o.metadata.name}`, `  State: ${os.state ?? ''}, Reason: ${os.reason ?? ''}`);
+      // as cmctl lists them (a wildcard flag the CA left out is Go's nil pointer)
+      const authorizations = (os.authorizations ?? []).map((a) => `    URL: ${a.url}, Identifier: ${a.identifier ?? ''}, Initial State: ${a.initialState ?? ''}, Wildcard: ${a.wildcard ?? 'nil (bool pointer not set)'}`);
+      out.push(...(authorizations.length ? ['  Authorizations:', ...authorizations] : ['  No Authorizations for this Order']));
+      if (os.failureTime) out.push(`  FailureTime: ${os.failureTime}`);
       // while it is in flight: the profile it asked for, and the certificate an ARI renewal replaces
       if (o.spec?.profile) out.push(`  Profile: ${o.spec.profile}`);
       if (o.spec?.replaces) out.push(`  Replaces: ${o.spec.replaces}`);
