@@ -28,7 +28,8 @@ interface Column {
   name: string;
   priority?: number;
   description?: string;
-  value: (o: KubeObject) => unknown;
+  format?: string;
+  value: (o: KubeObject, now: Date) => unknown;
 }
 
 function condition(o: KubeObject, type: string): Condition | undefined {
@@ -76,12 +77,6 @@ const columnsByKind: Record<string, Column[]> = {
     { name: 'Type', value: (o) => (o as { type?: string }).type ?? 'Opaque' },
     { name: 'Data', value: (o) => Object.keys((o as { data?: object }).data ?? {}).length },
   ],
-  Event: [
-    { name: 'Type', value: (o) => (o as { type?: string }).type ?? '' },
-    { name: 'Reason', value: (o) => (o as { reason?: string }).reason ?? '' },
-    { name: 'Object', value: (o) => { const r = (o as { involvedObject?: { kind?: string; name?: string } }).involvedObject; return r ? `${(r.kind ?? '').toLowerCase()}/${r.name ?? ''}` : ''; } },
-    { name: 'Message', value: (o) => (o as { message?: string }).message ?? '' },
-  ],
   Namespace: [
     { name: 'Status', value: (o) => get(o, 'status.phase') ?? 'Active' },
   ],
@@ -108,22 +103,54 @@ export function humanDuration(ms: number): string {
   return `${y}y`;
 }
 
-function age(o: KubeObject, now: Date): string {
-  const t = o.metadata.creationTimestamp ? Date.parse(o.metadata.creationTimestamp) : NaN;
+/** kubectl's translateTimestampSince: how long ago, or <unknown> for no time */
+function since(time: string | undefined, now: Date): string {
+  const t = time ? Date.parse(time) : NaN;
   return Number.isNaN(t) ? '<unknown>' : humanDuration(now.getTime() - t);
 }
 
+type EventFields = KubeObject & {
+  involvedObject?: { kind?: string; name?: string; fieldPath?: string }; type?: string; reason?: string; message?: string;
+  source?: { component?: string; host?: string }; reportingComponent?: string; reportingInstance?: string;
+  firstTimestamp?: string; lastTimestamp?: string; eventTime?: string; count?: number; series?: { count?: number; lastObservedTime?: string };
+};
+
+const eventFirstSeen = (e: EventFields, now: Date) => since(e.firstTimestamp || e.eventTime, now);
+
+/**
+ * kube-apiserver's own layout for Events (its printers' eventColumnDefinitions and printEvent):
+ * no Age, and the name last, shown by -o wide only, where a Certificate's columns start with it.
+ */
+const eventColumns: Column[] = [
+  { name: 'Last Seen', value: (o, now) => { const e = o as EventFields; return e.series ? since(e.series.lastObservedTime, now) : e.lastTimestamp ? since(e.lastTimestamp, now) : eventFirstSeen(e, now); } },
+  { name: 'Type', value: (o) => (o as EventFields).type ?? '' },
+  { name: 'Reason', value: (o) => (o as EventFields).reason ?? '' },
+  { name: 'Object', value: (o) => { const r = (o as EventFields).involvedObject ?? {}; const kind = (r.kind ?? '').toLowerCase(); return r.name ? `${kind}/${r.name}` : kind; } },
+  { name: 'Subobject', priority: 1, value: (o) => (o as EventFields).involvedObject?.fieldPath ?? '' },
+  {
+    name: 'Source', priority: 1, value: (o) => {
+      const e = o as EventFields;
+      const instance = e.source?.host || e.reportingInstance;
+      return [e.source?.component || e.reportingComponent || '', ...(instance ? [instance] : [])].join(', ');
+    },
+  },
+  { name: 'Message', value: (o) => ((o as EventFields).message ?? '').trim() },
+  { name: 'First Seen', priority: 1, value: (o, now) => eventFirstSeen(o as EventFields, now) },
+  { name: 'Count', priority: 1, value: (o) => { const e = o as EventFields; return e.series?.count ?? (e.count || 1); } },
+  { name: 'Name', priority: 1, format: 'name', description: 'Name must be unique within a namespace.', value: (o) => o.metadata.name ?? '' },
+];
+
 export function tableFor(type: ResourceType, objects: KubeObject[], opts: { now?: Date; includeObject?: 'None' | 'Metadata' | 'Object'; resourceVersion?: string; continue?: string } = {}): Table {
   const now = opts.now ?? new Date();
-  const extra = columnsByKind[type.kind] ?? [];
-  const columnDefinitions: TableColumnDefinition[] = [
-    { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
-    ...extra.map((c) => ({ name: c.name, type: 'string', format: '', description: c.description ?? '', priority: c.priority ?? 0 })),
-    { name: 'Age', type: 'string', format: '', description: 'CreationTimestamp of the object.', priority: 0 },
+  const columns: Column[] = type.kind === 'Event' ? eventColumns : [
+    { name: 'Name', format: 'name', description: 'Name must be unique within a namespace.', value: (o) => o.metadata.name ?? '' },
+    ...columnsByKind[type.kind] ?? [],
+    { name: 'Age', description: 'CreationTimestamp of the object.', value: (o) => since(o.metadata.creationTimestamp, now) },
   ];
+  const columnDefinitions: TableColumnDefinition[] = columns.map((c) => ({ name: c.name, type: 'string', format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 }));
   const include = opts.includeObject ?? 'Metadata';
   const rows = objects.map((o) => ({
-    cells: [o.metadata.name ?? '', ...extra.map((c) => c.value(o)), age(o, now)],
+    cells: columns.map((c) => c.value(o, now)),
     ...(include === 'None' ? {} : {
       object: include === 'Object' ? o : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
     }),

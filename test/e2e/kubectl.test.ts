@@ -95,6 +95,22 @@ test('kubectl describe certificate shows spec, status and the Certificate\'s Eve
   assert.doesNotMatch(events, /api-ecdsa|java-app/);
 });
 
+test('kubectl get events prints kube-apiserver\'s Event columns, and -o wide its source, first seen, count and name', async () => {
+  const r = await s.kubectl(['get', 'events', '-n', 'default', '--field-selector', 'involvedObject.name=web-rsa,reason=Requested']);
+  assert.equal(r.code, 0, r.stderr);
+  const [header, ...rows] = r.stdout.trim().split('\n');
+  assert.deepEqual(header.split(/\s{2,}/), ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+  assert.equal(rows.length, 1, r.stdout);
+  assert.match(rows[0], /^\d+s\s+Normal\s+Requested\s+certificate\/web-rsa\s+Created new CertificateRequest resource "web-rsa-1"$/);
+
+  const wide = await s.kubectl(['get', 'events', '-n', 'default', '-o', 'wide', '--field-selector', 'involvedObject.name=web-rsa,reason=Requested']);
+  assert.equal(wide.code, 0, wide.stderr);
+  const [wideHeader, wideRow] = wide.stdout.trim().split('\n');
+  assert.deepEqual(wideHeader.split(/\s{2,}/), ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'SUBOBJECT', 'SOURCE', 'MESSAGE', 'FIRST SEEN', 'COUNT', 'NAME']);
+  // no subobject: kubectl leaves the cell empty
+  assert.match(wideRow, /^\d+s\s+Normal\s+Requested\s+certificate\/web-rsa\s+cert-manager-certificates-request-manager\s+Created new CertificateRequest resource "web-rsa-1"\s+\d+s\s+1\s+web-rsa\.[0-9a-f]+$/);
+});
+
 test('kubectl get secrets shows TYPE and DATA', async () => {
   const r = await s.kubectl(['get', 'secrets', '-n', 'default']);
   assert.equal(r.code, 0, r.stderr);
