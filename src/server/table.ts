@@ -29,6 +29,8 @@ interface Column {
   priority?: number;
   description?: string;
   format?: string;
+  /** after Age, as kube prints a Service's SELECTOR */
+  afterAge?: boolean;
   value: (o: KubeObject, now: Date) => unknown;
 }
 
@@ -83,7 +85,68 @@ const columnsByKind: Record<string, Column[]> = {
   Lease: [
     { name: 'Holder', value: (o) => get(o, 'spec.holderIdentity') ?? '' },
   ],
+  // kube-apiserver's printers for the built-in kinds the embedded server keeps (printService, printIngress)
+  Service: [
+    { name: 'Type', value: (o) => serviceType(o) },
+    { name: 'Cluster-IP', value: (o) => (get(o, 'spec.clusterIPs') as string[] | undefined)?.[0] ?? get(o, 'spec.clusterIP') ?? '<none>' },
+    { name: 'External-IP', value: (o) => serviceExternalIP(o) },
+    {
+      name: 'Port(s)', value: (o) => ((get(o, 'spec.ports') as { port?: number; nodePort?: number; protocol?: string }[] | undefined) ?? [])
+        .map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`).join(',') || '<none>',
+    },
+    {
+      name: 'Selector', priority: 1, afterAge: true, value: (o) => Object.entries((get(o, 'spec.selector') as Record<string, string> | undefined) ?? {})
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join(',') || '<none>',
+    },
+  ],
+  Ingress: [
+    { name: 'Class', value: (o) => get(o, 'spec.ingressClassName') ?? '<none>' },
+    {
+      name: 'Hosts', value: (o) => {
+        const rules = (get(o, 'spec.rules') as { host?: string }[] | undefined) ?? [];
+        const hosts = rules.slice(0, 3).map((r) => r.host).filter((h): h is string => !!h);
+        if (!hosts.length) return '*';
+        return rules.length > 3 ? `${hosts.join(',')} + ${rules.length - 3} more...` : hosts.join(',');
+      },
+    },
+    { name: 'Address', value: (o) => loadBalancerAddresses(get(o, 'status.loadBalancer.ingress')).join(',') },
+    { name: 'Ports', value: (o) => ((get(o, 'spec.tls') as unknown[] | undefined)?.length ? '80, 443' : '80') },
+  ],
+  ValidatingWebhookConfiguration: [
+    { name: 'Webhooks', value: (o) => ((o as { webhooks?: unknown[] }).webhooks ?? []).length },
+  ],
+  MutatingWebhookConfiguration: [
+    { name: 'Webhooks', value: (o) => ((o as { webhooks?: unknown[] }).webhooks ?? []).length },
+  ],
 };
+
+function serviceType(o: KubeObject): string {
+  return (get(o, 'spec.type') as string | undefined) ?? 'ClusterIP';
+}
+
+/** a load balancer's IPs, else its host names, each once, in order (kube's sets.String) */
+function loadBalancerAddresses(ingress: unknown): string[] {
+  const all = ((ingress as { ip?: string; hostname?: string }[] | undefined) ?? []).map((i) => i.ip || i.hostname || '').filter(Boolean);
+  return [...new Set(all)].sort();
+}
+
+/** kube's getServiceExternalIP */
+function serviceExternalIP(o: KubeObject): string {
+  const external = (get(o, 'spec.externalIPs') as string[] | undefined) ?? [];
+  switch (serviceType(o)) {
+    case 'ClusterIP':
+    case 'NodePort':
+      return external.join(',') || '<none>';
+    case 'LoadBalancer': {
+      const all = [...loadBalancerAddresses(get(o, 'status.loadBalancer.ingress')), ...external];
+      return all.join(',') || '<pending>';
+    }
+    case 'ExternalName':
+      return (get(o, 'spec.externalName') as string | undefined) ?? '';
+    default:
+      return '<unknown>';
+  }
+}
 
 /** kubectl's HumanDuration: two significant units, coarser as time grows. */
 export function humanDuration(ms: number): string {
@@ -144,8 +207,9 @@ export function tableFor(type: ResourceType, objects: KubeObject[], opts: { now?
   const now = opts.now ?? new Date();
   const columns: Column[] = type.kind === 'Event' ? eventColumns : [
     { name: 'Name', format: 'name', description: 'Name must be unique within a namespace.', value: (o) => o.metadata.name ?? '' },
-    ...columnsByKind[type.kind] ?? [],
+    ...(columnsByKind[type.kind] ?? []).filter((c) => !c.afterAge),
     { name: 'Age', description: 'CreationTimestamp of the object.', value: (o) => since(o.metadata.creationTimestamp, now) },
+    ...(columnsByKind[type.kind] ?? []).filter((c) => c.afterAge),
   ];
   const columnDefinitions: TableColumnDefinition[] = columns.map((c) => ({ name: c.name, type: 'string', format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 }));
   const include = opts.includeObject ?? 'Metadata';

@@ -111,6 +111,50 @@ test('kubectl get events prints kube-apiserver\'s Event columns, and -o wide its
   assert.match(wideRow, /^\d+s\s+Normal\s+Requested\s+certificate\/web-rsa\s+cert-manager-certificates-request-manager\s+Created new CertificateRequest resource "web-rsa-1"\s+\d+s\s+1\s+web-rsa\.[0-9a-f]+$/);
 });
 
+test('kubectl get services, ingresses and webhook configurations prints kube-apiserver\'s columns', async () => {
+  await s.apply(`apiVersion: v1
+kind: Service
+metadata: { name: web, namespace: default }
+spec:
+  clusterIP: 10.0.0.10
+  selector: { tier: front, app: web }
+  ports: [{ name: http, port: 80, targetPort: 8080 }, { name: dns, port: 53, protocol: UDP }]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: web, namespace: default }
+spec:
+  ingressClassName: nginx
+  tls: [{ hosts: [a.example.test], secretName: web-ing-tls }]
+  rules:
+  - host: a.example.test
+    http: { paths: [{ path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }] }
+  - host: b.example.test
+    http: { paths: [{ path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }] }
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: { name: tables-test }
+webhooks: []
+`);
+  const table = async (args: string[]) => {
+    const r = await s.kubectl(['get', ...args]);
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout.trim().split('\n').map((l) => l.split(/\s{2,}/));
+  };
+  const svc = await table(['service', 'web', '-n', 'default', '-o', 'wide']);
+  assert.deepEqual(svc[0], ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE', 'SELECTOR']);
+  assert.deepEqual([...svc[1].slice(0, 5), svc[1][6]], ['web', 'ClusterIP', '10.0.0.10', '<none>', '80/TCP,53/UDP', 'app=web,tier=front']);
+  const ing = await table(['ingress', 'web', '-n', 'default']);
+  assert.deepEqual(ing[0], ['NAME', 'CLASS', 'HOSTS', 'ADDRESS', 'PORTS', 'AGE']);
+  // no load balancer has given it an address: the cell is empty
+  assert.match(ing[1].join('|'), /^web\|nginx\|a\.example\.test,b\.example\.test\|80, 443\|\d+s$/);
+  const vwc = await table(['validatingwebhookconfiguration', 'tables-test']);
+  assert.deepEqual(vwc[0], ['NAME', 'WEBHOOKS', 'AGE']);
+  assert.deepEqual(vwc[1].slice(0, 2), ['tables-test', '0']);
+  assert.equal((await s.kubectl(['delete', 'validatingwebhookconfiguration', 'tables-test'])).code, 0);
+});
+
 test('kubectl get secrets shows TYPE and DATA', async () => {
   const r = await s.kubectl(['get', 'secrets', '-n', 'default']);
   assert.equal(r.code, 0, r.stderr);
