@@ -13,7 +13,7 @@ import { isoTime } from '../api/conditions.ts';
 // where an import() is inlined all the same and keeps every export of the module it names
 import { issuerFieldsOf, parseCertificate } from '../pki/parse.ts';
 import { usagesInGoWords } from '../pki/usages.ts';
-import { humanDuration } from '../server/table.ts';
+import { since } from '../server/table.ts';
 import { renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor } from '../shared/certificate-schedule.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
@@ -44,10 +44,9 @@ function eventLines(events: EventObj[], obj: KubeObject, indent: string, now: Da
   const mine = events.filter((e) => e.involvedObject?.uid === obj.metadata.uid);
   if (!mine.length) return [`${indent}Events:  <none>`];
   mine.sort((a, b) => byCodeUnits(a.lastTimestamp ?? '', b.lastTimestamp ?? ''));
-  const since = (t: string | undefined) => (t && !Number.isNaN(Date.parse(t)) ? humanDuration(now.getTime() - Date.parse(t)) : '<unknown>');
   const rows = mine.map((e) => [
     `${indent}  ${e.type ?? ''}`, e.reason ?? '',
-    (e.count ?? 1) > 1 ? `${since(e.lastTimestamp)} (x${e.count} over ${since(e.firstTimestamp)})` : since(e.firstTimestamp),
+    (e.count ?? 1) > 1 ? `${since(e.lastTimestamp, now)} (x${e.count} over ${since(e.firstTimestamp, now)})` : since(e.firstTimestamp, now),
     [e.source?.component ?? '', ...(e.source?.host ? [e.source.host] : [])].join(', '), (e.message ?? '').trim(),
   ]);
   return [`${indent}Events:`, ...tabulate([[`${indent}  Type`, 'Reason', 'Age', 'From', 'Message'], [`${indent}  ----`, '------', '----', '----', '-------'], ...rows])];

@@ -92,12 +92,12 @@ export function decodeCertificate(der: Buffer): DecodedCertificate {
   };
 }
 
-/** Parses the first certificate of a bundle. */
 /** The issuer name's fields of a certificate (its DER), as for a subject: what cmctl shows of the issuer. */
 export function issuerFieldsOf(der: Buffer): ReturnType<typeof subjectFieldsFromName> {
   return subjectFieldsFromName(decodeName(decodeCertificate(der).issuer));
 }
 
+/** Parses the first certificate of a bundle. */
 export function parseCertificate(pem: string): CertificateInfo {
   const block = certificateBlocks(typeof pem === 'string' ? pem : '')[0];
   if (!block) throw new Error('invalid certificate: no CERTIFICATE PEM block found');

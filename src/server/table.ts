@@ -167,7 +167,7 @@ export function humanDuration(ms: number): string {
 }
 
 /** kubectl's translateTimestampSince: how long ago, or <unknown> for no time */
-function since(time: string | undefined, now: Date): string {
+export function since(time: string | undefined, now: Date): string {
   const t = time ? Date.parse(time) : NaN;
   return Number.isNaN(t) ? '<unknown>' : humanDuration(now.getTime() - t);
 }
