@@ -2,6 +2,7 @@
 // cert-manager's CRD printer columns so that output reads the same as on a cluster.
 import type { KubeObject, Condition } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
+import { byCodeUnits } from '../api/ordering.ts';
 
 export interface TableColumnDefinition {
   name: string;
@@ -41,6 +42,10 @@ function condition(o: KubeObject, type: string): Condition | undefined {
 
 const get = (o: unknown, path: string): unknown =>
   path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), o);
+
+const nameColumn: Column = { name: 'Name', format: 'name', description: 'Name must be unique within a namespace.', value: (o) => o.metadata.name ?? '' };
+const ageColumn: Column = { name: 'Age', description: 'CreationTimestamp of the object.', value: (o, now) => since(o.metadata.creationTimestamp, now) };
+const webhooksColumn: Column = { name: 'Webhooks', value: (o) => ((o as { webhooks?: unknown[] }).webhooks ?? []).length };
 
 const columnsByKind: Record<string, Column[]> = {
   Certificate: [
@@ -96,7 +101,7 @@ const columnsByKind: Record<string, Column[]> = {
     },
     {
       name: 'Selector', priority: 1, afterAge: true, value: (o) => Object.entries((get(o, 'spec.selector') as Record<string, string> | undefined) ?? {})
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join(',') || '<none>',
+        .sort(([a], [b]) => byCodeUnits(a, b)).map(([k, v]) => `${k}=${v}`).join(',') || '<none>',
     },
   ],
   Ingress: [
@@ -112,12 +117,8 @@ const columnsByKind: Record<string, Column[]> = {
     { name: 'Address', value: (o) => loadBalancerAddresses(get(o, 'status.loadBalancer.ingress')).join(',') },
     { name: 'Ports', value: (o) => ((get(o, 'spec.tls') as unknown[] | undefined)?.length ? '80, 443' : '80') },
   ],
-  ValidatingWebhookConfiguration: [
-    { name: 'Webhooks', value: (o) => ((o as { webhooks?: unknown[] }).webhooks ?? []).length },
-  ],
-  MutatingWebhookConfiguration: [
-    { name: 'Webhooks', value: (o) => ((o as { webhooks?: unknown[] }).webhooks ?? []).length },
-  ],
+  ValidatingWebhookConfiguration: [webhooksColumn],
+  MutatingWebhookConfiguration: [webhooksColumn],
 };
 
 function serviceType(o: KubeObject): string {
@@ -200,17 +201,13 @@ const eventColumns: Column[] = [
   { name: 'Message', value: (o) => ((o as EventFields).message ?? '').trim() },
   { name: 'First Seen', priority: 1, value: (o, now) => eventFirstSeen(o as EventFields, now) },
   { name: 'Count', priority: 1, value: (o) => { const e = o as EventFields; return e.series?.count ?? (e.count || 1); } },
-  { name: 'Name', priority: 1, format: 'name', description: 'Name must be unique within a namespace.', value: (o) => o.metadata.name ?? '' },
+  { ...nameColumn, priority: 1 },
 ];
 
 export function tableFor(type: ResourceType, objects: KubeObject[], opts: { now?: Date; includeObject?: 'None' | 'Metadata' | 'Object'; resourceVersion?: string; continue?: string } = {}): Table {
   const now = opts.now ?? new Date();
-  const columns: Column[] = type.kind === 'Event' ? eventColumns : [
-    { name: 'Name', format: 'name', description: 'Name must be unique within a namespace.', value: (o) => o.metadata.name ?? '' },
-    ...(columnsByKind[type.kind] ?? []).filter((c) => !c.afterAge),
-    { name: 'Age', description: 'CreationTimestamp of the object.', value: (o) => since(o.metadata.creationTimestamp, now) },
-    ...(columnsByKind[type.kind] ?? []).filter((c) => c.afterAge),
-  ];
+  const extra = columnsByKind[type.kind] ?? [];
+  const columns: Column[] = type.kind === 'Event' ? eventColumns : [nameColumn, ...extra.filter((c) => !c.afterAge), ageColumn, ...extra.filter((c) => c.afterAge)];
   const columnDefinitions: TableColumnDefinition[] = columns.map((c) => ({ name: c.name, type: 'string', format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 }));
   const include = opts.includeObject ?? 'Metadata';
   const rows = objects.map((o) => ({
