@@ -6,13 +6,13 @@ import { StoreError } from '../store/store.ts';
 import { tableFor } from '../server/table.ts';
 import { connect, resourceTypeNamed, qualifiedKind } from './client.ts';
 import { CliError } from './cli-error.ts';
+import { alignColumns } from './columns.ts';
 
 type OutputFormat = 'table' | 'wide' | 'yaml' | 'json' | 'name';
 
 /** Columns separated by three spaces, as kubectl's tabwriter prints them. */
-export function formatColumns(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] + 3))).join('').trimEnd()).join('\n') + '\n';
+function formatColumns(rows: string[][]): string {
+  return alignColumns(rows, 3).map((l) => l.trimEnd()).join('\n') + '\n';
 }
 
 export function renderTable(type: ResourceType, objs: KubeObject[], opts: { wide: boolean; withNamespace: boolean; now?: Date }): string {

@@ -17,6 +17,7 @@ import { since } from '../server/table.ts';
 import { renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor } from '../shared/certificate-schedule.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
+import { alignColumns } from './columns.ts';
 import { byCodeUnits } from '../api/ordering.ts';
 
 function conditionLines(conds: Condition[] | undefined, indent: string): string[] {
@@ -28,13 +29,6 @@ type EventObj = KubeObject & {
   involvedObject?: { uid?: string; name?: string; kind?: string }; type?: string; reason?: string; message?: string; count?: number;
   firstTimestamp?: string; lastTimestamp?: string; source?: { component?: string; host?: string };
 };
-
-/** Go's tabwriter as kubectl's describe and cmctl set it up: a cell is padded to its column's widest and two spaces; the last cell is as it is. */
-function tabulate(rows: string[][]): string[] {
-  const widths: number[] = [];
-  for (const r of rows) r.slice(0, -1).forEach((c, i) => { widths[i] = Math.max(widths[i] ?? 0, c.length); });
-  return rows.map((r) => r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i] + 2) : c)).join(''));
-}
 
 /**
  * An object's Events as cmctl prints them (its DescribeEvents, after kubectl describe's): oldest
@@ -49,7 +43,7 @@ function eventLines(events: EventObj[], obj: KubeObject, indent: string, now: Da
     (e.count ?? 1) > 1 ? `${since(e.lastTimestamp, now)} (x${e.count} over ${since(e.firstTimestamp, now)})` : since(e.firstTimestamp, now),
     [e.source?.component ?? '', ...(e.source?.host ? [e.source.host] : [])].join(', '), (e.message ?? '').trim(),
   ]);
-  return [`${indent}Events:`, ...tabulate([[`${indent}  Type`, 'Reason', 'Age', 'From', 'Message'], [`${indent}  ----`, '------', '----', '----', '-------'], ...rows])];
+  return [`${indent}Events:`, ...alignColumns([[`${indent}  Type`, 'Reason', 'Age', 'From', 'Message'], [`${indent}  ----`, '------', '----', '----', '-------'], ...rows], 2)];
 }
 
 /**
