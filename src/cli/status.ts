@@ -88,8 +88,8 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     // every Certificate when this one failed: retries of many failing in the same minute are spread
     s.lastFailureTime ? store.list<CertificateObj>(Certificate) : none,
     Promise.all(requests.map((r) => eventsNamed(store, namespace, r.metadata.name!))),
-    // a ClusterIssuer's Events are in the default namespace (any, on a cluster)
-    eventsNamed(store, kind === 'ClusterIssuer' ? undefined : namespace, ref.name),
+    // a ClusterIssuer's Events are in the default namespace (any, on a cluster); another group's issuer is not shown
+    kind === 'ClusterIssuer' ? eventsNamed(store, undefined, ref.name) : kind === 'Issuer' ? eventsNamed(store, namespace, ref.name) : none,
     eventsNamed(store, namespace, crt.spec.secretName),
   ]);
   const out: string[] = [
