@@ -13,7 +13,7 @@ import { isoTime } from '../api/conditions.ts';
 // where an import() is inlined all the same and keeps every export of the module it names
 import { issuerFieldsOf, parseCertificate } from '../pki/parse.ts';
 import { usagesInGoWords } from '../pki/usages.ts';
-import { since } from '../server/table.ts';
+import { since, type EventFields } from '../server/table.ts';
 import { renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor } from '../shared/certificate-schedule.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
@@ -25,16 +25,11 @@ function conditionLines(conds: Condition[] | undefined, indent: string): string[
   return conds.map((c) => `${indent}${c.type}: ${c.status}, Reason: ${c.reason ?? ''}, Message: ${c.message ?? ''}`);
 }
 
-type EventObj = KubeObject & {
-  involvedObject?: { uid?: string; name?: string; kind?: string }; type?: string; reason?: string; message?: string; count?: number;
-  firstTimestamp?: string; lastTimestamp?: string; source?: { component?: string; host?: string };
-};
-
 /**
  * An object's Events as cmctl prints them (its DescribeEvents, after kubectl describe's): oldest
  * first, Age from the first time with "(xN over ...)" for repeats, From the source component.
  */
-function eventLines(events: EventObj[], obj: KubeObject, indent: string, now: Date): string[] {
+function eventLines(events: EventFields[], obj: KubeObject, indent: string, now: Date): string[] {
   const mine = events.filter((e) => e.involvedObject?.uid === obj.metadata.uid);
   if (!mine.length) return [`${indent}Events:  <none>`];
   mine.sort((a, b) => byCodeUnits(a.lastTimestamp ?? '', b.lastTimestamp ?? ''));
@@ -52,7 +47,7 @@ function eventLines(events: EventObj[], obj: KubeObject, indent: string, now: Da
  * selector values escape `\`, `,` and `=`.)
  */
 function eventsNamed(store: Store, namespace: string | undefined, name: string) {
-  return store.list<EventObj>(EventType, { namespace, fieldSelector: `involvedObject.name=${name.replace(/[\\,=]/g, '\\$&')}` });
+  return store.list<EventFields>(EventType, { namespace, fieldSelector: `involvedObject.name=${name.replace(/[\\,=]/g, '\\$&')}` });
 }
 
 function parsedOrError<T>(parse: () => T): { value?: T; error?: string } {

@@ -173,8 +173,9 @@ export function since(time: string | undefined, now: Date): string {
   return Number.isNaN(t) ? '<unknown>' : humanDuration(now.getTime() - t);
 }
 
-type EventFields = KubeObject & {
-  involvedObject?: { kind?: string; name?: string; fieldPath?: string }; type?: string; reason?: string; message?: string;
+/** a core/v1 Event as read from a server: any field may be missing */
+export type EventFields = KubeObject & {
+  involvedObject?: { kind?: string; name?: string; uid?: string; fieldPath?: string }; type?: string; reason?: string; message?: string;
   source?: { component?: string; host?: string }; reportingComponent?: string; reportingInstance?: string;
   firstTimestamp?: string; lastTimestamp?: string; eventTime?: string; count?: number; series?: { count?: number; lastObservedTime?: string };
 };
