@@ -2,13 +2,14 @@
 // and dry-run for every kind. The HTTP API and the in-process controllers both write through
 // it, so an object that reached the store has always passed the same checks.
 import type { KubeObject } from '../api/meta.ts';
-import type { ResourceType } from '../api/resources.ts';
+import { NamespaceType, type ResourceType } from '../api/resources.ts';
 import { validate, invalidObjectMessage, fieldErrorText, type FieldError } from '../api/validation.ts';
 import { withStorageDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
 import { checkObjectUpdate, isMap } from '../store/object-checks.ts';
 import { applyConfiguration, managedFieldsForCreate, recordUpdate as recordOwnership, type ApplyRequest } from './ssa/apply.ts';
 import { normalizeSecret } from '../store/sqlite/admission.ts';
+import { immortalNamespaces } from './namespaces.ts';
 import type { AdmissionCall, ExternalAdmission } from './admission-webhooks/dispatcher.ts';
 import { isWebhookConfigurationType, validateWebhookConfiguration } from './admission-webhooks/config-validation.ts';
 import { defaultWebhookConfiguration } from './admission-webhooks/config-defaults.ts';
@@ -339,6 +340,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
     },
 
     async delete<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, opts?: DeleteOptions & { dryRun?: boolean }): Promise<T | undefined> {
+      if (type.group === NamespaceType.group && type.plural === NamespaceType.plural && immortalNamespaces.includes(name)) throw new StoreError('Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`);
       if (hooks && wanted(type, 'DELETE')) {
         const stored = await inner.get<T>(type, type.namespaced ? namespace : undefined, name);
         if (stored) {

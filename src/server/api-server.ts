@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { NamespaceType } from '../api/resources.ts';
 import { StoreError, type Store } from '../store/store.ts';
 import { builtInNamespaces } from './namespaces.ts';
+import { metadataNameLabel } from '../store/sqlite/admission.ts';
 import { entryAt } from './data-dir.ts';
 import { bearerTokenCheck } from './api/bearer-token.ts';
 import type { ApiContext } from './api/context.ts';
@@ -158,6 +159,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
 }
 
 async function ensureNamespaces(store: Store, names: readonly string[]) {
+  // a namespace stored by a certsmith before 2026-11 may lack kubernetes.io/metadata.name: an
+  // update adds it (the store's Namespace strategy), so namespaceSelectors on it match everywhere
+  for (const ns of (await store.list(NamespaceType)).items) {
+    if (ns.metadata.labels?.[metadataNameLabel] !== ns.metadata.name) await store.update(NamespaceType, ns);
+  }
   for (const name of names) {
     if (await store.get(NamespaceType, undefined, name)) continue;
     try {

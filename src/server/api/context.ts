@@ -4,6 +4,7 @@ import type http from 'node:http';
 import type { Logger } from 'pino';
 import { NamespaceType, type ResourceType } from '../../api/resources.ts';
 import { getForUpdate, type Store } from '../../store/store.ts';
+import { namespaceTerminating } from '../../store/sqlite/admission.ts';
 import { HttpError } from './responses.ts';
 import type { ResourceRoute } from './resource-route.ts';
 
@@ -33,13 +34,15 @@ export interface ResourceCall {
 
 /**
  * kube-apiserver's NamespaceLifecycle admission: nothing is created in a namespace that does
- * not exist (the store would otherwise make the namespace up), with kube's 404. The namespace
- * is read as the create will find it (Store.getForUpdate): a get would commit the store's open
- * batch, one commit per created object.
+ * not exist (the store would otherwise make the namespace up), with kube's 404, or in one that
+ * is being deleted (403). The namespace is read as the create will find it
+ * (Store.getForUpdate): a get would commit the store's open batch, one commit per created object.
  */
-export async function checkNamespaceExists(store: Store, type: ResourceType, namespace: string | undefined) {
+export async function checkNamespaceExists(store: Store, type: ResourceType, namespace: string | undefined, name: string) {
   if (!type.namespaced || !namespace) return;
   const found = await getForUpdate(store, NamespaceType, undefined, namespace);
+  // the store refuses the write too; this refuses a dry run, which the store does not write
+  if (found?.metadata.deletionTimestamp) throw namespaceTerminating(type, name, namespace);
   if (found) return;
   throw new HttpError(404, 'NotFound', `namespaces "${namespace}" not found`, { name: namespace, kind: 'namespaces' });
 }

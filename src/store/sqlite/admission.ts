@@ -97,3 +97,35 @@ export function checkSecretImmutable(type: ResourceType, old: KubeObject, next: 
       [{ field: 'data', message: 'field is immutable when `immutable` is set', reason: 'FieldValueForbidden' }]);
   }
 }
+
+const isNamespaceType = (type: ResourceType) => type.group === '' && type.kind === 'Namespace';
+/** The label every namespace carries, equal to its name (kube's LabelMetadataName, GA in 1.22). */
+export const metadataNameLabel = 'kubernetes.io/metadata.name';
+/** The finalizer the namespace controller holds a namespace with until its content is gone. */
+const kubernetesFinalizer = 'kubernetes';
+
+/**
+ * kube's Namespace strategy: the name label is forced to the name on every write (defaulting
+ * and Canonicalize); on create `spec.finalizers` gains `kubernetes`, and an update keeps the
+ * stored `spec.finalizers` (kube changes them only through the finalize subresource).
+ */
+export function prepareNamespace(type: ResourceType, obj: KubeObject, old?: KubeObject): void {
+  if (!isNamespaceType(type) || !obj.metadata.name) return;
+  obj.metadata.labels = { ...(obj.metadata.labels ?? {}), [metadataNameLabel]: obj.metadata.name };
+  const spec = (obj.spec !== null && typeof obj.spec === 'object' ? obj.spec : {}) as { finalizers?: unknown };
+  if (old) {
+    const oldFinalizers = (old.spec as { finalizers?: unknown } | undefined)?.finalizers;
+    if (oldFinalizers === undefined) delete spec.finalizers;
+    else spec.finalizers = oldFinalizers;
+  } else {
+    const finalizers = Array.isArray(spec.finalizers) ? spec.finalizers : [];
+    spec.finalizers = finalizers.includes(kubernetesFinalizer) ? finalizers : [...finalizers, kubernetesFinalizer];
+  }
+  obj.spec = spec;
+}
+
+/** NamespaceLifecycle's refusal of new content in a terminating namespace, in kube's words. */
+export function namespaceTerminating(type: ResourceType, name: string, namespace: string): StoreError {
+  return new StoreError('Forbidden', `${qualifiedResource(type)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+    [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }]);
+}

@@ -85,6 +85,8 @@ export function prepareStatements(db: Database.Database) {
     listNamespace: db.prepare<[string, string, string, string, string], KeyRow>(
       `SELECT c.ns, c.name, l.value FROM current c JOIN log l ON l.id = c.rev
        WHERE c.grp = ? AND c.plural = ? AND c.ns = ? AND (c.ns, c.name) > (?, ?) ORDER BY c.ns, c.name`),
+    // a scan (current has no index by namespace): only a terminating namespace's removals ask
+    anyInNamespace: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM current WHERE ns = ? LIMIT 1'),
     keysInNamespace: db.prepare<[string], DependentRow>(
       'SELECT grp, plural, ns, name FROM current WHERE ns = ? ORDER BY grp, plural, name'),
     snapshotAll: snapshot(false),

@@ -17,7 +17,7 @@ import {
 } from '../store.ts';
 import {
   checkKind, checkLabels, checkName, checkNamespace, checkSecretImmutable, generatedNameSuffix,
-  normalizeSecret, qualifiedResource,
+  namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource,
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
 import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type KeyRow, type Statements } from './schema.ts';
@@ -449,6 +449,7 @@ export class SqliteStore implements Store {
     delete meta.deletionGracePeriodSeconds;
     if (type.statusSubresource) delete o.status;
     if (type.group === '' && type.kind === 'Namespace') (o as KubeObject).status = { phase: 'Active' };
+    prepareNamespace(type, o);
     normalizeSecret(type, o);
     if (opts.dryRun) {
       if (this.st.currentExists.get(type.group, type.plural, ns, meta.name!)) throw this.alreadyExists(type, meta.name!);
@@ -461,7 +462,7 @@ export class SqliteStore implements Store {
         if (!generate || attempt >= 8) throw this.alreadyExists(type, meta.name!);
         meta.name = `${meta.generateName}${generatedNameSuffix()}`;
       }
-      if (type.namespaced) this.ensureNamespace(ns);
+      if (type.namespaced) this.ensureNamespace(ns, type, meta.name!);
       const prev = this.st.lastRev.get(type.group, type.plural, ns, meta.name!)?.id ?? null;
       this.appendChange(keyOf(type, ns, meta.name!), 'ADDED', o, prev, undefined, true);
       return o;
@@ -538,7 +539,7 @@ export class SqliteStore implements Store {
       }
       const policy = opts.propagationPolicy ?? 'Background';
       const key = keyOf(type, ns, name);
-      if (type.group === NamespaceType.group && type.plural === NamespaceType.plural) this.deleteNamespaceContents(name);
+      if (type.group === NamespaceType.group && type.plural === NamespaceType.plural) return this.deleteNamespace(key, old, cur.rev) as T;
       if (policy === 'Foreground') this.collectDependents(old.metadata.uid!, 'Background');
       return this.deleteOrMark(key, old, cur.rev, policy) as T;
     });
@@ -785,6 +786,7 @@ export class SqliteStore implements Store {
     }
     checkLabels(type, o);
     checkObjectUpdate(type, o, old);
+    prepareNamespace(type, o, old);
     if (old.metadata.deletionTimestamp && (meta.finalizers ?? []).some((f) => !(old.metadata.finalizers ?? []).includes(f))) {
       throw new StoreError('Invalid', `${type.kind} "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted`,
         [{ field: 'metadata.finalizers', message: 'no new finalizers can be added if the object is being deleted', reason: 'FieldValueForbidden' }]);
@@ -813,7 +815,8 @@ export class SqliteStore implements Store {
       return o;
     }
     const key = keyOf(type, ns, name);
-    if (meta.deletionTimestamp && !(meta.finalizers?.length)) {
+    // a terminating namespace also waits for its content (finishNamespace removes it then)
+    if (meta.deletionTimestamp && !(meta.finalizers?.length) && !(key.plural === NamespaceType.plural && key.grp === NamespaceType.group && this.st.anyInNamespace.get(name))) {
       this.removeObject(key, o, cur.rev, 'Background', cur.value);
       return o;
     }
@@ -850,22 +853,48 @@ export class SqliteStore implements Store {
 
   /** Kubernetes' delete: mark while finalizers remain, otherwise remove (and cascade). */
   private deleteOrMark(key: Key, old: KubeObject, rev: number, policy: 'Background' | 'Foreground' | 'Orphan'): KubeObject {
-    if (old.metadata.finalizers?.length) {
-      if (old.metadata.deletionTimestamp) return old;
-      const next = plainCopy(old);
-      next.metadata.deletionTimestamp = rfc3339(this.clock.now());
-      next.metadata.deletionGracePeriodSeconds = 0;
-      if ((next.metadata.generation ?? 0) > 0) next.metadata.generation = next.metadata.generation! + 1;
-      this.appendChange(key, 'MODIFIED', next, rev, JSON.stringify(old));
-      return next;
-    }
+    if (old.metadata.finalizers?.length) return old.metadata.deletionTimestamp ? old : this.markDeleting(key, old, rev);
     return this.removeObject(key, old, rev, policy);
+  }
+
+  /** Stamps deletionTimestamp on an object that something still holds. */
+  private markDeleting(key: Key, old: KubeObject, rev: number, status?: Record<string, unknown>): KubeObject {
+    const next = plainCopy(old);
+    next.metadata.deletionTimestamp = rfc3339(this.clock.now());
+    next.metadata.deletionGracePeriodSeconds = 0;
+    if ((next.metadata.generation ?? 0) > 0) next.metadata.generation = next.metadata.generation! + 1;
+    if (status) (next as KubeObject).status = status;
+    this.appendChange(key, 'MODIFIED', next, rev, JSON.stringify(old));
+    return next;
+  }
+
+  /**
+   * A namespace's deletion, as the namespace controller finishes it: its content is deleted at
+   * once; what finalizers hold keeps the namespace Terminating (and refusing new content) until
+   * the last of it is gone (finishNamespace), as do finalizers on the namespace itself.
+   */
+  private deleteNamespace(key: Key, old: KubeObject, rev: number): KubeObject {
+    if (old.metadata.deletionTimestamp) return old;
+    this.deleteNamespaceContents(key.name);
+    if (!old.metadata.finalizers?.length && !this.st.anyInNamespace.get(key.name)) return this.removeObject(key, old, rev, 'Background');
+    return this.markDeleting(key, old, rev, { ...(old.status ?? {}), phase: 'Terminating' });
+  }
+
+  /** Removes a terminating namespace once nothing is left in it and nothing else holds it. */
+  private finishNamespace(ns: string) {
+    const cur = this.current(NamespaceType.group, NamespaceType.plural, '', ns);
+    // most removals happen in a live namespace: its stored JSON has no deletionTimestamp to parse for
+    if (!cur || !cur.value.includes('"deletionTimestamp"')) return;
+    const n = JSON.parse(cur.value) as KubeObject;
+    if (!n.metadata.deletionTimestamp || n.metadata.finalizers?.length || this.st.anyInNamespace.get(ns)) return;
+    this.removeObject(keyOf(NamespaceType, '', ns), n, cur.rev, 'Background', cur.value);
   }
 
   private removeObject(key: Key, old: KubeObject, rev: number, policy: 'Background' | 'Foreground' | 'Orphan', oldValue?: string): KubeObject {
     const gone = plainCopy(old);
     this.appendChange(key, 'DELETED', gone, rev, oldValue ?? JSON.stringify(old));
     if (old.metadata.uid) this.collectDependents(old.metadata.uid, policy);
+    if (key.ns) this.finishNamespace(key.ns);
     return gone;
   }
 
@@ -904,22 +933,21 @@ export class SqliteStore implements Store {
    * Namespaces are implicit: the first object written into one creates its Namespace object,
    * so listing namespaces shows every namespace in use. A terminating one refuses new objects.
    */
-  private ensureNamespace(ns: string) {
+  private ensureNamespace(ns: string, type: ResourceType = NamespaceType, name = ns) {
     if (this.activeNamespaces.has(ns)) return;
     const cur = this.current(NamespaceType.group, NamespaceType.plural, '', ns);
     if (cur) {
       const n = JSON.parse(cur.value) as KubeObject;
-      if (n.metadata.deletionTimestamp) {
-        throw new StoreError('Forbidden', `unable to create new content in namespace ${ns} because it is being terminated`);
-      }
+      if (n.metadata.deletionTimestamp) throw namespaceTerminating(type, name, ns);
       this.activeNamespaces.add(ns);
       return;
     }
     const obj: KubeObject = {
       apiVersion: 'v1', kind: 'Namespace',
-      metadata: { name: ns, uid: randomUUID(), creationTimestamp: rfc3339(this.clock.now()), generation: 1, labels: { 'kubernetes.io/metadata.name': ns } },
-      spec: { finalizers: [] }, status: { phase: 'Active' },
+      metadata: { name: ns, uid: randomUUID(), creationTimestamp: rfc3339(this.clock.now()), generation: 1 },
+      status: { phase: 'Active' },
     };
+    prepareNamespace(NamespaceType, obj);
     const prev = this.st.lastRev.get(NamespaceType.group, NamespaceType.plural, '', ns)?.id ?? null;
     this.appendChange(keyOf(NamespaceType, '', ns), 'ADDED', obj, prev, undefined);
     this.activeNamespaces.add(ns);

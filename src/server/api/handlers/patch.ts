@@ -79,7 +79,7 @@ export async function patchObject(ctx: ApiContext, call: ResourceCall) {
   const patch = await validatedPatch(ctx, call, patchType);
   // an apply that creates answers 201, as kube-apiserver's does
   const creates = patchType === 'apply' && !subresource && !(await ctx.store.get(type, namespace, name!));
-  if (creates) await checkNamespaceExists(ctx.store, type, namespace);
+  if (creates) await checkNamespaceExists(ctx.store, type, namespace, name!);
   const out = await ctx.store.patch(type, namespace, name!, patchType, patch, {
     dryRun, fieldManager, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
   });

@@ -44,8 +44,8 @@ async function validatedObject(call: ResourceCall): Promise<KubeObject> {
 
 export async function createObject(ctx: ApiContext, call: ResourceCall) {
   const { type, namespace } = call.route;
-  await checkNamespaceExists(ctx.store, type, namespace);
   const obj = await validatedObject(call);
+  await checkNamespaceExists(ctx.store, type, namespace, obj.metadata?.name ?? '');
   const created = await ctx.store.create(type, obj, { dryRun: call.dryRun, fieldManager: call.fieldManager });
   return sendObject(call.req, call.res, 201, created);
 }
