@@ -2,6 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { redactKeyMaterial } from './redact-keys.ts';
 
 test('redactKeyMaterial: whole blocks, a block cut at its start (a tail of output) or its end', () => {
@@ -20,4 +24,68 @@ test('redactKeyMaterial: whole blocks, a block cut at its start (a tail of outpu
     ['ordinary words stay', 'exited with status 1 (attempt 1, retrying in 1m0s): reload of web failed', 'exited with status 1 (attempt 1, retrying in 1m0s): reload of web failed'],
   ];
   for (const [why, input, want] of rows) assert.equal(redactKeyMaterial(input), want, why);
+});
+
+/**
+ * The key's bytes as they could reach the output: any 9-byte run of its base64 body, or any
+ * 8-byte run of its DER in hex (separators between hex digits ignored).
+ */
+function leaks(output: string, pem: string): string[] {
+  const body = pem.split('\n').filter((l) => l && !l.startsWith('-----')).join('');
+  const found: string[] = [];
+  for (let i = 0; i + 12 <= body.length; i += 4) if (output.includes(body.slice(i, i + 12))) found.push(`base64 ${body.slice(i, i + 12)}`);
+  const hex = Buffer.from(body, 'base64').toString('hex');
+  const outHex = output.toLowerCase().replace(/[^0-9a-f]/g, '');
+  for (let i = 0; i + 16 <= hex.length; i += 2) if (outHex.includes(hex.slice(i, i + 16))) found.push(`hex ${hex.slice(i, i + 16)}`);
+  return found;
+}
+
+test('redactKeyMaterial: a key that a hook passed through another program (prefixed lines, a diff, a text or hex dump) leaves no fragment', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-redact-'));
+  try {
+    for (const [name, type, opts] of [['rsa', 'rsa', { modulusLength: 2048 }], ['ec', 'ec', { namedCurve: 'P-256' }], ['ed25519', 'ed25519', {}]] as const) {
+      const { privateKey } = crypto.generateKeyPairSync(type as 'rsa', opts as crypto.RSAKeyPairOptions<'pem', 'pem'>);
+      const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+      const path = join(dir, `${name}.key`);
+      writeFileSync(path, pem, { mode: 0o600 });
+      const sh = (cmd: string) => spawnSync('/bin/sh', ['-c', cmd], { env: { K: path, PATH: process.env.PATH }, encoding: 'utf8' }).stdout;
+      const outputs: Record<string, string> = {
+        'sed prefix': sh('sed "s/^/key> /" "$K"'),
+        'diff': sh('diff /dev/null "$K"'),
+        'timestamps': sh('while read -r l; do echo "2026-11-27T01:02:03Z hook: $l"; done < "$K"'),
+        'without the PEM lines': sh('grep -v -- ----- "$K"'),
+        'indented': sh('sed "s/^/    /" "$K"'),
+        'openssl text': sh('openssl pkey -in "$K" -text -noout'),
+        'od bytes': sh('openssl pkey -in "$K" -outform DER | od -A x -t x1'),
+        'od words': sh('openssl pkey -in "$K" -outform DER | od -x'),
+        'plain hex': sh('openssl pkey -in "$K" -outform DER | od -A n -t x1 | tr -d " \\n"'),
+      };
+      for (const [how, out] of Object.entries(outputs)) {
+        assert.ok(out.length > 40, `${name} ${how}: the tool printed something (${JSON.stringify(out)})`);
+        const redacted = redactKeyMaterial(`reload failed\n${out}${out.endsWith('\n') ? '' : '\n'}exit 1`);
+        assert.deepEqual(leaks(redacted, pem), [], `${name} ${how}:\n${redacted}`);
+        assert.match(redacted, /^reload failed\n[\s\S]*exit 1$/, `${name} ${how}: the rest stays`);
+        // and a tail of it, cut anywhere, as the 512 bytes an Event keeps
+        for (const cut of [37, 101, 263]) {
+          if (out.length <= cut) continue;
+          assert.deepEqual(leaks(redactKeyMaterial(out.slice(cut)), pem), [], `${name} ${how}, cut at ${cut}`);
+        }
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('redactKeyMaterial: what a failing reload prints stays readable', () => {
+  const keep = [
+    'nginx: [emerg] cannot load certificate key "/etc/ssl/private/web.key": PEM_read_bio_PrivateKey() failed (SSL: error:1E08010C:DECODER routines::unsupported)',
+    'Job for nginx.service failed because the control process exited with error code.',
+    'See "systemctl status nginx.service" and "journalctl -xeu nginx.service" for details.',
+    '/usr/local/bin/reload-web: line 3: /var/lib/certsmith/secrets/default/web-tls/fullchain.pem: Permission denied',
+    'curl: (7) Failed to connect to 127.0.0.1 port 8443 after 0 ms: Couldn\'t connect to server',
+    'sha256 3f2a9c1d (serial 1234 5678 9012 3456 7890) at 2026-11-27 01:02:03',
+    'Aborted (core dumped)  [2026-11-27T01:02:03.123Z] pid 12345',
+  ];
+  for (const line of keep) assert.equal(redactKeyMaterial(line), line);
 });

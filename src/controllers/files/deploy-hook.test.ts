@@ -53,6 +53,24 @@ test('a hook that prints a whole RSA key and fails: the output read cuts the key
   }
 });
 
+test('a hook that prints its key through another program (prefixed, diffed) and fails: no piece of the key is reported', async () => {
+  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const body = pem.split('\n').filter((l) => l && !l.startsWith('-----')).join('');
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-hook-key-'));
+  try {
+    writeFileSync(join(dir, 'tls.key'), pem, { mode: 0o600 });
+    for (const command of ['sed "s/^/key> /" "$CERTSMITH_KEY_PATH"; exit 1', 'diff /dev/null "$CERTSMITH_KEY_PATH"; exit 1']) {
+      const out = await runDeployHook(command, { env: { CERTSMITH_KEY_PATH: join(dir, 'tls.key'), PATH: process.env.PATH ?? '' }, outputLimit: 512 });
+      assert.equal(out.ok, false);
+      for (let i = 0; i + 12 <= body.length; i += 4) assert.ok(!out.output.includes(body.slice(i, i + 12)), `${command}: ${out.output}`);
+      assert.match(out.output, /\[(private key )?redacted\]/);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a hook that hangs is killed with its children after the timeout', async () => {
   const started = Date.now();
   const out = await runDeployHook('sleep 30 & sleep 30', { env: {}, timeoutMs: 300 });
