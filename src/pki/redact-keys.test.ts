@@ -43,8 +43,12 @@ function leaks(output: string, pem: string): string[] {
 test('redactKeyMaterial: a key that a hook passed through another program (prefixed lines, a diff, a text or hex dump) leaves no fragment', () => {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-redact-'));
   try {
-    for (const [name, type, opts] of [['rsa', 'rsa', { modulusLength: 2048 }], ['ec', 'ec', { namedCurve: 'P-256' }], ['ed25519', 'ed25519', {}]] as const) {
-      const { privateKey } = crypto.generateKeyPairSync(type as 'rsa', opts as crypto.RSAKeyPairOptions<'pem', 'pem'>);
+    const keys: [string, crypto.KeyObject][] = [
+      ['rsa', crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey],
+      ['ec', crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey],
+      ['ed25519', crypto.generateKeyPairSync('ed25519').privateKey],
+    ];
+    for (const [name, privateKey] of keys) {
       const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
       const path = join(dir, `${name}.key`);
       writeFileSync(path, pem, { mode: 0o600 });
