@@ -11,7 +11,8 @@ import { triggerRenewal } from '../../cli/renew.ts';
 import { startControllers } from '../manager.ts';
 import { type ControllerOptions } from '../../shared/controller-options.ts';
 import { silentLogger } from '../../runtime/logger.ts';
-import { Certificate, EventType } from '../../api/resources.ts';
+import { Certificate, EventType, SecretType } from '../../api/resources.ts';
+import type { Secret } from '../../api/meta.ts';
 import type { CoreEvent } from '../../runtime/events.ts';
 
 const MINUTE = 60_000;
@@ -188,6 +189,35 @@ test('deleting the Certificate removes its files, unless keepFiles', async () =>
     // and without it, the next start cleans up
     await restart(lc, { secretsDir: dir });
     assert.equal(existsSync(join(dir, 'default', 'kept-tls')), false);
+  } finally {
+    await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a Secret whose key no longer fits its certificate (edited by hand) is not published: the files keep their pair, and the hook runs for the re-issued one only', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const runs = join(root, 'runs');
+  const lc = await startLifecycle({ options: { secretsDir: dir, deployHook: `echo "$CERTSMITH_REVISION $(openssl x509 -noout -pubkey -in "$CERTSMITH_CERT_PATH" | openssl sha256 -r | cut -c1-16) $(openssl pkey -pubout -in "$CERTSMITH_KEY_PATH" | openssl sha256 -r | cut -c1-16)" >> ${runs}` } });
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('web', { dnsNames: ['web.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await lc.settle();
+    const live = join(dir, 'default', 'web-tls');
+    assertServable(lc, live);
+    const secret = (await lc.store.get<Secret>(SecretType, 'default', 'web-tls'))!;
+    const other = openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256']);
+    await lc.store.update(SecretType, { ...secret, data: { ...secret.data, 'tls.key': Buffer.from(other).toString('base64') } });
+    await lc.settle();
+    assertServable(lc, live);
+    const lines = readFileSync(runs, 'utf8').trim().split('\n').map((l) => l.split(' '));
+    for (const [revision, cert, key] of lines) assert.equal(cert, key, `the hook for revision ${revision} got a key that fits its certificate: ${JSON.stringify(lines)}`);
+    assert.deepEqual(lines.map(([revision]) => revision), ['1', '2'], 'the hook ran for the first issuance and the re-issuance, nothing between');
+    for (const v of readdirSync(join(dir, 'default', '.web-tls.versions'))) {
+      const path = join(dir, 'default', '.web-tls.versions', v);
+      assert.equal(openssl(['pkey', '-in', join(path, 'tls.key'), '-pubout']), openssl(['x509', '-noout', '-pubkey', '-in', join(path, 'tls.crt')]), `version ${v} holds a matching pair`);
+    }
   } finally {
     await lc.stop();
     rmSync(root, { recursive: true, force: true });

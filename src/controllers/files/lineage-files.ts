@@ -3,6 +3,7 @@
 // chain.pem), so switching from certbot means changing a directory, not a config's file names.
 import { createHash } from 'node:crypto';
 import { certificateBlocks } from '../../pki/pem.ts';
+import { certificateMatchesKey } from '../../pki/parse.ts';
 
 export interface LineageFile {
   name: string;
@@ -27,14 +28,16 @@ const COPIED: [key: string, mode: number][] = [
 
 /**
  * The files for a Secret's data (base64 values), or undefined when it holds no usable
- * certificate and key yet: a half-written lineage would be worse than the previous one.
+ * certificate and key yet: a half-written lineage would be worse than the previous one, and so
+ * would a key that does not fit the certificate (a Secret edited by hand): a web server would
+ * refuse the pair at its reload. The Certificate is re-issued for it; the files wait for that.
  */
 export function lineageFiles(data: Record<string, string> | undefined): LineageFile[] | undefined {
   const crt = data?.['tls.crt'] ? Buffer.from(data['tls.crt'], 'base64') : undefined;
   const key = data?.['tls.key'] ? Buffer.from(data['tls.key'], 'base64') : undefined;
   if (!crt?.length || !key?.length) return undefined;
   const blocks = certificateBlocks(crt.toString('utf8'));
-  if (!blocks.length) return undefined;
+  if (!blocks.length || !certificateMatchesKey(blocks[0].pem, key.toString('utf8'))) return undefined;
 
   const files: LineageFile[] = [];
   for (const [name, mode] of COPIED) {
@@ -49,8 +52,9 @@ export function lineageFiles(data: Record<string, string> | undefined): LineageF
     { name: 'cert.pem', content: Buffer.from(blocks[0].pem), mode: PUBLIC },
     // HAProxy and friends want key and chain in one file; the Secret has it only when asked for
     { name: 'tls-combined.pem', content: data?.['tls-combined.pem'] ? Buffer.from(data['tls-combined.pem'], 'base64') : Buffer.from(keyText + chainText), mode: PRIVATE },
+    // always there, as certbot's: empty when the issuer's chain is the root alone (a config naming it must not break)
+    { name: 'chain.pem', content: Buffer.from(blocks.slice(1).map((b) => b.pem).join('')), mode: PUBLIC },
   );
-  if (blocks.length > 1) files.push({ name: 'chain.pem', content: Buffer.from(blocks.slice(1).map((b) => b.pem).join('')), mode: PUBLIC });
   return files.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 

@@ -5,12 +5,14 @@ import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
+import { keyPair } from '../../../test/rig/key-pairs.ts';
 import { currentVersion, listLineages, publishLineage, removeLineage, isSafeLineageName } from './lineage.ts';
 import { parseFileOwner } from './owner.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const cert = (n: string) => `-----BEGIN CERTIFICATE-----\n${Buffer.from(`cert-${n}`).toString('base64')}\n-----END CERTIFICATE-----\n`;
-const key = (n: string) => `-----BEGIN EC PRIVATE KEY-----\n${Buffer.from(`key-${n}`).toString('base64')}\n-----END EC PRIVATE KEY-----\n`;
+// a leaf (`leaf<n>`) is a real certificate for key(n): only a fitting pair is published
+const cert = (n: string) => (n.startsWith('leaf') ? keyPair(n.slice(4)).certPem : `-----BEGIN CERTIFICATE-----\n${Buffer.from(`cert-${n}`).toString('base64')}\n-----END CERTIFICATE-----\n`);
+const key = (n: string) => keyPair(n).keyPem;
 
 function secretData(n: string, extra: Record<string, string> = {}) {
   return { 'tls.crt': b64(cert(`leaf${n}`) + cert('intermediate')), 'tls.key': b64(key(n)), 'ca.crt': b64(cert('root')), ...extra };
@@ -39,6 +41,9 @@ test('a Secret becomes cert-manager and certbot file names, keys 0600', () => {
   for (const n of ['tls.crt', 'ca.crt', 'fullchain.pem', 'truststore.p12']) assert.equal(byName[n].mode, 0o644, n);
   assert.equal(lineageFiles({ 'tls.crt': b64(cert('x')) }), undefined, 'no key, no files');
   assert.equal(lineageFiles({ 'tls.crt': b64('garbage'), 'tls.key': b64(key('x')) }), undefined, 'no certificate, no files');
+  assert.equal(lineageFiles({ 'tls.crt': b64(cert('leaf1')), 'tls.key': b64(key('2')) }), undefined, 'a key that does not fit the certificate, no files');
+  const rootIssued = lineageFiles({ 'tls.crt': b64(cert('leaf1')), 'tls.key': b64(key('1')) })!;
+  assert.equal(rootIssued.find((f) => f.name === 'chain.pem')?.content.length, 0, 'chain.pem is there, empty, when tls.crt holds the leaf alone (as certbot writes it)');
   assert.notEqual(lineageHash(files), lineageHash(files, '33:33'), 'another owner is another version');
 });
 

@@ -12,6 +12,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
+import { keyPair } from '../../../test/rig/key-pairs.ts';
 import { listLineages, publishLineage, removeLineage } from './lineage.ts';
 import { parseFileOwner } from './owner.ts';
 
@@ -19,8 +20,9 @@ const isRoot = process.getuid?.() === 0;
 const skip = isRoot ? false : 'needs root: certsmith runs as root on a host and the attacker is "nobody" (runuser)';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const cert = (n: string) => `-----BEGIN CERTIFICATE-----\n${b64(`cert-${n}`)}\n-----END CERTIFICATE-----\n`;
-const key = (n: string) => `-----BEGIN EC PRIVATE KEY-----\n${b64(`key-${n}`)}\n-----END EC PRIVATE KEY-----\n`;
+// a leaf (`leaf<n>`) is a real certificate for key(n): only a fitting pair is published
+const cert = (n: string) => (n.startsWith('leaf') ? keyPair(n.slice(4)).certPem : `-----BEGIN CERTIFICATE-----\n${Buffer.from(`cert-${n}`).toString('base64')}\n-----END CERTIFICATE-----\n`);
+const key = (n: string) => keyPair(n).keyPem;
 function files(n: string) {
   return lineageFiles({ 'tls.crt': b64(cert(`leaf${n}`)), 'tls.key': b64(key(n)) })!;
 }
