@@ -113,6 +113,11 @@ function notificationFlags(f: ControllerFlags): ControllerOptions['notifications
 }
 
 export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
+  // each acts on the mirrored files: without them it would be ignored, and a reload never run
+  if (!f.secretsDir) {
+    const given = f.deployHook !== undefined ? '--deploy-hook' : f.filesOwner !== undefined ? '--files-owner' : f.keepFiles ? '--keep-files' : undefined;
+    if (given) throw new CliError(`${given} needs --secrets-dir: it acts on the files certsmith writes there, and there are none without it`);
+  }
   parseListen(f.metricsListen, '--metrics-listen');
   parseListen(f.healthListen, '--health-listen');
   const backoff = backoffFlags(f);

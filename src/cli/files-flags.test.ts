@@ -1,0 +1,24 @@
+// The flags of the files mirror (certsmith server): each of them acts on files under
+// --secrets-dir, so given without it, it would do nothing; the server refuses to start instead.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { controllerOptionsFrom, type ControllerFlags } from './server.ts';
+import { CliError } from './cli-error.ts';
+
+const flags = (over: Partial<ControllerFlags>): ControllerFlags => ({
+  autoApprove: true, metricsListen: '127.0.0.1:0', healthListen: '127.0.0.1:0', clusterResourceNamespace: 'cert-manager',
+  ingressShim: true, defaultIssuerKind: 'Issuer', defaultIssuerGroup: 'cert-manager.io', autoCertificateAnnotations: 'kubernetes.io/tls-acme',
+  caInjector: true, ...over,
+});
+
+test('--deploy-hook, --files-owner and --keep-files without --secrets-dir are refused, naming the flag', () => {
+  const rows: [Partial<ControllerFlags>, string][] = [
+    [{ deployHook: 'systemctl reload nginx' }, '--deploy-hook'],
+    [{ filesOwner: 'www-data' }, '--files-owner'],
+    [{ keepFiles: true }, '--keep-files'],
+  ];
+  for (const [given, flag] of rows) {
+    assert.throws(() => controllerOptionsFrom(flags(given)), (e: Error) => e instanceof CliError && e.message.startsWith(`${flag} needs --secrets-dir`), flag);
+    assert.equal(controllerOptionsFrom(flags({ ...given, secretsDir: '/var/lib/certsmith/live' })).secretsDir, '/var/lib/certsmith/live');
+  }
+});
