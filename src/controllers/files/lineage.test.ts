@@ -164,3 +164,19 @@ test('a live version in a folder an earlier certsmith handed to the files owner 
   assert.deepEqual([st.uid, st.mode & 0o777], [process.getuid!(), 0o750]);
   assert.deepEqual(await publishLineage(ref, files, lineageHash(files, owner.text), { owner }), { changed: false, version: again.version });
 }));
+
+test('a Secret name as long as a file name allows (245 characters, with ".versions") is published, and renewed, like any other', withRoot(async (root) => {
+  for (const length of [236, 237, 239, 245]) {
+    const name = `${'a'.repeat(59)}.`.repeat(5).slice(0, length - 1) + 'z';
+    assert.equal(name.length, length);
+    const ref = { root, namespace: 'default', name };
+    for (const n of ['1', '2']) {
+      const files = lineageFiles(secretData(n))!;
+      const published = await publishLineage(ref, files, lineageHash(files));
+      assert.equal(published.changed, true, `${length} characters, version ${n}`);
+      assert.equal(readFileSync(join(root, 'default', name, 'tls.key'), 'utf8'), key(n));
+    }
+    assert.equal(readdirSync(join(root, 'default', `.${name}.versions`)).length, 2, `${length} characters: two versions, nothing left over`);
+  }
+  assert.deepEqual(readdirSync(join(root, 'default')).filter((e) => e.includes('.link-')), [], 'no temporary link left');
+}));

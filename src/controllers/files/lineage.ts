@@ -184,13 +184,20 @@ export async function publishLineage(ref: LineageRef, files: LineageFile[], hash
     }
     await versions.sync();
 
-    // the link stays certsmith's: the files owner reads through it and has no reason to own it
-    const tmpLink = `.${ref.name}.link-${randomBytes(6).toString('hex')}`;
-    await symlink(join(versionsName(ref.name), version), ns.entry(tmpLink));
+    // the link stays certsmith's: the files owner reads through it and has no reason to own it.
+    // Its temporary name leaves the lineage's out, so that any name that fits ".NAME.versions" fits.
+    const tmpLink = `.link-${randomBytes(6).toString('hex')}`;
     try {
-      await rename(ns.entry(tmpLink), ns.entry(ref.name));
+      await symlink(join(versionsName(ref.name), version), ns.entry(tmpLink));
+      try {
+        await rename(ns.entry(tmpLink), ns.entry(ref.name));
+      } catch (e) {
+        await unlink(ns.entry(tmpLink)).catch(() => {});
+        throw e;
+      }
     } catch (e) {
-      await unlink(ns.entry(tmpLink)).catch(() => {});
+      // the version never went live: it goes, or each retry would leave one more copy of the key
+      await versions.remove(version).catch(() => {});
       throw e;
     }
     await ns.sync();
