@@ -2,10 +2,12 @@
 // (issue 12, finding 1: any existing token file was accepted, whatever its owner or mode).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkDataDir, ensureAccessToken } from './data-dir.ts';
+import { checkDataDir, DataDirError, ensureAccessToken } from './data-dir.ts';
+import { ensureServingCertificate } from './tls.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
 
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
@@ -68,3 +70,43 @@ test('a data dir or token owned by another account is refused', { skip: isRoot ?
   chownSync(dir, NOBODY, NOBODY);
   assert.throws(() => checkDataDir(dir), (e: Error) => e.message.includes(dir) && /owned by uid 65534, but certsmith runs as uid 0: the data dir must belong to the service user/.test(e.message));
 }));
+
+// Nothing below the data dir is written through a symlink (the kubeconfig carries the token,
+// the pki folder the serving CA's key): a link planted there is replaced, its target untouched.
+test('the kubeconfig and the serving key and certificates are written as new files: a symlink at their path is replaced, never followed', async () => {
+  const base = mkdtempSync(join(tmpdir(), 'certsmith-datadir-links-'));
+  try {
+    const dir = join(base, 'data');
+    mkdirSync(join(dir, 'pki'), { recursive: true, mode: 0o700 });
+    const victim = join(base, 'victim.txt');
+    writeFileSync(victim, 'precious\n', { mode: 0o644 });
+    const planted = ['kubeconfig', 'pki/ca.key', 'pki/ca.crt', 'pki/serving.key', 'pki/serving.crt', 'token'];
+    for (const p of planted.filter((p) => p !== 'token')) symlinkSync(victim, join(dir, p));
+    const tls = await ensureServingCertificate(dir, { hosts: ['127.0.0.1'] });
+    writeKubeconfig(join(dir, 'kubeconfig'), { server: 'https://127.0.0.1:6443', caPem: tls.caPem, token: 't' });
+    assert.equal(readFileSync(victim, 'utf8'), 'precious\n');
+    assert.equal(statSync(victim).mode & 0o777, 0o644);
+    for (const p of ['kubeconfig', 'pki/ca.key', 'pki/serving.key']) {
+      const st = lstatSync(join(dir, p));
+      assert.ok(st.isFile(), `${p} is a file of its own`);
+      assert.equal(st.mode & 0o777, 0o600, p);
+    }
+    assert.deepEqual(readdirSync(dir).filter((e) => e.includes('.tmp-')), [], 'no temporary file left');
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('a pki folder that is a symlink is refused, naming it', async () => {
+  const base = mkdtempSync(join(tmpdir(), 'certsmith-datadir-links-'));
+  try {
+    const dir = join(base, 'data');
+    mkdirSync(dir, { mode: 0o700 });
+    mkdirSync(join(base, 'elsewhere'));
+    symlinkSync(join(base, 'elsewhere'), join(dir, 'pki'));
+    await assert.rejects(ensureServingCertificate(dir), (e: Error) => e instanceof DataDirError && e.message.includes(`${join(dir, 'pki')} is a symlink`));
+    assert.deepEqual(readdirSync(join(base, 'elsewhere')), []);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});

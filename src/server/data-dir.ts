@@ -4,7 +4,8 @@
 // read from them, and refused, not repaired: a folder that was open may already have been
 // tampered with, and silently fixing its mode would hide that.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, type Stats } from 'node:fs';
+import { replaceFile } from './private-files.ts';
 import { join } from 'node:path';
 
 export class DataDirError extends Error {
@@ -46,6 +47,14 @@ export function entryAt(path: string): Stats | undefined {
   }
 }
 
+/** A folder below the data dir: made when missing, refused when a symlink (or not a folder) is there. */
+export function privateFolder(path: string): void {
+  const st = entryAt(path);
+  if (st?.isSymbolicLink()) throw new DataDirError(`${path} is a symlink: certsmith keeps its keys there and follows no link below its data dir (remove it)`);
+  if (st && !st.isDirectory()) throw new DataDirError(`${path} is not a directory`);
+  if (!st) mkdirSync(path, { mode: 0o700 });
+}
+
 /**
  * An existing token file must be a regular file (not a symlink) owned by the service user,
  * readable and writable by it alone. A missing one is fine: certsmith makes it.
@@ -77,9 +86,7 @@ export function ensureAccessToken(dataDir: string): string {
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString('base64url');
-  // an empty token file (checked above) is replaced; 'w' does not follow a symlink, none is there
-  writeFileSync(path, token + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
+  replaceFile(path, token + '\n', 0o600);
   return token;
 }
 
@@ -122,7 +129,7 @@ export async function lockDataDir(dir: string): Promise<DataDirLock> {
     }
     throw new DataDirError(`data dir ${dir} is in use by another certsmith server${holder}: stop it first, or give this one its own --data-dir`);
   }
-  writeFileSync(pidPath, `${process.pid}\n`, { mode: 0o600 });
+  replaceFile(pidPath, `${process.pid}\n`, 0o600);
   heldLocks.add(db);
   return {
     release() {

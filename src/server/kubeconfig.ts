@@ -1,7 +1,8 @@
 // The kubeconfig the embedded server hands out, and the client side that reads any
 // kubeconfig (ours or a real cluster's) into what HttpStore needs. Every CLI command loads
 // this file: what only the server needs (the token, node:crypto) lives in data-dir.ts.
-import { readFileSync, writeFileSync, existsSync, chmodSync, mkdirSync } from 'node:fs';
+import { readFileSync, existsSync, mkdirSync } from 'node:fs';
+import { replaceFile } from './private-files.ts';
 import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import type * as YAMLModule from 'yaml';
@@ -44,8 +45,7 @@ export function writeKubeconfig(path: string, cfg: { server: string; caPem: stri
   mkdirSync(dirname(path), { recursive: true });
   // JSON, which is YAML: kubectl and every kubeconfig reader take it, and the CLI reads it without
   // loading a YAML parser (a large share of each command's start-up time)
-  writeFileSync(path, JSON.stringify(doc, null, 2) + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
+  replaceFile(path, JSON.stringify(doc, null, 2) + '\n', 0o600);
 }
 
 export class KubeconfigError extends Error {}

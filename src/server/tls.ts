@@ -1,7 +1,9 @@
 // The embedded API server's own PKI: a private CA (trusted through the kubeconfig) and a
 // serving certificate for loopback. Kept under the data dir so that kubeconfigs handed out
 // earlier keep working after a restart.
-import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
+import { mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { replaceFile } from './private-files.ts';
+import { privateFolder } from './data-dir.ts';
 import { join } from 'node:path';
 import { X509Certificate, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -31,7 +33,8 @@ const servingLifetime = 365 * day;
 export async function ensureServingCertificate(dataDir: string, opts: ServingCertificateOptions = {}): Promise<ServingCertificate> {
   const now = opts.now ?? new Date();
   const dir = join(dataDir, 'pki');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  privateFolder(dir);
   const files = {
     caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key'),
     cert: join(dir, 'serving.crt'), key: join(dir, 'serving.key'),
@@ -70,9 +73,8 @@ function loadPair(certPath: string, keyPath: string): Pair | undefined {
 }
 
 function writePair(certPath: string, keyPath: string, certPem: string, keyPem: string) {
-  writeFileSync(keyPath, keyPem, { mode: 0o600 });
-  chmodSync(keyPath, 0o600); // mode only applies when the file is created
-  writeFileSync(certPath, certPem, { mode: 0o644 });
+  replaceFile(keyPath, keyPem, 0o600);
+  replaceFile(certPath, certPem, 0o644);
 }
 
 /** Renew once two thirds of the lifetime have passed, as cert-manager does by default. */
