@@ -248,3 +248,32 @@ test('kubectl\'s last-applied record is written; re-applying is unchanged; what 
     await store.close();
   }
 });
+
+test('an invalid object in a namespace this apply creates is refused before anything, the Namespace included, is stored', async () => {
+  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const bad = { ...issuer('team-a', {}), obj: { ...issuer('team-a', {}).obj, metadata: { name: 'bad', namespace: 'team-a' } } };
+    const report = await applyManifests(store, [namespace('team-a'), issuer('team-a'), bad], { defaultNamespace: 'default' });
+    assert.equal(report.errors.length, 1, report.errors.join('\n'));
+    assert.match(report.errors[0], /^error: m\.yaml: Issuer team-a\/bad: spec: Required value: /);
+    assert.deepEqual(report.applied, []);
+    assert.equal(await store.get(NamespaceType, undefined, 'team-a'), undefined);
+    assert.equal(await store.get(Issuer, 'team-a', 'i'), undefined);
+  } finally {
+    await store.close();
+  }
+});
+
+test('the same object twice in one apply is refused, naming both documents, and nothing is stored', async () => {
+  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const second = { file: 'other.yaml', obj: issuer('default', { ca: { secretName: 'ca' } }).obj };
+    const report = await applyManifests(store, [namespace('team-b'), issuer('default'), second], { defaultNamespace: 'default' });
+    assert.deepEqual(report.errors, ['error: other.yaml: Issuer default/i: also in m.yaml: one apply holds each object once']);
+    assert.deepEqual(report.applied, []);
+    assert.equal(await store.get(Issuer, 'default', 'i'), undefined);
+    assert.equal(await store.get(NamespaceType, undefined, 'team-b'), undefined);
+  } finally {
+    await store.close();
+  }
+});

@@ -206,7 +206,24 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
     return listing;
   };
 
-  const check = async ({ manifest, type }: (typeof ordered)[number]): Promise<Checked> => {
+  // one object twice would be written twice, the second write refused after the first was stored:
+  // a duplicate is an error of the apply, found before anything is written
+  const firstFile = new Map<string, string>();
+  const duplicateOf = (type: ResourceType, obj: KubeObject, file: string): string | undefined => {
+    const key = `${groupKey(type, namespaceOf(type, obj))}\0${obj.metadata?.name}`;
+    const first = firstFile.get(key);
+    if (first === undefined) firstFile.set(key, file);
+    return first;
+  };
+  const duplicates = new Map<(typeof typed)[number], string>();
+  for (const t of typed) {
+    if (!t.type || !t.manifest.obj.metadata?.name) continue;
+    const first = duplicateOf(t.type, t.manifest.obj, t.manifest.file);
+    if (first !== undefined) duplicates.set(t, first);
+  }
+
+  const check = async (t: (typeof ordered)[number]): Promise<Checked> => {
+    const { manifest, type } = t;
     const { file } = manifest;
     if (!type) return { errors: [`error: ${file}: unknown kind "${manifest.obj.kind}" in apiVersion "${manifest.obj.apiVersion}"`], warnings: [] };
     const obj = plainCopy(manifest.obj);
@@ -214,6 +231,8 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
     if (ns === undefined) delete obj.metadata.namespace;
     else obj.metadata.namespace = ns;
     if (!obj.metadata.name) return { errors: [`error: ${file}: ${label(type, obj)}: metadata.name: Required value: name is required`], warnings: [] };
+    const first = duplicates.get(t);
+    if (first !== undefined) return { errors: [`error: ${file}: ${label(type, obj)}: also in ${first}: one apply holds each object once`], warnings: [] };
     // the document as written (unknown fields too, as kubectl records it), before they are pruned
     const lastApplied = lastAppliedConfiguration(obj);
     // checked here, not only by the server: `server --apply` writes in process, and a
@@ -226,8 +245,16 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
     obj.metadata.annotations = { ...obj.metadata.annotations, [lastAppliedAnnotation]: lastApplied };
     if (ns && !(await exists(ns))) {
       if (!namespacesApplied.has(ns)) return { errors: [`error: ${file}: ${label(type, obj)}: namespaces "${ns}" not found`], warnings };
-      // its Namespace comes with this apply, so the API server cannot check it before that is
-      // written: it is checked when written
+      // its Namespace comes with this apply, so the API server cannot dry-run it before that is
+      // written: cert-manager's defaulting and validation are run here instead, so that an
+      // invalid object is refused before its Namespace, or anything else, is stored
+      const { admit } = await import('../server/admission.ts');
+      try {
+        admit(type, plainCopy(obj));
+      } catch (e) {
+        if (!(e instanceof StoreError)) throw e;
+        return { errors: errorLines(file, label(type, obj), e), warnings };
+      }
       return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
     }
     try {
