@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { realClock } from '../../src/runtime/clock.ts';
+import { AcmeClient } from '../../src/acme/client.ts';
 import { Challenge, ClusterIssuer, Order, SecretType } from '../../src/api/resources.ts';
 import type { Challenge as ChallengeObj, ClusterIssuer as ClusterIssuerObj, Order as OrderObj } from '../../src/api/types.ts';
 import type { Secret } from '../../src/api/meta.ts';
@@ -79,6 +80,27 @@ describe('ACME ClusterIssuer against Pebble and named', () => {
     // The generated account key lives in the cluster resource namespace.
     const key = await lc.store.get<Secret>(SecretType, 'cert-manager', 'pebble-account');
     assert.match(Buffer.from(key!.data!['tls.key'], 'base64').toString(), /BEGIN PRIVATE KEY/);
+  });
+
+  test('a changed spec.acme.email reaches the CA (account update), and only then the status says so; removing it removes the contact', async () => {
+    const accountAtPebble = async () => {
+      const key = await lc.store.get<Secret>(SecretType, 'cert-manager', 'pebble-account');
+      const client = new AcmeClient({ directoryUrl: pebble.directoryUrl, accountKeyPem: Buffer.from(key!.data!['tls.key'], 'base64').toString(), caPem: pebble.caPem });
+      return client.getAccount();
+    };
+    assert.deepEqual((await accountAtPebble()).contact, ['mailto:ops@example.test']);
+    for (const [email, contact] of [['Security@Example.test', ['mailto:security@example.test']], [undefined, []], ['ops@example.test', ['mailto:ops@example.test']]] as const) {
+      const issuer = (await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble'))!;
+      const acme = { ...issuer.spec.acme! };
+      if (email === undefined) delete acme.email;
+      else acme.email = email;
+      await lc.store.update(ClusterIssuer, { ...issuer, spec: { ...issuer.spec, acme } });
+      await waitFor(`status for ${email}`, async () => {
+        const i = await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble');
+        return i?.status?.acme?.lastRegisteredEmail === (email ?? '') && ready(i) ? i : undefined;
+      }, async () => (await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble'))?.status);
+      assert.deepEqual((await accountAtPebble()).contact ?? [], contact, `the account at the CA for ${email}`);
+    }
   });
 
   test('HTTP-01: single-name certificates, at most 8 ACME requests each once the account exists', async () => {

@@ -15,6 +15,7 @@ export interface AcmeIssuerObj {
 export const REASON = {
   registered: 'ACMEAccountRegistered',
   registerFailed: 'ErrRegisterACMEAccount',
+  updateFailed: 'ErrUpdateACMEAccount',
   verifyFailed: 'ErrVerifyACMEAccount',
   invalidUrl: 'InvalidURL',
   invalidProfile: 'InvalidProfile',
@@ -60,6 +61,12 @@ export function knownAccountUrl(issuer: AcmeIssuerObj): string | undefined {
  * Registration is skipped, with no call to the server, when the issuer is already Ready for this
  * very account: same server host, same email, same key.
  */
+/** The email an account is registered with, as cert-manager reads it: its first contact without `mailto:`, lower-cased. */
+export function registeredEmail(contact: readonly string[] | undefined): string {
+  const first = contact?.[0];
+  return first === undefined ? '' : first.replace(/^mailto:/i, '').toLowerCase();
+}
+
 export function canReuseAccount(issuer: AcmeIssuerObj, keyHash: string): boolean {
   const acme = issuer.spec?.acme;
   const st = issuer.status?.acme;

@@ -11,7 +11,7 @@ import type { AcmeRuntime } from '../runtime.ts';
 import { accountConfigOf } from '../issuer-account.ts';
 import { acmeAction, accountKeyHash } from './registry.ts';
 import {
-  canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, profileProblem, REASON, registeredStatus, statusChanged, type AcmeIssuerObj,
+  canReuseAccount, isRetryable, knownAccountUrl, notReadyStatus, profileProblem, REASON, registeredEmail, registeredStatus, statusChanged, type AcmeIssuerObj,
 } from './account.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 import { getCondition } from '../../../api/conditions.ts';
@@ -137,6 +137,16 @@ export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime,
           }));
         } catch (e) {
           throw new IssuerSetupError(REASON.registerFailed, `Failed to register ACME account: ${(e as Error).message}`, isRetryable(e), k.generated);
+        }
+        // newAccount on a key the CA knows returns that account as it is (RFC 8555 §7.3.1): a
+        // changed email reaches the CA only as an update, before the status may say it was registered
+        const email = acme.email?.toLowerCase() ?? '';
+        if (registeredEmail(account.contact) !== email) {
+          try {
+            await acmeAction('update_account', () => client.updateAccountContact(email ? [`mailto:${email}`] : []));
+          } catch (e) {
+            throw new IssuerSetupError(REASON.updateFailed, `Failed to update ACME account: ${(e as Error).message}`, isRetryable(e));
+          }
         }
         await writeStatus(issuer, registeredStatus(issuer, { uri: account.url, keyHash }, now));
       } catch (e) {
