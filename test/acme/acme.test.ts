@@ -103,6 +103,20 @@ describe('ACME ClusterIssuer against Pebble and named', () => {
     }
   });
 
+  test('deleting the account key Secret makes a new key and registers a new account at once, as cert-manager does', async () => {
+    const before = (await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble'))!.status!.acme!;
+    const oldKey = (await lc.store.get<Secret>(SecretType, 'cert-manager', 'pebble-account'))!.data!['tls.key'];
+    await lc.store.delete(SecretType, 'cert-manager', 'pebble-account');
+    const after = await waitFor('a new account', async () => {
+      const acme = (await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble'))?.status?.acme;
+      return acme?.uri && acme.uri !== before.uri ? acme : undefined;
+    }, async () => (await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble'))?.status);
+    assert.notEqual(after.lastPrivateKeyHash, before.lastPrivateKeyHash);
+    const newKey = (await lc.store.get<Secret>(SecretType, 'cert-manager', 'pebble-account'))?.data?.['tls.key'];
+    assert.ok(newKey && newKey !== oldKey, 'a new key in the Secret');
+    assert.ok(ready((await lc.store.get<ClusterIssuerObj>(ClusterIssuer, undefined, 'pebble'))!));
+  });
+
   test('HTTP-01: single-name certificates, at most 8 ACME requests each once the account exists', async () => {
     const first = `h1-${uniq()}.example.test`;
     await lc.apply(acmeCertificate('http-one', [first]));

@@ -7,6 +7,7 @@ import { forController } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { issuerResourceNamespace } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64, parseKeyMemo } from '../../../shared/parse-memo.ts';
+import { secretCache } from '../../../shared/secret-cache.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { accountConfigOf } from '../issuer-account.ts';
 import { acmeAction, accountKeyHash } from './registry.ts';
@@ -81,6 +82,7 @@ export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime,
   const ctx = forController(shared, cluster ? 'clusterissuers' : 'issuers');
   const type = cluster ? ClusterIssuer : Issuer;
   const issuers = ctx.informers.informerFor<IssuerObj>(type);
+  const secrets = secretCache(ctx.informers);
   const manager = cluster ? 'clusterissuers-acme' : 'issuers-acme';
 
   async function writeStatus(issuer: IssuerObj, status: NonNullable<IssuerObj['status']>): Promise<void> {
@@ -97,6 +99,16 @@ export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime,
       issuers.onAdd(key);
       issuers.onUpdate((_, n) => key(n));
       issuers.onDelete((o) => rt.registry.forget(o.metadata.uid ?? ''));
+      // cert-manager re-runs an issuer's setup when its account key Secret changes: deleting the
+      // Secret is how a key is rotated (a new key, a new account), and a replaced key is used at once
+      const bySecret = (s: KubeObject) => {
+        for (const i of issuers.list()) {
+          if (i.spec?.acme?.privateKeySecretRef?.name === s.metadata.name && issuerResourceNamespace(ctx, i) === s.metadata.namespace) key(i);
+        }
+      };
+      secrets.onAdd(bySecret);
+      secrets.onUpdate((_, n) => bySecret(n));
+      secrets.onDelete(bySecret);
     },
     async reconcile(key) {
       const { namespace, name } = splitKey(key);
