@@ -3,7 +3,7 @@
 // it, so an object that reached the store has always passed the same checks.
 import type { KubeObject } from '../api/meta.ts';
 import { NamespaceType, type ResourceType } from '../api/resources.ts';
-import { validate, invalidObjectMessage, fieldErrorText, type FieldError } from '../api/validation.ts';
+import { validate, type FieldError } from '../api/validation.ts';
 import { withStorageDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
 import { checkObjectUpdate, isMap } from '../store/object-checks.ts';
@@ -14,7 +14,7 @@ import type { AdmissionCall, ExternalAdmission } from './admission-webhooks/disp
 import { isWebhookConfigurationType, validateWebhookConfiguration } from './admission-webhooks/config-validation.ts';
 import { defaultWebhookConfiguration } from './admission-webhooks/config-defaults.ts';
 import {
-  StoreError, isConflict, isNotFound, getForUpdate,
+  StoreError, invalidObjectError, isConflict, isNotFound, getForUpdate,
   type Store, type WriteOptions, type PatchOptions, type PatchType, type ListOptions, type WatchOptions, type WatchEvent, type DeleteOptions,
 } from '../store/store.ts';
 import { plainCopy } from '../api/plain-copy.ts';
@@ -36,12 +36,7 @@ function validatedOnWrite(type: ResourceType): boolean {
 
 /** A 422 listing every problem, as kube-apiserver answers an invalid object. */
 function invalidObject(type: ResourceType, obj: KubeObject, errors: FieldError[]): StoreError {
-  const name = obj.metadata?.name ?? obj.metadata?.generateName ?? '';
-  return new StoreError('Invalid', invalidObjectMessage(type, name, errors), errors.map((e) => {
-    // a cause carries the field apart, as metav1.StatusCause does
-    const text = fieldErrorText(e);
-    return { field: e.field, message: text.startsWith(`${e.field}: `) ? text.slice(e.field.length + 2) : text, reason: e.reason };
-  }));
+  return invalidObjectError(type, obj.metadata?.name ?? obj.metadata?.generateName ?? '', errors);
 }
 
 /** Defaults then validates `obj` as it would be stored; throws a 422 StoreError listing every problem. */

@@ -116,8 +116,10 @@ test('well-formed Unicode: a lone surrogate anywhere in a body is refused, namin
 });
 
 test('object size: 1.5 MiB per object (413), 256 KiB of annotations (422); 180,000 dnsNames never reach CSR generation', async () => {
-  const big = Buffer.alloc(1_300_000).toString('base64'); // ~1.7 MiB once encoded, under the 3 MiB body limit
-  const r = await request('POST', secrets, secret('big', { data: { k: big } }));
+  // the most a Secret may hold (1 MiB of data, 1.33 MiB encoded; more is a 422, as kube's
+  // ValidateSecret) and 250 KB of annotations: ~1.6 MiB stored, under the 3 MiB body limit
+  const big = Buffer.alloc(1024 * 1024).toString('base64');
+  const r = await request('POST', secrets, secret('big', { data: { k: big } }, { annotations: { a: 'x'.repeat(250_000) } }));
   assert.equal(r.status, 413, r.text.slice(0, 300));
   assert.equal(r.body.reason, 'RequestEntityTooLarge');
   assert.match(r.body.message, /limit is 1572864/);
@@ -300,7 +302,7 @@ test('HttpStore clients see the same reasons as in-process callers: 413, 504 wit
   const { SecretType } = await import('../api/resources.ts');
   const client = new HttpStore({ server: api.url, qps: 0 });
   try {
-    const big = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'client-big', namespace: 'default' }, data: { k: Buffer.alloc(1_300_000).toString('base64') } };
+    const big = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'client-big', namespace: 'default', annotations: { a: 'x'.repeat(250_000) } }, data: { k: Buffer.alloc(1024 * 1024).toString('base64') } };
     await assert.rejects(client.create(SecretType, big), (e: any) => e.code === 413 && e.reason === 'RequestEntityTooLarge');
     const future = Number((await client.list(SecretType)).resourceVersion) + 100;
     const err = await new Promise<any>((resolve) => {

@@ -2,6 +2,7 @@
 // Kubernetes semantics, because controllers are written once against them.
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
+import { fieldErrorText, invalidObjectMessage, type FieldError } from '../api/validation/field-errors.ts';
 
 export type PatchType = 'merge' | 'json' | 'apply';
 
@@ -141,6 +142,15 @@ export class StoreError extends Error {
         : {}),
     };
   }
+}
+
+/** A 422 listing every problem, as kube-apiserver answers an invalid object: one cause per field error. */
+export function invalidObjectError(type: ResourceType, name: string, errors: FieldError[]): StoreError {
+  return new StoreError('Invalid', invalidObjectMessage(type, name, errors), errors.map((e) => {
+    // a cause carries the field apart, as metav1.StatusCause does
+    const text = fieldErrorText(e);
+    return { field: e.field, message: text.startsWith(`${e.field}: `) ? text.slice(e.field.length + 2) : text, reason: e.reason };
+  }));
 }
 
 /** kube-apiserver's storage.NewTooLargeResourceVersionError: 504 Timeout, retry in a second. */

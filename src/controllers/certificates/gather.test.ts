@@ -16,7 +16,7 @@ const settle = async () => { for (let i = 0; i < 5; i++) await new Promise((r) =
 async function graph() {
   const store = openTestStore();
   const crt = await store.create<KubeObject>(Certificate, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: 'ns', name: 'web' }, spec: { secretName: 'web-tls' } });
-  await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'ns', name: 'web-tls' }, type: 'kubernetes.io/tls', data: {} } as KubeObject);
+  await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'ns', name: 'web-tls' }, type: 'kubernetes.io/tls', data: { 'tls.crt': '', 'tls.key': '' } } as KubeObject);
   const owner = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'web', uid: crt.metadata.uid!, controller: true };
   await store.create<KubeObject>(CertificateRequest, { apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest', metadata: { namespace: 'ns', name: 'web-1', ownerReferences: [owner] }, spec: { request: 'eA==', issuerRef: { name: 'ca' } } } as KubeObject);
   const informers = new InformerFactory(store);

@@ -6,7 +6,10 @@ import type { KubeObject, Secret } from '../../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../../api/resources.ts';
 import { dns1123LabelError, dns1123SubdomainError } from '../../api/names.ts';
 import { labelKeyProblem, labelValueProblem } from '../selectors.ts';
-import { StoreError, type StatusCause } from '../store.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { StoreError, invalidObjectError, type StatusCause } from '../store.ts';
+import { Errors, mapKey } from '../../api/validation/field-errors.ts';
+import { byCodeUnits } from '../../api/ordering.ts';
 
 
 // the alphabet of Kubernetes' utilrand.String: no vowels, so generated names spell no words
@@ -87,15 +90,81 @@ export function normalizeSecret(type: ResourceType, obj: KubeObject): void {
   if (!s.type) s.type = 'Opaque';
 }
 
-/** An immutable Secret's data and type cannot change (the object can still be deleted). */
-export function checkSecretImmutable(type: ResourceType, old: KubeObject, next: KubeObject, equal: (a: unknown, b: unknown) => boolean): void {
+const configKeyRule = 'a valid config key must consist of alphanumeric characters, \'-\', \'_\' or \'.\' (e.g. \'key.name\',  or \'KEY_NAME\',  or \'key-name\', regex used for validation is \'[-._a-zA-Z0-9]+\')';
+/** a Secret's data, all keys together (kube's MaxSecretSize) */
+const maxSecretBytes = 1024 * 1024;
+
+/** kube's IsConfigMapKey: a data key becomes a file name where the Secret is mounted. */
+function configKeyProblems(key: string): string[] {
+  const problems: string[] = [];
+  if (key.length > 253) problems.push('must be no more than 253 characters');
+  if (!/^[-._a-zA-Z0-9]+$/.test(key)) problems.push(configKeyRule);
+  if (key === '.') problems.push('must not be \'.\'');
+  else if (key === '..') problems.push('must not be \'..\'');
+  else if (key.startsWith('..')) problems.push('must not start with \'..\'');
+  return problems;
+}
+
+/**
+ * kube-apiserver's ValidateSecret (and ValidateSecretUpdate with the stored one): data keys,
+ * the 1 MiB limit, each type's required keys, the type immutable, and an immutable Secret's data
+ * and flag. Throws a 422 naming every problem; data keys in order, where Go's map order is random.
+ */
+export function validateSecret(type: ResourceType, obj: KubeObject, old?: KubeObject): void {
   if (type.group !== '' || type.kind !== 'Secret') return;
-  const o = old as Secret;
-  const n = next as Secret;
-  if (o.immutable === true && (!equal(o.data, n.data) || o.type !== n.type || n.immutable !== true)) {
-    throw new StoreError('Invalid', `Secret "${o.metadata.name}" is invalid: data: Forbidden: field is immutable when \`immutable\` is set`,
-      [{ field: 'data', message: 'field is immutable when `immutable` is set', reason: 'FieldValueForbidden' }]);
+  const s = obj as Secret;
+  const errs = new Errors();
+  if (old) {
+    const o = old as Secret;
+    if (s.type !== o.type) errs.invalid('type', s.type, 'field is immutable');
+    if (o.immutable === true) {
+      if (s.immutable !== true) errs.forbidden('immutable', 'field is immutable when `immutable` is set');
+      if (!isDeepStrictEqual(s.data ?? {}, o.data ?? {})) errs.forbidden('data', 'field is immutable when `immutable` is set');
+    }
   }
+  const data = s.data ?? {};
+  let bytes = 0;
+  for (const key of Object.keys(data).sort(byCodeUnits)) {
+    for (const problem of configKeyProblems(key)) errs.invalid(mapKey('data', key), key, problem);
+    bytes += Buffer.byteLength(String(data[key] ?? ''), 'base64');
+  }
+  if (bytes > maxSecretBytes) errs.tooLong('data', maxSecretBytes);
+  const has = (key: string) => Object.hasOwn(data, key);
+  switch (s.type) {
+    case 'kubernetes.io/service-account-token':
+      if (!s.metadata.annotations?.['kubernetes.io/service-account.name']) errs.required(mapKey('metadata.annotations', 'kubernetes.io/service-account.name'));
+      break;
+    case 'kubernetes.io/dockercfg':
+    case 'kubernetes.io/dockerconfigjson': {
+      const key = s.type === 'kubernetes.io/dockercfg' ? '.dockercfg' : '.dockerconfigjson';
+      if (!has(key)) {
+        errs.required(mapKey('data', key));
+        break;
+      }
+      try {
+        const parsed: unknown = JSON.parse(Buffer.from(String(data[key]), 'base64').toString('utf8'));
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('json: cannot unmarshal into Go value of type map[string]interface {}');
+      } catch (e) {
+        errs.invalid(mapKey('data', key), '<secret contents redacted>', (e as Error).message);
+      }
+      break;
+    }
+    case 'kubernetes.io/basic-auth':
+      if (!has('username') && !has('password')) {
+        errs.required(mapKey('data', 'username'));
+        errs.required(mapKey('data', 'password'));
+      }
+      break;
+    case 'kubernetes.io/ssh-auth':
+      if (!data['ssh-privatekey']) errs.required(mapKey('data', 'ssh-privatekey'));
+      break;
+    case 'kubernetes.io/tls':
+      if (!has('tls.crt')) errs.required(mapKey('data', 'tls.crt'));
+      if (!has('tls.key')) errs.required(mapKey('data', 'tls.key'));
+      break;
+    default:
+  }
+  if (errs.list.length) throw invalidObjectError(type, s.metadata.name ?? '', errs.list);
 }
 
 const isNamespaceType = (type: ResourceType) => type.group === '' && type.kind === 'Namespace';

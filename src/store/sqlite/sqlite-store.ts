@@ -16,8 +16,8 @@ import {
   type Watch, type WatchEvent, type WatchOptions, type WriteOptions,
 } from '../store.ts';
 import {
-  checkKind, checkLabels, checkName, checkNamespace, checkSecretImmutable, generatedNameSuffix,
-  namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource,
+  checkKind, checkLabels, checkName, checkNamespace, generatedNameSuffix,
+  namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource, validateSecret,
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
 import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type KeyRow, type Statements } from './schema.ts';
@@ -451,6 +451,7 @@ export class SqliteStore implements Store {
     if (type.group === '' && type.kind === 'Namespace') (o as KubeObject).status = { phase: 'Active' };
     prepareNamespace(type, o);
     normalizeSecret(type, o);
+    validateSecret(type, o);
     if (opts.dryRun) {
       if (this.st.currentExists.get(type.group, type.plural, ns, meta.name!)) throw this.alreadyExists(type, meta.name!);
       checkObjectSize(type.kind, meta.name, JSON.stringify(o));
@@ -805,7 +806,7 @@ export class SqliteStore implements Store {
       else (o as KubeObject).status = old.status;
     }
     normalizeSecret(type, o);
-    checkSecretImmutable(type, old, o, jsonEqual);
+    validateSecret(type, o, old);
     const sameBody = jsonEqual(withoutMetadata(o), withoutMetadata(old));
     if (!sameBody) meta.generation = (old.metadata.generation ?? 0) + 1;
     // a stale value is rewritten even when unchanged: rewriting is how keys are rotated
