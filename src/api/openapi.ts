@@ -147,11 +147,12 @@ const jsonBody = (ref: string) => ({ content: { 'application/json': { schema: { 
 const okResponse = (ref: string, codes = ['200']) => ({
   responses: Object.fromEntries(codes.map((c) => [c, { description: c === '201' ? 'Created' : 'OK', content: { 'application/json': { schema: { $ref: ref } } } }])),
 });
-const patchBody = {
-  content: Object.fromEntries(['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml']
+/** a custom resource takes no strategic merge patch, as on a cluster */
+const patchBody = (t: R.ResourceType) => ({
+  content: Object.fromEntries(['application/json-patch+json', 'application/merge-patch+json', ...(R.isCustomResource(t) ? [] : ['application/strategic-merge-patch+json']), 'application/apply-patch+yaml']
     .map((m) => [m, { schema: { $ref: metaRef('Patch') } }])),
   required: true,
-};
+});
 
 function pathsFor(t: R.ResourceType): Record<string, unknown> {
   const ref = `#/components/schemas/${componentName(t)}`;
@@ -165,7 +166,7 @@ function pathsFor(t: R.ResourceType): Record<string, unknown> {
   const item = (suffix: string) => ({
     get: { ...ext('get'), responses: okResponse(ref).responses },
     put: { ...ext('put'), parameters: writeParams, requestBody: jsonBody(ref), responses: okResponse(ref, ['200', '201']).responses },
-    patch: { ...ext('patch'), parameters: patchParams, requestBody: patchBody, responses: okResponse(ref, ['200', '201']).responses },
+    patch: { ...ext('patch'), parameters: patchParams, requestBody: patchBody(t), responses: okResponse(ref, ['200', '201']).responses },
     ...(suffix ? {} : { delete: { ...ext('delete'), responses: okResponse(metaRef('Status')).responses } }),
     parameters: [nameParam, ...scopeParams],
   });

@@ -47,6 +47,14 @@ export const HTTPRouteType = rt('gateway.networking.k8s.io', 'v1', 'HTTPRoute', 
 export const ValidatingWebhookConfigurationType = rt('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false, false);
 export const MutatingWebhookConfigurationType = rt('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false, false);
 export const APIServiceType = rt('apiregistration.k8s.io', 'v1', 'APIService', 'apiservices', false, true);
+/**
+ * Kinds a cluster serves from CustomResourceDefinitions (cert-manager's, the Gateway API's), not
+ * built into kube-apiserver: no protobuf, no strategic merge patch.
+ */
+export function isCustomResource(type: ResourceType): boolean {
+  return type.group === 'cert-manager.io' || type.group === 'acme.cert-manager.io' || type.group === 'gateway.networking.k8s.io';
+}
+
 export const CustomResourceDefinitionType = rt('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, true, ['crd', 'crds']);
 
 export const resourceTypes: ResourceType[] = [

@@ -63,7 +63,7 @@ test('Strict merge patch: duplicates of the patch, then its unknown fields; null
   const ok = await request('PATCH', `${certificates}/warn?fieldValidation=Strict`, '{"spec":{"duration":"2h","gone":null}}', 'application/merge-patch+json');
   assert.equal(ok.status, 200, JSON.stringify(ok.body));
   assert.equal(ok.body.spec.duration, '2h');
-  const warned = await request('PATCH', `${certificates}/warn`, '{"spec":{"renewbefore":"1h","duration":"4h"}}', 'application/strategic-merge-patch+json');
+  const warned = await request('PATCH', `${certificates}/warn`, '{"spec":{"renewbefore":"1h","duration":"4h"}}', 'application/merge-patch+json');
   assert.equal(warned.status, 200);
   assert.deepEqual(warned.warnings, ['299 - "unknown field \\"spec.renewbefore\\""']);
   assert.equal(warned.body.spec.renewbefore, undefined);

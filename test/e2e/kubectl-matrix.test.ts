@@ -243,6 +243,11 @@ test('kubectl patch (merge, json, strategic on a Secret), label, annotate', asyn
 
   await ok(['patch', 'certificate', 'client', '-n', 'demo', '--type=merge', '-p', '{"spec":{"renewBefore":"100h"}}']);
   assert.equal((await s.getJSON(['get', 'certificate', 'client', '-n', 'demo'])).spec?.renewBefore, '100h');
+  // kubectl's default patch type is strategic, which a cluster refuses for custom resources
+  const strategic = await latest.run(['patch', 'certificate', 'client', '-n', 'demo', '-p', '{"spec":{"renewBefore":"99h"}}']);
+  assert.notEqual(strategic.code, 0);
+  assert.match(strategic.stderr, /application\/strategic-merge-patch\+json is not supported by cert-manager\.io\/v1, Kind=Certificate: the body of the request was in an unknown format - accepted media types include: application\/json-patch\+json, application\/merge-patch\+json, application\/apply-patch\+yaml/);
+  assert.equal((await s.getJSON(['get', 'certificate', 'client', '-n', 'demo'])).spec?.renewBefore, '100h');
 
   await ok(['label', 'secret', 'tsig', 'team=dns']);
   await ok(['annotate', 'secret', 'tsig', 'example.test/owner=ops']);

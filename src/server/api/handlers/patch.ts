@@ -1,9 +1,11 @@
-// PATCH: JSON merge (and strategic merge, which our kinds make the same), JSON patch, and
-// server-side apply, with fieldValidation applied to each as kube-apiserver applies it.
+// PATCH: JSON merge (and, for the built-in kinds, strategic merge, which they make the same),
+// JSON patch, and server-side apply, with fieldValidation applied to each as kube-apiserver
+// applies it.
 import type http from 'node:http';
 import { jsonPointer, pruneUnknownFields, pruneUnknownPatchFields, strictProblems, duplicateFields, type FieldValidation } from '../../../api/unknown-fields.ts';
 import { applyJSONPatch } from '../../../store/patch.ts';
 import type { PatchType, Store } from '../../../store/store.ts';
+import { isCustomResource, type ResourceType } from '../../../api/resources.ts';
 import { checkNamespaceExists, type ApiContext, type ResourceCall } from '../context.ts';
 import { enforceFieldValidation, fieldValidationOf, jsonPatchProblems } from '../field-validation.ts';
 import { truthy } from '../query.ts';
@@ -12,11 +14,20 @@ import type { ResourceRoute } from '../resource-route.ts';
 import { HttpError, sendObject } from '../responses.ts';
 import { plainCopy } from '../../../api/plain-copy.ts';
 
-function patchTypeOf(contentType: string | undefined): PatchType | undefined {
+/** What kube-apiserver accepts: a custom resource has no strategic merge patch (kubernetes#97423). */
+function acceptedPatchTypes(type: ResourceType): string[] {
+  return isCustomResource(type)
+    ? ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']
+    : ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
+}
+
+function patchTypeOf(type: ResourceType, contentType: string | undefined): PatchType | undefined {
   const ct = (contentType ?? '').split(';')[0].trim().toLowerCase();
   switch (ct) {
+    case 'application/strategic-merge-patch+json':
+      // the built-in kinds served here (Secrets, Namespaces, Events ...) have no list that merges by key
+      return isCustomResource(type) ? undefined : 'merge';
     case 'application/merge-patch+json':
-    case 'application/strategic-merge-patch+json': // our CRDs have no patch strategies; Secrets are flat maps
       return 'merge';
     case 'application/json-patch+json':
       return 'json';
@@ -69,9 +80,9 @@ async function validatedPatch(ctx: ApiContext, call: ResourceCall, patchType: Pa
 
 export async function patchObject(ctx: ApiContext, call: ResourceCall) {
   const { route: { type, namespace, name, subresource }, q, req, res, dryRun, fieldManager } = call;
-  const patchType = patchTypeOf(req.headers['content-type']);
+  const patchType = patchTypeOf(type, req.headers['content-type']);
   if (!patchType) {
-    throw new HttpError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+    throw new HttpError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${acceptedPatchTypes(type).join(', ')}`);
   }
   if (patchType === 'apply' && !fieldManager) {
     throw new HttpError(400, 'BadRequest', 'PATCH requests with application/apply-patch+yaml require fieldManager');
