@@ -82,6 +82,21 @@ test('JSON patch: its operations are checked, and the unknown fields of its resu
   assert.equal(warned.body.spec.duration, '6h');
 });
 
+test('a JSON patch that does not apply answers kube\'s generic 422, its reason as the one cause (what kubectl prints), and changes nothing', async () => {
+  for (const [ops, reason] of [
+    ['[{"op":"test","path":"/spec/duration","value":"nope"}]', 'json patch: test failed at "/spec/duration"'],
+    ['[{"op":"remove","path":"/spec/nonexistent"}]', 'json patch: path "/spec/nonexistent" does not exist'],
+  ] as const) {
+    const r = await request('PATCH', `${certificates}/warn`, ops, 'application/json-patch+json');
+    assert.equal(r.status, 422);
+    assert.deepEqual(r.body, {
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server rejected our request due to an error in our request',
+      reason: 'Invalid', code: 422, details: { causes: [{ reason: 'UnexpectedServerResponse', message: reason }] },
+    });
+  }
+  assert.equal((await request('GET', `${certificates}/warn`, '')).body.spec.duration, '6h');
+});
+
 test('server-side apply: unknown fields of the applied configuration are refused or pruned', async () => {
   const yaml = 'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: applied}\nspec: {secretName: s, dnsNames: [a.example], issuerRef: {name: i}, renewbefore: 1h}\n';
   const strict = await request('PATCH', `${certificates}/applied?fieldManager=t&fieldValidation=Strict`, yaml, 'application/apply-patch+yaml');

@@ -47,6 +47,26 @@ export interface JSONPatchOperation {
   value?: unknown;
 }
 
+/**
+ * A JSON patch that does not apply to the object (a missing path, a failed test): kube-apiserver
+ * answers a generic 422 (NewGenericServerResponse) that names no object and carries the patch
+ * library's error as its one cause, which is what kubectl prints.
+ */
+export class PatchNotApplicable extends StoreError {
+  constructor(message: string) {
+    super('Invalid', message);
+  }
+
+  override toStatus(): ReturnType<StoreError['toStatus']> {
+    const status = {
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server rejected our request due to an error in our request',
+      reason: this.reason, code: this.code, details: { causes: [{ reason: 'UnexpectedServerResponse', message: this.message }] },
+    };
+    // a cause with no field, as kube's: StatusCause's field is optional on the wire
+    return status as unknown as ReturnType<StoreError['toStatus']>;
+  }
+}
+
 const ops = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
 
 function parsePointer(p: unknown, what: string): string[] {
@@ -58,9 +78,9 @@ function parsePointer(p: unknown, what: string): string[] {
 
 function arrayIndex(token: string, length: number, allowEnd: boolean, path: string): number {
   if (allowEnd && token === '-') return length;
-  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new StoreError('Invalid', `json patch: "${token}" in "${path}" is not an array index`);
+  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new PatchNotApplicable(`json patch: "${token}" in "${path}" is not an array index`);
   const i = Number(token);
-  if (i > length || (!allowEnd && i === length)) throw new StoreError('Invalid', `json patch: index ${i} out of range in "${path}"`);
+  if (i > length || (!allowEnd && i === length)) throw new PatchNotApplicable(`json patch: index ${i} out of range in "${path}"`);
   return i;
 }
 
@@ -70,9 +90,9 @@ function parentOf(doc: Json, tokens: string[], path: string): Json {
   for (const t of tokens.slice(0, -1)) {
     if (Array.isArray(cur)) cur = cur[arrayIndex(t, cur.length, false, path)];
     else if (isPlainObject(cur) && Object.prototype.hasOwnProperty.call(cur, t)) cur = (cur as Record<string, Json>)[t];
-    else throw new StoreError('Invalid', `json patch: path "${path}" does not exist`);
+    else throw new PatchNotApplicable(`json patch: path "${path}" does not exist`);
   }
-  if (typeof cur !== 'object' || cur === null) throw new StoreError('Invalid', `json patch: path "${path}" does not exist`);
+  if (typeof cur !== 'object' || cur === null) throw new PatchNotApplicable(`json patch: path "${path}" does not exist`);
   return cur;
 }
 
@@ -82,17 +102,17 @@ function getAt(doc: Json, tokens: string[], path: string): Json {
   const last = tokens[tokens.length - 1];
   if (Array.isArray(parent)) return parent[arrayIndex(last, parent.length, false, path)];
   const obj = parent as Record<string, Json>;
-  if (!Object.prototype.hasOwnProperty.call(obj, last)) throw new StoreError('Invalid', `json patch: path "${path}" does not exist`);
+  if (!Object.prototype.hasOwnProperty.call(obj, last)) throw new PatchNotApplicable(`json patch: path "${path}" does not exist`);
   return obj[last];
 }
 
 function removeAt(doc: Json, tokens: string[], path: string): Json {
-  if (tokens.length === 0) throw new StoreError('Invalid', 'json patch: cannot remove the whole document');
+  if (tokens.length === 0) throw new PatchNotApplicable('json patch: cannot remove the whole document');
   const parent = parentOf(doc, tokens, path);
   const last = tokens[tokens.length - 1];
   if (Array.isArray(parent)) return parent.splice(arrayIndex(last, parent.length, false, path), 1)[0];
   const obj = parent as Record<string, Json>;
-  if (!Object.prototype.hasOwnProperty.call(obj, last)) throw new StoreError('Invalid', `json patch: path "${path}" does not exist`);
+  if (!Object.prototype.hasOwnProperty.call(obj, last)) throw new PatchNotApplicable(`json patch: path "${path}" does not exist`);
   const old = obj[last];
   delete obj[last];
   return old;
@@ -109,7 +129,7 @@ function addAt(doc: Json, tokens: string[], value: Json, path: string, replace: 
     else parent.splice(i, 0, value);
   } else {
     const obj = parent as Record<string, Json>;
-    if (replace && !Object.prototype.hasOwnProperty.call(obj, last)) throw new StoreError('Invalid', `json patch: path "${path}" does not exist`);
+    if (replace && !Object.prototype.hasOwnProperty.call(obj, last)) throw new PatchNotApplicable(`json patch: path "${path}" does not exist`);
     obj[last] = value;
   }
   return doc;
@@ -142,7 +162,7 @@ export function applyJSONPatch<T = unknown>(target: unknown, operations: unknown
         break;
       case 'move': {
         const from = parsePointer(op.from, 'from');
-        if (op.path.startsWith(`${op.from}/`)) throw new StoreError('Invalid', `json patch: cannot move "${op.from}" into itself`);
+        if (op.path.startsWith(`${op.from}/`)) throw new PatchNotApplicable(`json patch: cannot move "${op.from}" into itself`);
         if (op.from === op.path) break;
         const v = removeAt(doc, from, op.from!);
         doc = addAt(doc, path, v, op.path, false);
@@ -155,7 +175,7 @@ export function applyJSONPatch<T = unknown>(target: unknown, operations: unknown
       }
       case 'test':
         if (!jsonEqual(getAt(doc, path, op.path), op.value)) {
-          throw new StoreError('Invalid', `json patch: test failed at "${op.path}"`);
+          throw new PatchNotApplicable(`json patch: test failed at "${op.path}"`);
         }
         break;
     }

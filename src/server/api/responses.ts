@@ -21,7 +21,7 @@ export function errorStatus(e: unknown, route?: ResourceRoute) {
     // kube-apiserver names the kind in an Invalid's details and the resource otherwise; kubectl prints them
     const kind = e.reason === 'Invalid' ? route?.type.kind : route?.type.plural;
     const s = e.toStatus(kind, route?.name ?? route?.bodyName) as ReturnType<StoreError['toStatus']> & { details?: Record<string, unknown> };
-    if (s.details && route?.type.group) s.details.group = route.type.group;
+    if (s.details?.kind && route?.type.group) s.details.group = route.type.group;
     return s;
   }
   if (e instanceof HttpError) return statusBody(e.code, e.reason, e.message, e.details);
