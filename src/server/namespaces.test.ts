@@ -160,3 +160,18 @@ test('a namespace stored without kubernetes.io/metadata.name (by an older certsm
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a bad name or annotation key is refused with kube\'s rule in the cause, which is what kubectl prints', async () => {
+  const label = 'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must start and end with an alphanumeric character (e.g. \'my-name\',  or \'123-abc\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?\')';
+  const ns = await request('POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'Bad_Name' } }));
+  assert.equal(ns.status, 422);
+  assert.equal(ns.body.message, `Namespace "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": ${label}`);
+  assert.deepEqual(ns.body.details.causes, [{ reason: 'FieldValueInvalid', message: `Invalid value: "Bad_Name": ${label}`, field: 'metadata.name' }]);
+  const subdomain = await request('POST', '/apis/cert-manager.io/v1/namespaces/default/issuers', JSON.stringify({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'Bad_Name' }, spec: { selfSigned: {} } }));
+  assert.equal(subdomain.status, 422);
+  assert.match(subdomain.body.message, /^Issuer\.cert-manager\.io "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of /);
+  assert.match(subdomain.body.details.causes[0].message, /^Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of /);
+  const annotated = await request('POST', '/api/v1/namespaces/default/secrets', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a', annotations: { 'bad key': '1' } } }));
+  assert.equal(annotated.status, 422);
+  assert.match(annotated.body.details.causes[0].message, /^Invalid value: "bad key": name part must consist of alphanumeric characters/);
+});

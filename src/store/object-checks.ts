@@ -10,7 +10,7 @@ import { loneSurrogate } from '../api/unicode.ts';
 import { maxAnnotationBytes, soundValue } from '../api/validation/metadata.ts';
 import { jsonEqual } from './patch.ts';
 import { labelKeyProblem } from './selectors.ts';
-import { StoreError } from './store.ts';
+import { StoreError, invalidObjectError } from './store.ts';
 
 /** etcd's default request limit, which bounds every object kube-apiserver stores */
 export const maxObjectBytes = 1_572_864;
@@ -174,8 +174,7 @@ export function checkAnnotations(type: ResourceType, obj: KubeObject): void {
     total += Buffer.byteLength(k) + Buffer.byteLength(String(v));
     const problem = labelKeyProblem(k.toLowerCase());
     if (problem) {
-      throw new StoreError('Invalid', `${type.kind} "${obj.metadata.name ?? ''}" is invalid: metadata.annotations: Invalid value: ${JSON.stringify(k)}: ${problem.replace(/^invalid label key "[^"]*": /, '')}`,
-        [{ field: 'metadata.annotations', message: `Invalid value: ${JSON.stringify(k)}`, reason: 'FieldValueInvalid' }]);
+      throw invalidObjectError(type, obj.metadata.name ?? '', [{ field: 'metadata.annotations', value: k, message: problem.replace(/^invalid label key "[^"]*": /, ''), reason: 'FieldValueInvalid' }]);
     }
   }
   if (total > maxAnnotationBytes) {

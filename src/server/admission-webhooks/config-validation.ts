@@ -143,7 +143,7 @@ function validateReviewVersions(v: unknown, requireRecognized: boolean, path: st
     seen.add(version);
     if (version.length > 63) errs.invalid(index(path, i), version, 'must be no more than 63 characters');
     if (!dns1035LabelRe.test(version)) {
-      errs.invalid(index(path, i), version, "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name', or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
+      errs.invalid(index(path, i), version, "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
     }
     if (acceptedReviewVersions.includes(version)) accepted = true;
   });

@@ -52,12 +52,10 @@ export function checkNamespace(type: ResourceType, namespace: string | undefined
   return '';
 }
 
+/** A Namespace's name is a DNS-1123 label, any other a subdomain; the refusal gives kube's rule, which kubectl prints. */
 export function checkName(type: ResourceType, name: string): void {
-  const label = type.group === '' && type.kind === 'Namespace';
-  if ((label ? dns1123LabelError(name) : dns1123SubdomainError(name)) !== undefined) {
-    throw new StoreError('Invalid', `${type.kind} "${name}" is invalid: metadata.name: Invalid value: "${name}": must be a lowercase RFC 1123 ${label ? 'label' : 'subdomain'}`,
-      [{ field: 'metadata.name', message: `Invalid value: "${name}"`, reason: 'FieldValueInvalid' }]);
-  }
+  const problem = type.group === '' && type.kind === 'Namespace' ? dns1123LabelError(name) : dns1123SubdomainError(name);
+  if (problem !== undefined) throw invalidObjectError(type, name, [{ field: 'metadata.name', value: name, message: problem, reason: 'FieldValueInvalid' }]);
 }
 
 export function checkLabels(type: ResourceType, obj: KubeObject): void {
