@@ -8,7 +8,7 @@ import { withStorageDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
 import { checkObjectUpdate, isMap } from '../store/object-checks.ts';
 import { applyConfiguration, managedFieldsForCreate, recordUpdate as recordOwnership, type ApplyRequest } from './ssa/apply.ts';
-import { normalizeSecret } from '../store/sqlite/admission.ts';
+import { checkPatchedIdentity, normalizeSecret } from '../store/sqlite/admission.ts';
 import { immortalNamespaces } from './namespaces.ts';
 import type { AdmissionCall, ExternalAdmission } from './admission-webhooks/dispatcher.ts';
 import { isWebhookConfigurationType, validateWebhookConfiguration } from './admission-webhooks/config-validation.ts';
@@ -147,7 +147,7 @@ function patched(type: ResourceType, current: KubeObject, patchType: PatchType, 
     throw new StoreError(patchType === 'json' ? 'Invalid' : 'BadRequest', `the patch could not be applied: ${(e as Error).message}`);
   }
   if (!out || typeof out !== 'object' || !out.metadata) throw new StoreError('BadRequest', 'the patch removed the object metadata');
-  // identity is the request's, whatever the patch says
+  checkPatchedIdentity(type, out, current.metadata.namespace, current.metadata.name!);
   out.metadata.name = current.metadata.name;
   if (type.namespaced) out.metadata.namespace = current.metadata.namespace;
   out.apiVersion = current.apiVersion;

@@ -83,3 +83,19 @@ test('a Secret\'s data is at most 1 MiB', async () => {
   await refused('POST', '/api/v1/namespaces/default/secrets', secret('big', { data: { a: Buffer.alloc(1024 * 1024 + 1).toString('base64') } }),
     'Secret "big" is invalid: data: Too long: must have at most 1048576 bytes', [{ field: 'data', message: 'Too long: must have at most 1048576 bytes', reason: 'FieldValueTooLong' }]);
 });
+
+test('a patch cannot rename or move what it patches: kube\'s 400, and nothing changes', async () => {
+  assert.equal((await request('POST', '/api/v1/namespaces/default/secrets', secret('named', { data: { a: b64('1') } }))).status, 201);
+  const renamed = await request('PATCH', '/api/v1/namespaces/default/secrets/named', { metadata: { name: 'other' }, data: { a: b64('2') } }, 'application/merge-patch+json');
+  assert.equal(renamed.status, 400);
+  assert.equal(renamed.body.message, 'the name of the object (other) does not match the name on the URL (named)');
+  const moved = await request('PATCH', '/api/v1/namespaces/default/secrets/named', [{ op: 'replace', path: '/metadata/namespace', value: 'kube-system' }], 'application/json-patch+json');
+  assert.equal(moved.status, 400);
+  assert.equal(moved.body.message, 'the namespace of the provided object does not match the namespace sent on the request');
+  const cert = { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'stays' }, spec: { selfSigned: {} } };
+  assert.equal((await request('POST', '/apis/cert-manager.io/v1/namespaces/default/issuers', cert)).status, 201);
+  const crRenamed = await request('PATCH', '/apis/cert-manager.io/v1/namespaces/default/issuers/stays', { metadata: { name: 'gone' } }, 'application/merge-patch+json');
+  assert.equal(crRenamed.status, 400);
+  assert.equal(crRenamed.body.message, 'the name of the object (gone) does not match the name on the URL (stays)');
+  assert.equal((await request('GET', '/api/v1/namespaces/default/secrets/named')).body.data.a, b64('1'));
+});

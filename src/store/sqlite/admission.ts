@@ -76,6 +76,20 @@ export function checkLabels(type: ResourceType, obj: KubeObject): void {
   }
 }
 
+/**
+ * A patch may not rename or move the object it patches: kube-apiserver's checkName after the
+ * patch is applied (a 400), where quietly keeping the URL's name would report "patched" for a
+ * change that never happened.
+ */
+export function checkPatchedIdentity(type: ResourceType, o: KubeObject, namespace: string | undefined, name: string): void {
+  if (o.metadata.name !== undefined && o.metadata.name !== name) {
+    throw new StoreError('BadRequest', `the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`);
+  }
+  if (type.namespaced && namespace && o.metadata.namespace !== undefined && o.metadata.namespace !== namespace) {
+    throw new StoreError('BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+  }
+}
+
 /** Merges stringData into data (base64) and defaults the type, as the Secret REST strategy does. */
 export function normalizeSecret(type: ResourceType, obj: KubeObject): void {
   if (type.group !== '' || type.kind !== 'Secret') return;

@@ -16,7 +16,7 @@ import {
   type Watch, type WatchEvent, type WatchOptions, type WriteOptions,
 } from '../store.ts';
 import {
-  checkKind, checkLabels, checkName, checkNamespace, generatedNameSuffix,
+  checkKind, checkLabels, checkName, checkNamespace, checkPatchedIdentity, generatedNameSuffix,
   namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource, validateSecret,
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
@@ -495,7 +495,7 @@ export class SqliteStore implements Store {
         const body = plainCopy(patch) as KubeObject;
         if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new StoreError('BadRequest', 'apply patch must be an object');
         body.metadata = { ...(body.metadata ?? {}) };
-        this.checkPatchedIdentity(type, body, ns, name);
+        checkPatchedIdentity(type, body, ns, name);
         body.metadata.name = name;
         if (type.namespaced) body.metadata.namespace = ns;
         return this.create(type, body as T, opts);
@@ -518,7 +518,7 @@ export class SqliteStore implements Store {
     }
     if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) throw new StoreError('Invalid', 'the patched object is not an object');
     checkKind(type, patched);
-    this.checkPatchedIdentity(type, patched, ns, name);
+    checkPatchedIdentity(type, patched, ns, name);
     patched.metadata.name = name;
     if (type.namespaced) patched.metadata.namespace = ns;
     return this.write(() => (opts.subresource === 'status' ? this.updateStatusOf(type, patched, opts) : this.updateObject(type, patched, opts))) as Promise<T>;
@@ -574,15 +574,6 @@ export class SqliteStore implements Store {
 
   private alreadyExists(type: ResourceType, name: string) {
     return new StoreError('AlreadyExists', `${qualifiedResource(type)} "${name}" already exists`);
-  }
-
-  private checkPatchedIdentity(type: ResourceType, o: KubeObject, ns: string, name: string) {
-    if (o.metadata.name !== undefined && o.metadata.name !== name) {
-      throw new StoreError('BadRequest', `the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`);
-    }
-    if (type.namespaced && o.metadata.namespace !== undefined && o.metadata.namespace !== ns) {
-      throw new StoreError('BadRequest', `the namespace of the object (${o.metadata.namespace}) does not match the namespace on the URL (${ns})`);
-    }
   }
 
   /**
