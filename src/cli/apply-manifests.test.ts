@@ -277,3 +277,15 @@ test('the same object twice in one apply is refused, naming both documents, and 
     await store.close();
   }
 });
+
+test('with -n, a document naming another namespace is refused, as kubectl refuses it, and nothing is stored', async () => {
+  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const report = await applyManifests(store, [issuer('default'), issuer('kube-public')], { defaultNamespace: 'default', enforceNamespace: true });
+    assert.deepEqual(report.errors, ['error: m.yaml: Issuer kube-public/i: the namespace from the provided object "kube-public" does not match the namespace "default". You must pass \'--namespace=kube-public\' to perform this operation.']);
+    assert.equal(await store.get(Issuer, 'default', 'i'), undefined);
+    assert.deepEqual((await applyManifests(store, [issuer('kube-public')], { defaultNamespace: 'default' })).errors, [], 'without -n, it goes where it says');
+  } finally {
+    await store.close();
+  }
+});

@@ -38,6 +38,11 @@ export interface ApplyOptions {
    * default) refuses the document, Warn drops the fields and says so, Ignore drops them.
    */
   fieldValidation?: FieldValidation;
+  /**
+   * The namespace was given on the command line (`-n`): as kubectl, a document naming another
+   * namespace is refused instead of going there.
+   */
+  enforceNamespace?: boolean;
 }
 
 const fieldManager = 'certsmith-apply';
@@ -231,6 +236,10 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
     if (ns === undefined) delete obj.metadata.namespace;
     else obj.metadata.namespace = ns;
     if (!obj.metadata.name) return { errors: [`error: ${file}: ${label(type, obj)}: metadata.name: Required value: name is required`], warnings: [] };
+    const own = manifest.obj.metadata?.namespace;
+    if (opts.enforceNamespace && type.namespaced && own && own !== opts.defaultNamespace) {
+      return { errors: [`error: ${file}: ${label(type, obj)}: the namespace from the provided object "${own}" does not match the namespace "${opts.defaultNamespace}". You must pass '--namespace=${own}' to perform this operation.`], warnings: [] };
+    }
     const first = duplicates.get(t);
     if (first !== undefined) return { errors: [`error: ${file}: ${label(type, obj)}: also in ${first}: one apply holds each object once`], warnings: [] };
     // the document as written (unknown fields too, as kubectl records it), before they are pruned

@@ -14,7 +14,7 @@ export function registerApplyCommand(program: Command) {
     .command('apply')
     .description('create or update resources from manifests (YAML or JSON); nothing is stored if any document is invalid')
     .requiredOption('-f, --filename <path>', 'file, folder, or - for stdin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('-n, --namespace <ns>', 'namespace for documents that name none')
+    .option('-n, --namespace <ns>', 'namespace for documents that name none; a document naming another is refused, as kubectl refuses it')
     .option('--validate <mode>', 'fields the schema does not know: strict (refuse the documents, the default), warn (drop them and say so) or ignore (drop them)', 'strict')
     .action(async (opts: { filename: string[]; namespace?: string; validate: string }, cmd: Command) => {
       const fieldValidation = validateModes[opts.validate.toLowerCase()];
@@ -29,7 +29,7 @@ export function registerApplyCommand(program: Command) {
       if (!manifests.length) throw new CliError('no objects passed to apply');
       const conn = await connect(cmd);
       try {
-        const report = await applyManifests(conn.store, manifests, { defaultNamespace: opts.namespace ?? conn.namespace, fieldValidation });
+        const report = await applyManifests(conn.store, manifests, { defaultNamespace: opts.namespace ?? conn.namespace, enforceNamespace: opts.namespace !== undefined, fieldValidation });
         for (const line of report.warnings) process.stderr.write(line + '\n');
         for (const line of report.applied) process.stdout.write(line + '\n');
         for (const line of report.errors) process.stderr.write(line + '\n');

@@ -1,6 +1,7 @@
 // certsmith delete <kind> NAME...
 import type { Command } from 'commander';
 import { connect, resourceTypeNamed, qualifiedKind } from './client.ts';
+import { isNotFound } from '../store/store.ts';
 
 export function registerDeleteCommand(program: Command) {
   program
@@ -14,10 +15,20 @@ export function registerDeleteCommand(program: Command) {
       const conn = await connect(cmd);
       try {
         const ns = type.namespaced ? opts.namespace ?? conn.namespace : undefined;
+        // as kubectl: a name that is not there is reported and the others are still deleted
+        let missing = 0;
         for (const name of names) {
-          await conn.store.delete(type, ns, name);
+          try {
+            await conn.store.delete(type, ns, name);
+          } catch (e) {
+            if (!isNotFound(e)) throw e;
+            process.stderr.write(`error: ${(e as Error).message}\n`);
+            missing++;
+            continue;
+          }
           process.stdout.write(`${qualifiedKind(type)} "${name}" deleted\n`);
         }
+        if (missing) process.exitCode = 1;
       } finally {
         await conn.store.close();
       }

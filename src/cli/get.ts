@@ -26,6 +26,11 @@ export function renderTable(type: ResourceType, objs: KubeObject[], opts: { wide
   return formatColumns([header, ...rows]);
 }
 
+function withoutManagedFields(meta: KubeObject['metadata']): KubeObject['metadata'] {
+  const { managedFields: _, ...rest } = meta;
+  return rest;
+}
+
 export function registerGetCommand(program: Command) {
   program
     .command('get')
@@ -36,7 +41,8 @@ export function registerGetCommand(program: Command) {
     .option('-A, --all-namespaces', 'every namespace')
     .option('-l, --selector <selector>', 'label selector, e.g. app=web,tier!=db')
     .option('-o, --output <format>', 'yaml | json | wide | name')
-    .action(async (kind: string, name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; selector?: string; output?: string }, cmd: Command) => {
+    .option('--show-managed-fields', 'keep metadata.managedFields in yaml and json output (hidden by default, as kubectl hides them)')
+    .action(async (kind: string, name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; selector?: string; output?: string; showManagedFields?: boolean }, cmd: Command) => {
       const type = resourceTypeNamed(kind);
       const format = (opts.output ?? 'table') as OutputFormat;
       if (!['table', 'wide', 'yaml', 'json', 'name'].includes(format)) throw new CliError(`unknown output format "${opts.output}": use yaml, json, wide or name`);
@@ -56,6 +62,8 @@ export function registerGetCommand(program: Command) {
           process.stderr.write(ns ? `No resources found in ${ns} namespace.\n` : 'No resources found\n');
           return;
         }
+        // server-side apply's bookkeeping, which kubectl leaves out unless asked
+        if (!opts.showManagedFields) objs = objs.map((o) => (o.metadata.managedFields ? { ...o, metadata: withoutManagedFields(o.metadata) } : o));
         const single = name ? objs[0] : undefined;
         const asList = () => ({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objs });
         switch (format) {

@@ -129,6 +129,10 @@ test('apply a valid Issuer and Certificate, then get shows them', async () => {
   assert.equal(obj.metadata.namespace, 'default');
   assert.equal(obj.spec.secretName, 'web-tls-2');
   assert.ok(obj.metadata.resourceVersion);
+  // as kubectl: server-side apply's bookkeeping only when asked for
+  assert.equal(obj.metadata.managedFields, undefined);
+  const managed = YAML.parse((await server.cli(['get', 'certificate', 'web', '-o', 'yaml', '--show-managed-fields'])).stdout);
+  assert.ok(managed.metadata.managedFields?.length, 'managedFields with --show-managed-fields');
 
   const byLabel = await server.cli(['get', 'certificates', '-l', 'app=web', '-o', 'name']);
   assert.equal(byLabel.stdout, 'certificate.cert-manager.io/web\n');
@@ -265,6 +269,14 @@ test('delete removes an object', async () => {
   const again = await server.cli(['delete', 'certificate', 'web']);
   assert.equal(again.code, 1);
   assert.match(again.stderr, /not found/);
+  // as kubectl: a name that is not there is reported, the others are still deleted, and the exit is 1
+  const made = await run('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, 'create', '-f', '-'], { input: 'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: short-lived }\nspec: { secretName: sl, dnsNames: [sl.test], issuerRef: { name: selfsigned } }\n' });
+  assert.equal(made.code, 0, made.stderr);
+  const some = await server.cli(['delete', 'certificate', 'web', 'short-lived']);
+  assert.equal(some.code, 1);
+  assert.equal(some.stdout, 'certificate.cert-manager.io "short-lived" deleted\n');
+  assert.equal(some.stderr, 'error: certificates.cert-manager.io "web" not found\n');
+  assert.equal((await server.cli(['get', 'certificate', 'short-lived'])).code, 1);
 });
 
 test('a restart keeps the data, the CA and the token, and --apply loads a folder at start', async () => {
