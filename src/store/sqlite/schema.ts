@@ -75,6 +75,7 @@ export function prepareStatements(db: Database.Database) {
     lastRev: db.prepare<[string, string, string, string], { id: number }>(
       'SELECT id FROM log WHERE grp = ? AND plural = ? AND ns = ? AND name = ? ORDER BY id DESC LIMIT 1'),
     uidExists: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM current WHERE uid = ? LIMIT 1'),
+    keyOfUid: db.prepare<[string], DependentRow>('SELECT grp, plural, ns, name FROM current WHERE uid = ? LIMIT 1'),
     insertOwner: db.prepare<[string, string, string, string, string]>(
       'INSERT OR IGNORE INTO owners (owner_uid, grp, plural, ns, name) VALUES (?, ?, ?, ?, ?)'),
     deleteOwnersOf: db.prepare<[string, string, string, string]>('DELETE FROM owners WHERE grp = ? AND plural = ? AND ns = ? AND name = ?'),

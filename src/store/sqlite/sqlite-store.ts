@@ -116,6 +116,9 @@ function parseRevision(s: string, what: string): number {
   return Number(s);
 }
 
+/** the finalizer of an owner deleted in the foreground (metav1.FinalizerDeleteDependents) */
+const foregroundFinalizer = 'foregroundDeletion';
+
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly st: Statements;
@@ -541,7 +544,11 @@ export class SqliteStore implements Store {
       const policy = opts.propagationPolicy ?? 'Background';
       const key = keyOf(type, ns, name);
       if (type.group === NamespaceType.group && type.plural === NamespaceType.plural) return this.deleteNamespace(key, old, cur.rev) as T;
-      if (policy === 'Foreground') this.collectDependents(old.metadata.uid!, 'Background');
+      if (policy === 'Foreground') {
+        this.collectDependents(old.metadata.uid!, 'Background');
+        // what the garbage collector does: the owner waits, marked, for its blocking dependents
+        if (this.hasBlockingDependents(old.metadata.uid!)) return this.markForeground(key, old, cur.rev) as T;
+      }
       return this.deleteOrMark(key, old, cur.rev, policy) as T;
     });
   }
@@ -850,13 +857,13 @@ export class SqliteStore implements Store {
   }
 
   /** Stamps deletionTimestamp on an object that something still holds. */
-  private markDeleting(key: Key, old: KubeObject, rev: number, status?: Record<string, unknown>): KubeObject {
+  private markDeleting(key: Key, old: KubeObject, rev: number, status?: Record<string, unknown>, oldValue = JSON.stringify(old)): KubeObject {
     const next = plainCopy(old);
     next.metadata.deletionTimestamp = rfc3339(this.clock.now());
     next.metadata.deletionGracePeriodSeconds = 0;
     if ((next.metadata.generation ?? 0) > 0) next.metadata.generation = next.metadata.generation! + 1;
     if (status) (next as KubeObject).status = status;
-    this.appendChange(key, 'MODIFIED', next, rev, JSON.stringify(old));
+    this.appendChange(key, 'MODIFIED', next, rev, oldValue);
     return next;
   }
 
@@ -870,6 +877,51 @@ export class SqliteStore implements Store {
     this.deleteNamespaceContents(key.name);
     if (!old.metadata.finalizers?.length && !this.st.anyInNamespace.get(key.name)) return this.removeObject(key, old, rev, 'Background');
     return this.markDeleting(key, old, rev, { ...(old.status ?? {}), phase: 'Terminating' });
+  }
+
+  /** Whether a live dependent of this owner blocks its deletion (ownerReferences[].blockOwnerDeletion). */
+  private hasBlockingDependents(ownerUid: string): boolean {
+    for (const d of this.st.dependentsOf.all(ownerUid)) {
+      const cur = this.current(d.grp, d.plural, d.ns, d.name);
+      if (!cur) continue;
+      const refs = (JSON.parse(cur.value) as KubeObject).metadata.ownerReferences ?? [];
+      if (refs.some((r) => r.uid === ownerUid && r.blockOwnerDeletion)) return true;
+    }
+    return false;
+  }
+
+  /** Foreground deletion's mark: the foregroundDeletion finalizer and a deletionTimestamp. */
+  private markForeground(key: Key, old: KubeObject, rev: number): KubeObject {
+    if (old.metadata.deletionTimestamp && old.metadata.finalizers?.includes(foregroundFinalizer)) return old;
+    const held = { ...old, metadata: { ...old.metadata, finalizers: [...(old.metadata.finalizers ?? []).filter((f) => f !== foregroundFinalizer), foregroundFinalizer] } };
+    if (old.metadata.deletionTimestamp) {
+      const next = plainCopy(held);
+      this.appendChange(key, 'MODIFIED', next, rev, JSON.stringify(old));
+      return next;
+    }
+    return this.markDeleting(key, held, rev, undefined, JSON.stringify(old));
+  }
+
+  /** An owner deleted in the foreground goes once its last blocking dependent has gone. */
+  private releaseForegroundOwner(ownerUid: string) {
+    const at = this.st.keyOfUid.get(ownerUid);
+    if (!at) return;
+    const cur = this.current(at.grp, at.plural, at.ns, at.name);
+    // most owners are not being deleted in the foreground: their JSON says so without a parse
+    if (!cur || !cur.value.includes(`"${foregroundFinalizer}"`)) return;
+    const owner = JSON.parse(cur.value) as KubeObject;
+    if (!owner.metadata.deletionTimestamp || !owner.metadata.finalizers?.includes(foregroundFinalizer) || this.hasBlockingDependents(ownerUid)) return;
+    const key: Key = { grp: at.grp, plural: at.plural, ns: at.ns, name: at.name };
+    const finalizers = owner.metadata.finalizers.filter((f) => f !== foregroundFinalizer);
+    if (!finalizers.length) {
+      const next = plainCopy(owner);
+      delete next.metadata.finalizers;
+      this.removeObject(key, next, cur.rev, 'Background', cur.value);
+      return;
+    }
+    const next = plainCopy(owner);
+    next.metadata.finalizers = finalizers;
+    this.appendChange(key, 'MODIFIED', next, cur.rev, cur.value);
   }
 
   /** Removes a terminating namespace once nothing is left in it and nothing else holds it. */
@@ -886,6 +938,7 @@ export class SqliteStore implements Store {
     const gone = plainCopy(old);
     this.appendChange(key, 'DELETED', gone, rev, oldValue ?? JSON.stringify(old));
     if (old.metadata.uid) this.collectDependents(old.metadata.uid, policy);
+    for (const ref of old.metadata.ownerReferences ?? []) if (ref.blockOwnerDeletion) this.releaseForegroundOwner(ref.uid);
     if (key.ns) this.finishNamespace(key.ns);
     return gone;
   }

@@ -1,0 +1,77 @@
+// Foreground cascading deletion as kube's garbage collector does it: the owner is kept, with
+// the foregroundDeletion finalizer and a deletionTimestamp, until every dependent that blocks it
+// (ownerReferences[].blockOwnerDeletion) is gone; dependents that do not block never hold it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { startTestApiServer } from './testing/test-api-server.ts';
+
+const { api } = await startTestApiServer('foreground');
+
+function request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> {
+  const text = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, api.url), { method, headers: text === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(text)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+const secrets = '/api/v1/namespaces/default/secrets';
+
+async function owner(name: string): Promise<{ apiVersion: string; kind: string; name: string; uid: string }> {
+  const r = await request('POST', secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name } });
+  assert.equal(r.status, 201);
+  return { apiVersion: 'v1', kind: 'Secret', name, uid: r.body.metadata.uid };
+}
+
+async function dependent(name: string, ref: object, blockOwnerDeletion: boolean, finalizers?: string[]) {
+  const r = await request('POST', secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name, ownerReferences: [{ ...ref, blockOwnerDeletion }], ...(finalizers ? { finalizers } : {}) } });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+}
+
+test('a dependent that blocks its owner and is held by a finalizer keeps the owner, marked, until it goes', async () => {
+  const ref = await owner('fg-owner');
+  await dependent('fg-held', ref, true, ['example.com/hold']);
+  await dependent('fg-free', ref, true);
+  const deleted = await request('DELETE', `${secrets}/fg-owner`, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' });
+  assert.equal(deleted.status, 200);
+  assert.deepEqual(deleted.body.metadata.finalizers, ['foregroundDeletion']);
+  assert.ok(deleted.body.metadata.deletionTimestamp);
+  const kept = await request('GET', `${secrets}/fg-owner`);
+  assert.equal(kept.status, 200, 'the owner waits for its blocking dependent');
+  assert.deepEqual(kept.body.metadata.finalizers, ['foregroundDeletion']);
+  assert.equal((await request('GET', `${secrets}/fg-free`)).status, 404);
+  assert.ok((await request('GET', `${secrets}/fg-held`)).body.metadata.deletionTimestamp);
+  // the last blocking dependent goes: the garbage collector lets the owner go
+  assert.equal((await request('PATCH', `${secrets}/fg-held`, { metadata: { finalizers: null } }, 'application/merge-patch+json')).status, 200);
+  assert.equal((await request('GET', `${secrets}/fg-held`)).status, 404);
+  assert.equal((await request('GET', `${secrets}/fg-owner`)).status, 404);
+});
+
+test('a dependent that does not block (blockOwnerDeletion false) never holds the owner; nor does a foreground delete without dependents', async () => {
+  const ref = await owner('nb-owner');
+  await dependent('nb-held', ref, false, ['example.com/hold']);
+  assert.equal((await request('DELETE', `${secrets}/nb-owner?propagationPolicy=Foreground`)).status, 200);
+  assert.equal((await request('GET', `${secrets}/nb-owner`)).status, 404);
+  assert.ok((await request('GET', `${secrets}/nb-held`)).body.metadata.deletionTimestamp, 'the dependent is deleted, and waits for its own finalizer');
+  await owner('alone');
+  assert.equal((await request('DELETE', `${secrets}/alone?propagationPolicy=Foreground`)).status, 200);
+  assert.equal((await request('GET', `${secrets}/alone`)).status, 404);
+});
+
+test('an owner with a finalizer of its own keeps it after the foreground finalizer goes', async () => {
+  const r = await request('POST', secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'own-fin', finalizers: ['example.com/mine'] } });
+  const ref = { apiVersion: 'v1', kind: 'Secret', name: 'own-fin', uid: r.body.metadata.uid };
+  await dependent('own-fin-dep', ref, true, ['example.com/hold']);
+  const deleted = await request('DELETE', `${secrets}/own-fin?propagationPolicy=Foreground`);
+  assert.deepEqual(deleted.body.metadata.finalizers, ['example.com/mine', 'foregroundDeletion']);
+  await request('PATCH', `${secrets}/own-fin-dep`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+  const left = await request('GET', `${secrets}/own-fin`);
+  assert.equal(left.status, 200);
+  assert.deepEqual(left.body.metadata.finalizers, ['example.com/mine']);
+});
