@@ -29,3 +29,7 @@ test('refuses durations beyond Go\'s int64 nanoseconds (about 292 years), as ups
     assert.throws(() => parseDuration(bad), /out of range \(the longest duration is 2562047h47m16.854775807s/, bad);
   }
 });
+
+test('parseDuration takes no surrounding spaces, as Go\'s time.ParseDuration (cert-manager\'s webhook) takes none', () => {
+  for (const text of ['2h ', ' 2h', '1h 30m', '\t90m']) assert.throws(() => parseDuration(text), /invalid duration/, JSON.stringify(text));
+});

@@ -15,7 +15,7 @@ const MAX_DURATION_TEXT = '2562047h47m16.854775807s';
 
 /** Parses a Go duration into milliseconds; throws with the rule broken. */
 export function parseDuration(text: string): number {
-  const s = String(text).trim();
+  const s = String(text);
   if (s === '0') return 0;
   const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/gy;
   let sign = 1;
