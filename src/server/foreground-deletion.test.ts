@@ -75,3 +75,23 @@ test('an owner with a finalizer of its own keeps it after the foreground finaliz
   assert.equal(left.status, 200);
   assert.deepEqual(left.body.metadata.finalizers, ['example.com/mine']);
 });
+
+test('finalizers and owner references are validated as kube\'s ObjectMeta: qualified names, complete references, one controller', async () => {
+  const refused = async (metadata: object, message: RegExp) => {
+    const r = await request('POST', secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'meta-checked', ...metadata } });
+    assert.equal(r.status, 422, JSON.stringify(r.body));
+    assert.match(r.body.message, message);
+    assert.equal((await request('GET', `${secrets}/meta-checked`)).status, 404);
+  };
+  await refused({ finalizers: ['bad finalizer'] }, /^Secret "meta-checked" is invalid: metadata\.finalizers: Invalid value: "bad finalizer": name part must consist of/);
+  await refused({ finalizers: ['orphan', 'foregroundDeletion'] }, /metadata\.finalizers: Invalid value: .*: finalizer orphan and foregroundDeletion cannot be both set/);
+  await refused({ ownerReferences: [{ apiVersion: '', kind: '', name: '', uid: '' }] },
+    /^Secret "meta-checked" is invalid: \[metadata\.ownerReferences\.apiVersion: Invalid value: "": version must not be empty, metadata\.ownerReferences\.kind: Invalid value: "": kind must not be empty, metadata\.ownerReferences\.name: Invalid value: "": name must not be empty, metadata\.ownerReferences\.uid: Invalid value: "": uid must not be empty\]$/);
+  const a = { apiVersion: 'v1', kind: 'Secret', name: 'a', uid: '1', controller: true };
+  await refused({ ownerReferences: [a, { ...a, name: 'b', uid: '2' }] }, /Only one reference can have Controller set to true\. Found "true" in references for Secret\/a and Secret\/b/);
+  await refused({ ownerReferences: [{ apiVersion: 'v1', kind: 'Event', name: 'e', uid: '3' }] }, /is disallowed from being an owner/);
+  assert.equal((await request('POST', secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'meta-ok', finalizers: ['example.com/hold', 'kubernetes'], ownerReferences: [a] } })).status, 201);
+  const patched = await request('PATCH', `${secrets}/meta-ok`, { metadata: { finalizers: ['Not Valid'] } }, 'application/merge-patch+json');
+  assert.equal(patched.status, 422);
+  assert.deepEqual((await request('GET', `${secrets}/meta-ok`)).body.metadata.finalizers, ['example.com/hold', 'kubernetes']);
+});

@@ -4,11 +4,11 @@
 import { randomInt } from 'node:crypto';
 import type { KubeObject, Secret } from '../../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../../api/resources.ts';
-import { dns1123LabelError, dns1123SubdomainError } from '../../api/names.ts';
+import { dns1123LabelError, dns1123SubdomainError, qualifiedNameError } from '../../api/names.ts';
 import { labelKeyProblem, labelValueProblem } from '../selectors.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { StoreError, invalidObjectError, type StatusCause } from '../store.ts';
-import { Errors, mapKey } from '../../api/validation/field-errors.ts';
+import { Errors, GoLiteral, goStringSlice, mapKey } from '../../api/validation/field-errors.ts';
 import { byCodeUnits } from '../../api/ordering.ts';
 
 
@@ -88,6 +88,40 @@ export function checkPatchedIdentity(type: ResourceType, o: KubeObject, namespac
   if (type.namespaced && namespace && o.metadata.namespace !== undefined && o.metadata.namespace !== namespace) {
     throw new StoreError('BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
   }
+}
+
+/**
+ * kube's ObjectMeta rules for finalizers and owner references (ValidateFinalizers,
+ * ValidateOwnerReferences): qualified finalizer names, not orphan and foregroundDeletion
+ * together, every reference complete, no Event as an owner, at most one controller.
+ */
+export function checkFinalizersAndOwners(type: ResourceType, obj: KubeObject): void {
+  const errs = new Errors();
+  const finalizers: unknown[] = Array.isArray(obj.metadata.finalizers) ? obj.metadata.finalizers : [];
+  for (const f of finalizers) {
+    const problem = typeof f === 'string' ? qualifiedNameError(f) : 'must be a string';
+    if (problem) errs.invalid('metadata.finalizers', f, problem);
+  }
+  if (finalizers.includes('orphan') && finalizers.includes('foregroundDeletion')) {
+    errs.invalid('metadata.finalizers', goStringSlice(finalizers.map(String)), 'finalizer orphan and foregroundDeletion cannot be both set');
+  }
+  let controller = '';
+  for (const ref of Array.isArray(obj.metadata.ownerReferences) ? obj.metadata.ownerReferences : []) {
+    const r = (ref ?? {}) as { apiVersion?: string; kind?: string; name?: string; uid?: string; controller?: boolean };
+    const apiVersion = r.apiVersion ?? '';
+    if (!apiVersion.split('/').pop()) errs.invalid('metadata.ownerReferences.apiVersion', apiVersion, 'version must not be empty');
+    if (!r.kind) errs.invalid('metadata.ownerReferences.kind', r.kind ?? '', 'kind must not be empty');
+    if (!r.name) errs.invalid('metadata.ownerReferences.name', r.name ?? '', 'name must not be empty');
+    if (!r.uid) errs.invalid('metadata.ownerReferences.uid', r.uid ?? '', 'uid must not be empty');
+    // an Event is deleted by its TTL, whatever it owned would go with it (kube's BannedOwners)
+    if (apiVersion === 'v1' && r.kind === 'Event') errs.invalid('metadata.ownerReferences', new GoLiteral(`v1.OwnerReference{Kind:"Event", Name:${JSON.stringify(r.name ?? '')}}`), '/v1, Kind=Event is disallowed from being an owner');
+    if (r.controller === true) {
+      const here = `${r.kind}/${r.name}`;
+      if (controller) errs.invalid('metadata.ownerReferences', new GoLiteral('[]v1.OwnerReference{...}'), `Only one reference can have Controller set to true. Found "true" in references for ${controller} and ${here}`);
+      else controller = here;
+    }
+  }
+  if (errs.list.length) throw invalidObjectError(type, obj.metadata.name ?? '', errs.list);
 }
 
 /** Merges stringData into data (base64) and defaults the type, as the Secret REST strategy does. */

@@ -16,7 +16,7 @@ import {
   type Watch, type WatchEvent, type WatchOptions, type WriteOptions,
 } from '../store.ts';
 import {
-  checkKind, checkLabels, checkName, checkNamespace, checkPatchedIdentity, generatedNameSuffix,
+  checkFinalizersAndOwners, checkKind, checkLabels, checkName, checkNamespace, checkPatchedIdentity, generatedNameSuffix,
   namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource, validateSecret,
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
@@ -444,6 +444,7 @@ export class SqliteStore implements Store {
     if (generate) meta.name = `${meta.generateName}${generatedNameSuffix()}`;
     checkName(type, meta.name!);
     checkLabels(type, o);
+    checkFinalizersAndOwners(type, o);
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.clock.now());
     meta.generation = 1;
@@ -784,6 +785,7 @@ export class SqliteStore implements Store {
         [{ field: 'metadata.uid', message: 'field is immutable', reason: 'FieldValueInvalid' }]);
     }
     checkLabels(type, o);
+    checkFinalizersAndOwners(type, o);
     checkObjectUpdate(type, o, old);
     prepareNamespace(type, o, old);
     if (old.metadata.deletionTimestamp && (meta.finalizers ?? []).some((f) => !(old.metadata.finalizers ?? []).includes(f))) {
