@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Certificate, EventType, SecretType } from '../api/resources.ts';
+import { Certificate, ClusterIssuer, EventType, NamespaceType, SecretType } from '../api/resources.ts';
 import {
   formatLabelSelector, labelSelectorFromObject, matchesFields, matchesLabels, parseFieldSelector, parseFieldSelectorFor, parseLabelSelector,
 } from './selectors.ts';
@@ -23,10 +23,15 @@ test('label selector string syntax and semantics', () => {
 });
 
 test('malformed label selectors are BadRequest naming the problem', () => {
-  for (const s of ['env in prod', 'env in ()', 'env in (a', '=x', 'a=b=c', 'a,,b', 'bad key=x', 'a=b c', 'a>x', '!', 'UPPER/x=1', `${'k'.repeat(64)}=v`, `a=${'v'.repeat(64)}`]) {
+  for (const s of ['env in prod', 'env in (a', '=x', 'a=b=c', 'a,,b', 'bad key=x', 'a=b c', 'a>x', '!', 'UPPER/x=1', `${'k'.repeat(64)}=v`, `a=${'v'.repeat(64)}`]) {
     assert.throws(() => parseLabelSelector(s), badRequest, s);
   }
-  assert.throws(() => parseLabelSelector('env in ()'), /values set can't be empty/);
+});
+
+test('"in ()" is the empty value, as kube\'s parser reads it (parseValues): it selects objects whose label is empty', () => {
+  assert.equal(matchesLabels(parseLabelSelector('env in ()'), { env: '' }), true);
+  assert.equal(matchesLabels(parseLabelSelector('env in ()'), { env: 'prod' }), false);
+  assert.equal(matchesLabels(parseLabelSelector('env notin ()'), { env: 'prod' }), true);
 });
 
 test('metav1.LabelSelector objects convert, and format round-trips', () => {
@@ -54,4 +59,12 @@ test('field selectors: operators, escapes, fields allowed per kind', () => {
   assert.throws(() => parseFieldSelectorFor(Certificate, 'spec.secretName=x'), /field label not supported: spec.secretName/);
   assert.throws(() => parseFieldSelectorFor(Certificate, 'type=x'), badRequest);
   for (const s of ['novalue', '=x', 'a=b=c', 'a=\\q']) assert.throws(() => parseFieldSelector(s), badRequest, s);
+});
+
+test('metadata.namespace is a field of namespaced kinds only, as in kube-apiserver', () => {
+  for (const type of [ClusterIssuer, NamespaceType]) {
+    assert.throws(() => parseFieldSelectorFor(type, 'metadata.namespace=foo'), (e: Error) => e.message === 'field label not supported: metadata.namespace', type.kind);
+    assert.doesNotThrow(() => parseFieldSelectorFor(type, 'metadata.name=foo'));
+  }
+  assert.doesNotThrow(() => parseFieldSelectorFor(Certificate, 'metadata.namespace=foo'));
 });

@@ -127,6 +127,8 @@ export function parseLabelSelector(s: string | undefined): LabelSelector {
           if (after?.kind === ')') break;
           if (after?.kind !== ',') fail(`expected "," or ")" at ${after?.pos ?? s.length}`);
         }
+        // "()" is the empty value, as kube's parseValues reads it
+        if (!values.length) values.push('');
         requirements.push(checkRequirement({ key, operator: o.text === 'in' ? 'In' : 'NotIn', values: [...new Set(values)] }));
       } else {
         fail(`unexpected "${o.text}" at ${o.pos}`);
@@ -249,7 +251,8 @@ export function parseFieldSelector(s: string | undefined): FieldSelector {
 
 /** The fields the Kubernetes API server lets clients select on, per kind. */
 export function selectableFields(type: ResourceType): string[] {
-  const common = ['metadata.name', 'metadata.namespace'];
+  // a cluster-scoped kind has no namespace field (ObjectMetaFieldsSet with hasNamespaceField false)
+  const common = type.namespaced ? ['metadata.name', 'metadata.namespace'] : ['metadata.name'];
   if (type.group === '' && type.kind === 'Secret') return [...common, 'type'];
   if (type.group === '' && type.kind === 'Event') {
     return [...common, 'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid',
