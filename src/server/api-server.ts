@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { NamespaceType } from '../api/resources.ts';
 import { StoreError, type Store } from '../store/store.ts';
 import { builtInNamespaces } from './namespaces.ts';
+import { ensureCustomResourceDefinitions } from './builtin-crds.ts';
 import { metadataNameLabel } from '../store/sqlite/admission.ts';
 import { entryAt } from './data-dir.ts';
 import { bearerTokenCheck } from './api/bearer-token.ts';
@@ -101,6 +102,7 @@ function closeServer(server: http.Server | https.Server): Promise<void> {
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const host = opts.host ?? '127.0.0.1';
   await ensureNamespaces(opts.store, opts.namespaces ?? builtInNamespaces);
+  await ensureCustomResourceDefinitions(opts.store, opts.now?.() ?? new Date());
   const ctx: ApiContext = {
     store: opts.store,
     log: opts.logger,

@@ -275,6 +275,16 @@ test('kubectl auth can-i, api-resources, api-versions', async () => {
   for (const v of ['v1', 'cert-manager.io/v1', 'acme.cert-manager.io/v1', 'authorization.k8s.io/v1', 'coordination.k8s.io/v1']) assert.ok(versions.includes(v), v);
 });
 
+test('kubectl get crd and wait --for=condition=Established, as install scripts for a cluster run them', async () => {
+  const crds = (await ok(['get', 'crd', '-o', 'name'])).trim().split('\n').sort();
+  assert.deepEqual(crds, ['customresourcedefinition.apiextensions.k8s.io/certificaterequests.cert-manager.io', 'customresourcedefinition.apiextensions.k8s.io/certificates.cert-manager.io',
+    'customresourcedefinition.apiextensions.k8s.io/challenges.acme.cert-manager.io', 'customresourcedefinition.apiextensions.k8s.io/clusterissuers.cert-manager.io',
+    'customresourcedefinition.apiextensions.k8s.io/issuers.cert-manager.io', 'customresourcedefinition.apiextensions.k8s.io/orders.acme.cert-manager.io']);
+  const waited = await ok(['wait', '--for=condition=Established', '--timeout=10s', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io']);
+  assert.match(waited, /certificates\.cert-manager\.io condition met/);
+  assert.match(waited, /issuers\.cert-manager\.io condition met/);
+});
+
 test('kubectl get all and get cert-manager', async () => {
   // `all` is kube-apiserver's category of workloads; here pods and services carry it, and
   // cert-manager's kinds are not in it (their CRDs do not declare it)
