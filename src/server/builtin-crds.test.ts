@@ -3,23 +3,14 @@
 // install scripts written for a cluster run them) work on the embedded server too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { startTestApiServer } from './testing/test-api-server.ts';
+import { requestJSON, startTestApiServer } from './testing/test-api-server.ts';
 import { crdObject, crdTypes } from '../api/crdgen.ts';
 import { CustomResourceDefinitionType } from '../api/resources.ts';
 import { startApiServer } from './api-server.ts';
 
 const { api, raw } = await startTestApiServer('crds');
 
-function get(path: string): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    http.get(new URL(path, api.url), (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    }).on('error', reject);
-  });
-}
+const get = (path: string) => requestJSON(api, 'GET', path);
 
 test('the six cert-manager CRDs are listed, Established, with the schema the server validates with', async () => {
   const list = await get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions');

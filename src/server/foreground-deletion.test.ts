@@ -3,23 +3,11 @@
 // (ownerReferences[].blockOwnerDeletion) is gone; dependents that do not block never hold it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { startTestApiServer } from './testing/test-api-server.ts';
+import { requestJSON, startTestApiServer } from './testing/test-api-server.ts';
 
 const { api } = await startTestApiServer('foreground');
 
-function request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> {
-  const text = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, api.url), { method, headers: text === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(text)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    });
-    req.on('error', reject);
-    req.end(text);
-  });
-}
+const request = (method: string, path: string, body?: unknown, contentType?: string) => requestJSON(api, method, path, body, contentType);
 
 const secrets = '/api/v1/namespaces/default/secrets';
 

@@ -5,8 +5,7 @@
 // and a deleted one stays Terminating while finalizers hold content in it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApiServer } from './testing/test-api-server.ts';
-import http from 'node:http';
+import { requestJSON, startTestApiServer } from './testing/test-api-server.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,17 +16,7 @@ import { startApiServer } from './api-server.ts';
 
 const { api } = await startTestApiServer('ns');
 
-function request(method: string, path: string, body?: string, contentType = 'application/json'): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, api.url), { method, headers: body === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const request = (method: string, path: string, body?: string, contentType?: string) => requestJSON(api, method, path, body, contentType);
 
 const issuer = (name: string) => JSON.stringify({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name }, spec: { selfSigned: {} } });
 const notFound = (ns: string) => ({

@@ -15,6 +15,7 @@ import { openSqliteStore } from '../../store/sqlite/index.ts';
 import { realClock } from '../../runtime/clock.ts';
 import { silentLogger } from '../../runtime/logger.ts';
 import { ensureServingCertificate } from '../tls.ts';
+import { requestJSON } from '../testing/test-api-server.ts';
 import { SecretType, ValidatingWebhookConfigurationType } from '../../api/resources.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'certsmith-admission-webhooks-'));
@@ -101,18 +102,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> {
-  const text = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, api.url), { method, headers: text === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(text)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    });
-    req.on('error', reject);
-    req.end(text);
-  });
-}
+const request = (method: string, path: string, body?: unknown, contentType?: string) => requestJSON(api, method, path, body, contentType);
 
 /** a request's Warning headers, each as sent (Node would join them) */
 function warningsOf(method: string, path: string, body: unknown): Promise<{ status: number; warnings: string[] }> {

@@ -1,6 +1,7 @@
 // The API server the server's own tests talk to over HTTP: a SQLite store in a fresh data dir,
 // admission in front, as `certsmith server` runs it; removed after the test file.
 import { after } from 'node:test';
+import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,4 +19,23 @@ export async function startTestApiServer(prefix: string): Promise<{ api: Running
     rmSync(dataDir, { recursive: true, force: true });
   });
   return { api, raw, dataDir };
+}
+
+export interface JsonReply { status: number; body: any }
+
+/**
+ * A request to a test server, its answer parsed as JSON: a string body goes as it is (for bodies
+ * no encoder would write), anything else as JSON.
+ */
+export function requestJSON(api: { url: string }, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<JsonReply> {
+  const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, api.url), { method, headers: text === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(text)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
 }
