@@ -1,16 +1,16 @@
 // What the Kubernetes API server does to an object before it is stored: kind and name checks,
-// generated names, label validation, Secret stringData. Kept apart from the storage code so
-// the rules read as one list.
+// generated names, label, finalizer and owner reference validation, Secret stringData and
+// validation, the Namespace strategy. Kept apart from the storage code so the rules read as one
+// list.
 import { randomInt } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, Secret } from '../../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../../api/resources.ts';
 import { dns1123LabelError, dns1123SubdomainError, qualifiedNameError } from '../../api/names.ts';
 import { labelKeyProblem, labelValueProblem } from '../selectors.ts';
-import { isDeepStrictEqual } from 'node:util';
 import { StoreError, invalidObjectError, type StatusCause } from '../store.ts';
 import { Errors, GoLiteral, goStringSlice, mapKey } from '../../api/validation/field-errors.ts';
 import { byCodeUnits } from '../../api/ordering.ts';
-
 
 // the alphabet of Kubernetes' utilrand.String: no vowels, so generated names spell no words
 const generatedNameAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
