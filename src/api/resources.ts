@@ -35,6 +35,7 @@ export const Challenge = rt('acme.cert-manager.io', 'v1', 'Challenge', 'challeng
 export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
 export const EventType = rt('', 'v1', 'Event', 'events', true, false, ['ev']);
 export const NamespaceType = rt('', 'v1', 'Namespace', 'namespaces', false, true, ['ns']);
+export const isNamespaceType = (type: ResourceType): boolean => type.group === '' && type.kind === 'Namespace';
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
 // The HTTP-01 solver's workload in Kubernetes mode (a Pod running `certsmith acmesolver`, its Service and Ingress).
 export const PodType = rt('', 'v1', 'Pod', 'pods', true, true, ['po'], ['all']);

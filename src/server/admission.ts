@@ -2,7 +2,7 @@
 // and dry-run for every kind. The HTTP API and the in-process controllers both write through
 // it, so an object that reached the store has always passed the same checks.
 import type { KubeObject } from '../api/meta.ts';
-import { NamespaceType, type ResourceType } from '../api/resources.ts';
+import { isNamespaceType, type ResourceType } from '../api/resources.ts';
 import { validate, type FieldError } from '../api/validation.ts';
 import { withStorageDefaults } from '../api/defaults.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
@@ -335,7 +335,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
     },
 
     async delete<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string, opts?: DeleteOptions & { dryRun?: boolean }): Promise<T | undefined> {
-      if (type.group === NamespaceType.group && type.plural === NamespaceType.plural && immortalNamespaces.includes(name)) throw new StoreError('Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`);
+      if (isNamespaceType(type) && immortalNamespaces.includes(name)) throw new StoreError('Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`);
       if (hooks && wanted(type, 'DELETE')) {
         const stored = await inner.get<T>(type, type.namespaced ? namespace : undefined, name);
         if (stored) {

@@ -1,7 +1,7 @@
 // Label and field selectors with the Kubernetes syntax and semantics (k8s.io/apimachinery
 // labels.Parse and fields.ParseSelector), shared by the store backends and the API server.
 import type { KubeObject } from '../api/meta.ts';
-import type { ResourceType } from '../api/resources.ts';
+import { isNamespaceType, type ResourceType } from '../api/resources.ts';
 import { labelValueError, qualifiedNameError } from '../api/names.ts';
 import { StoreError } from './store.ts';
 
@@ -258,7 +258,7 @@ export function selectableFields(type: ResourceType): string[] {
     return [...common, 'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid',
       'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'];
   }
-  if (type.group === '' && type.kind === 'Namespace') return [...common, 'status.phase'];
+  if (isNamespaceType(type)) return [...common, 'status.phase'];
   return common;
 }
 

@@ -5,7 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, Secret } from '../../api/meta.ts';
-import { apiVersionOf, type ResourceType } from '../../api/resources.ts';
+import { apiVersionOf, isNamespaceType, type ResourceType } from '../../api/resources.ts';
 import { dns1123LabelError, dns1123SubdomainError, qualifiedNameError } from '../../api/names.ts';
 import { labelKeyProblem, labelValueProblem } from '../selectors.ts';
 import { StoreError, invalidObjectError, type StatusCause } from '../store.ts';
@@ -54,7 +54,7 @@ export function checkNamespace(type: ResourceType, namespace: string | undefined
 
 /** A Namespace's name is a DNS-1123 label, any other a subdomain; the refusal gives kube's rule, which kubectl prints. */
 export function checkName(type: ResourceType, name: string): void {
-  const problem = type.group === '' && type.kind === 'Namespace' ? dns1123LabelError(name) : dns1123SubdomainError(name);
+  const problem = isNamespaceType(type) ? dns1123LabelError(name) : dns1123SubdomainError(name);
   if (problem !== undefined) throw invalidObjectError(type, name, [{ field: 'metadata.name', value: name, message: problem, reason: 'FieldValueInvalid' }]);
 }
 
@@ -213,7 +213,6 @@ export function validateSecret(type: ResourceType, obj: KubeObject, old?: KubeOb
   if (errs.list.length) throw invalidObjectError(type, s.metadata.name ?? '', errs.list);
 }
 
-const isNamespaceType = (type: ResourceType) => type.group === '' && type.kind === 'Namespace';
 /** The label every namespace carries, equal to its name (kube's LabelMetadataName, GA in 1.22). */
 export const metadataNameLabel = 'kubernetes.io/metadata.name';
 /** The finalizer the namespace controller holds a namespace with until its content is gone. */

@@ -7,7 +7,7 @@ import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { KubeObject, ObjectMeta } from '../../api/meta.ts';
 import { rfc3339 } from '../../api/time.ts';
-import { apiVersionOf, NamespaceType, type ResourceType } from '../../api/resources.ts';
+import { apiVersionOf, isNamespaceType, NamespaceType, type ResourceType } from '../../api/resources.ts';
 import { realClock, type Clock } from '../../runtime/clock.ts';
 import { applyJSONPatch, applyMergePatch, jsonEqual } from '../patch.ts';
 import { matchesFields, matchesLabels, parseFieldSelectorFor, parseLabelSelector } from '../selectors.ts';
@@ -452,7 +452,7 @@ export class SqliteStore implements Store {
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     if (type.statusSubresource) delete o.status;
-    if (type.group === '' && type.kind === 'Namespace') (o as KubeObject).status = { phase: 'Active' };
+    if (isNamespaceType(type)) (o as KubeObject).status = { phase: 'Active' };
     prepareNamespace(type, o);
     normalizeSecret(type, o);
     validateSecret(type, o);
@@ -544,7 +544,7 @@ export class SqliteStore implements Store {
       }
       const policy = opts.propagationPolicy ?? 'Background';
       const key = keyOf(type, ns, name);
-      if (type.group === NamespaceType.group && type.plural === NamespaceType.plural) return this.deleteNamespace(key, old, cur.rev) as T;
+      if (isNamespaceType(type)) return this.deleteNamespace(key, old, cur.rev) as T;
       if (policy === 'Foreground') {
         this.collectDependents(old.metadata.uid!, 'Background');
         // what the garbage collector does: the owner waits, marked, for its blocking dependents
@@ -817,7 +817,7 @@ export class SqliteStore implements Store {
     }
     const key = keyOf(type, ns, name);
     // a terminating namespace also waits for its content (finishNamespace removes it then)
-    if (meta.deletionTimestamp && !(meta.finalizers?.length) && !(key.plural === NamespaceType.plural && key.grp === NamespaceType.group && this.st.anyInNamespace.get(name))) {
+    if (meta.deletionTimestamp && !(meta.finalizers?.length) && !(isNamespaceType(type) && this.st.anyInNamespace.get(name))) {
       this.removeObject(key, o, cur.rev, 'Background', cur.value);
       return o;
     }
