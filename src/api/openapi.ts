@@ -147,10 +147,8 @@ const jsonBody = (ref: string) => ({ content: { 'application/json': { schema: { 
 const okResponse = (ref: string, codes = ['200']) => ({
   responses: Object.fromEntries(codes.map((c) => [c, { description: c === '201' ? 'Created' : 'OK', content: { 'application/json': { schema: { $ref: ref } } } }])),
 });
-/** a custom resource takes no strategic merge patch, as on a cluster */
 const patchBody = (t: R.ResourceType) => ({
-  content: Object.fromEntries(['application/json-patch+json', 'application/merge-patch+json', ...(R.isCustomResource(t) ? [] : ['application/strategic-merge-patch+json']), 'application/apply-patch+yaml']
-    .map((m) => [m, { schema: { $ref: metaRef('Patch') } }])),
+  content: Object.fromEntries(R.patchMediaTypes(t).map((m) => [m, { schema: { $ref: metaRef('Patch') } }])),
   required: true,
 });
 

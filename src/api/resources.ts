@@ -56,6 +56,11 @@ export function isCustomResource(type: ResourceType): boolean {
   return type.group === 'cert-manager.io' || type.group === 'acme.cert-manager.io' || type.group === 'gateway.networking.k8s.io';
 }
 
+/** The PATCH media types kube-apiserver accepts for a kind, in its order: a custom resource has no strategic merge (kubernetes#97423). */
+export function patchMediaTypes(type: ResourceType): string[] {
+  return ['application/json-patch+json', 'application/merge-patch+json', ...(isCustomResource(type) ? [] : ['application/strategic-merge-patch+json']), 'application/apply-patch+yaml'];
+}
+
 export const CustomResourceDefinitionType = rt('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, true, ['crd', 'crds']);
 
 export const resourceTypes: ResourceType[] = [

@@ -5,7 +5,7 @@ import type http from 'node:http';
 import { jsonPointer, pruneUnknownFields, pruneUnknownPatchFields, strictProblems, duplicateFields, type FieldValidation } from '../../../api/unknown-fields.ts';
 import { applyJSONPatch } from '../../../store/patch.ts';
 import type { PatchType, Store } from '../../../store/store.ts';
-import { isCustomResource, type ResourceType } from '../../../api/resources.ts';
+import { isCustomResource, patchMediaTypes, type ResourceType } from '../../../api/resources.ts';
 import { checkNamespaceExists, type ApiContext, type ResourceCall } from '../context.ts';
 import { enforceFieldValidation, fieldValidationOf, jsonPatchProblems } from '../field-validation.ts';
 import { truthy } from '../query.ts';
@@ -13,13 +13,6 @@ import { parseApplyBody, parseJSON, readBody } from '../request-body.ts';
 import type { ResourceRoute } from '../resource-route.ts';
 import { HttpError, sendObject } from '../responses.ts';
 import { plainCopy } from '../../../api/plain-copy.ts';
-
-/** What kube-apiserver accepts: a custom resource has no strategic merge patch (kubernetes#97423). */
-function acceptedPatchTypes(type: ResourceType): string[] {
-  return isCustomResource(type)
-    ? ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']
-    : ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
-}
 
 function patchTypeOf(type: ResourceType, contentType: string | undefined): PatchType | undefined {
   const ct = (contentType ?? '').split(';')[0].trim().toLowerCase();
@@ -82,7 +75,7 @@ export async function patchObject(ctx: ApiContext, call: ResourceCall) {
   const { route: { type, namespace, name, subresource }, q, req, res, dryRun, fieldManager } = call;
   const patchType = patchTypeOf(type, req.headers['content-type']);
   if (!patchType) {
-    throw new HttpError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${acceptedPatchTypes(type).join(', ')}`);
+    throw new HttpError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${patchMediaTypes(type).join(', ')}`);
   }
   if (patchType === 'apply' && !fieldManager) {
     throw new HttpError(400, 'BadRequest', 'PATCH requests with application/apply-patch+yaml require fieldManager');
