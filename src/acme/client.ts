@@ -42,9 +42,10 @@ export interface AcmeAccount {
 
 type AccountBody = { status?: string; contact?: unknown; orders?: string };
 
-function accountOf(url: string, body: AccountBody, status: string): AcmeAccount {
+/** An account object as the CA answered it; a missing status is "valid" (RFC 8555 §7.1.2). */
+function accountOf(url: string, body: AccountBody): AcmeAccount {
   const contact = Array.isArray(body.contact) ? body.contact.filter((c): c is string => typeof c === 'string') : undefined;
-  return { url, status: body.status ?? status, ...(contact ? { contact } : {}) };
+  return { url, status: body.status ?? 'valid', ...(contact ? { contact } : {}) };
 }
 
 export interface AcmeOrder {
@@ -239,20 +240,20 @@ export class AcmeClient {
     const location = res.headers.location;
     if (!location) throw new Error('ACME server returned no account URL (Location header)');
     this.accountUrlValue = new URL(location, url).toString();
-    return accountOf(this.accountUrlValue, JSON.parse(res.body.toString('utf8')) as AccountBody, 'valid');
+    return accountOf(this.accountUrlValue, JSON.parse(res.body.toString('utf8')) as AccountBody);
   }
 
   /** Replaces the account's contact URLs (RFC 8555 §7.3.2); an empty list removes them all. */
   async updateAccountContact(contact: string[]): Promise<AcmeAccount> {
     const url = await this.kid();
-    return accountOf(url, this.json(await this.post(url, { contact })) as AccountBody, 'valid');
+    return accountOf(url, this.json(await this.post(url, { contact })) as AccountBody);
   }
 
   /** The account object (POST-as-GET of the account URL); `orders` is the URL of its orders list, when the CA offers one. */
   async getAccount(): Promise<AcmeAccount & { orders?: string }> {
     const url = await this.kid();
     const body = this.json(await this.post(url, undefined)) as AccountBody;
-    return { ...accountOf(url, body, 'valid'), ...(body.orders ? { orders: new URL(body.orders, url).toString() } : {}) };
+    return { ...accountOf(url, body), ...(body.orders ? { orders: new URL(body.orders, url).toString() } : {}) };
   }
 
   /** Deactivates the account (RFC 8555 §7.3.6); the server refuses it from then on. */

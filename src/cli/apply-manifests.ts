@@ -214,17 +214,14 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
   // one object twice would be written twice, the second write refused after the first was stored:
   // a duplicate is an error of the apply, found before anything is written
   const firstFile = new Map<string, string>();
-  const duplicateOf = (type: ResourceType, obj: KubeObject, file: string): string | undefined => {
-    const key = `${groupKey(type, namespaceOf(type, obj))}\0${obj.metadata?.name}`;
-    const first = firstFile.get(key);
-    if (first === undefined) firstFile.set(key, file);
-    return first;
-  };
+  /** each document that repeats an earlier one, with the earlier one's file */
   const duplicates = new Map<(typeof typed)[number], string>();
   for (const t of typed) {
     if (!t.type || !t.manifest.obj.metadata?.name) continue;
-    const first = duplicateOf(t.type, t.manifest.obj, t.manifest.file);
-    if (first !== undefined) duplicates.set(t, first);
+    const key = `${groupKey(t.type, namespaceOf(t.type, t.manifest.obj))}\0${t.manifest.obj.metadata.name}`;
+    const first = firstFile.get(key);
+    if (first === undefined) firstFile.set(key, t.manifest.file);
+    else duplicates.set(t, first);
   }
 
   const check = async (t: (typeof ordered)[number]): Promise<Checked> => {

@@ -6,6 +6,7 @@
 // an object edited by hand (or applied from another cert-manager release) would claim.
 import { crdObject, crdTypes } from '../api/crdgen.ts';
 import type { KubeObject } from '../api/meta.ts';
+import { rfc3339 } from '../api/time.ts';
 import { CustomResourceDefinitionType } from '../api/resources.ts';
 import { jsonEqual } from '../store/patch.ts';
 import { StoreError, type Store } from '../store/store.ts';
@@ -18,7 +19,7 @@ interface CrdStatus {
 
 /** kube-apiserver's conditions for a CRD whose names were accepted at once. */
 function establishedStatus(spec: { names: unknown; versions: { name: string }[] }, old: CrdStatus | undefined, now: Date): CrdStatus {
-  const at = (type: string) => old?.conditions?.find((c) => c.type === type && c.status === 'True')?.lastTransitionTime ?? now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const at = (type: string) => old?.conditions?.find((c) => c.type === type && c.status === 'True')?.lastTransitionTime ?? rfc3339(now);
   return {
     conditions: [
       { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found', lastTransitionTime: at('NamesAccepted') },

@@ -9,7 +9,7 @@ import type { ResourceType } from '../api/resources.ts';
 import { loneSurrogate } from '../api/unicode.ts';
 import { maxAnnotationBytes, soundValue } from '../api/validation/metadata.ts';
 import { jsonEqual } from './patch.ts';
-import { labelKeyProblem } from './selectors.ts';
+import { qualifiedNameError } from '../api/names.ts';
 import { StoreError, invalidObjectError } from './store.ts';
 
 /** etcd's default request limit, which bounds every object kube-apiserver stores */
@@ -172,10 +172,9 @@ export function checkAnnotations(type: ResourceType, obj: KubeObject): void {
   let total = 0;
   for (const [k, v] of Object.entries(annotations)) {
     total += Buffer.byteLength(k) + Buffer.byteLength(String(v));
-    const problem = labelKeyProblem(k.toLowerCase());
-    if (problem) {
-      throw invalidObjectError(type, obj.metadata.name ?? '', [{ field: 'metadata.annotations', value: k, message: problem.replace(/^invalid label key "[^"]*": /, ''), reason: 'FieldValueInvalid' }]);
-    }
+    // kube checks an annotation key as a qualified name, case aside
+    const problem = qualifiedNameError(k.toLowerCase());
+    if (problem) throw invalidObjectError(type, obj.metadata.name ?? '', [{ field: 'metadata.annotations', value: k, message: problem, reason: 'FieldValueInvalid' }]);
   }
   if (total > maxAnnotationBytes) {
     throw new StoreError('Invalid', `${type.kind} "${obj.metadata.name ?? ''}" is invalid: metadata.annotations: Too long: must have at most ${maxAnnotationBytes} bytes`,
