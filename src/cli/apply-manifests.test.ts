@@ -13,44 +13,39 @@ import { applyConcurrency, applyManifests } from './apply-manifests.ts';
 const issuer = (ns: string, spec: Record<string, unknown> = { selfSigned: {} }) => ({ file: 'm.yaml', obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'i', namespace: ns }, spec } as KubeObject });
 const namespace = (name: string) => ({ file: 'm.yaml', obj: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } as KubeObject });
 
-test('an object in a namespace that does not exist is refused and nothing is stored', async () => {
+/** A test on a fresh in-memory store with admission in front, closed afterwards. */
+const withStore = (fn: (store: Store) => Promise<void>) => async () => {
   const store = withAdmission(openSqliteStore({ path: ':memory:' }));
   try {
-    const report = await applyManifests(store, [issuer('default'), issuer('team-a')], { defaultNamespace: 'default' });
-    assert.deepEqual(report.errors, ['error: m.yaml: Issuer team-a/i: namespaces "team-a" not found']);
-    assert.equal(await store.get(Issuer, 'default', 'i'), undefined);
-    assert.equal(await store.get(NamespaceType, undefined, 'team-a'), undefined);
+    await fn(store);
   } finally {
     await store.close();
   }
-});
+};
 
-test('Namespaces are applied before the objects in them, wherever they are in the manifests', async () => {
-  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
-  try {
-    const report = await applyManifests(store, [issuer('team-a'), namespace('team-a'), issuer('cert-manager')], { defaultNamespace: 'default' });
-    assert.deepEqual(report.errors, []);
-    assert.deepEqual(report.applied, ['namespace/team-a created', 'issuer.cert-manager.io/i created', 'issuer.cert-manager.io/i created']);
-    assert.ok(await store.get(Issuer, 'team-a', 'i'));
-  } finally {
-    await store.close();
-  }
-});
+test('an object in a namespace that does not exist is refused and nothing is stored', withStore(async (store) => {
+  const report = await applyManifests(store, [issuer('default'), issuer('team-a')], { defaultNamespace: 'default' });
+  assert.deepEqual(report.errors, ['error: m.yaml: Issuer team-a/i: namespaces "team-a" not found']);
+  assert.equal(await store.get(Issuer, 'default', 'i'), undefined);
+  assert.equal(await store.get(NamespaceType, undefined, 'team-a'), undefined);
+}));
 
-test('unknown fields: refused by default, dropped with a warning under Warn', async () => {
-  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
-  try {
-    const typo = issuer('default', { selfSigned: {}, selfsigned: {} });
-    const strict = await applyManifests(store, [typo], { defaultNamespace: 'default' });
-    assert.deepEqual(strict.errors, ['error: m.yaml: Issuer default/i: strict decoding error: unknown field "spec.selfsigned"']);
-    const warn = await applyManifests(store, [typo], { defaultNamespace: 'default', fieldValidation: 'Warn' });
-    assert.deepEqual(warn.errors, []);
-    assert.deepEqual(warn.warnings, ['Warning: unknown field "spec.selfsigned"']);
-    assert.deepEqual((await store.get<KubeObject>(Issuer, 'default', 'i'))!.spec, { selfSigned: {} });
-  } finally {
-    await store.close();
-  }
-});
+test('Namespaces are applied before the objects in them, wherever they are in the manifests', withStore(async (store) => {
+  const report = await applyManifests(store, [issuer('team-a'), namespace('team-a'), issuer('cert-manager')], { defaultNamespace: 'default' });
+  assert.deepEqual(report.errors, []);
+  assert.deepEqual(report.applied, ['namespace/team-a created', 'issuer.cert-manager.io/i created', 'issuer.cert-manager.io/i created']);
+  assert.ok(await store.get(Issuer, 'team-a', 'i'));
+}));
+
+test('unknown fields: refused by default, dropped with a warning under Warn', withStore(async (store) => {
+  const typo = issuer('default', { selfSigned: {}, selfsigned: {} });
+  const strict = await applyManifests(store, [typo], { defaultNamespace: 'default' });
+  assert.deepEqual(strict.errors, ['error: m.yaml: Issuer default/i: strict decoding error: unknown field "spec.selfsigned"']);
+  const warn = await applyManifests(store, [typo], { defaultNamespace: 'default', fieldValidation: 'Warn' });
+  assert.deepEqual(warn.errors, []);
+  assert.deepEqual(warn.warnings, ['Warning: unknown field "spec.selfsigned"']);
+  assert.deepEqual((await store.get<KubeObject>(Issuer, 'default', 'i'))!.spec, { selfSigned: {} });
+}));
 
 /** The store with a delay on each request, counting requests by method and the most in flight at once. */
 function slowCounting(store: Store) {
@@ -94,20 +89,15 @@ test('many documents are checked and written several at a time (bounded), report
   }
 });
 
-test('refused documents among many are each reported, in manifest order, and nothing is stored', async () => {
-  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
-  try {
-    const manifests = Array.from({ length: 40 }, (_, i) => named(`i${i}`, 'default', i === 7 || i === 31 ? { ca: {} } : { selfSigned: {} }));
-    const report = await applyManifests(store, manifests, { defaultNamespace: 'default' });
-    assert.equal(report.applied.length, 0);
-    assert.equal(report.errors.length, 2, report.errors.join('\n'));
-    assert.match(report.errors[0], /^error: m\.yaml: Issuer default\/i7: spec\.ca\.secretName: /);
-    assert.match(report.errors[1], /^error: m\.yaml: Issuer default\/i31: spec\.ca\.secretName: /);
-    assert.equal((await store.list(Issuer)).items.length, 0);
-  } finally {
-    await store.close();
-  }
-});
+test('refused documents among many are each reported, in manifest order, and nothing is stored', withStore(async (store) => {
+  const manifests = Array.from({ length: 40 }, (_, i) => named(`i${i}`, 'default', i === 7 || i === 31 ? { ca: {} } : { selfSigned: {} }));
+  const report = await applyManifests(store, manifests, { defaultNamespace: 'default' });
+  assert.equal(report.applied.length, 0);
+  assert.equal(report.errors.length, 2, report.errors.join('\n'));
+  assert.match(report.errors[0], /^error: m\.yaml: Issuer default\/i7: spec\.ca\.secretName: /);
+  assert.match(report.errors[1], /^error: m\.yaml: Issuer default\/i31: spec\.ca\.secretName: /);
+  assert.equal((await store.list(Issuer)).items.length, 0);
+}));
 
 test('a Namespace is stored before any object in it is written, with writes in flight', async () => {
   const backend = withAdmission(openSqliteStore({ path: ':memory:' }));
@@ -219,73 +209,53 @@ test('a list that is refused, or an object created after it, is looked up one at
   }
 });
 
-test('kubectl\'s last-applied record is written; re-applying is unchanged; what the manifest drops goes, what others set stays', async () => {
-  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
-  try {
-    const doc = (labels: Record<string, string>, annotations?: Record<string, string>) => ({
-      file: 'm.yaml',
-      obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'i', labels, ...(annotations ? { annotations } : {}) }, spec: { selfSigned: {} } } as KubeObject,
-    });
-    const first = await applyManifests(store, [doc({ team: 'a', tier: 'web' }, { note: 'x' })], { defaultNamespace: 'default' });
-    assert.deepEqual(first.applied, ['issuer.cert-manager.io/i created']);
-    const stored = (await store.get<KubeObject>(Issuer, 'default', 'i'))!;
-    assert.equal(stored.metadata.annotations!['kubectl.kubernetes.io/last-applied-configuration'],
-      '{"apiVersion":"cert-manager.io/v1","kind":"Issuer","metadata":{"annotations":{"note":"x"},"labels":{"team":"a","tier":"web"},"name":"i","namespace":"default"},"spec":{"selfSigned":{}}}\n');
+test('kubectl\'s last-applied record is written; re-applying is unchanged; what the manifest drops goes, what others set stays', withStore(async (store) => {
+  const doc = (labels: Record<string, string>, annotations?: Record<string, string>) => ({
+    file: 'm.yaml',
+    obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'i', labels, ...(annotations ? { annotations } : {}) }, spec: { selfSigned: {} } } as KubeObject,
+  });
+  const first = await applyManifests(store, [doc({ team: 'a', tier: 'web' }, { note: 'x' })], { defaultNamespace: 'default' });
+  assert.deepEqual(first.applied, ['issuer.cert-manager.io/i created']);
+  const stored = (await store.get<KubeObject>(Issuer, 'default', 'i'))!;
+  assert.equal(stored.metadata.annotations!['kubectl.kubernetes.io/last-applied-configuration'],
+    '{"apiVersion":"cert-manager.io/v1","kind":"Issuer","metadata":{"annotations":{"note":"x"},"labels":{"team":"a","tier":"web"},"name":"i","namespace":"default"},"spec":{"selfSigned":{}}}\n');
 
-    const again = await applyManifests(store, [doc({ team: 'a', tier: 'web' }, { note: 'x' })], { defaultNamespace: 'default' });
-    assert.deepEqual(again.applied, ['issuer.cert-manager.io/i unchanged']);
+  const again = await applyManifests(store, [doc({ team: 'a', tier: 'web' }, { note: 'x' })], { defaultNamespace: 'default' });
+  assert.deepEqual(again.applied, ['issuer.cert-manager.io/i unchanged']);
 
-    // someone labels and annotates it (kubectl label/annotate); the manifest then drops tier and note
-    await store.update(Issuer, { ...stored, metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, owner: 'ops' }, annotations: { ...stored.metadata.annotations, ticket: '42' } } });
-    const third = await applyManifests(store, [doc({ team: 'a' })], { defaultNamespace: 'default' });
-    assert.deepEqual(third.applied, ['issuer.cert-manager.io/i configured']);
-    const after = (await store.get<KubeObject>(Issuer, 'default', 'i'))!;
-    assert.deepEqual(after.metadata.labels, { team: 'a', owner: 'ops' });
-    const { ['kubectl.kubernetes.io/last-applied-configuration']: record, ...others } = after.metadata.annotations!;
-    assert.deepEqual(others, { ticket: '42' });
-    assert.equal(JSON.parse(record).metadata.labels.tier, undefined);
-  } finally {
-    await store.close();
-  }
-});
+  // someone labels and annotates it (kubectl label/annotate); the manifest then drops tier and note
+  await store.update(Issuer, { ...stored, metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, owner: 'ops' }, annotations: { ...stored.metadata.annotations, ticket: '42' } } });
+  const third = await applyManifests(store, [doc({ team: 'a' })], { defaultNamespace: 'default' });
+  assert.deepEqual(third.applied, ['issuer.cert-manager.io/i configured']);
+  const after = (await store.get<KubeObject>(Issuer, 'default', 'i'))!;
+  assert.deepEqual(after.metadata.labels, { team: 'a', owner: 'ops' });
+  const { ['kubectl.kubernetes.io/last-applied-configuration']: record, ...others } = after.metadata.annotations!;
+  assert.deepEqual(others, { ticket: '42' });
+  assert.equal(JSON.parse(record).metadata.labels.tier, undefined);
+}));
 
-test('an invalid object in a namespace this apply creates is refused before anything, the Namespace included, is stored', async () => {
-  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
-  try {
-    const bad = { ...issuer('team-a', {}), obj: { ...issuer('team-a', {}).obj, metadata: { name: 'bad', namespace: 'team-a' } } };
-    const report = await applyManifests(store, [namespace('team-a'), issuer('team-a'), bad], { defaultNamespace: 'default' });
-    assert.equal(report.errors.length, 1, report.errors.join('\n'));
-    assert.match(report.errors[0], /^error: m\.yaml: Issuer team-a\/bad: spec: Required value: /);
-    assert.deepEqual(report.applied, []);
-    assert.equal(await store.get(NamespaceType, undefined, 'team-a'), undefined);
-    assert.equal(await store.get(Issuer, 'team-a', 'i'), undefined);
-  } finally {
-    await store.close();
-  }
-});
+test('an invalid object in a namespace this apply creates is refused before anything, the Namespace included, is stored', withStore(async (store) => {
+  const bad = { ...issuer('team-a', {}), obj: { ...issuer('team-a', {}).obj, metadata: { name: 'bad', namespace: 'team-a' } } };
+  const report = await applyManifests(store, [namespace('team-a'), issuer('team-a'), bad], { defaultNamespace: 'default' });
+  assert.equal(report.errors.length, 1, report.errors.join('\n'));
+  assert.match(report.errors[0], /^error: m\.yaml: Issuer team-a\/bad: spec: Required value: /);
+  assert.deepEqual(report.applied, []);
+  assert.equal(await store.get(NamespaceType, undefined, 'team-a'), undefined);
+  assert.equal(await store.get(Issuer, 'team-a', 'i'), undefined);
+}));
 
-test('the same object twice in one apply is refused, naming both documents, and nothing is stored', async () => {
-  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
-  try {
-    const second = { file: 'other.yaml', obj: issuer('default', { ca: { secretName: 'ca' } }).obj };
-    const report = await applyManifests(store, [namespace('team-b'), issuer('default'), second], { defaultNamespace: 'default' });
-    assert.deepEqual(report.errors, ['error: other.yaml: Issuer default/i: also in m.yaml: one apply holds each object once']);
-    assert.deepEqual(report.applied, []);
-    assert.equal(await store.get(Issuer, 'default', 'i'), undefined);
-    assert.equal(await store.get(NamespaceType, undefined, 'team-b'), undefined);
-  } finally {
-    await store.close();
-  }
-});
+test('the same object twice in one apply is refused, naming both documents, and nothing is stored', withStore(async (store) => {
+  const second = { file: 'other.yaml', obj: issuer('default', { ca: { secretName: 'ca' } }).obj };
+  const report = await applyManifests(store, [namespace('team-b'), issuer('default'), second], { defaultNamespace: 'default' });
+  assert.deepEqual(report.errors, ['error: other.yaml: Issuer default/i: also in m.yaml: one apply holds each object once']);
+  assert.deepEqual(report.applied, []);
+  assert.equal(await store.get(Issuer, 'default', 'i'), undefined);
+  assert.equal(await store.get(NamespaceType, undefined, 'team-b'), undefined);
+}));
 
-test('with -n, a document naming another namespace is refused, as kubectl refuses it, and nothing is stored', async () => {
-  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
-  try {
-    const report = await applyManifests(store, [issuer('default'), issuer('kube-public')], { defaultNamespace: 'default', enforceNamespace: true });
-    assert.deepEqual(report.errors, ['error: m.yaml: Issuer kube-public/i: the namespace from the provided object "kube-public" does not match the namespace "default". You must pass \'--namespace=kube-public\' to perform this operation.']);
-    assert.equal(await store.get(Issuer, 'default', 'i'), undefined);
-    assert.deepEqual((await applyManifests(store, [issuer('kube-public')], { defaultNamespace: 'default' })).errors, [], 'without -n, it goes where it says');
-  } finally {
-    await store.close();
-  }
-});
+test('with -n, a document naming another namespace is refused, as kubectl refuses it, and nothing is stored', withStore(async (store) => {
+  const report = await applyManifests(store, [issuer('default'), issuer('kube-public')], { defaultNamespace: 'default', enforceNamespace: true });
+  assert.deepEqual(report.errors, ['error: m.yaml: Issuer kube-public/i: the namespace from the provided object "kube-public" does not match the namespace "default". You must pass \'--namespace=kube-public\' to perform this operation.']);
+  assert.equal(await store.get(Issuer, 'default', 'i'), undefined);
+  assert.deepEqual((await applyManifests(store, [issuer('kube-public')], { defaultNamespace: 'default' })).errors, [], 'without -n, it goes where it says');
+}));
