@@ -61,6 +61,25 @@ export function patchMediaTypes(type: ResourceType): string[] {
   return ['application/json-patch+json', 'application/merge-patch+json', ...(isCustomResource(type) ? [] : ['application/strategic-merge-patch+json']), 'application/apply-patch+yaml'];
 }
 
+/**
+ * Whether kube-apiserver keeps metadata.generation for a kind: custom resources and the
+ * built-ins whose strategy sets it (CRDs, Ingresses, webhook configurations); a Secret,
+ * Namespace, Event, Lease, Pod, Service or APIService has none.
+ */
+export function tracksGeneration(type: ResourceType): boolean {
+  return isCustomResource(type) || type === CustomResourceDefinitionType || type === IngressType
+    || type === ValidatingWebhookConfigurationType || type === MutatingWebhookConfigurationType;
+}
+
+/**
+ * Whether an update without metadata.resourceVersion is allowed (the strategy's
+ * AllowUnconditionalUpdate): not for custom resources, CRDs and APIServices, whose writers must
+ * say which version they replace.
+ */
+export function allowsUnconditionalUpdate(type: ResourceType): boolean {
+  return !isCustomResource(type) && type !== CustomResourceDefinitionType && type !== APIServiceType;
+}
+
 export const CustomResourceDefinitionType = rt('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, true, ['crd', 'crds']);
 
 export const resourceTypes: ResourceType[] = [

@@ -148,20 +148,57 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
       });
     });
 
-    test('update: 409 on a stale resourceVersion, unconditional without one, 404 when missing', async () => {
+    test('update: 409 on a stale resourceVersion, 422 without one on a custom resource (unconditional only for built-in kinds that allow it), 404 when missing', async () => {
       await withStore(async ({ store }, ns) => {
         const v1 = await store.create<KubeObject>(Certificate, cert(ns, 'a'));
         const v2 = await store.update<KubeObject>(Certificate, { ...v1, spec: { ...(v1.spec as object), dnsNames: ['b.example.com'] } });
         assert.notEqual(v2.metadata.resourceVersion, v1.metadata.resourceVersion);
         const stale = { ...v1, spec: { ...(v1.spec as object), dnsNames: ['c.example.com'] } };
         await assert.rejects(store.update<KubeObject>(Certificate, stale), (e: unknown) => isConflict(e));
+        // kube-apiserver's customResourceStrategy does not allow unconditional updates: a PUT
+        // without resourceVersion would silently overwrite whatever another writer stored
         const { resourceVersion: _rv, ...metaNoRv } = stale.metadata;
-        const v3 = await store.update<KubeObject>(Certificate, { ...stale, metadata: metaNoRv });
+        for (const write of [() => store.update<KubeObject>(Certificate, { ...stale, metadata: metaNoRv }),
+          () => store.updateStatus<KubeObject>(Certificate, { ...stale, metadata: metaNoRv, status: { x: 1 } })]) {
+          await assert.rejects(write(), (e: unknown) => {
+            assert.equal(statusCode(e), 422, String(e));
+            assert.match(String((e as Error).message), /metadata\.resourceVersion: Invalid value: 0x0: must be specified for an update/);
+            return true;
+          });
+        }
+        assert.deepEqual(((await store.get<KubeObject>(Certificate, ns, 'a'))!.spec as { dnsNames: string[] }).dnsNames, ['b.example.com']);
+        const v3 = await store.update<KubeObject>(Certificate, { ...stale, metadata: { ...stale.metadata, resourceVersion: v2.metadata.resourceVersion } });
         assert.deepEqual((v3.spec as { dnsNames: string[] }).dnsNames, ['c.example.com']);
         assert.equal(v3.metadata.uid, v1.metadata.uid);
         assert.equal(v3.metadata.creationTimestamp, v1.metadata.creationTimestamp);
-        await assert.rejects(store.update<KubeObject>(Certificate, cert(ns, 'missing')), (e: unknown) => isNotFound(e));
+        await assert.rejects(store.update<KubeObject>(Certificate, { ...cert(ns, 'missing'), metadata: { ...cert(ns, 'missing').metadata, resourceVersion: '1' } }), (e: unknown) => isNotFound(e));
         await assert.rejects(store.updateStatus<KubeObject>(Certificate, { ...v3, status: { x: 1 }, metadata: { ...v1.metadata } }), (e: unknown) => isConflict(e));
+        // a Secret allows it (kube's secretStrategy.AllowUnconditionalUpdate)
+        await store.create<Secret>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: ns }, type: 'Opaque', data: { a: 'MQ==' } });
+        const s2 = await store.update<Secret>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: ns }, type: 'Opaque', data: { a: 'Mg==' } });
+        assert.equal(s2.data?.a, 'Mg==');
+      });
+    });
+
+    test('metadata.generation: kept by custom resources, absent on the built-in kinds whose strategy has none (Secret, Namespace)', async () => {
+      await withStore(async ({ store }, ns) => {
+        const c = await store.create<KubeObject>(Certificate, cert(ns, 'g'));
+        assert.equal(c.metadata.generation, 1);
+        const s = await store.create<Secret>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'g', namespace: ns }, type: 'Opaque', data: { a: 'MQ==' } });
+        assert.equal(s.metadata.generation, undefined);
+        const s2 = await store.update<Secret>(SecretType, { ...s, data: { a: 'Mg==' } });
+        assert.equal(s2.metadata.generation, undefined);
+        const n = await store.get<KubeObject>(NamespaceType, undefined, ns);
+        assert.equal(n!.metadata.generation, undefined, 'an implicitly created namespace');
+        const ns2 = `${ns}-g`;
+        try {
+          const n2 = await store.create<KubeObject>(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns2 } });
+          assert.equal(n2.metadata.generation, undefined);
+          const n3 = await store.update<KubeObject>(NamespaceType, { ...n2, metadata: { ...n2.metadata, labels: { a: 'b' } } });
+          assert.equal(n3.metadata.generation, undefined);
+        } finally {
+          await store.delete(NamespaceType, undefined, ns2).catch(() => undefined);
+        }
       });
     });
 
@@ -421,7 +458,10 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
         const page = await store.list(Certificate, { namespace: ns, limit: 1 });
         let old = '1';
         if (b.compact) {
-          for (let i = 0; i < 3; i++) await store.update<KubeObject>(Certificate, { ...(await store.get(Certificate, ns, 'a'))!, metadata: { ...first.metadata, resourceVersion: undefined, annotations: { i: String(i) } } });
+          for (let i = 0; i < 3; i++) {
+            const cur = (await store.get<KubeObject>(Certificate, ns, 'a'))!;
+            await store.update<KubeObject>(Certificate, { ...cur, metadata: { ...cur.metadata, annotations: { i: String(i) } } });
+          }
           await b.compact();
           old = first.metadata.resourceVersion!;
           await assert.rejects(store.list(Certificate, { namespace: ns, limit: 1, continue: page.continue }), (e: unknown) => isGone(e));

@@ -5,7 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, Secret } from '../../api/meta.ts';
-import { apiVersionOf, isNamespaceType, type ResourceType } from '../../api/resources.ts';
+import { allowsUnconditionalUpdate, apiVersionOf, isNamespaceType, type ResourceType } from '../../api/resources.ts';
 import { dns1123LabelError, dns1123SubdomainError, qualifiedNameError } from '../../api/names.ts';
 import { labelKeyProblem, labelValueProblem } from '../selectors.ts';
 import { StoreError, invalidObjectError, type StatusCause } from '../store.ts';
@@ -36,6 +36,12 @@ export function checkKind(type: ResourceType, obj: KubeObject): void {
   }
   if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
   if (typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) throw new StoreError('BadRequest', 'metadata must be an object');
+}
+
+/** kube's rest.Update: a kind whose strategy does not allow unconditional updates needs the resourceVersion it replaces. */
+export function checkUnconditionalUpdate(type: ResourceType, obj: KubeObject): void {
+  if (obj.metadata.resourceVersion || allowsUnconditionalUpdate(type)) return;
+  throw invalidObjectError(type, obj.metadata.name ?? '', [{ field: 'metadata.resourceVersion', value: new GoLiteral('0x0'), message: 'must be specified for an update', reason: 'FieldValueInvalid' }]);
 }
 
 /** Namespace must be given for namespaced kinds and absent for cluster-scoped ones. */

@@ -7,7 +7,7 @@ import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { KubeObject, ObjectMeta } from '../../api/meta.ts';
 import { rfc3339 } from '../../api/time.ts';
-import { apiVersionOf, isNamespaceType, NamespaceType, type ResourceType } from '../../api/resources.ts';
+import { apiVersionOf, isNamespaceType, NamespaceType, tracksGeneration, type ResourceType } from '../../api/resources.ts';
 import { realClock, type Clock } from '../../runtime/clock.ts';
 import { applyJSONPatch, applyMergePatch, jsonEqual } from '../patch.ts';
 import { matchesFields, matchesLabels, parseFieldSelectorFor, parseLabelSelector } from '../selectors.ts';
@@ -16,7 +16,7 @@ import {
   type Watch, type WatchEvent, type WatchOptions, type WriteOptions,
 } from '../store.ts';
 import {
-  checkFinalizersAndOwners, checkKind, checkLabels, checkName, checkNamespace, checkPatchedIdentity, generatedNameSuffix,
+  checkFinalizersAndOwners, checkKind, checkLabels, checkName, checkNamespace, checkPatchedIdentity, checkUnconditionalUpdate, generatedNameSuffix,
   namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource, validateSecret,
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
@@ -447,7 +447,8 @@ export class SqliteStore implements Store {
     checkFinalizersAndOwners(type, o);
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.clock.now());
-    meta.generation = 1;
+    if (tracksGeneration(type)) meta.generation = 1;
+    else delete meta.generation;
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -478,6 +479,7 @@ export class SqliteStore implements Store {
     this.assertOpen();
     const o = plainCopy(obj);
     checkKind(type, o);
+    checkUnconditionalUpdate(type, o);
     return this.write(() => this.updateObject(type, o, opts));
   }
 
@@ -487,6 +489,7 @@ export class SqliteStore implements Store {
     // what is stored, so only it is copied from the caller's object
     const o = isMap(obj) ? { ...obj, metadata: isMap(obj.metadata) ? { ...obj.metadata } : obj.metadata, status: plainCopy(obj.status) } as T : obj;
     checkKind(type, o);
+    checkUnconditionalUpdate(type, o);
     return this.write(() => this.updateStatusOf(type, o, opts));
   }
 
@@ -795,7 +798,8 @@ export class SqliteStore implements Store {
     // system fields are the server's: an update cannot change them (Kubernetes' BeforeUpdate)
     meta.uid = old.metadata.uid;
     meta.creationTimestamp = old.metadata.creationTimestamp;
-    meta.generation = old.metadata.generation;
+    if (tracksGeneration(type)) meta.generation = old.metadata.generation;
+    else delete meta.generation;
     meta.resourceVersion = String(cur.rev);
     for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds'] as const) {
       if (old.metadata[f] === undefined) delete meta[f];
@@ -808,7 +812,7 @@ export class SqliteStore implements Store {
     normalizeSecret(type, o);
     validateSecret(type, o, old);
     const sameBody = jsonEqual(withoutMetadata(o), withoutMetadata(old));
-    if (!sameBody) meta.generation = (old.metadata.generation ?? 0) + 1;
+    if (!sameBody && tracksGeneration(type)) meta.generation = (old.metadata.generation ?? 0) + 1;
     // a stale value is rewritten even when unchanged: rewriting is how keys are rotated
     if (sameBody && jsonEqual(meta, old.metadata) && !cur.stale) return old as T;
     if (opts.dryRun) {
@@ -991,7 +995,7 @@ export class SqliteStore implements Store {
     }
     const obj: KubeObject = {
       apiVersion: 'v1', kind: 'Namespace',
-      metadata: { name: ns, uid: randomUUID(), creationTimestamp: rfc3339(this.clock.now()), generation: 1 },
+      metadata: { name: ns, uid: randomUUID(), creationTimestamp: rfc3339(this.clock.now()) },
       status: { phase: 'Active' },
     };
     prepareNamespace(NamespaceType, obj);
