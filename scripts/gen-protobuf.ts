@@ -30,6 +30,7 @@ const entryFiles = [
   'k8s.io/api/networking/v1/generated.proto',
   'k8s.io/api/admissionregistration/v1/generated.proto',
   'k8s.io/api/authorization/v1/generated.proto',
+  'k8s.io/api/authentication/v1/generated.proto',
 ];
 
 /** The message types reachable from the served kinds and the envelope, by full name (no leading dot). */

@@ -6,24 +6,16 @@
 
 import { parseDuration } from './duration.ts';
 import { windowFieldNames } from './renewal-windows.ts';
-import type { KubeObject } from './meta.ts';
+import type { KubeObject, UserInfo } from './meta.ts';
 import type { ResourceType } from './resources.ts';
 import { schemasByKind } from './schema.ts';
 import { withSchemaDefaults } from './schema-defaults.ts';
 import type { CertificateSpec, CertificateStatus, IssuerRef, RenewalWindow } from './types.ts';
 import { plainCopy } from './plain-copy.ts';
 
-/** Who made the request, as the API server authenticated it (Kubernetes UserInfo). */
-export interface RequesterInfo {
-  username: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-}
-
 export interface DefaultingOptions {
   /** For a CertificateRequest create: stamped into spec.username/uid/groups/extra as upstream's webhook does. */
-  requester?: RequesterInfo;
+  requester?: UserInfo;
 }
 
 /**
@@ -40,17 +32,22 @@ export function withStorageDefaults<T extends KubeObject>(type: ResourceType, ob
 export function applyDefaults<T extends KubeObject>(type: ResourceType, obj: T, options: DefaultingOptions = {}): T {
   // the copy's own parts only: withStorageDefaults shares with what it is given
   const out = withStorageDefaults(type, plainCopy(obj));
-  if (type.group === 'cert-manager.io' && type.kind === 'CertificateRequest' && options.requester) {
-    const spec = (out.spec ?? {}) as Record<string, unknown>;
-    const r = options.requester;
-    // Upstream overwrites whatever the client sent: the identity must be the authenticated one.
-    spec.username = r.username;
-    if (r.uid !== undefined) spec.uid = r.uid; else delete spec.uid;
-    if (r.groups !== undefined) spec.groups = [...r.groups]; else delete spec.groups;
-    if (r.extra !== undefined) spec.extra = plainCopy(r.extra); else delete spec.extra;
-    (out as KubeObject).spec = spec;
-  }
-  return out;
+  return options.requester ? withRequester(type, out, options.requester) : out;
+}
+
+/**
+ * A new CertificateRequest with its creator's identity in spec.username/uid/groups/extra, as
+ * cert-manager's mutating webhook stamps it (whatever the client sent: the identity must be the
+ * authenticated one); `obj` itself for any other kind. Shares all but the spec with `obj`.
+ */
+export function withRequester<T extends KubeObject>(type: ResourceType, obj: T, user: UserInfo): T {
+  if (type.group !== 'cert-manager.io' || type.kind !== 'CertificateRequest') return obj;
+  const spec = { ...(obj.spec ?? {}) as Record<string, unknown> };
+  spec.username = user.username;
+  if (user.uid !== undefined) spec.uid = user.uid; else delete spec.uid;
+  if (user.groups !== undefined) spec.groups = [...user.groups]; else delete spec.groups;
+  if (user.extra !== undefined) spec.extra = plainCopy(user.extra); else delete spec.extra;
+  return { ...obj, spec };
 }
 
 // ---------------------------------------------------------------------------------------------

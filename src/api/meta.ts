@@ -42,6 +42,14 @@ export interface Condition {
   observedGeneration?: number;
 }
 
+/** Who made a request, as the API server authenticated it (authentication.k8s.io/v1 UserInfo). */
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
 /** A Secret as the Kubernetes core/v1 API has it; data values are base64. */
 export interface Secret extends KubeObject {
   type?: string;

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore } from '../store/sqlite/index.ts';
-import { Certificate, SecretType } from '../api/resources.ts';
+import { Certificate, CertificateRequest, SecretType } from '../api/resources.ts';
+import { makeCsr } from '../../test/rig/csr.ts';
 import { StoreError, type Store } from '../store/store.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { withAdmission } from './admission.ts';
@@ -160,3 +161,27 @@ test('admission copies only what it changes: frozen objects from a cache can be 
     assert.notEqual(created.metadata.resourceVersion, updated.metadata.resourceVersion);
   });
 });
+
+test('a new CertificateRequest carries who made it (cert-manager\'s webhook stamps spec.username/groups): the API\'s user, else the controllers\' service account; the spec cannot change after', async () => {
+  const { csrDer } = await makeCsr(['requester.example.test']);
+  const request = (name: string, claimed: Record<string, unknown> = {}): KubeObject => ({
+    apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest', metadata: { name, namespace: 'default' },
+    spec: { request: Buffer.from(`-----BEGIN CERTIFICATE REQUEST-----\n${csrDer.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`).toString('base64'), issuerRef: { name: 'ca' }, ...claimed },
+  });
+  await withStores(async (admitted) => {
+    const mine = await admitted.create(CertificateRequest, request('from-controller', { username: 'someone', uid: 'x', extra: { a: ['b'] } }));
+    assert.deepEqual(pick(mine.spec), { username: 'system:serviceaccount:certsmith:certsmith', groups: ['system:serviceaccounts', 'system:serviceaccounts:certsmith', 'system:authenticated'] });
+    const user = { username: 'alice', uid: 'u-1', groups: ['devs', 'system:authenticated'], extra: { scopes: ['x'] } };
+    const theirs = await admitted.create(CertificateRequest, request('from-alice', { username: 'mallory', groups: ['system:masters'] }), { user });
+    assert.deepEqual(pick(theirs.spec), { username: 'alice', uid: 'u-1', groups: ['devs', 'system:authenticated'], extra: { scopes: ['x'] } });
+    await assert.rejects(admitted.update(CertificateRequest, { ...theirs, spec: { ...(theirs.spec as object), username: 'mallory' } }, { user }), invalid(['spec']));
+    // a Certificate is not stamped (only CertificateRequests carry a requester)
+    const c = await admitted.create(Certificate, cert('not-stamped'), { user });
+    assert.equal((c.spec as Record<string, unknown>).username, undefined);
+  });
+});
+
+function pick(spec: unknown) {
+  const { username, uid, groups, extra } = spec as Record<string, unknown>;
+  return JSON.parse(JSON.stringify({ username, uid, groups, extra }));
+}

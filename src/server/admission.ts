@@ -1,10 +1,11 @@
 // Admission in front of a Store: defaulting and validation of certsmith kinds on every write,
 // and dry-run for every kind. The HTTP API and the in-process controllers both write through
 // it, so an object that reached the store has always passed the same checks.
-import type { KubeObject } from '../api/meta.ts';
+import type { KubeObject, UserInfo } from '../api/meta.ts';
 import { isNamespaceType, type ResourceType } from '../api/resources.ts';
 import { validate, type FieldError } from '../api/validation.ts';
-import { withStorageDefaults } from '../api/defaults.ts';
+import { withRequester, withStorageDefaults } from '../api/defaults.ts';
+import { inProcessUser } from './users.ts';
 import { applyMergePatch, applyJSONPatch } from '../store/patch.ts';
 import { checkObjectUpdate, isMap } from '../store/object-checks.ts';
 import { applyConfiguration, managedFieldsForCreate, recordUpdate as recordOwnership, type ApplyRequest } from './ssa/apply.ts';
@@ -204,6 +205,9 @@ function requestOptions(kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'
   };
 }
 
+/** Who a write is from: the API's authenticated user, else certsmith's own controllers. */
+const userOf = (opts?: { user?: UserInfo }): UserInfo => opts?.user ?? inProcessUser;
+
 export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
   const builtin = o.builtin !== false;
   const hooks = o.webhooks;
@@ -254,8 +258,8 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
       // the writer owns what it created (an apply that creates has set its own entry)
       const owned = opts?.fieldManager && obj.metadata?.managedFields === undefined ? recordUpdate(type, undefined, obj, opts.fieldManager) : obj;
       const ready = await admitted({
-        type, operation: 'CREATE', name: owned.metadata?.name ?? '', namespace: owned.metadata?.namespace,
-        object: owned, dryRun: !!opts?.dryRun, options: requestOptions('CreateOptions', opts),
+        type, operation: 'CREATE', name: owned.metadata?.name ?? '', namespace: owned.metadata?.namespace, userInfo: userOf(opts),
+        object: builtin ? withRequester(type, owned, userOf(opts)) : owned, dryRun: !!opts?.dryRun, options: requestOptions('CreateOptions', opts),
       }, (x) => x);
       return written(type, await inner.create(type, ready, opts), opts);
     },
@@ -270,7 +274,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
       if (!validatedOnWrite(type) && !wanted(type, 'UPDATE')) return written(type, await inner.update(type, incoming, opts), opts);
       checkPrecondition(type, stored, incoming);
       const ready = await admitted({
-        type, operation: 'UPDATE', name, namespace: namespaceOf(type, obj),
+        type, operation: 'UPDATE', name, namespace: namespaceOf(type, obj), userInfo: userOf(opts),
         object: withoutStatusChange(type, stored, incoming), oldObject: stored, dryRun: !!opts?.dryRun, options: requestOptions('UpdateOptions', opts),
       }, (x) => withoutStatusChange(type, stored, x));
       return written(type, await inner.update(type, ready, opts), opts);
@@ -283,7 +287,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
       if (!stored) throw notFound(type, name);
       checkPrecondition(type, stored, obj);
       const ready = await admitted({
-        type, operation: 'UPDATE', subresource: 'status', name, namespace: namespaceOf(type, obj),
+        type, operation: 'UPDATE', subresource: 'status', name, namespace: namespaceOf(type, obj), userInfo: userOf(opts),
         object: withStatusOf(stored, obj), oldObject: stored, dryRun: !!opts?.dryRun, options: requestOptions('UpdateOptions', opts),
       }, (x) => withStatusOf(stored, x));
       return inner.updateStatus(type, ready, opts);
@@ -319,7 +323,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
         checkPrecondition(type, stored, next);
         const shape = (x: T) => (opts?.subresource === 'status' ? withStatusOf(stored, x) : withoutStatusChange(type, stored, x));
         const ready = await admitted({
-          type, operation: 'UPDATE', subresource: opts?.subresource, name, namespace: type.namespaced ? namespace : undefined,
+          type, operation: 'UPDATE', subresource: opts?.subresource, name, namespace: type.namespaced ? namespace : undefined, userInfo: userOf(opts),
           object: shape(next), oldObject: stored, dryRun: !!opts?.dryRun, options: requestOptions('PatchOptions', opts),
         }, shape);
         try {
@@ -340,7 +344,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
         const stored = await inner.get<T>(type, type.namespaced ? namespace : undefined, name);
         if (stored) {
           const call: AdmissionCall = {
-            type, operation: 'DELETE', name, namespace: type.namespaced ? namespace : undefined, oldObject: stored, dryRun: !!opts?.dryRun,
+            type, operation: 'DELETE', name, namespace: type.namespaced ? namespace : undefined, userInfo: userOf(opts), oldObject: stored, dryRun: !!opts?.dryRun,
             options: {
               apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions', ...(opts?.dryRun ? { dryRun: ['All'] } : {}),
               ...(opts?.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),

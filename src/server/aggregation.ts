@@ -14,7 +14,8 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { APIServiceType } from '../api/resources.ts';
 import { serviceEndpoint, ServiceEndpointError, type ServiceEndpoint } from './service-endpoint.ts';
-import type { KubeObject } from '../api/meta.ts';
+import type { KubeObject, UserInfo } from '../api/meta.ts';
+import { inProcessUser } from './users.ts';
 import type { Store } from '../store/store.ts';
 
 interface APIService extends KubeObject {
@@ -77,11 +78,11 @@ const PROXY_TIMEOUT_MS = 30_000;
 
 /** One request to the backend; the answer is read whole, up to maxBytes. */
 export function proxyRequest(backend: AggregatedBackend, req: {
-  method: string; path: string; headers: Record<string, string>; body?: Buffer; user: string; maxBytes: number;
+  method: string; path: string; headers: Record<string, string>; body?: Buffer; user: UserInfo; maxBytes: number;
 }): Promise<ProxiedResponse> {
   return new Promise((resolve, reject) => {
     const headers: http.OutgoingHttpHeaders = {
-      ...req.headers, 'x-remote-user': req.user, 'x-remote-group': 'system:authenticated',
+      ...req.headers, 'x-remote-user': req.user.username, 'x-remote-group': req.user.groups ?? [],
       ...(req.body ? { 'content-length': req.body.length } : {}),
     };
     const r = https.request({
@@ -117,7 +118,7 @@ function tlsCheckIdentity(name: string, cert: tls.PeerCertificate): Error | unde
 }
 
 /** A caller for the controllers (webhook solvers) that goes through this server's aggregation. */
-export function aggregatedAPICaller(store: Store, user = 'certsmith') {
+export function aggregatedAPICaller(store: Store, user: UserInfo = inProcessUser) {
   return async (method: 'POST', path: string, body: unknown): Promise<{ status: number; body: unknown }> => {
     const m = /^\/apis\/([^/]+)\/([^/]+)\//.exec(path);
     if (!m) throw new Error(`not an aggregated API path: ${path}`);

@@ -7,7 +7,7 @@
 import { APIServiceType, resourceTypes, type ResourceType } from '../api/resources.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { Store } from '../store/store.ts';
-import { authorizationGroup, authorizationResources, authorizationVersion } from './authorization.ts';
+import { discoveryEntry, reviewAPI, reviewAPIs } from './self-reviews.ts';
 import { byCodeUnits } from '../api/ordering.ts';
 
 const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -53,7 +53,7 @@ function groupVersions(aggregated: AggregatedGroupVersion[] = []) {
     groups.get(t.group)!.add(t.version);
   }
   // not stored, so not in the registry: reviews are answered, never kept
-  groups.set(authorizationGroup, new Set([authorizationVersion]));
+  for (const r of reviewAPIs) groups.set(r.group, new Set([r.version]));
   // a group this server serves itself is never handed over, whatever an APIService says
   const own = new Set(groups.keys());
   for (const a of aggregated) {
@@ -86,9 +86,8 @@ export function typesIn(group: string, version: string): ResourceType[] {
 }
 
 export function apiResourceList(group: string, version: string) {
-  if (group === authorizationGroup && version === authorizationVersion) {
-    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources: authorizationResources };
-  }
+  const reviews = reviewAPI(group, version);
+  if (reviews) return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources: reviews.resources.map(discoveryEntry) };
   const types = typesIn(group, version);
   if (!types.length) return undefined;
   const resources = types.flatMap((t) => {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer } from './testing/test-api-server.ts';
 import http from 'node:http';
-import { allowedReason } from './authorization.ts';
+import { allowedReason } from './self-reviews.ts';
 import { decodeObject, encodeObject, protobufMediaType } from './protobuf/codec.ts';
 
 const { api } = await startTestApiServer('wire');
@@ -115,6 +115,26 @@ test('SelfSubjectAccessReview: the token may do everything, in JSON and in proto
   assert.match(both.body.message, /exactly one of nonResourceAttributes or resourceAttributes/);
   assert.equal((await request('GET', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews')).status, 405);
   assert.equal((await request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', '{}')).status, 404);
+});
+
+test('SelfSubjectReview (kubectl auth whoami): the token\'s user, in JSON and in protobuf, listed in discovery', async () => {
+  const review = { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' };
+  const user = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
+  const json = await request('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', JSON.stringify(review));
+  assert.equal(json.status, 201, JSON.stringify(json.body));
+  assert.deepEqual(json.body, { ...review, metadata: { creationTimestamp: null }, status: { userInfo: user } });
+  const pb = await request('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', encodeObject(review)!, { Accept: protobufAccept });
+  assert.equal(pb.status, 201);
+  assert.equal(pb.contentType, protobufMediaType);
+  assert.deepEqual(pb.body.status, { userInfo: user });
+  assert.equal((await request('GET', '/apis/authentication.k8s.io/v1/selfsubjectreviews')).status, 405);
+  assert.equal((await request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', '{}')).status, 404);
+  const wrong = await request('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', JSON.stringify({ ...review, kind: 'TokenReview' }));
+  assert.equal(wrong.status, 400);
+
+  assert.ok((await request('GET', '/apis')).body.groups.some((g: { name: string }) => g.name === 'authentication.k8s.io'));
+  const authn = (await request('GET', '/apis/authentication.k8s.io/v1')).body.resources.map((r: { name: string; verbs: string[] }) => `${r.name}:${r.verbs}`);
+  assert.deepEqual(authn, ['selfsubjectreviews:create']);
 });
 
 test('SelfSubjectRulesReview lists every verb on every resource', async () => {

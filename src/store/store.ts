@@ -1,6 +1,6 @@
 // The store contract every backend honours (embedded SQLite, and a Kubernetes cluster):
 // Kubernetes semantics, because controllers are written once against them.
-import type { KubeObject } from '../api/meta.ts';
+import type { KubeObject, UserInfo } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
 import { fieldErrorText, invalidObjectMessage, type FieldError } from '../api/validation/field-errors.ts';
 
@@ -63,6 +63,8 @@ export class WatchTooSlowError extends Error {
 export interface WriteOptions {
   /** who writes, recorded as the field manager and used in logs */
   fieldManager?: string;
+  /** who the API authenticated, for admission (a CertificateRequest's requester); absent for in-process writers */
+  user?: UserInfo;
   /** validate only, store nothing */
   dryRun?: boolean;
 }
@@ -77,6 +79,8 @@ export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   /** 'Background' (default) or 'Foreground' or 'Orphan' */
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  /** as WriteOptions.user */
+  user?: UserInfo;
 }
 
 export interface Store {

@@ -2,9 +2,9 @@
 // (admission.k8s.io/v1) in, the HTTP answer out. The rules are src/api's (the ones the embedded
 // server applies in process): checkObjectUpdate, applyDefaults, validate. Nothing here decides
 // what is valid; this file only translates between those functions and the review's wire shape.
-import type { KubeObject } from '../api/meta.ts';
+import type { KubeObject, UserInfo } from '../api/meta.ts';
 import { resourceTypes, type ResourceType } from '../api/resources.ts';
-import { applyDefaults, type RequesterInfo } from '../api/defaults.ts';
+import { applyDefaults } from '../api/defaults.ts';
 import { validate, invalidObjectMessage, fieldErrorText } from '../api/validation.ts';
 import { checkObjectUpdate, checkValueShape } from '../store/object-checks.ts';
 import { StoreError } from '../store/store.ts';
@@ -69,7 +69,7 @@ export function handledTypeOf(request: Record<string, unknown>): ResourceType | 
   return type && handledGroups.has(type.group) ? type : undefined;
 }
 
-function requesterOf(userInfo: unknown): RequesterInfo | undefined {
+function requesterOf(userInfo: unknown): UserInfo | undefined {
   if (!isObj(userInfo) || typeof userInfo.username !== 'string') return undefined;
   const groups = Array.isArray(userInfo.groups) ? userInfo.groups.filter((g): g is string => typeof g === 'string') : undefined;
   const extra = isObj(userInfo.extra)

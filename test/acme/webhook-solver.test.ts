@@ -87,7 +87,10 @@ describe('DNS-01 through a webhook solver behind an APIService', () => {
     assert.deepEqual(present.config, { zone: 'example.test', ttl: 60 }, 'only the solver config, not groupName/solverName');
     assert.match(String(present.uid), /^[0-9a-f-]{36}$/);
     assert.equal(typeof present.key, 'string');
-    assert.ok(mine[0].remoteUser, 'X-Remote-User, as kube-apiserver sends to aggregated servers');
+    // the controllers call as the service account they run as on a cluster, as kube-apiserver's
+    // front proxy sends it (X-Remote-User, one X-Remote-Group per group)
+    assert.equal(mine[0].remoteUser, 'system:serviceaccount:certsmith:certsmith');
+    assert.deepEqual(mine[0].remoteGroups, ['system:serviceaccounts', 'system:serviceaccounts:certsmith', 'system:authenticated']);
   });
 
   test("a solver's failure is the Challenge's reason, and the next attempt succeeds", async () => {
@@ -169,6 +172,7 @@ describe('the embedded server proxies an APIService group, as kube-aggregator do
     const dig = await run('dig', ['@127.0.0.1', '-p', String(named.port), '+short', 'TXT', fqdn]);
     assert.equal(dig.stdout.trim(), '"raw-value"', 'the solver wrote the record the proxied request asked for');
     assert.equal(solver.calls.at(-1)?.remoteUser, 'admin', 'X-Remote-User names the authenticated user');
+    assert.deepEqual(solver.calls.at(-1)?.remoteGroups, ['system:masters', 'system:authenticated']);
 
     const gone = await kubectl(['get', '--raw', '/apis/gone.example.test/v1alpha1']);
     assert.notEqual(gone.code, 0);

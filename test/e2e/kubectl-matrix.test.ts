@@ -275,6 +275,35 @@ test('kubectl auth can-i, api-resources, api-versions', async () => {
   for (const v of ['v1', 'cert-manager.io/v1', 'acme.cert-manager.io/v1', 'authorization.k8s.io/v1', 'coordination.k8s.io/v1']) assert.ok(versions.includes(v), v);
 });
 
+test('kubectl auth whoami names the kubeconfig token\'s user; REQUESTER shows who created each CertificateRequest', async () => {
+  // SelfSubjectReview (authentication.k8s.io/v1, kube 1.28+): what `kubectl auth whoami` asks
+  assert.match(await ok(['auth', 'whoami']), /^Username\s+admin$/m);
+  const me = await latest.getJSON<{ status: { userInfo: { username: string; groups: string[] } } }>(['auth', 'whoami']);
+  assert.deepEqual(me.status.userInfo, { username: 'admin', groups: ['system:masters', 'system:authenticated'] });
+  assert.ok((await ok(['api-versions'])).split('\n').includes('authentication.k8s.io/v1'));
+
+  // the controllers' requests carry their identity, as cert-manager's carry its service account
+  const requests = await latest.getJSON<{ items: { spec: { username?: string; groups?: string[] } }[] }>(['get', 'certificaterequests', '-A']);
+  assert.ok(requests.items.length > 0);
+  for (const r of requests.items) {
+    assert.equal(r.spec.username, 'system:serviceaccount:certsmith:certsmith');
+    assert.deepEqual(r.spec.groups, ['system:serviceaccounts', 'system:serviceaccounts:certsmith', 'system:authenticated']);
+  }
+  // one made with kubectl is the token's user's, whatever the manifest claimed
+  const csr = await run('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=whoami.example.test', '-keyout', '/dev/null']);
+  assert.equal(csr.code, 0, csr.stderr);
+  await ok(['apply', '-f', '-'], `apiVersion: cert-manager.io/v1
+kind: CertificateRequest
+metadata: { name: by-hand, namespace: default }
+spec: { request: ${b64(csr.stdout)}, username: someone-else, groups: [system:masters], issuerRef: { name: selfsigned, kind: ClusterIssuer } }
+`);
+  const byHand = await s.getJSON(['get', 'certificaterequest', 'by-hand']) as { spec: { username?: string; groups?: string[] } };
+  assert.equal(byHand.spec.username, 'admin');
+  assert.deepEqual(byHand.spec.groups, ['system:masters', 'system:authenticated']);
+  assert.match(await ok(['get', 'certificaterequest', 'by-hand']), /^NAME\s+APPROVED\s+DENIED\s+READY\s+ISSUER\s+REQUESTER\s+AGE\nby-hand\s+\S*\s+\S*\s+\S+\s+selfsigned\s+admin\s/m);
+  await ok(['delete', 'certificaterequest', 'by-hand']);
+});
+
 test('kubectl get crd and wait --for=condition=Established, as install scripts for a cluster run them', async () => {
   const crds = (await ok(['get', 'crd', '-o', 'name'])).trim().split('\n').sort();
   assert.deepEqual(crds, ['customresourcedefinition.apiextensions.k8s.io/certificaterequests.cert-manager.io', 'customresourcedefinition.apiextensions.k8s.io/certificates.cert-manager.io',

@@ -21,6 +21,8 @@ export interface SolverCall {
   action: string;
   request: Record<string, unknown>;
   remoteUser?: string;
+  /** every X-Remote-Group header, in order */
+  remoteGroups: string[];
 }
 
 export interface WebhookSolver {
@@ -60,7 +62,7 @@ export async function startWebhookSolver(o: { dns: TXTPublisher; group: string; 
     }
     const r = payload.request;
     if (payload.kind !== 'ChallengePayload' || !r) return send(400, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 400, reason: 'BadRequest', message: 'payload request field cannot be empty' });
-    calls.push({ action: String(r.action), request: r, remoteUser: req.headers['x-remote-user'] as string | undefined });
+    calls.push({ action: String(r.action), request: r, remoteUser: req.headers['x-remote-user'] as string | undefined, remoteGroups: remoteGroups(req.rawHeaders) });
     const answer = (success: boolean, message?: string) => send(201, { ...payload, response: { uid: r.uid, success, ...(message ? { status: { status: 'Failed', message } } : {}) } });
     try {
       if (r.action === 'Present') {
@@ -92,4 +94,11 @@ export async function startWebhookSolver(o: { dns: TXTPublisher; group: string; 
       await removeTempDir(dir);
     },
   };
+}
+
+/** The X-Remote-Group headers as sent (node joins repeated ones into one string in req.headers). */
+function remoteGroups(raw: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'x-remote-group') out.push(raw[i + 1]);
+  return out;
 }

@@ -472,8 +472,12 @@ test('DELETE goes to webhooks with the old object; the webhook configurations th
 
 test('the in-process controllers\' writes go through webhooks too (they use the same admitted store)', async (t) => {
   await register(t, 'validating', 'deny-controller', { name: 'controller.example.com', rules: secretRule(), objectSelector: { matchLabels: { from: 'controller' } }, clientConfig: { url: `https://127.0.0.1:${hookPort}/deny`, caBundle } });
+  received.length = 0;
   await assert.rejects(stack.store.create(SecretType, { ...secret('from-controller', { from: 'controller' }), metadata: { name: 'from-controller', namespace: 'default', labels: { from: 'controller' } } }),
     /admission webhook "controller.example.com" denied the request/);
+  // as the service account cert-manager's controller runs as: a webhook tells them from people
+  assert.deepEqual(received.at(-1)?.review.request.userInfo,
+    { username: 'system:serviceaccount:certsmith:certsmith', groups: ['system:serviceaccounts', 'system:serviceaccounts:certsmith', 'system:authenticated'] });
 });
 
 test('clientConfig.service: the Service\'s cluster IP and target port, the certificate checked for <name>.<namespace>.svc', async (t) => {

@@ -12,7 +12,7 @@
 // Differences from kube-apiserver: matchPolicy is Exact in effect (certsmith serves one version
 // of each kind); only AdmissionReview v1 is spoken.
 import { randomUUID } from 'node:crypto';
-import type { KubeObject } from '../../api/meta.ts';
+import type { KubeObject, UserInfo } from '../../api/meta.ts';
 import { MutatingWebhookConfigurationType, NamespaceType, ValidatingWebhookConfigurationType, type ResourceType } from '../../api/resources.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { applyJSONPatch, jsonEqual } from '../../store/patch.ts';
@@ -24,7 +24,7 @@ import {
   type AdmissionOperation, type RegisteredWebhook, type RequestAttributes, type WebhookConfiguration,
 } from './matching.ts';
 import { evaluateMatchConditions } from './match-conditions.ts';
-import { admissionReview, denialStatus, InvalidResponse, requestAttributes, reviewOutcome, type ReviewOutcome, type UserInfo } from './review.ts';
+import { admissionReview, denialStatus, InvalidResponse, requestAttributes, reviewOutcome, type ReviewOutcome } from './review.ts';
 
 /** One write as admission sees it. */
 export interface AdmissionCall {
@@ -34,6 +34,8 @@ export interface AdmissionCall {
   subresource?: string;
   name: string;
   namespace?: string;
+  /** who makes the write */
+  userInfo: UserInfo;
   /** the object as it would be stored; absent for DELETE */
   object?: KubeObject;
   /** the stored object, for UPDATE and DELETE */
@@ -76,12 +78,6 @@ const maxTimeoutSeconds = 30;
 /** How long a write waits for the first listing of the configurations before it is refused. */
 const syncWaitMs = 10_000;
 const maxRelistDelayMs = 5_000;
-
-/**
- * The embedded server has one credential (the token in its kubeconfig) and no RBAC, and the
- * in-process controllers write through the same store: every write is this user's.
- */
-export const embeddedServerUser: UserInfo = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
 
 function internalError(message: string): StoreError {
   return new StoreError('InternalError', `Internal error occurred: ${message}`, [{ field: '', message }]);
@@ -168,12 +164,10 @@ export interface DispatcherOptions {
   /** the store the configurations, Services and Namespaces are read from (the backend) */
   store: Store;
   logger?: Logger;
-  userInfo?: UserInfo;
 }
 
 export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission {
   const { store } = o;
-  const userInfo = o.userInfo ?? embeddedServerUser;
   const caches = new Map<ResourceType, ConfigurationCache>([
     [ValidatingWebhookConfigurationType, new ConfigurationCache()],
     [MutatingWebhookConfigurationType, new ConfigurationCache()],
@@ -261,7 +255,7 @@ export function startWebhookDispatcher(o: DispatcherOptions): ExternalAdmission 
   function described(c: AdmissionCall) {
     return {
       group: c.type.group, version: c.type.version, kind: c.type.kind, resource: c.type.plural, subresource: c.subresource ?? '',
-      name: c.name, namespace: c.type.namespaced ? c.namespace ?? '' : '', operation: c.operation, userInfo, dryRun: c.dryRun,
+      name: c.name, namespace: c.type.namespaced ? c.namespace ?? '' : '', operation: c.operation, userInfo: c.userInfo, dryRun: c.dryRun,
     };
   }
 

@@ -1,14 +1,7 @@
 // The AdmissionReview v1 exchange (admission.k8s.io/v1): the request kube-apiserver sends and
 // the checks it makes on the answer (webhook/request/admissionreview.go). Pure.
-import type { KubeObject } from '../../api/meta.ts';
+import type { KubeObject, UserInfo } from '../../api/meta.ts';
 import type { AdmissionOperation } from './matching.ts';
-
-export interface UserInfo {
-  username: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-}
 
 /** Everything the review's request carries about one write. */
 export interface ReviewInput {

@@ -2,6 +2,7 @@
 // the options every verb shares already decoded (ResourceCall).
 import type http from 'node:http';
 import type { Logger } from 'pino';
+import type { UserInfo } from '../../api/meta.ts';
 import { NamespaceType, type ResourceType } from '../../api/resources.ts';
 import { getForUpdate, type Store } from '../../store/store.ts';
 import { namespaceTerminating } from '../../store/sqlite/admission.ts';
@@ -28,6 +29,8 @@ export interface ResourceCall {
   res: http.ServerResponse;
   dryRun: boolean;
   fieldManager?: string;
+  /** who the request authenticated as */
+  user: UserInfo;
   /** the client asked for a Table */
   table: boolean;
 }

@@ -2,7 +2,8 @@
 // OpenAPI, reviews, aggregated APIs, or a resource's verb), with the errors turned into Statuses.
 import type http from 'node:http';
 import { aggregatedGroupVersions, apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from '../discovery.ts';
-import { authorizationGroup, authorizationVersion } from '../authorization.ts';
+import { reviewAPI } from '../self-reviews.ts';
+import { tokenUser } from '../users.ts';
 import type { ApiContext, ResourceCall } from './context.ts';
 import { deleteCollection, deleteObject } from './handlers/delete.ts';
 import { proxyAggregated, serveHealth, serveOpenAPI, serveReview } from './handlers/non-resource.ts';
@@ -41,7 +42,8 @@ async function serveResource(ctx: ApiContext, route: ResourceRoute, method: stri
   if (!handler) {
     throw new HttpError(405, 'MethodNotAllowed', route.name ? `${method} is not supported on ${resourceName(route.type)}` : `${method} is not supported on a ${route.type.plural} collection`);
   }
-  await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, table: wantsTable(req) });
+  // every request that got here presented the kubeconfig's token
+  await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, user: tokenUser, table: wantsTable(req) });
 }
 
 /** A resource request, with a known error answered as its Status and any other logged and answered as an InternalError. */
@@ -77,14 +79,15 @@ async function serveApiPath(ctx: ApiContext, segs: string[], url: URL, req: http
   } else return notFoundPath(res, path);
 
   // a group/version served by an APIService's backend rather than by this server (API aggregation)
-  if (segs[0] === 'apis' && typesIn(group, version).length === 0 && group !== authorizationGroup) {
+  const reviews = reviewAPI(group, version);
+  if (segs[0] === 'apis' && typesIn(group, version).length === 0 && !reviews) {
     return proxyAggregated(ctx, { group, version }, url, req, res);
   }
   if (rest.length === 0) {
     const list = apiResourceList(group, version);
     return list && readOnly ? sendJSON(res, 200, list) : notFoundPath(res, path);
   }
-  if (group === authorizationGroup && version === authorizationVersion) return serveReview(rest, req.method ?? 'GET', req, res, path);
+  if (reviews) return serveReview(reviews, rest, tokenUser, req, res, path);
   const route = resourceRoute(group, version, rest);
   if (!route || (route.subresource && (route.subresource !== 'status' || !route.type.statusSubresource))) return notFoundPath(res, path);
   return serveResourceRequest(ctx, route, url, req, res, path);

@@ -27,6 +27,7 @@ export const messageNames: Readonly<Record<string, string>> = {
   'admissionregistration.k8s.io/v1/MutatingWebhookConfigurationList': 'k8s.io.api.admissionregistration.v1.MutatingWebhookConfigurationList',
   'authorization.k8s.io/v1/SelfSubjectAccessReview': 'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
   'authorization.k8s.io/v1/SelfSubjectRulesReview': 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
+  'authentication.k8s.io/v1/SelfSubjectReview': 'k8s.io.api.authentication.v1.SelfSubjectReview',
 };
 
 /** The envelope every protobuf body is wrapped in. */

@@ -21,6 +21,14 @@ export const kubernetesMessagesJSON = `{ "nested": {
       "WebhookClientConfig": {"edition":"proto2","fields":{"url":{"type":"string","id":3},"service":{"type":"ServiceReference","id":1},"caBundle":{"type":"bytes","id":2}}}
      } }
     } },
+    "authentication": { "nested": {
+     "v1": { "nested": {
+      "ExtraValue": {"edition":"proto2","fields":{"items":{"rule":"repeated","type":"string","id":1}}},
+      "SelfSubjectReview": {"edition":"proto2","fields":{"metadata":{"type":".k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta","id":1},"status":{"type":"SelfSubjectReviewStatus","id":2}}},
+      "SelfSubjectReviewStatus": {"edition":"proto2","fields":{"userInfo":{"type":"UserInfo","id":1}}},
+      "UserInfo": {"edition":"proto2","fields":{"username":{"type":"string","id":1},"uid":{"type":"string","id":2},"groups":{"rule":"repeated","type":"string","id":3},"extra":{"keyType":"string","type":"ExtraValue","id":4}}}
+     } }
+    } },
     "authorization": { "nested": {
      "v1": { "nested": {
       "FieldSelectorAttributes": {"edition":"proto2","fields":{"rawSelector":{"type":"string","id":1},"requirements":{"rule":"repeated","type":".k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement","id":2}}},

@@ -167,7 +167,7 @@ test('tables for kubectl get, discovery and the wrong method', async () => {
 
   const groups = await raw('/apis', { token });
   assert.deepEqual(groups.body.groups.map((g: any) => g.name).sort(), [
-    'acme.cert-manager.io', 'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apiregistration.k8s.io', 'authorization.k8s.io',
+    'acme.cert-manager.io', 'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apiregistration.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io',
     'cert-manager.io', 'coordination.k8s.io', 'gateway.networking.k8s.io', 'networking.k8s.io',
   ]);
   const res = await raw('/apis/cert-manager.io/v1', { token });

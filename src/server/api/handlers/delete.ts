@@ -79,7 +79,7 @@ export async function deleteObject(ctx: ApiContext, call: ResourceCall) {
   const { route: { type, namespace, name, subresource }, q, req, res, dryRun } = call;
   if (subresource) throw new HttpError(405, 'MethodNotAllowed', 'DELETE is not supported on a subresource');
   const deleteOpts = deleteOptionsFrom(await readBody(req), q);
-  const out = await ctx.store.delete(type, namespace, name!, { ...deleteOpts, ...(dryRun ? { dryRun } : {}) } as DeleteOptions);
+  const out = await ctx.store.delete(type, namespace, name!, { ...deleteOpts, user: call.user, ...(dryRun ? { dryRun } : {}) } as DeleteOptions);
   if (out) return sendObject(req, res, 200, out);
   return sendJSON(res, 200, {
     kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
@@ -93,7 +93,7 @@ export async function deleteCollection(ctx: ApiContext, call: ResourceCall) {
   const list = await ctx.store.list(type, { namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined });
   const items: KubeObject[] = [];
   for (const o of list.items) {
-    const gone = await ctx.store.delete(type, o.metadata.namespace, o.metadata.name!, { ...deleteOpts, ...(dryRun ? { dryRun } : {}) } as DeleteOptions);
+    const gone = await ctx.store.delete(type, o.metadata.namespace, o.metadata.name!, { ...deleteOpts, user: call.user, ...(dryRun ? { dryRun } : {}) } as DeleteOptions);
     items.push(gone ?? o);
   }
   return sendJSON(res, 200, { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: list.resourceVersion }, items });

@@ -2,9 +2,11 @@
 // (answered, never stored) and aggregated APIs (passed on to their backend).
 import type http from 'node:http';
 import type { Store } from '../../../store/store.ts';
-import { authorizationGroup, reviewAccess, reviewRules } from '../../authorization.ts';
+import type { UserInfo } from '../../../api/meta.ts';
+import type { ReviewAPI } from '../../self-reviews.ts';
 import { AggregationError, aggregatedBackend, proxyRequest } from '../../aggregation.ts';
 import type { ApiContext } from '../context.ts';
+import { tokenUser } from '../../users.ts';
 import { maxBodyBytes, readBodyBytes, readObject } from '../request-body.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, sendObject, statusBody } from '../responses.ts';
 
@@ -37,13 +39,14 @@ export async function serveOpenAPI(segs: string[], req: http.IncomingMessage, re
   return doc ? sendJSON(res, 200, doc) : notFoundPath(res, '/' + segs.join('/'));
 }
 
-/** SelfSubjectAccessReview and SelfSubjectRulesReview: answered, never stored */
-export async function serveReview(rest: string[], method: string, req: http.IncomingMessage, res: http.ServerResponse, path: string) {
-  const review = rest.length === 1 ? ({ selfsubjectaccessreviews: reviewAccess, selfsubjectrulesreviews: reviewRules } as Record<string, (b: unknown) => Record<string, unknown>>)[rest[0]] : undefined;
-  if (!review) return notFoundPath(res, path);
+/** A self-review (SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview): answered, never stored */
+export async function serveReview(api: ReviewAPI, rest: string[], user: UserInfo, req: http.IncomingMessage, res: http.ServerResponse, path: string) {
+  const resource = rest.length === 1 ? api.resources.find((r) => r.name === rest[0]) : undefined;
+  if (!resource) return notFoundPath(res, path);
+  const method = req.method ?? 'GET';
   try {
-    if (method !== 'POST') throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${rest[0]}.${authorizationGroup}: only create`);
-    return sendObject(req, res, 201, review(await readObject(req)));
+    if (method !== 'POST') throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on ${resource.name}.${api.group}: only create`);
+    return sendObject(req, res, 201, resource.answer(await readObject(req), user));
   } catch (e) {
     const status = errorStatus(e);
     if (!status) throw e;
@@ -61,7 +64,7 @@ export async function proxyAggregated(ctx: ApiContext, api: { group: string; ver
     const headers: Record<string, string> = {};
     for (const h of ['content-type', 'accept']) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h] as string;
     const body = method === 'GET' || method === 'HEAD' ? undefined : await readBodyBytes(req);
-    const answer = await proxyRequest(backend, { method, path: url.pathname + url.search, headers, body, user: 'admin', maxBytes: maxBodyBytes });
+    const answer = await proxyRequest(backend, { method, path: url.pathname + url.search, headers, body, user: tokenUser, maxBytes: maxBodyBytes });
     res.writeHead(answer.status, { 'Content-Type': answer.contentType ?? 'application/json', 'Content-Length': answer.body.length, 'Cache-Control': 'no-cache, private' });
     res.end(answer.body);
   } catch (e) {

@@ -85,7 +85,7 @@ export async function patchObject(ctx: ApiContext, call: ResourceCall) {
   const creates = patchType === 'apply' && !subresource && !(await ctx.store.get(type, namespace, name!));
   if (creates) await checkNamespaceExists(ctx.store, type, namespace, name!);
   const out = await ctx.store.patch(type, namespace, name!, patchType, patch, {
-    dryRun, fieldManager, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
+    dryRun, fieldManager, user: call.user, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
   });
   return sendObject(req, res, creates ? 201 : 200, out);
 }

@@ -46,7 +46,7 @@ export async function createObject(ctx: ApiContext, call: ResourceCall) {
   const { type, namespace } = call.route;
   const obj = await validatedObject(call);
   await checkNamespaceExists(ctx.store, type, namespace, obj.metadata?.name ?? '');
-  const created = await ctx.store.create(type, obj, { dryRun: call.dryRun, fieldManager: call.fieldManager });
+  const created = await ctx.store.create(type, obj, { dryRun: call.dryRun, fieldManager: call.fieldManager, user: call.user });
   return sendObject(call.req, call.res, 201, created);
 }
 
@@ -56,7 +56,7 @@ export async function updateObject(ctx: ApiContext, call: ResourceCall) {
   if (obj.metadata.name !== name) {
     throw new HttpError(400, 'BadRequest', `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
   }
-  const writeOpts = { dryRun: call.dryRun, fieldManager: call.fieldManager };
+  const writeOpts = { dryRun: call.dryRun, fieldManager: call.fieldManager, user: call.user };
   const out = subresource === 'status' ? await ctx.store.updateStatus(type, obj, writeOpts) : await ctx.store.update(type, obj, writeOpts);
   return sendObject(call.req, call.res, 200, out);
 }
