@@ -223,7 +223,12 @@ function detailView(d) {
 
 function route() {
   const m = /^#\/certificates\/([^/]+)\/([^/]+)$/.exec(location.hash);
-  if (m) return { page: 'detail', namespace: decodeURIComponent(m[1]), name: decodeURIComponent(m[2]) };
+  // a hand-typed or linked hash with a bad escape shows the list, not a blank page
+  try {
+    if (m) return { page: 'detail', namespace: decodeURIComponent(m[1]), name: decodeURIComponent(m[2]) };
+  } catch {
+    return { page: 'list' };
+  }
   if (location.hash === '#/timeline') return { page: 'timeline' };
   return { page: 'list' };
 }

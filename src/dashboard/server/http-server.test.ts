@@ -49,3 +49,17 @@ test('the listener serves the page and its JSON to its own address only, and not
     await server.close();
   }
 });
+
+test('a malformed request path is a 400, never an exception that ends the process (any web page can make a browser send one)', async () => {
+  const server = await serveDashboard(view, { host: '127.0.0.1', port: 0, logger: silentLogger });
+  try {
+    for (const path of ['/api/certificates/%/x', '/api/certificates/default/%E0%A4%A', '//[', '/api/certificates/%ZZ/%']) {
+      const r = await request(server.port, path);
+      assert.equal(r.status, 400, `${path}: ${r.body}`);
+      assert.match(r.body, /malformed/);
+    }
+    assert.equal((await request(server.port, '/api/certificates')).status, 200, 'still serving');
+  } finally {
+    await server.close();
+  }
+});

@@ -58,6 +58,15 @@ export interface DashboardServer {
   close(): Promise<void>;
 }
 
+/** A path segment's percent-decoding; undefined for a malformed escape. */
+function decodedSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 export async function serveDashboard(view: LiveView, opts: { host: string; port: number; logger: Logger }): Promise<DashboardServer> {
   checkLoopback(opts.host);
   const assets = loadAssets();
@@ -105,7 +114,12 @@ export async function serveDashboard(view: LiveView, opts: { host: string; port:
   const server = http.createServer((req, res) => {
     if (!allowedHost(req.headers.host)) return send(res, 403, 'text/plain; charset=utf-8', 'the dashboard answers on its loopback address only\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'the dashboard is read-only\n');
-    const url = new URL(req.url ?? '/', 'http://dashboard');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://dashboard');
+    } catch {
+      return send(res, 400, 'text/plain; charset=utf-8', 'malformed request path\n');
+    }
     const path = url.pathname;
     if (path === '/' || path === '/index.html') {
       const a = assets.get('index.html')!;
@@ -122,7 +136,9 @@ export async function serveDashboard(view: LiveView, opts: { host: string; port:
     }
     const m = /^\/api\/certificates\/([^/]+)\/([^/]+)$/.exec(path);
     if (m) {
-      const [ns, name] = [decodeURIComponent(m[1]), decodeURIComponent(m[2])];
+      const [ns, name] = [decodedSegment(m[1]), decodedSegment(m[2])];
+      // a bad escape (%E0%A4%A) thrown here would end the process: any page can make a browser ask
+      if (ns === undefined || name === undefined) return send(res, 400, 'text/plain; charset=utf-8', 'malformed request path\n');
       view.certificate(ns, name).then(
         (d) => (d ? json(res, 200, d) : json(res, 404, { message: `certificate ${ns}/${name} not found` })),
         (e: Error) => json(res, 503, { message: e.message }),
