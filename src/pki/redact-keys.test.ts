@@ -81,6 +81,39 @@ test('redactKeyMaterial: a key that a hook passed through another program (prefi
   }
 });
 
+test('redactKeyMaterial: a key printed as a JWK (base64url), as base64url DER or as decimal bytes leaves no fragment of its private parts', () => {
+  const keys: [string, crypto.KeyObject][] = [
+    ['rsa', crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey],
+    ['ec', crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey],
+    ['ed25519', crypto.generateKeyPairSync('ed25519').privateKey],
+  ];
+  for (const [name, privateKey] of keys) {
+    const jwk = privateKey.export({ format: 'jwk' }) as Record<string, string>;
+    const der = privateKey.export({ type: 'pkcs8', format: 'der' });
+    const outputs: Record<string, string> = {
+      'jwk': JSON.stringify(jwk),
+      'jwk indented': JSON.stringify(jwk, null, 2),
+      'base64url der': der.toString('base64url'),
+      'node buffer json': JSON.stringify(der),
+      'python list': `[${[...der].join(', ')}]`,
+    };
+    // the private parts: a JWK's d (and RSA's factors and exponents), the DER's bytes
+    const secrets = ['d', 'p', 'q', 'dp', 'dq', 'qi'].map((k) => jwk[k]).filter(Boolean);
+    for (const [how, out] of Object.entries(outputs)) {
+      for (const text of [`reload failed: ${out}\nexit 1`, out.slice(29)]) {
+        const redacted = redactKeyMaterial(text);
+        const found: string[] = [];
+        for (const secret of secrets) for (let i = 0; i + 12 <= secret.length; i += 4) if (redacted.includes(secret.slice(i, i + 12))) found.push(secret.slice(i, i + 12));
+        const decimal = redacted.replace(/,\s+/g, ',');
+        for (let i = 0; i + 8 <= der.length; i++) if (decimal.includes([...der.subarray(i, i + 8)].join(','))) found.push(`bytes at ${i}`);
+        const b64url = der.toString('base64url');
+        for (let i = 0; i + 12 <= b64url.length; i += 4) if (redacted.includes(b64url.slice(i, i + 12))) found.push(`der ${b64url.slice(i, i + 12)}`);
+        assert.deepEqual(found, [], `${name} ${how}:\n${redacted}`);
+      }
+    }
+  }
+});
+
 test('redactKeyMaterial: what a failing reload prints stays readable', () => {
   const keep = [
     'nginx: [emerg] cannot load certificate key "/etc/ssl/private/web.key": PEM_read_bio_PrivateKey() failed (SSL: error:1E08010C:DECODER routines::unsupported)',
@@ -90,6 +123,9 @@ test('redactKeyMaterial: what a failing reload prints stays readable', () => {
     'curl: (7) Failed to connect to 127.0.0.1 port 8443 after 0 ms: Couldn\'t connect to server',
     'sha256 3f2a9c1d (serial 1234 5678 9012 3456 7890) at 2026-11-27 01:02:03',
     'Aborted (core dumped)  [2026-11-27T01:02:03.123Z] pid 12345',
+    'certsmith-deploy-hook_web-frontend-production failed with status 1',
+    'retrying in [1, 2, 4, 8] seconds',
+    'listen tcp 127.0.0.1:8443: bind: address already in use (ports [80, 443, 8080, 8443])',
   ];
   for (const line of keep) assert.equal(redactKeyMaterial(line), line);
 });

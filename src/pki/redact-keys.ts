@@ -14,17 +14,29 @@ export const REDACTED_KEY = '[private key redacted]';
 /** what stands for encoded bytes that may be (part of) a key */
 export const REDACTED_BYTES = '[redacted]';
 
-/** 18+ bytes of base64: runs of its alphabet this long in words or paths are rare (see isEncoded) */
-const BASE64_RUN = /[A-Za-z0-9+/]{24,}={0,2}/g;
+/**
+ * 18+ bytes of base64 or base64url (a JWK's "d", JOSE): runs of their alphabets this long in words
+ * or paths are rare (see isEncoded)
+ */
+const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
+/** 8+ bytes written as decimal numbers in a list (a Buffer as JSON, a Python list of bytes) */
+const DECIMAL_BYTES = /\b(?:\d{1,3}\s*,\s*){7,}\d{1,3}\b/g;
 /** 8+ bytes as hex separated by colons or spaces (openssl -text, od), or 16+ bytes of bare hex */
 const HEX_BYTES = /(?:\b[0-9A-Fa-f]{2,4}[: ]+){7,}[0-9A-Fa-f]{2,4}\b:?|[0-9A-Fa-f]{32,}/g;
 /** what ends a block of encoded lines: its last line may be short (a continuation, see below) */
-const CONTINUATION = /^(?:[A-Za-z0-9+/]+={0,2}|(?:[0-9A-Fa-f]{2,4}[: ]?)+)$/;
+const CONTINUATION = /^(?:[A-Za-z0-9+/_-]+={0,2}|(?:[0-9A-Fa-f]{2,4}[: ]?)+|(?:\d{1,3},\s*)*\d{1,3}\]?)$/;
 
-/** Random bytes in base64 mix letter cases and digits; a long word, name or path does not. */
+/**
+ * Random bytes in base64 mix letter cases and digits; a long word, name or path does not. With
+ * base64url's - and _ (which names and dates use too, `web-frontend-2026-11-27`), both letter
+ * cases: 24 random characters lack one of them about once in 250,000.
+ */
 function isEncoded(run: string): boolean {
-  if (!/^[A-Za-z0-9+/]+=*$/.test(run)) return true; // hex bytes
-  return Number(/[A-Z]/.test(run)) + Number(/[a-z]/.test(run)) + Number(/[0-9]/.test(run)) >= 2;
+  if (run.includes(',') && /^[\d\s,]+$/.test(run)) return run.split(',').every((n) => Number(n) <= 255); // decimal bytes
+  if (!/^[A-Za-z0-9+/_-]+=*$/.test(run)) return true; // hex bytes
+  const [upper, lower, digit] = [/[A-Z]/.test(run), /[a-z]/.test(run), /[0-9]/.test(run)];
+  if (/[-_]/.test(run)) return upper && lower;
+  return Number(upper) + Number(lower) + Number(digit) >= 2;
 }
 
 /** One line with its encoded runs replaced; prefix is what came before the first (undefined: none). */
@@ -35,7 +47,7 @@ function redactLine(line: string): { text: string; prefix?: string } {
     prefix ??= text.slice(0, offset);
     return REDACTED_BYTES;
   });
-  const text = replace(HEX_BYTES)(replace(BASE64_RUN)(line));
+  const text = replace(DECIMAL_BYTES)(replace(HEX_BYTES)(replace(BASE64_RUN)(line)));
   return { text, prefix };
 }
 
