@@ -30,7 +30,7 @@ export interface RRSet {
 
 export interface Route53API {
   url: string;
-  zones: { id: string; name: string }[];
+  zones: { id: string; name: string; private: boolean }[];
   sets: Map<string, RRSet[]>;
   /** keyId: the access key id the request was signed with */
   requests: { method: string; path: string; status: number; code?: string; keyId?: string }[];
@@ -104,8 +104,9 @@ function actionOf(method: string, path: string): string {
   return 'Unknown';
 }
 
-export async function startRoute53API(opts: { zones: string[]; keys: Record<string, string>; sessionTokens?: Record<string, string>; allowedActions?: string[]; challtestsrv: ChallTestSrv }): Promise<Route53API> {
-  const zones = opts.zones.map((n) => ({ id: `Z${crypto.randomBytes(8).toString('hex').toUpperCase()}`, name: absolute(n) }));
+/** zones: a name is a public hosted zone; { name, private: true } a private one (a VPC's, which the CA cannot see) */
+export async function startRoute53API(opts: { zones: (string | { name: string; private: true })[]; keys: Record<string, string>; sessionTokens?: Record<string, string>; allowedActions?: string[]; challtestsrv: ChallTestSrv }): Promise<Route53API> {
+  const zones = opts.zones.map((z) => ({ id: `Z${crypto.randomBytes(8).toString('hex').toUpperCase()}`, name: absolute(typeof z === 'string' ? z : z.name), private: typeof z !== 'string' }));
   const sets = new Map<string, RRSet[]>(zones.map((z) => [z.id, []]));
   const changes = new Map<string, { status: string; submitted: string }>();
   const requests: Route53API['requests'] = [];
@@ -143,7 +144,7 @@ export async function startRoute53API(opts: { zones: string[]; keys: Record<stri
       const from = sortKey(url.searchParams.get('dnsname') ?? '');
       const max = Number(url.searchParams.get('maxitems') ?? 100);
       const list = zones.filter((z) => sortKey(z.name) >= from).sort((a, b) => (sortKey(a.name) < sortKey(b.name) ? -1 : 1)).slice(0, max);
-      return reply(res, r, 200, `<ListHostedZonesByNameResponse xmlns="${NS}"><HostedZones>${list.map((z) => `<HostedZone><Id>/hostedzone/${z.id}</Id><Name>${z.name}</Name><CallerReference>rig</CallerReference><Config><PrivateZone>false</PrivateZone></Config><ResourceRecordSetCount>${sets.get(z.id)!.length + 2}</ResourceRecordSetCount></HostedZone>`).join('')}</HostedZones><DNSName>${esc(url.searchParams.get('dnsname') ?? '')}</DNSName><IsTruncated>false</IsTruncated><MaxItems>${max}</MaxItems></ListHostedZonesByNameResponse>`);
+      return reply(res, r, 200, `<ListHostedZonesByNameResponse xmlns="${NS}"><HostedZones>${list.map((z) => `<HostedZone><Id>/hostedzone/${z.id}</Id><Name>${z.name}</Name><CallerReference>rig</CallerReference><Config><PrivateZone>${z.private}</PrivateZone></Config><ResourceRecordSetCount>${sets.get(z.id)!.length + 2}</ResourceRecordSetCount></HostedZone>`).join('')}</HostedZones><DNSName>${esc(url.searchParams.get('dnsname') ?? '')}</DNSName><IsTruncated>false</IsTruncated><MaxItems>${max}</MaxItems></ListHostedZonesByNameResponse>`);
     }
     const change = /^\/2013-04-01\/change\/(.+)$/.exec(p);
     if (r.method === 'GET' && change) {

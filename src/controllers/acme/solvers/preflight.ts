@@ -11,7 +11,7 @@ import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
 import { Route53Solver, route53WebIdentity } from './dns01/route53.ts';
 import { accountFor } from './dns01/acme-dns.ts';
 import { selectsExecHook } from './dns01/exec-hook.ts';
-import { tsigAlgorithmOf } from './dns01/rfc2136-solver.ts';
+import { requireTsig, tsigAlgorithmOf } from './dns01/rfc2136-solver.ts';
 import { akamaiClient, azureDNSClient, cloudDNSClient, cloudflareAuth, route53Keys } from './providers.ts';
 
 export const SOLVER_CONFIG_REASON = 'InvalidSolverConfig';
@@ -40,7 +40,7 @@ async function checkSolver(ctx: ControllerContext, issuer: SolverIssuer, solver:
     if (!o.dns01AuthHook && !o.dns01Exec) throw new ProviderConfigError('the dns01 webhook solver certsmith.io/exec needs a server started with --dns01-auth-hook or --dns01-exec');
   } else if (dns01.rfc2136) {
     tsigAlgorithmOf(dns01.rfc2136.tsigAlgorithm);
-    if (dns01.rfc2136.tsigSecretSecretRef) await readSecretKey(ctx, c, dns01.rfc2136.tsigSecretSecretRef, 'rfc2136.tsigSecretSecretRef');
+    await readSecretKey(ctx, c, requireTsig(dns01.rfc2136).tsigSecretSecretRef, 'rfc2136.tsigSecretSecretRef');
   } else if (dns01.cloudflare) {
     const client = new CloudflareClient(await cloudflareAuth(ctx, c), apis?.cloudflare ?? CLOUDFLARE_API);
     // one authenticated call proves the credentials even when no zone is named

@@ -1,12 +1,9 @@
 // The Issuer's `dns01.rfc2136` solver: cert-manager's fields, all four TSIG algorithms it accepts
 // (HMACMD5 when tsigAlgorithm is empty, as cert-manager defaults) and its `protocol` (UDP, or TCP
 // only for servers and firewalls that take updates over TCP alone).
-import { SecretType } from '../../../../api/resources.ts';
-import type { Secret } from '../../../../api/meta.ts';
 import type { Challenge } from '../../../../api/types.ts';
 import type { ControllerContext } from '../../../context.ts';
-import { issuerResourceNamespace, lookupIssuer } from '../../../../shared/issuer-lookup.ts';
-import { decodeBase64 } from '../../../../shared/parse-memo.ts';
+import { ProviderConfigError, readSecretKey, type SecretKeyRef } from './secret-ref.ts';
 import type { ChallengeSolver } from '../solver.ts';
 import { addTXT, removeTXT, type TsigAlgorithm, type TsigKey } from './rfc2136.ts';
 import { findZone } from '../../../../shared/dns01-selfcheck.ts';
@@ -19,6 +16,17 @@ const TSIG_ALGORITHMS: Record<string, TsigAlgorithm> = {
 
 /** cert-manager's default when tsigAlgorithm is empty */
 export const DEFAULT_TSIG_ALGORITHM = 'HMACMD5';
+
+/**
+ * The TSIG key name and Secret: required, although cert-manager would send unsigned updates
+ * without them; an open nameserver is not something to configure by leaving fields out.
+ */
+export function requireTsig(cfg: { tsigKeyName?: string; tsigSecretSecretRef?: SecretKeyRef }): { tsigKeyName: string; tsigSecretSecretRef: SecretKeyRef } {
+  if (!cfg.tsigKeyName || !cfg.tsigSecretSecretRef?.name) {
+    throw new ProviderConfigError('rfc2136 needs tsigKeyName and tsigSecretSecretRef: certsmith only sends TSIG-signed updates');
+  }
+  return { tsigKeyName: cfg.tsigKeyName, tsigSecretSecretRef: cfg.tsigSecretSecretRef };
+}
 
 export function tsigAlgorithmOf(name: string | undefined): TsigAlgorithm {
   const algorithm = TSIG_ALGORITHMS[(name || DEFAULT_TSIG_ALGORITHM).toUpperCase()];
@@ -37,16 +45,9 @@ export function rfc2136Solver(ctx: ControllerContext, c: Challenge): ChallengeSo
   const nameserver = withDefaultPort(cfg.nameserver);
   const protocol = cfg.protocol === 'TCP' ? 'TCP' : 'UDP';
   async function tsigKey(): Promise<TsigKey> {
-    const ref = cfg.tsigSecretSecretRef;
-    if (!ref || !cfg.tsigKeyName) throw new Error('rfc2136 solver without tsigKeyName and tsigSecretSecretRef: certsmith only sends TSIG-signed updates');
+    const { tsigKeyName, tsigSecretSecretRef } = requireTsig(cfg);
     const algorithm = tsigAlgorithmOf(cfg.tsigAlgorithm);
-    const issuer = lookupIssuer(ctx, c.metadata.namespace, c.spec.issuerRef);
-    if (!issuer) throw new Error(`issuer "${c.spec.issuerRef.name}" not found`);
-    const ns = issuerResourceNamespace(ctx, issuer);
-    const secret = await ctx.store.get<Secret>(SecretType, ns, ref.name);
-    const value = decodeBase64(secret?.data?.[ref.key ?? '']).trim();
-    if (!value) throw new Error(`TSIG secret key "${ref.key}" not found in secret "${ns}/${ref.name}"`);
-    return { name: cfg.tsigKeyName, algorithm, secretBase64: value };
+    return { name: tsigKeyName, algorithm, secretBase64: await readSecretKey(ctx, c, tsigSecretSecretRef, 'rfc2136.tsigSecretSecretRef') };
   }
   async function change() {
     const tsig = await tsigKey();

@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { Route53Solver } from './route53.ts';
+import { route53Region, Route53Solver } from './route53.ts';
 import { ProviderConfigError, ProviderThrottledError } from './secret-ref.ts';
 import { startRoute53API, type Route53API } from '../../../../../test/rig/route53-api.ts';
 import type { ChallTestSrv } from '../../../../../test/rig/index.ts';
@@ -54,6 +54,17 @@ describe('Route53Solver: hosted zones', () => {
     assert.ok(mine.length > 1 && mine.every((r) => r.code === 'Throttling'), JSON.stringify(mine));
   });
 
+  test('a private hosted zone (a VPC\'s: the CA cannot see it) is never chosen: the public parent is, and with none the zone is not found', async () => {
+    const split = await startRoute53API({ zones: ['example.test', { name: 'sub.example.test', private: true }, { name: 'inside.test', private: true }], keys: { [KEY_ID]: SECRET }, challtestsrv: noDNS });
+    try {
+      const s = new Route53Solver({ credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET }, region: 'us-east-1', endpoint: split.url });
+      assert.equal(await s.zoneFor('_acme-challenge.www.sub.example.test'), split.zones[0].id);
+      await assert.rejects(s.zoneFor('_acme-challenge.www.inside.test'), (e: Error) => e instanceof ProviderConfigError && /no hosted zone of this account contains www\.inside\.test/.test(e.message));
+    } finally {
+      await split.stop();
+    }
+  });
+
   test('with hostedZoneID, cert-manager\'s policy without ListHostedZonesByName (as its docs allow) is enough for the check, present and cleanup', async () => {
     const narrow = await startRoute53API({ zones: ['example.test'], keys: { [KEY_ID]: SECRET }, allowedActions: CERT_MANAGER_POLICY.filter((a) => a !== 'ListHostedZonesByName'), challtestsrv: noDNS });
     try {
@@ -75,4 +86,11 @@ describe('Route53Solver: hosted zones', () => {
     await assert.rejects(solver().present('_acme-challenge.www.nowhere.test', 'v'), (e: Error) => e instanceof ProviderConfigError && e.message === 'Route 53: no hosted zone of this account contains www.nowhere.test');
     assert.deepEqual(api.requests.slice(before).map((r) => r.path), ['/2013-04-01/hostedzonesbyname?dnsname=www.nowhere.test.&maxitems=10', '/2013-04-01/hostedzonesbyname?dnsname=nowhere.test.&maxitems=10']);
   });
+});
+
+test('route53Region: the spec\'s region, else AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1 (cert-manager\'s field documentation)', () => {
+  assert.equal(route53Region('eu-west-1', { AWS_REGION: 'cn-north-1' }), 'eu-west-1');
+  assert.equal(route53Region(undefined, { AWS_REGION: 'cn-north-1', AWS_DEFAULT_REGION: 'us-gov-west-1' }), 'cn-north-1');
+  assert.equal(route53Region('', { AWS_DEFAULT_REGION: 'us-gov-west-1' }), 'us-gov-west-1');
+  assert.equal(route53Region(undefined, {}), 'us-east-1');
 });

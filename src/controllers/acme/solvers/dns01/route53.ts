@@ -98,6 +98,15 @@ type Route53SDK = typeof import('@aws-sdk/client-route-53');
 let sdkLoad: Promise<[Route53SDK, typeof import('@aws-sdk/credential-providers')]> | undefined;
 const loadSDK = () => (sdkLoad ??= Promise.all([import('@aws-sdk/client-route-53'), import('@aws-sdk/credential-providers')]));
 
+/**
+ * The region requests are signed for: spec.route53.region, else AWS_REGION or AWS_DEFAULT_REGION
+ * (as cert-manager's field documents; EKS's IRSA puts AWS_REGION in the pod, and a China or
+ * GovCloud account needs its own partition), else us-east-1, where Route 53's global endpoint is.
+ */
+export function route53Region(region: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return region || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
+}
+
 export class Route53Solver {
   private api?: Promise<{ client: Route53Client; sdk: Route53SDK }>;
   constructor(private readonly o: Route53Options) {}
@@ -105,7 +114,7 @@ export class Route53Solver {
   private connect(): Promise<{ client: Route53Client; sdk: Route53SDK }> {
     return (this.api ??= loadSDK().then(([sdk, { fromTemporaryCredentials, fromWebToken }]) => {
       const o = this.o;
-      const region = o.region || 'us-east-1';
+      const region = route53Region(o.region);
       const base = o.credentials;
       const stsConfig = { region, ...(o.stsEndpoint ? { endpoint: o.stsEndpoint } : {}) };
       const webToken = o.webIdentityToken;
@@ -134,7 +143,7 @@ export class Route53Solver {
   }
 
   /**
-   * The hosted zone: hostedZoneID, else the closest enclosing zone by name (public zones first).
+   * The hosted zone: hostedZoneID, else the closest enclosing public zone by name.
    * With `verify` (the Issuer's check) one record set of a hostedZoneID is listed, which proves the
    * credentials and the zone at once with an action cert-manager's IAM policy allows (not
    * GetHostedZone); present and cleanup skip that call, as their own first listing answers
@@ -150,8 +159,8 @@ export class Route53Solver {
     for (let i = labels[0] === '_acme-challenge' ? 1 : 0; i < labels.length - 1 && i < MAX_ZONE_PAGES; i++) {
       const name = absolute(labels.slice(i).join('.'));
       const r = await this.send(`zone lookup of ${name}`, (client, sdk) => client.send(new sdk.ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 })));
-      const zones = (r.HostedZones ?? []).filter((z) => z.Name === name);
-      const zone = zones.find((z) => !z.Config?.PrivateZone) ?? zones[0];
+      // a private zone answers only inside its VPC, never the CA: as cert-manager, public zones only
+      const zone = (r.HostedZones ?? []).find((z) => z.Name === name && !z.Config?.PrivateZone);
       if (zone?.Id) return zone.Id.replace(/^\/hostedzone\//, '');
     }
     throw new ProviderConfigError(`Route 53: no hosted zone of this account contains ${fqdn.replace(/^_acme-challenge\./, '')}`);

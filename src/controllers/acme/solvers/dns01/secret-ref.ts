@@ -41,5 +41,11 @@ export async function readSecretKey(ctx: ControllerContext, c: Pick<Challenge, '
   if (!secret) throw new ProviderConfigError(`${field}: secret "${ns}/${ref.name}" not found`);
   const value = decodeBase64(secret.data?.[ref.key ?? '']).trim();
   if (!value) throw new ProviderConfigError(`${field}: key "${ref.key ?? ''}" not found in secret "${ns}/${ref.name}"`);
+  // a value with a line break inside (a Secret made --from-file of two lines) would be refused by
+  // fetch in a header, with a message quoting it whole into the Challenge's Events and status;
+  // JSON values (acme-dns accounts, cloud credentials) may span lines, a token or key is printable ASCII
+  if (!/^[{[]/.test(value) && /[^\x20-\x7e]/.test(value)) {
+    throw new ProviderConfigError(`${field}: secret "${ns}/${ref.name}" key "${ref.key ?? ''}" holds a control character (a line break?) or a non-ASCII one inside its value; a token or key is one line of printable ASCII`);
+  }
   return value;
 }
