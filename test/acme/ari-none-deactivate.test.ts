@@ -67,3 +67,25 @@ test('certsmith acme deactivate-account: the account is deactivated at the CA, w
     c.close();
   }
 });
+
+test('renewalInformationSource switched to None: the stored ARI answer goes, and the ordinary renewal time applies again', async () => {
+  await apply(s, [issuer('switch'), cert('c-switch', 'switch')].join('\n---\n'));
+  await waitAllReady(s, ['c-switch'], 60_000);
+  const before = await waitFor('the ARI window', async () => {
+    const c = await getJSON(['get', 'certificate', 'c-switch', '-n', 'default']);
+    return c.status.acme?.ari?.suggestedWindow ? c : undefined;
+  });
+  const inWindow = (t: string) => Date.parse(t) > Date.now() + 199 * 86400e3 && Date.parse(t) < Date.now() + 202 * 86400e3;
+  assert.ok(inWindow(before.status.renewalTime), `renewal in the CA's window 200 days out: ${before.status.renewalTime}`);
+  await apply(s, issuer('switch', '    renewalInformationSource: None\n'));
+  const after = await waitFor('status.acme.ari dropped', async () => {
+    const c = await getJSON(['get', 'certificate', 'c-switch', '-n', 'default']);
+    return c.status.acme?.ari === undefined ? c : undefined;
+  }, 30_000);
+  // Pebble's leaf lives 5 years: the ordinary time, two thirds of that, is years after the CA's window
+  await waitFor('the ordinary renewal time', async () => {
+    const c = await getJSON(['get', 'certificate', 'c-switch', '-n', 'default']);
+    return Date.parse(c.status.renewalTime) > Date.now() + 1000 * 86400e3 ? true : undefined;
+  }, 30_000);
+  assert.equal(after.status.revision, 1, 'nothing re-issued');
+});

@@ -43,17 +43,18 @@ export function renewalFor(certificate: CertificateObj, leaf: CertificateInfo, i
     windows: renewal.windows,
     ...(ari ? { ari } : {}),
   });
-  if (d.kind === 'scheduled' && d.reason === 'ARIRenewNow') return holdRenewNow(d, leaf, certificate.status?.revision, issuedAt);
+  if (d.kind === 'scheduled' && d.reason.startsWith('ARI')) return holdForCaAnswer(d, leaf, certificate.status?.revision, issuedAt);
   return holdForMinimumInterval(d, leaf, issuedAt);
 }
 
 /**
- * The CA asking for a certificate to be replaced now (its window had ended when fetched, RFC 9773
- * §4.2: revocation ahead) is not held by the 10%-of-validity interval: the CA knows something the
- * schedule does not. The first certificate of a Certificate (revision 1) is replaced at once; a
- * later one no sooner than 5 minutes after its own issuance, so that a CA answering "now" for
- * every certificate, its replacements included, gets one order per 5 minutes, not a loop.
+ * A renewal time the CA set through ARI is not held by the 10%-of-validity interval, which is
+ * there against configurations that renew too soon: the CA knows something the schedule does
+ * not (RFC 9773 §4.2; a window that had ended when fetched means revocation ahead). A replacement
+ * (revision 2 on) is renewed no sooner than 5 minutes after its own issuance, so that a CA
+ * answering "now" for every certificate, its replacements included, gets one order per 5
+ * minutes, not a loop; the first certificate of a Certificate (revision 1) is at once.
  */
-export function holdRenewNow(d: RenewalDecision, leaf: { notBefore: Date; notAfter: Date }, revision: number | undefined, issuedAt?: Date): RenewalDecision {
+export function holdForCaAnswer(d: RenewalDecision, leaf: { notBefore: Date; notAfter: Date }, revision: number | undefined, issuedAt?: Date): RenewalDecision {
   return (revision ?? 1) <= 1 ? d : holdForMinimumInterval(d, leaf, issuedAt, { ms: MINIMUM_INTERVAL_FLOOR_MS, rule: '5m, the CA asking again for a replacement' });
 }

@@ -240,14 +240,18 @@ function ariRenewal(ari: AriInput, windows: ParsedWindow[], notAfter: Date, base
   if (windows.length === 0) {
     return { kind: 'scheduled', renewalTime: point, baseTime, reason: 'ARI', message: `renewing at ${isoTime(point)}, a random point in ${ariWindowText(ari)}` };
   }
-  const containing = windowContaining(windows, point);
+  // A point already past when the answer came means "now" (RFC 9773 §4.2): maintenance windows
+  // apply from the fetch on, never one that had closed before it (that would renew at once,
+  // outside every window)
+  const from = point.getTime() < ari.fetchedAt.getTime() ? ari.fetchedAt : point;
+  const containing = windowContaining(windows, from);
   if (containing) {
     return {
-      kind: 'scheduled', renewalTime: point, baseTime, reason: 'ARI', window: containing,
-      message: `renewing at ${isoTime(point)}, a random point in ${ariWindowText(ari)}, inside ${describe(containing)}`,
+      kind: 'scheduled', renewalTime: from, baseTime, reason: 'ARI', window: containing,
+      message: `renewing at ${isoTime(from)}, ${from === point ? 'a random point' : 'the answer\'s fetch, the random point being past then,'} in ${ariWindowText(ari)}, inside ${describe(containing)}`,
     };
   }
-  const earlier = lastWindowClosedBy(windows, point, new Date(ari.start.getTime() - 1));
+  const earlier = lastWindowClosedBy(windows, from, new Date(Math.max(ari.start.getTime(), ari.fetchedAt.getTime()) - 1));
   if (earlier) {
     const renewalTime = new Date(Math.max(earlier.start.getTime(), earlier.end.getTime() - SECOND_MS));
     return {
@@ -255,7 +259,7 @@ function ariRenewal(ari: AriInput, windows: ParsedWindow[], notAfter: Date, base
       message: `${isoTime(point)}, the random point in ${ariWindowText(ari)}, is outside every renewal window; renewing earlier at ${isoTime(renewalTime)}, the last second of ${describe(earlier)}`,
     };
   }
-  const next = nextWindowStartAfter(windows, point, notAfter);
+  const next = nextWindowStartAfter(windows, from, notAfter);
   if (next && next.start.getTime() < notAfter.getTime()) {
     return {
       kind: 'scheduled', renewalTime: next.start, baseTime, reason: 'ARIMovedIntoWindow', window: next,

@@ -439,10 +439,16 @@ export function rateLimitWaitMs(retryAfterMs: number | undefined): number {
   return retryAfterMs === undefined ? 15 * 60_000 : Math.max(1000, retryAfterMs);
 }
 
-/** RFC 9773 §5: 409 alreadyReplaced, or a CA that rejects the replaces value itself (malformed naming it). */
+/**
+ * RFC 9773 §5: 409 alreadyReplaced, or a CA refusing the replaces value itself, whatever problem
+ * type it uses (malformed; Let's Encrypt's unauthorized "Could not validate ARI 'replaces' field"
+ * when another account obtained the certificate, as after an issuerRef change). The hint must
+ * never block the renewal; a rate limit or a server error is not about the hint.
+ */
 export function replacesRefused(e: unknown): boolean {
   if (!(e instanceof AcmeError)) return false;
-  return e.shortType === 'alreadyReplaced' || (e.shortType === 'malformed' && /replace/i.test(e.detail));
+  if (e.shortType === 'alreadyReplaced') return true;
+  return e.status >= 400 && e.status < 500 && e.shortType !== 'rateLimited' && e.shortType !== 'badNonce' && /replace/i.test(e.detail);
 }
 
 /** Whether a failed request certainly did not create anything at the CA. */

@@ -32,11 +32,14 @@ export function ariController(shared: ControllerContext, rt: AcmeRuntime): Contr
   // Answers fetched but not yet stored (a status write that conflicted and is retried with the
   // fresh object): the retry stores the same answer instead of asking the CA twice.
   const unsaved = new Map<string, CertificateAriStatus>();
+  /** the Certificate's issuer when one of certsmith's, in the cache */
+  const issuerOf = (crt: CertificateObj) => {
+    const ref = crt.spec.issuerRef;
+    return ref.group && ref.group !== 'cert-manager.io' ? undefined : lookupIssuer(ctx, crt.metadata.namespace, ref);
+  };
   /** the Certificate's issuer when it is an ACME issuer asking for ARI */
   const ariIssuer = (crt: CertificateObj) => {
-    const ref = crt.spec.issuerRef;
-    if (ref.group && ref.group !== 'cert-manager.io') return undefined;
-    const issuer = lookupIssuer(ctx, crt.metadata.namespace, ref);
+    const issuer = issuerOf(crt);
     return issuer && ariEnabled(issuer.spec?.acme) ? issuer : undefined;
   };
   return {
@@ -60,7 +63,11 @@ export function ariController(shared: ControllerContext, rt: AcmeRuntime): Contr
       const currentID = leaf ? certIdOf(leaf) : undefined;
       const check = decideAriCheck(previous, currentID, now);
       if (!issuer || check.kind === 'none') {
-        if (previous && previous.certID !== currentID && input.secret) {
+        // an answer about another certificate, or from an issuer that no longer asks (ARI turned
+        // off, or another issuer now): the ordinary renewal time applies again. An issuer not in
+        // the cache (yet) is no reason to drop it.
+        const notAsked = !issuer && !!issuerOf(crt);
+        if (previous && (previous.certID !== currentID || notAsked) && input.secret) {
           const { ari: _stale, ...rest } = crt.status?.acme ?? {};
           await writeCertificateStatus(ctx, crt, { ...(crt.status ?? {}), acme: Object.keys(rest).length ? rest : undefined }, MANAGER);
         }

@@ -34,6 +34,8 @@ test('ARI combined with seed 003 windows and policies (table)', () => {
   // maintenance windows built around the point so each row tests what its name says
   const containing = { cron: [`0 ${hourOfPoint} * * *`], duration: '1h' };
   assert.equal(p.toISOString(), '2026-02-20T00:21:15.000Z', 'the point of this seed in W (sha256-seeded, fixed forever)');
+  const LATE = ari('2026-02-19T00:00:00Z', '2026-02-23T00:00:00Z', '2026-02-20T10:00:00Z');
+  assert.equal(point(LATE), '2026-02-19T00:42:31.000Z');
   type Row = { name: string; input: RenewalInput; kind: string; reason?: string; at?: string };
   const rows: Row[] = [
     { name: 'no windows: the point', input: base({ ari: W }), kind: 'scheduled', reason: 'ARI', at: p.toISOString() },
@@ -55,6 +57,26 @@ test('ARI combined with seed 003 windows and policies (table)', () => {
     {
       name: 'EarliestWindow: the CA window replaces "first window after issuance"',
       input: base({ ari: W, policy: 'EarliestWindow', windows: [containing] }), kind: 'scheduled', reason: 'ARI', at: p.toISOString(),
+    },
+    // a CA window open when fetched whose seeded point (2026-02-19T00:42:31Z, asserted below) was
+    // already past then: "renew now" (RFC 9773 §4.2) means the first maintenance window from the
+    // fetch on, never one that had closed before it (which would renew at once, outside every window)
+    {
+      name: 'point past at the fetch, outside windows: the next maintenance window after the fetch',
+      input: base({ ari: LATE, windows: [{ cron: ['0 2 * * *'], duration: '1h' }] }), kind: 'scheduled', reason: 'ARIMovedIntoWindow', at: '2026-02-21T02:00:00.000Z',
+    },
+    {
+      name: 'point past at the fetch, inside a window that has closed since: the next maintenance window after the fetch',
+      input: base({ ari: LATE, windows: [{ cron: ['40 0 * * *'], duration: '10m' }] }), kind: 'scheduled', reason: 'ARIMovedIntoWindow', at: '2026-02-21T00:40:00.000Z',
+    },
+    {
+      name: 'point after the fetch, the only window before it closed before the fetch: the next window after the point',
+      input: base({ ari: ari('2026-02-19T00:00:00Z', '2026-02-23T00:00:00Z', '2026-02-19T00:30:00Z'), windows: [{ cron: ['10 0 * * *'], duration: '10m' }] }),
+      kind: 'scheduled', reason: 'ARIMovedIntoWindow', at: '2026-02-20T00:10:00.000Z',
+    },
+    {
+      name: 'point past at the fetch, no windows: renew at once',
+      input: base({ ari: LATE }), kind: 'scheduled', reason: 'ARI', at: '2026-02-19T00:42:31.000Z',
     },
     {
       name: 'window ended before it was fetched: renew now, even outside maintenance windows',
