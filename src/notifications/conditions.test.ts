@@ -1,7 +1,7 @@
 // The notification decision: one row per kind, firing and not; once per condition, resolved once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { activeNotifications, decideNotifications, formatAnnounced, nextNotificationChange, parseAnnounced, type NotificationPolicy } from './conditions.ts';
+import { activeNotifications, decideNotifications, formatAnnounced, nextNotificationChange, parseAnnounced, type Announced, type NotificationPolicy } from './conditions.ts';
 
 const NOW = new Date('2026-06-10T00:00:00Z');
 const policy: NotificationPolicy = { failures: 3, renewalGraceMs: 3_600_000 };
@@ -49,18 +49,34 @@ test('which notifications hold (table: one row per kind, with the boundary that 
   }
   const msg = activeNotifications({ status: { ...issued, issuanceAttempts: 3, conditions: [{ type: 'Ready', status: 'False', reason: 'Failed', message: 'issuer refused' }] } as never }, undefined, NOW, policy);
   assert.equal(msg.get('IssuanceFailing'), 'issuance failed 3 times in a row: issuer refused');
+  // the cause is in the failed Issuing condition; Ready only says the Secret is not there yet
+  const cause = activeNotifications({ status: { ...issued, issuanceAttempts: 3, conditions: [
+    { type: 'Ready', status: 'False', reason: 'DoesNotExist', message: 'Issuing certificate as Secret does not exist' },
+    { type: 'Issuing', status: 'False', reason: 'Failed', message: 'The certificate request has failed to complete and will be retried: rejectedIdentifier: forbidden by policy' },
+  ] } as never }, undefined, NOW, policy);
+  assert.equal(cause.get('IssuanceFailing'), 'issuance failed 3 times in a row: The certificate request has failed to complete and will be retried: rejectedIdentifier: forbidden by policy');
 });
 
-test('each condition is announced once and resolved once', () => {
+test('each condition is announced once and resolved once, to each target', () => {
+  const both = ['webhook', 'exec'] as const;
   const active = new Map([['IssuanceFailing', 'failed 3 times'], ['ExpiringSoon', 'expires in 2d']] as const);
-  const first = decideNotifications(new Map(active), new Set());
-  assert.deepEqual(first.fire.map((f) => f.kind), ['IssuanceFailing', 'ExpiringSoon']);
-  assert.deepEqual(first.resolve, []);
-  const again = decideNotifications(new Map(active), parseAnnounced(formatAnnounced(['ExpiringSoon', 'IssuanceFailing'])));
-  assert.deepEqual(again, { fire: [], resolve: [] }, 'nothing twice');
-  const cleared = decideNotifications(new Map([['ExpiringSoon', 'x']] as const), parseAnnounced('IssuanceFailing,ExpiringSoon'));
-  assert.deepEqual(cleared, { fire: [], resolve: ['IssuanceFailing'] });
-  assert.deepEqual([...parseAnnounced('Bogus,RenewalOverdue,')], ['RenewalOverdue'], 'unknown kinds in the annotation are ignored');
+  const sent = (d: ReturnType<typeof decideNotifications>) => d.map((x) => `${x.state} ${x.kind} ${x.target}`);
+  assert.deepEqual(sent(decideNotifications(new Map(active), new Map(), both)),
+    ['firing IssuanceFailing webhook', 'firing IssuanceFailing exec', 'firing ExpiringSoon webhook', 'firing ExpiringSoon exec']);
+  const all = parseAnnounced(formatAnnounced(new Map([['ExpiringSoon', new Set(both)], ['IssuanceFailing', new Set(both)]]) as Announced, both), both);
+  assert.deepEqual(sent(decideNotifications(new Map(active), all, both)), [], 'nothing twice');
+  assert.deepEqual(sent(decideNotifications(new Map([['ExpiringSoon', 'x']] as const), parseAnnounced('IssuanceFailing,ExpiringSoon', both), both)),
+    ['resolved IssuanceFailing webhook', 'resolved IssuanceFailing exec'], 'a kind written without targets was announced to every target');
+  assert.deepEqual([...parseAnnounced('Bogus,RenewalOverdue,', both).keys()], ['RenewalOverdue'], 'unknown kinds in the annotation are ignored');
+  // one target failed: the other's notice is recorded, so a retry sends only what is missing
+  const partial: Announced = new Map([['IssuanceFailing', new Set(['webhook'] as const)]]);
+  assert.equal(formatAnnounced(partial, both), 'IssuanceFailing@webhook');
+  const reread = parseAnnounced('IssuanceFailing@webhook', both);
+  assert.deepEqual(sent(decideNotifications(new Map(active), reread, both)), ['firing IssuanceFailing exec', 'firing ExpiringSoon webhook', 'firing ExpiringSoon exec']);
+  assert.deepEqual(sent(decideNotifications(new Map(), reread, both)), ['resolved IssuanceFailing webhook'], 'resolved only where it was announced');
+  // only one target configured: the short form
+  assert.equal(formatAnnounced(new Map([['ExpiringSoon', new Set(['exec'] as const)]]) as Announced, ['exec']), 'ExpiringSoon');
+  assert.equal(formatAnnounced(new Map([['ExpiringSoon', new Set()]]) as Announced, both), '', 'a kind announced nowhere is not listed');
 });
 
 test('the next time a time-based condition starts', () => {

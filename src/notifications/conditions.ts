@@ -38,8 +38,10 @@ export function activeNotifications(c: Pick<Certificate, 'status'>, hook: HookOu
   const t = now.getTime();
   const failed = failedAttemptsOf(s);
   if (failed >= policy.failures) {
-    const ready = s.conditions?.find((x) => x.type === 'Ready');
-    out.set('IssuanceFailing', `issuance failed ${failed} times in a row${ready?.message ? `: ${ready.message}` : ''}`);
+    // the failed Issuing condition says why; Ready only says what is missing (the Secret)
+    const issuing = s.conditions?.find((x) => x.type === 'Issuing' && x.status === 'False' && x.reason === 'Failed');
+    const why = issuing?.message || s.conditions?.find((x) => x.type === 'Ready')?.message;
+    out.set('IssuanceFailing', `issuance failed ${failed} times in a row${why ? `: ${why}` : ''}`);
   }
   const ari = s.acme?.ari;
   const windowEnd = ms(ari?.suggestedWindow?.end);
@@ -76,24 +78,59 @@ export function nextNotificationChange(c: Pick<Certificate, 'status'>, now: Date
   return times.length ? new Date(Math.min(...times)) : undefined;
 }
 
-export interface NotificationDecision {
-  fire: { kind: NotificationKind; message: string }[];
-  resolve: NotificationKind[];
+/** Where notices go: the --notify-webhook URL and the --notify-exec program, each on its own. */
+export type NotificationTarget = 'webhook' | 'exec';
+
+/** Per kind, the targets it was announced to as firing. */
+export type Announced = Map<NotificationKind, Set<NotificationTarget>>;
+
+export interface Delivery {
+  kind: NotificationKind;
+  state: 'firing' | 'resolved';
+  target: NotificationTarget;
+  message: string;
 }
 
-export function decideNotifications(active: Map<NotificationKind, string>, announced: ReadonlySet<NotificationKind>): NotificationDecision {
-  return {
-    fire: NOTIFICATION_KINDS.filter((k) => active.has(k) && !announced.has(k)).map((kind) => ({ kind, message: active.get(kind)! })),
-    resolve: NOTIFICATION_KINDS.filter((k) => announced.has(k) && !active.has(k)),
-  };
+/**
+ * What to send, to which target: a condition that holds to each target not yet told, one that
+ * ended to each target that was. Targets are apart, so one that is down neither holds the other
+ * back nor makes it hear a notice twice.
+ */
+export function decideNotifications(active: Map<NotificationKind, string>, announced: Announced, targets: readonly NotificationTarget[]): Delivery[] {
+  const out: Delivery[] = [];
+  for (const kind of NOTIFICATION_KINDS) {
+    const told = announced.get(kind) ?? new Set();
+    const message = active.get(kind);
+    if (message !== undefined) for (const target of targets) { if (!told.has(target)) out.push({ kind, state: 'firing', target, message }); }
+    else for (const target of targets) { if (told.has(target)) out.push({ kind, state: 'resolved', target, message: '' }); }
+  }
+  return out;
 }
 
-/** The annotation value listing the kinds announced as firing, in a stable order. */
-export function formatAnnounced(kinds: Iterable<NotificationKind>): string {
-  const set = new Set(kinds);
-  return NOTIFICATION_KINDS.filter((k) => set.has(k)).join(',');
+/**
+ * The annotation value: the kinds announced as firing in a stable order, a kind alone when every
+ * target was told, `Kind@target` for each target told when not all were.
+ */
+export function formatAnnounced(announced: Announced, targets: readonly NotificationTarget[]): string {
+  const out: string[] = [];
+  for (const kind of NOTIFICATION_KINDS) {
+    const told = announced.get(kind);
+    if (!told?.size) continue;
+    if (targets.every((t) => told.has(t))) out.push(kind);
+    else for (const t of targets) if (told.has(t)) out.push(`${kind}@${t}`);
+  }
+  return out.join(',');
 }
 
-export function parseAnnounced(value: string | undefined): Set<NotificationKind> {
-  return new Set((value ?? '').split(',').filter((k): k is NotificationKind => (NOTIFICATION_KINDS as readonly string[]).includes(k)));
+export function parseAnnounced(value: string | undefined, targets: readonly NotificationTarget[]): Announced {
+  const out: Announced = new Map();
+  for (const entry of (value ?? '').split(',')) {
+    const [kind, target] = entry.split('@') as [NotificationKind, NotificationTarget | undefined];
+    if (!(NOTIFICATION_KINDS as readonly string[]).includes(kind)) continue;
+    if (target !== undefined && !targets.includes(target)) continue;
+    const told = out.get(kind) ?? new Set();
+    for (const t of target ? [target] : targets) told.add(t);
+    out.set(kind, told);
+  }
+  return out;
 }

@@ -5,7 +5,7 @@ import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deliver, type Notification } from './delivery.ts';
+import { configuredTargets, deliver, type Notification } from './delivery.ts';
 import { processGone, pollUntil } from '../../test/rig/processes.ts';
 
 const n: Notification = { kind: 'IssuanceFailing', state: 'firing', namespace: 'default', name: 'web', message: 'issuance failed 3 times in a row; "quoted" $(not run)', at: '2026-06-01T00:00:00Z' };
@@ -24,13 +24,13 @@ test('webhook: one JSON POST with text and details; a non-2xx answer is an error
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   try {
-    await deliver({ webhookUrl: `http://127.0.0.1:${port}/services/T000/B000/secret-token` }, n);
+    await deliver({ webhookUrl: `http://127.0.0.1:${port}/services/T000/B000/secret-token` }, n, 'webhook');
     assert.deepEqual(bodies, [{
       type: 'application/json',
       body: { text: `[certsmith] IssuanceFailing: Certificate default/web: ${n.message}`, certsmith: { kind: 'IssuanceFailing', state: 'firing', certificate: { namespace: 'default', name: 'web' }, message: n.message, at: n.at } },
     }]);
     status = 500;
-    await assert.rejects(deliver({ webhookUrl: `http://127.0.0.1:${port}/services/T000/B000/secret-token` }, n), (e: Error) => {
+    await assert.rejects(deliver({ webhookUrl: `http://127.0.0.1:${port}/services/T000/B000/secret-token` }, n, 'webhook'), (e: Error) => {
       assert.match(e.message, new RegExp(`notification webhook http://127.0.0.1:${port}: HTTP 500`));
       assert.doesNotMatch(e.message, /secret-token/, 'the URL path (often a credential) stays out of errors');
       return true;
@@ -46,10 +46,10 @@ test('exec: the program runs without a shell, with the details in its environmen
     const out = join(dir, 'env.txt');
     const hook = join(dir, 'hook.sh');
     writeFileSync(hook, `#!/bin/sh\nprintf '%s|%s|%s/%s|%s' "$CERTSMITH_NOTIFICATION" "$CERTSMITH_NOTIFICATION_STATE" "$CERTSMITH_NAMESPACE" "$CERTSMITH_CERTIFICATE" "$CERTSMITH_MESSAGE" > ${out}\n`, { mode: 0o755 });
-    await deliver({ exec: hook }, n);
+    await deliver({ exec: hook }, n, 'exec');
     assert.equal(readFileSync(out, 'utf8'), `IssuanceFailing|firing|default/web|${n.message}`, 'the message arrives verbatim, nothing in it is run');
     writeFileSync(hook, '#!/bin/sh\nexit 3\n', { mode: 0o755 });
-    await assert.rejects(deliver({ exec: hook }, n), /notification hook .*hook\.sh: Command failed/);
+    await assert.rejects(deliver({ exec: hook }, n, 'exec'), /notification hook .*hook\.sh: Command failed/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -62,7 +62,7 @@ test('exec: a hook that hangs is killed at the timeout with what it started', { 
     const hook = join(dir, 'hang.sh');
     writeFileSync(hook, `#!/bin/sh\nsleep 300 &\necho $! > ${pidFile}\nwait\n`, { mode: 0o755 });
     const started = Date.now();
-    await assert.rejects(deliver({ exec: hook, timeoutMs: 500 }, n), /notification hook .*hang\.sh: killed after 0\.5s/);
+    await assert.rejects(deliver({ exec: hook, timeoutMs: 500 }, n, 'exec'), /notification hook .*hang\.sh: killed after 0\.5s/);
     assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
     const child = Number(readFileSync(pidFile, 'utf8').trim());
     await pollUntil('the hook\'s child to be gone', () => processGone(child), 5_000);
@@ -86,7 +86,8 @@ test('a private key quoted in the message (a deploy hook\'s output, its BEGIN li
     const out = join(dir, 'message.txt');
     const hook = join(dir, 'hook.sh');
     writeFileSync(hook, `#!/bin/sh\nprintf '%s' "$CERTSMITH_MESSAGE" > ${out}\n`, { mode: 0o755 });
-    await deliver({ webhookUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}/`, exec: hook }, leaky);
+    const targets = { webhookUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}/`, exec: hook };
+    for (const t of configuredTargets(targets)) await deliver(targets, leaky, t);
     const sent = JSON.parse(body) as { text: string; certsmith: { message: string } };
     assert.equal(sent.certsmith.message, want);
     assert.equal(sent.text, `[certsmith] DeployHookFailed: Certificate default/web: ${want}`);

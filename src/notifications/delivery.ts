@@ -4,7 +4,7 @@
 // shared/run-program.ts, so a timeout ends what it started too). Both come
 // from the server's configuration only; nothing a resource sets reaches them.
 import { endedBadly, runProgram } from '../shared/run-program.ts';
-import type { NotificationKind } from './conditions.ts';
+import type { NotificationKind, NotificationTarget } from './conditions.ts';
 import { redactKeyMaterial } from '../pki/redact-keys.ts';
 
 export interface NotificationTargets {
@@ -43,14 +43,19 @@ export function execEnvironment(n: Notification): Record<string, string> {
   };
 }
 
+/** The targets configured, in the order they are told. */
+export function configuredTargets(targets: NotificationTargets): NotificationTarget[] {
+  return [...(targets.webhookUrl ? ['webhook' as const] : []), ...(targets.exec ? ['exec' as const] : [])];
+}
+
 /**
- * Delivers to every target; throws (naming the target, never a credential in the URL) when one fails.
+ * Delivers to one target; throws (naming the target, never a credential in the URL) when it fails.
  * The message is stripped of private keys first: it may quote a deploy hook's output.
  */
-export async function deliver(targets: NotificationTargets, notification: Notification): Promise<void> {
+export async function deliver(targets: NotificationTargets, notification: Notification, target: NotificationTarget): Promise<void> {
   const n = { ...notification, message: redactKeyMaterial(notification.message) };
   const timeoutMs = targets.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (targets.webhookUrl) {
+  if (target === 'webhook' && targets.webhookUrl) {
     const url = new URL(targets.webhookUrl);
     const where = `${url.protocol}//${url.host}`;
     let res: Response;
@@ -62,7 +67,7 @@ export async function deliver(targets: NotificationTargets, notification: Notifi
     await res.arrayBuffer().catch(() => undefined);
     if (!res.ok) throw new Error(`notification webhook ${where}: HTTP ${res.status}`);
   }
-  if (targets.exec) {
+  if (target === 'exec' && targets.exec) {
     const program = targets.exec;
     const r = await runProgram(program, [], { env: execEnvironment(n), timeoutMs, killGraceMs: KILL_GRACE_MS, outputLimit: 64 * 1024, leftovers: 'leave' });
     let failure = r.startError;

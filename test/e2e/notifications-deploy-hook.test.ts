@@ -94,3 +94,45 @@ test('a failing deploy hook is announced once and resolved once after a renewal 
     assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
   }
 });
+
+test('targets are apart: an exec hook that fails does not make the webhook hear a notice twice, and a deleted Certificate resolves what it had firing', { timeout: 120_000 }, async () => {
+  const root = mkdtempSync(join(tmpdir(), 'certsmith-e2e-notify-apart-'));
+  const live = join(root, 'live');
+  writeFileSync(join(root, 'manifests.yaml'), manifests);
+  const hookScript = join(root, 'reload.sh');
+  writeFileSync(hookScript, '#!/bin/sh\necho "reload failed" >&2\nexit 1\n', { mode: 0o755 });
+  const execOk = join(root, 'exec-ok');
+  writeFileSync(execOk, 'no\n');
+  const execLog = join(root, 'exec.log');
+  const notifyExec = join(root, 'notify.sh');
+  // the exec target is down (exit 1) until the test writes yes
+  writeFileSync(notifyExec, `#!/bin/sh\n[ "$(cat '${execOk}')" = yes ] || exit 1\necho "$CERTSMITH_NOTIFICATION_STATE $CERTSMITH_NOTIFICATION" >> '${execLog}'\n`, { mode: 0o755 });
+  const execSeen = () => (existsSync(execLog) ? readFileSync(execLog, 'utf8').trim().split('\n') : []);
+  const receiver = await startNotificationReceiver();
+  const server = await startServer({
+    args: ['--secrets-dir', live, '--deploy-hook', hookScript, '--notify-webhook', receiver.url, '--notify-exec', notifyExec, '--apply', join(root, 'manifests.yaml')],
+  });
+  try {
+    await waitFor('DeployHookFailed at the receiver', () => receiver.seen('web').includes('firing DeployHookFailed'), 30_000);
+    // the exec target is retried with backoff (5 s, 10 s): the webhook must not hear it again meanwhile
+    await new Promise((r) => setTimeout(r, 7_000));
+    assert.deepEqual(receiver.seen('web'), ['firing DeployHookFailed'], 'once, though the exec target failed');
+    writeFileSync(execOk, 'yes\n');
+    await waitFor('the exec target told once it is back', () => execSeen().includes('firing DeployHookFailed'), 30_000);
+    const annotated = JSON.parse((await server.cli(['get', 'certificate', 'web', '-n', 'default', '-o', 'json'])).stdout) as { metadata: { annotations: Record<string, string> } };
+    assert.equal(annotated.metadata.annotations['notifications.certsmith.io/firing'], 'DeployHookFailed');
+
+    const del = await server.cli(['delete', 'certificate', 'web', '-n', 'default']);
+    assert.equal(del.code, 0, del.stderr);
+    await waitFor('resolved at the receiver', () => receiver.seen('web').includes('resolved DeployHookFailed'), 15_000);
+    await waitFor('resolved from the exec hook', () => execSeen().includes('resolved DeployHookFailed'), 15_000);
+    assert.deepEqual(receiver.seen('web'), ['firing DeployHookFailed', 'resolved DeployHookFailed']);
+    assert.deepEqual(execSeen(), ['firing DeployHookFailed', 'resolved DeployHookFailed']);
+  } finally {
+    const code = await server.stop();
+    await receiver.stop();
+    rmSync(server.dataDir, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
+    assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
+  }
+});

@@ -16,9 +16,9 @@ import type { ControllerContext, ControllerSpec } from '../context.ts';
 import { forController } from '../context.ts';
 import {
   activeNotifications, decideNotifications, formatAnnounced, nextNotificationChange, parseAnnounced,
-  DEFAULT_NOTIFICATION_POLICY, type HookOutcome, type NotificationKind, type NotificationPolicy,
+  DEFAULT_NOTIFICATION_POLICY, type Announced, type HookOutcome, type NotificationKind, type NotificationPolicy,
 } from '../../notifications/conditions.ts';
-import { deliver, type NotificationTargets } from '../../notifications/delivery.ts';
+import { configuredTargets, deliver, type NotificationTargets } from '../../notifications/delivery.ts';
 import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_REASONS, deployHookRevision } from '../../shared/deploy-hook-events.ts';
 
 const MANAGER = 'certificates-notifications';
@@ -65,9 +65,13 @@ export function notificationsController(shared: ControllerContext, o: Notificati
   };
   const targets: NotificationTargets = { webhookUrl: o.webhookUrl, exec: o.exec, timeoutMs: o.timeoutMs };
 
+  const targetNames = configuredTargets(targets);
+  /** Certificates deleted with notices firing, by key, until their resolved notices are out */
+  const deleted = new Map<string, Certificate & KubeObject>();
+
   /** A merge patch of the one annotation: a concurrent writer is no conflict, the store reapplies it to the current object. */
-  async function recordAnnounced(crt: Certificate & KubeObject, announced: Set<NotificationKind>): Promise<void> {
-    const value = formatAnnounced(announced) || null;
+  async function recordAnnounced(crt: Certificate & KubeObject, announced: Announced): Promise<void> {
+    const value = formatAnnounced(announced, targetNames) || null;
     await ctx.store.patch(CertificateType, crt.metadata.namespace, crt.metadata.name!, 'merge',
       { metadata: { annotations: { [NOTIFICATIONS_FIRING_ANNOTATION]: value } } }, { fieldManager: MANAGER })
       .catch((e) => { if (!isNotFound(e)) throw e; });
@@ -82,6 +86,13 @@ export function notificationsController(shared: ControllerContext, o: Notificati
       const key = (o: KubeObject) => enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
       certificates.onAdd(key);
       certificates.onUpdate((_, n) => key(n));
+      // a Certificate deleted while something was firing: its notices are resolved (the
+      // condition went with it), from its last state, as a vanished alert resolves in Alertmanager
+      certificates.onDelete((o) => {
+        if (!o.metadata.annotations?.[NOTIFICATIONS_FIRING_ANNOTATION]) return;
+        deleted.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+        key(o);
+      });
       const fromEvent = (e: EventObj) => {
         if (DEPLOY_HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.name) {
           enqueue(`${e.involvedObject.namespace ?? e.metadata.namespace}/${e.involvedObject.name}`);
@@ -93,32 +104,55 @@ export function notificationsController(shared: ControllerContext, o: Notificati
     async reconcile(key) {
       const { namespace, name } = splitKey(key);
       const crt = certificates.get(namespace, name);
+      const gone = deleted.get(key);
+      if (!crt && gone) {
+        // nothing holds now: every notice it had firing is resolved; what could not be delivered
+        // is retried with backoff (from memory: a restart forgets a deleted Certificate)
+        await notify(gone, new Map(), parseAnnounced(gone.metadata.annotations?.[NOTIFICATIONS_FIRING_ANNOTATION], targetNames), ctx.clock.now(), async (left) => {
+          if (!left.size) deleted.delete(key);
+          else deleted.set(key, { ...gone, metadata: { ...gone.metadata, annotations: { ...gone.metadata.annotations, [NOTIFICATIONS_FIRING_ANNOTATION]: formatAnnounced(left, targetNames) } } });
+        });
+        return;
+      }
+      deleted.delete(key);
       if (!crt || crt.metadata.deletionTimestamp) return;
       const now = ctx.clock.now();
       const hook = crt.metadata.uid ? lastHookOutcome(events.byIndex(HOOK_OUTCOMES_BY_UID, crt.metadata.uid), crt) : undefined;
-      const active = activeNotifications(crt, hook, now, policy);
-      const announced = parseAnnounced(crt.metadata.annotations?.[NOTIFICATIONS_FIRING_ANNOTATION]);
-      const decision = decideNotifications(active, announced);
-      const at = now.toISOString();
-      const ns = crt.metadata.namespace!;
-      let changed = false;
-      try {
-        for (const f of decision.fire) {
-          await deliver(targets, { kind: f.kind, state: 'firing', namespace: ns, name, message: f.message, at });
-          announced.add(f.kind);
-          changed = true;
-        }
-        for (const kind of decision.resolve) {
-          await deliver(targets, { kind, state: 'resolved', namespace: ns, name, message: '', at });
-          announced.delete(kind);
-          changed = true;
-        }
-      } finally {
-        // what was delivered is recorded even when a later delivery failed (then retried with backoff)
-        if (changed) await recordAnnounced(crt, announced);
-      }
+      const announced = parseAnnounced(crt.metadata.annotations?.[NOTIFICATIONS_FIRING_ANNOTATION], targetNames);
+      const before = formatAnnounced(announced, targetNames);
+      await notify(crt, activeNotifications(crt, hook, now, policy), announced, now, async (after) => {
+        // what was delivered is recorded even when another delivery failed
+        if (formatAnnounced(after, targetNames) !== before) await recordAnnounced(crt, after);
+      });
       const next = nextNotificationChange(crt, now, policy);
       return next ? { requeueAfterMs: next.getTime() - now.getTime() } : undefined;
     },
   };
+
+  /**
+   * Sends what `active` and `announced` call for, each target apart; `record` gets what was
+   * announced afterwards, then the first failure is thrown (the key is retried with backoff).
+   */
+  async function notify(crt: Certificate & KubeObject, active: Map<NotificationKind, string>, announced: Announced, now: Date,
+    record: (after: Announced) => Promise<void>): Promise<void> {
+    const at = now.toISOString();
+    const [ns, name] = [crt.metadata.namespace!, crt.metadata.name!];
+    let failure: unknown;
+    for (const d of decideNotifications(active, announced, targetNames)) {
+      try {
+        await deliver(targets, { kind: d.kind, state: d.state, namespace: ns, name, message: d.message, at }, d.target);
+      } catch (e) {
+        // the other targets still hear it; this one is retried with backoff
+        failure ??= e;
+        continue;
+      }
+      const told = announced.get(d.kind) ?? new Set();
+      if (d.state === 'firing') told.add(d.target);
+      else told.delete(d.target);
+      if (told.size) announced.set(d.kind, told);
+      else announced.delete(d.kind);
+    }
+    await record(announced);
+    if (failure) throw failure;
+  }
 }
