@@ -1,7 +1,7 @@
 // The dashboard in a real browser (Debian's chromium, headless, driven by playwright-core)
 // against a real `certsmith server`: the examples, an ACME certificate Pebble cannot validate
 // (HTTP-01 on a port nobody serves, so it fails and backs off), one whose self-check cannot pass,
-// one renewing inside a maintenance window and a short-lived one in another namespace. Both the
+// one renewing inside a maintenance window and a short-lived (healthy) one in another namespace. Both the
 // server's own dashboard (--dashboard-listen) and `certsmith dashboard` through the kubeconfig
 // are open while the server restarts and a renewal is asked for with `certsmith renew`.
 // A second Pebble behind the ARI proxy (test/rig/fault-proxy.ts) issues one certificate with a
@@ -248,17 +248,21 @@ describe('dashboard in chromium against a real server', () => {
     for (const key of ['default/example-ca', 'default/web-rsa', 'default/api-ecdsa', 'default/mesh-ed25519', 'default/java-app', 'default/in-window']) {
       await row(page, key).and(page.locator('[data-state="ready"]')).waitFor({ timeout: 60_000 });
     }
-    await row(page, 'team-a/short-lived').and(page.locator('[data-state="expiring"]')).waitFor({ timeout: 60_000 });
+    // two hours long, freshly issued: healthy, not expiring (its last tenth is 12 minutes)
+    await row(page, 'team-a/short-lived').and(page.locator('[data-state="ready"]')).waitFor({ timeout: 60_000 });
     // Pebble refuses the challenge: the order fails and the certificate backs off
     await row(page, 'default/acme-failing').and(page.locator('[data-state="backing-off"]')).waitFor({ timeout: 120_000 });
     assert.match(await row(page, 'default/acme-failing').innerText(), /Backing off[\s\S]*Failed/);
-    assert.equal(await row(page, 'default/acme-selfcheck').getAttribute('data-state'), 'renewing');
+    // never issued: not ready (renewing is for a certificate that has one)
+    assert.equal(await row(page, 'default/acme-selfcheck').getAttribute('data-state'), 'not-ready');
     await shot(page, 'list');
 
     await page.selectOption('#filter-state', 'backing-off');
     assert.deepEqual(await page.locator('#certificates tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-certificate'))), ['default/acme-failing']);
+    await page.selectOption('#filter-state', 'not-ready');
+    assert.deepEqual(await page.locator('#certificates tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-certificate'))), ['default/acme-selfcheck']);
     await page.selectOption('#filter-state', 'expiring');
-    assert.deepEqual(await page.locator('#certificates tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-certificate'))), ['team-a/short-lived']);
+    assert.equal(await page.locator('#certificates tbody tr').count(), 0, 'nothing is near its end');
     await page.selectOption('#filter-state', '');
     await page.selectOption('#filter-namespace', 'team-a');
     assert.equal(await page.locator('#certificates tbody tr').count(), 1);

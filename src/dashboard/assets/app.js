@@ -106,7 +106,7 @@ function listView() {
         h('td', {}, c.namespace),
         h('td', {}, `${c.issuer.kind}/${c.issuer.name}`),
         h('td', {}, c.states.map(badge).flatMap((b, i) => (i ? [' ', b] : [b]))),
-        h('td', {}, c.ready ? `${c.ready.reason ?? ''}${c.ready.message ? `: ${c.ready.message}` : ''}` : ''),
+        h('td', {}, c.why ? `${c.why.reason ?? ''}${c.why.message ? `: ${c.why.message}` : ''}` : ''),
         h('td', {}, time(c.timeline.notAfter)),
         h('td', {}, time(c.timeline.renewalTime)),
         h('td', {}, c.timeline.nextAttempt ? time(c.timeline.nextAttempt) : h('span', { class: 'muted' }, '—')))))),

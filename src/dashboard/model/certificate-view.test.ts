@@ -36,7 +36,7 @@ test('a failed certificate backs off until its next attempt, then is failed (wai
   assert.deepEqual(after.states, ['failed']);
 });
 
-test('expiring: under 7 days left or past the renewal time; Ready otherwise', () => {
+test('expiring: under 7 days left (of a long lifetime) or past the renewal time; Ready otherwise', () => {
   const ready = [{ type: 'Ready', status: 'True' as const, reason: 'Ready' }];
   const crt = certificate({ conditions: ready, notBefore: t0.toISOString(), notAfter: at(30 * 24 * HOUR).toISOString(), renewalTime: at(20 * 24 * HOUR).toISOString() });
   const ctx = (now: Date) => ({ now, backoff: defaultBackoff, certificates: [crt] });
@@ -44,6 +44,36 @@ test('expiring: under 7 days left or past the renewal time; Ready otherwise', ()
   assert.deepEqual(summarize(crt, undefined, ctx(at(21 * 24 * HOUR))).states, ['expiring', 'ready']);
   const renewing = certificate({ ...crt.status, conditions: [...ready, { type: 'Issuing', status: 'True' as const, reason: 'Renewing' }] });
   assert.equal(summarize(renewing, undefined, ctx(at(21 * 24 * HOUR))).state, 'renewing');
+});
+
+test('expiring is judged by the lifetime too: a healthy 6-day certificate is Ready, not Expiring, until its last tenth or its renewal time', () => {
+  const ready = [{ type: 'Ready', status: 'True' as const, reason: 'Ready' }];
+  // Let's Encrypt's short-lived profile: 160 hours, renewed at half-life
+  const crt = certificate({ conditions: ready, notBefore: t0.toISOString(), notAfter: at(160 * HOUR).toISOString(), renewalTime: at(80 * HOUR).toISOString() });
+  const ctx = (now: Date) => ({ now, backoff: defaultBackoff, certificates: [crt] });
+  assert.deepEqual(summarize(crt, undefined, ctx(at(HOUR))).states, ['ready'], 'fresh');
+  assert.deepEqual(summarize(crt, undefined, ctx(at(79 * HOUR))).states, ['ready'], 'before its renewal time');
+  assert.deepEqual(summarize(crt, undefined, ctx(at(81 * HOUR))).states, ['expiring', 'ready'], 'past its renewal time');
+  const noRenewal = certificate({ ...crt.status, renewalTime: undefined });
+  assert.deepEqual(summarize(noRenewal, undefined, ctx(at(140 * HOUR))).states, ['ready'], '20 h left of 160');
+  assert.deepEqual(summarize(noRenewal, undefined, ctx(at(145 * HOUR))).states, ['expiring', 'ready'], 'the last tenth');
+});
+
+test('a certificate never issued is Not ready, not Renewing, and the Why is the failed issuance\'s cause, not Ready\'s "Secret does not exist"', () => {
+  const waiting = certificate({ conditions: [
+    { type: 'Ready', status: 'False', reason: 'DoesNotExist', message: 'Issuing certificate as Secret does not exist' },
+    { type: 'Issuing', status: 'True', reason: 'DoesNotExist', message: 'Issuing certificate as Secret does not exist' },
+  ] });
+  const s = summarize(waiting, undefined, { now: t0, backoff: defaultBackoff, certificates: [waiting] });
+  assert.deepEqual(s.states, ['not-ready']);
+  const failed = certificate({ lastFailureTime: t0.toISOString(), issuanceAttempts: 2, conditions: [
+    { type: 'Ready', status: 'False', reason: 'DoesNotExist', message: 'Issuing certificate as Secret does not exist' },
+    { type: 'Issuing', status: 'False', reason: 'Failed', message: 'The certificate request has failed to complete and will be retried: rejectedIdentifier' },
+  ] });
+  assert.deepEqual(summarize(failed, undefined, { now: t0, backoff: defaultBackoff, certificates: [failed] }).why,
+    { reason: 'Failed', message: 'The certificate request has failed to complete and will be retried: rejectedIdentifier' });
+  const ok = certificate({ conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' }] });
+  assert.deepEqual(summarize(ok, undefined, { now: t0, backoff: defaultBackoff, certificates: [ok] }).why, { reason: 'Ready', message: 'Certificate is up to date and has not expired' });
 });
 
 test("a certificate's page follows owners from request to order to challenge and keeps their errors and events", () => {

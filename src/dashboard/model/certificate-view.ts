@@ -12,7 +12,11 @@ import { byCodeUnits } from '../../api/ordering.ts';
 export const STATES = ['ready', 'renewing', 'backing-off', 'failed', 'expiring', 'not-ready'] as const;
 export type CertificateState = typeof STATES[number];
 
-/** A certificate with less than this left counts as expiring even before its renewal time. */
+/**
+ * A certificate with less than this left, or less than a tenth of its lifetime when that is
+ * shorter (a 6-day certificate is healthy with 5 days left), counts as expiring even before its
+ * renewal time; the shipped alerts judge by the tenth too.
+ */
 export const EXPIRING_WITHIN_MS = 7 * 86_400_000;
 
 export interface TimelineView {
@@ -43,6 +47,8 @@ export interface CertificateSummary {
   state: CertificateState;
   states: CertificateState[];
   ready?: { status: string; reason?: string; message?: string };
+  /** why it is in its state: the failed Issuing condition when issuance failed (Ready then only says the Secret is missing), else Ready */
+  why?: { reason?: string; message?: string };
   revision?: number;
   timeline: TimelineView;
 }
@@ -126,10 +132,13 @@ export function statesOf(crt: CertificateObj, t: TimelineView, now: Date): Certi
   const out: CertificateState[] = [];
   if (t.nextAttempt && Date.parse(t.nextAttempt) > now.getTime()) out.push('backing-off');
   if (t.lastFailureTime) out.push('failed');
-  if (condition(conds, 'Issuing')?.status === 'True') out.push('renewing');
   const notAfter = t.notAfter ? Date.parse(t.notAfter) : NaN;
+  // renewing is for a certificate that was issued; the first issuance shows as not ready
+  if (condition(conds, 'Issuing')?.status === 'True' && Number.isFinite(notAfter)) out.push('renewing');
+  const notBefore = t.notBefore ? Date.parse(t.notBefore) : NaN;
   const renewal = t.renewalTime ? Date.parse(t.renewalTime) : NaN;
-  if (notAfter - now.getTime() < EXPIRING_WITHIN_MS || renewal <= now.getTime()) out.push('expiring');
+  const within = Number.isFinite(notBefore) ? Math.min(EXPIRING_WITHIN_MS, (notAfter - notBefore) / 10) : EXPIRING_WITHIN_MS;
+  if (notAfter - now.getTime() < within || renewal <= now.getTime()) out.push('expiring');
   if (condition(conds, 'Ready')?.status === 'True') out.push('ready');
   if (!out.length) out.push('not-ready');
   return out;
@@ -139,6 +148,8 @@ export function summarize(crt: CertificateObj, leaf: ParsedLeaf | undefined, ctx
   const timeline = timelineOf(crt, leaf, ctx);
   const states = statesOf(crt, timeline, ctx.now);
   const ready = condition(crt.status?.conditions, 'Ready');
+  const issuing = condition(crt.status?.conditions, 'Issuing');
+  const why = issuing?.status === 'False' && issuing.reason === 'Failed' ? issuing : ready;
   const spec = crt.spec;
   return {
     namespace: crt.metadata.namespace ?? '',
@@ -151,6 +162,7 @@ export function summarize(crt: CertificateObj, leaf: ParsedLeaf | undefined, ctx
     state: states[0],
     states,
     ...(ready ? { ready: { status: ready.status, reason: ready.reason, message: ready.message } } : {}),
+    ...(why ? { why: { reason: why.reason, message: why.message } } : {}),
     ...(crt.status?.revision !== undefined ? { revision: crt.status.revision } : {}),
     timeline,
   };
