@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { register as globalRegistry } from 'prom-client';
@@ -36,6 +36,9 @@ test('certificate gauges are computed from the source at scrape time, with cert-
   assert.equal(sample(text, `certmanager_certificate_ready_status{name="new",namespace="ns",condition="Unknown",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert-manager.io"}`), 1);
   assert.equal(sample(text, `certmanager_certificate_expiration_timestamp_seconds{name="new",namespace="ns",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert-manager.io"}`), 0);
   assert.equal(sample(text, 'certmanager_clock_time_seconds_gauge'), Date.parse('2026-01-01T00:00:00Z') / 1000);
+  // the deprecated counter upstream still serves beside the gauge (dashboards and Datadog's integration read it)
+  assert.equal(sample(text, 'certmanager_clock_time_seconds'), Date.parse('2026-01-01T00:00:00Z') / 1000);
+  assert.match(text, /^# TYPE certmanager_clock_time_seconds counter$/m);
   // a deleted certificate's series disappear
   certs = certs.slice(1);
   text = await m.text();
@@ -129,4 +132,20 @@ test('issuer, clusterissuer and challenge gauges under cert-manager names and la
   text = await m.text();
   assert.equal(sample(text, 'certmanager_certificate_challenge_status{name="c1",namespace="ns",domain="example.com",type="DNS-01",processing="false",reason="connection refused",status="invalid"}'), 1);
   assert.equal(text.includes('name="c2"'), false);
+});
+
+test('ACME request latency quantiles cover the last 10 minutes, as Go\'s client_golang Summary (MaxAge 10m) upstream uses, not the whole process life', async () => {
+  mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-01-01T00:00:00Z') });
+  try {
+    const m = createMetrics();
+    const labels = { scheme: 'https', host: 'acme.example', action: 'new-order', method: 'POST', status: 201 };
+    const q = (text: string) => sample(text, 'certmanager_http_acme_client_request_duration_seconds{quantile="0.99",scheme="https",host="acme.example",action="new-order",method="POST",status="201"}');
+    for (let i = 0; i < 50; i++) m.acmeRequest(labels, 30);
+    assert.equal(q(await m.text()), 30, 'a slow CA');
+    mock.timers.tick(11 * 60_000);
+    for (let i = 0; i < 50; i++) m.acmeRequest(labels, 0.2);
+    assert.equal(q(await m.text()), 0.2, 'eleven minutes later, fast again: the slow minutes have aged out');
+  } finally {
+    mock.timers.reset();
+  }
 });

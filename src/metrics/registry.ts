@@ -174,13 +174,20 @@ export class CertsmithMetrics {
       name: 'certmanager_clock_time_seconds_gauge', help: 'The clock time given in seconds (from 1970/01/01 UTC).', registers,
       collect() { this.set(clock.now().getTime() / 1000); },
     });
+    // upstream keeps serving the deprecated counter beside the gauge; dashboards and integrations read it
+    new Counter({
+      name: 'certmanager_clock_time_seconds', help: 'DEPRECATED: use clock_time_seconds_gauge instead. The clock time given in seconds (from 1970/01/01 UTC).', registers,
+      collect() { this.reset(); this.inc(clock.now().getTime() / 1000); },
+    });
 
     this.syncCalls = new Counter({ name: 'certmanager_controller_sync_call_count', help: 'The number of sync() calls made by a controller.', labelNames: ['controller'], registers });
     this.syncErrors = new Counter({ name: 'certmanager_controller_sync_error_count', help: 'The number of errors encountered during controller sync().', labelNames: ['controller'], registers });
     this.acmeRequests = new Counter({ name: 'certmanager_http_acme_client_request_count', help: 'The number of requests made by the ACME client.', labelNames: acmeLabels, registers });
     this.acmeDuration = new Summary({
       name: 'certmanager_http_acme_client_request_duration_seconds', help: 'The HTTP request latencies in seconds for the ACME client.',
-      labelNames: acmeLabels, percentiles: [0.5, 0.9, 0.99], registers,
+      // as client_golang's Summary upstream uses: quantiles over the last 10 minutes (5 buckets), so a
+      // CA that was slow an hour ago does not hide that it is fast now, or the other way round
+      labelNames: acmeLabels, percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 600, ageBuckets: 5, registers,
     });
     this.deferred = new Counter({ name: 'certmanager_certificate_renewal_deferred_total', help: 'Renewals that were due but deferred, by reason (e.g. outside_window).', labelNames: ['reason'], registers });
     this.bypassed = new Counter({ name: 'certmanager_certificate_renewal_bypassed_total', help: 'Renewals that went ahead despite the renewal policy, by reason (e.g. expiry_imminent).', labelNames: ['reason'], registers });
