@@ -66,7 +66,7 @@ export function registerDoctorCommand(program: Command) {
       };
       const conn = await connect(cmd);
       // the checks, DNS and HTTP code load with this command only
-      const { diagnose, certificatesFor, formatDiagnosis } = await import('../doctor/diagnose.ts');
+      const { diagnoseAll, certificatesFor, formatDiagnosis } = await import('../doctor/diagnose.ts');
       try {
         const namespace = flags.namespace ?? (name ? conn.namespace : undefined);
         const certs = await certificatesFor(conn.store, namespace, name);
@@ -75,13 +75,8 @@ export function registerDoctorCommand(program: Command) {
           process.stdout.write(`No Certificates${namespace ? ` in namespace ${namespace}` : ''}.\n`);
           return;
         }
-        let blocked = false;
-        for (const crt of certs) {
-          const d = await diagnose(conn.store, crt, opts);
-          process.stdout.write(formatDiagnosis(d));
-          if (d.findings.some((f) => f.severity === 'error')) blocked = true;
-        }
-        if (blocked) process.exitCode = 1;
+        const found = await diagnoseAll(conn.store, certs, opts, (d) => process.stdout.write(formatDiagnosis(d)));
+        if (found.some((d) => d.findings.some((f) => f.severity === 'error'))) process.exitCode = 1;
       } finally {
         await conn.store.close();
       }

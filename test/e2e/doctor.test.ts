@@ -230,7 +230,7 @@ describe('certsmith doctor', () => {
     await waitFor('ClusterIssuer gone not Ready', async () => (await getJSON<Conditioned>('clusterissuer', 'gone'))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False'), 30_000, 250);
     const r = await doctor([]);
     assert.equal(r.code, 1, r.stdout + r.stderr);
-    assert.match(r.stdout, /\[ERROR\] issuer: ClusterIssuer gone is not Ready \(ErrRegisterACMEAccount\): Failed to register ACME account: .*ECONNREFUSED/);
+    assert.match(r.stdout, /\[ERROR\] issuer: ClusterIssuer gone is not Ready \(ErrRegisterACMEAccount\): Failed to register ACME account: .*ECONNREFUSED.*\n\s+fix: The ACME server does not answer: check that it runs and that this host reaches it\./);
     assert.match(r.stdout, /\[ERROR\] account: ClusterIssuer gone has no usable ACME account: Failed to register ACME account/);
     assert.match(r.stdout, /\[warning\] caa: The ACME directory could not be read to learn the CA's CAA identifiers: GET https:\/\/127\.0\.0\.1:\d+\/dir: connect ECONNREFUSED/);
     for (const c of ['good', 'held', 'refused', 'orphan', 'limited', 'broken', 'caa', 'wrong-txt']) assert.match(r.stdout, new RegExp(`^Certificate default/${c}: `, 'm'));

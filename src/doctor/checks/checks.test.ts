@@ -94,6 +94,23 @@ test('issuer readiness and ACME account', () => {
   assert.equal(checkAccount({ kind: 'Issuer', name: 'ca', issuer: { spec: { ca: {} } } }), undefined);
 });
 
+test('an ACME server that does not answer: the issuer check says so (not "correct the spec"), and a known account is not called unusable', () => {
+  for (const message of [
+    'Failed to verify ACME account: GET https://127.0.0.1:14000/dir: connect ECONNREFUSED 127.0.0.1:14000',
+    'Failed to register ACME account: GET https://acme.example/dir: timed out',
+    'Failed to verify ACME account: getaddrinfo ENOTFOUND acme.example',
+    'Failed to verify ACME account: urn:ietf:params:acme:error:serverInternal: oops (HTTP 503)',
+  ]) {
+    const down = { kind: 'ClusterIssuer', name: 'le', issuer: { spec: { acme: { server: 'https://acme.example/dir' } }, status: { acme: { uri: 'https://acme.example/acct/7' }, conditions: [{ type: 'Ready', status: 'False' as const, reason: 'ErrVerifyACMEAccount', message }] } } };
+    const issuer = checkIssuerReady(down);
+    assert.equal(issuer.severity, 'error', message);
+    assert.match(issuer.fix!, /^The ACME server does not answer: check that it runs and that this host reaches it\. The issuer asks again with backoff \(5 s doubling to 5 minutes\) and is Ready with the same account once it answers; its spec need not change\.$/, message);
+    const account = checkAccount(down)!;
+    assert.equal(account.severity, 'warning', message);
+    assert.equal(account.sentence, 'The ACME account of ClusterIssuer le is registered at https://acme.example/acct/7; the ACME server does not answer now.');
+  }
+});
+
 test('last ACME problem with subproblems, parsed back from the reason', () => {
   const reason = 'Failed to create Order: urn:ietf:params:acme:error:rejectedIdentifier: Error creating new order (HTTP 400) [a.example.test: urn:ietf:params:acme:error:caa: CAA forbids; b.example.test: urn:ietf:params:acme:error:dns: SERVFAIL]';
   assert.deepEqual(parseProblem(reason), {

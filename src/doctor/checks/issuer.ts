@@ -25,8 +25,17 @@ export function checkIssuerReady(f: IssuerFacts): Finding {
   return {
     check: 'issuer', severity: 'error',
     sentence: `${label(f)} is not Ready (${ready.reason ?? 'no reason'}): ${ready.message ?? ''}`.trimEnd(),
-    fix: `Correct ${label(f)}'s spec as the message says; the issuer is checked again on every change.`,
+    fix: serverDown(f) ? SERVER_DOWN_FIX : `Correct ${label(f)}'s spec as the message says; the issuer is checked again on every change.`,
   };
+}
+
+const SERVER_DOWN_FIX = 'The ACME server does not answer: check that it runs and that this host reaches it. The issuer asks again with backoff (5 s doubling to 5 minutes) and is Ready with the same account once it answers; its spec need not change.';
+
+/** An ACME issuer not Ready because its server did not answer (refused, timed out, no such host, 5xx): nothing in its spec to correct. */
+function serverDown(f: IssuerFacts): boolean {
+  if (!f.issuer?.spec?.acme) return false;
+  const ready = f.issuer.status?.conditions?.find((c) => c.type === 'Ready');
+  return ready?.status === 'False' && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|timed out|socket hang up|fetch failed|\(HTTP 5\d\d\)/.test(ready.message ?? '');
 }
 
 /** ACME issuers only: the account URL the CA gave, or why registering failed. */
@@ -36,6 +45,9 @@ export function checkAccount(f: IssuerFacts): Finding | undefined {
   const ready = f.issuer.status?.conditions?.find((c) => c.type === 'Ready');
   if (acme?.uri && ready?.status !== 'False') {
     return { check: 'account', severity: 'ok', sentence: `The ACME account of ${label(f)} is registered at ${acme.uri}${acme.lastRegisteredEmail ? ` with contact ${acme.lastRegisteredEmail}` : ''}.` };
+  }
+  if (acme?.uri && serverDown(f)) {
+    return { check: 'account', severity: 'warning', sentence: `The ACME account of ${label(f)} is registered at ${acme.uri}; the ACME server does not answer now.` };
   }
   if (ready?.status === 'False' && /Account|Register/i.test(ready.reason ?? '')) {
     return {
