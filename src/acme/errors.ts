@@ -36,3 +36,8 @@ export class AcmeError extends Error {
     return this.type.replace(/^urn:ietf:params:acme:error:/, '');
   }
 }
+
+/** How long to send nothing more after a 429 (RFC 8555 §6.6): Retry-After (at least a second), or 15 minutes when the server gave none. */
+export function rateLimitWaitMs(retryAfterMs: number | undefined): number {
+  return retryAfterMs === undefined ? 15 * 60_000 : Math.max(1000, retryAfterMs);
+}

@@ -174,7 +174,7 @@ export function registerAcmeAccountCommands(program: Command) {
     const client = await acct.client();
     try {
       const account = await client.deactivateAccount();
-      return `Deactivated ACME account ${account.url} of ${ref.kind} ${ref.name}; delete its Secret ${acct.secret.metadata.namespace}/${acct.secret.metadata.name} to let the issuer register a new one`;
+      return `Deactivated ACME account ${account.url} of ${ref.kind} ${ref.name}; certsmith registers a new account with a new key in Secret ${acct.secret.metadata.namespace}/${acct.secret.metadata.name} when the issuer next uses it (Events AccountDeactivated, AccountKeyReplaced); delete the ${ref.kind} to stop`;
     } finally {
       client.close();
     }

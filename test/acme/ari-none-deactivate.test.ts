@@ -58,6 +58,8 @@ test('renewalInformationSource None: no renewal-info request and no status.acme.
 test('certsmith acme deactivate-account: the account is deactivated at the CA, which refuses its key afterwards', async () => {
   const r = await s.cli(['acme', 'deactivate-account', 'dflt', '--cluster']);
   assert.equal(r.code, 0, r.stderr);
+  // what happens next, as it does: the controller replaces the key and registers again by itself
+  assert.match(r.stdout, /^Deactivated ACME account \S+ of ClusterIssuer dflt; certsmith registers a new account with a new key in Secret cert-manager\/dflt-account when the issuer next uses it/);
   const secret = await getJSON(['get', 'secret', '-n', 'cert-manager', 'dflt-account']);
   const key = Buffer.from(secret.data['tls.key'], 'base64').toString();
   const c = new AcmeClient({ directoryUrl: pebble.directoryUrl, accountKeyPem: key, caPem: pebble.caPem });
@@ -88,4 +90,25 @@ test('renewalInformationSource switched to None: the stored ARI answer goes, and
     return Date.parse(c.status.renewalTime) > Date.now() + 1000 * 86400e3 ? true : undefined;
   }, 30_000);
   assert.equal(after.status.revision, 1, 'nothing re-issued');
+});
+
+test('a 429 on newAccount with a long Retry-After (more than the client waits itself) holds the Issuer: not asked again before it, and says until when', async () => {
+  // 15 minutes, as Let's Encrypt asks for new registrations from one address
+  const limited = proxy.answer({ method: 'POST', path: /\/sign-me-up$/ }, { status: 429, type: 'rateLimited', detail: 'too many new registrations (10) from this IP address', retryAfter: 900 });
+  const since = proxy.exchanges.length;
+  await apply(s, issuer('limited'));
+  await limited.hit;
+  const limitedAt = Date.now();
+  const notReady = await waitFor('Ready=False naming the wait', async () => {
+    const c = (await getJSON(['get', 'clusterissuer', 'limited'])).status?.conditions?.find((x: { type: string }) => x.type === 'Ready');
+    return c?.status === 'False' && /not asked again before/.test(c.message) ? c : undefined;
+  });
+  assert.match(notReady.message, /^Failed to register ACME account: .*rateLimited: too many new registrations .*; not asked again before (\S+) \(its Retry-After\)$/);
+  const until = Date.parse(/not asked again before (\S+)/.exec(notReady.message)![1]);
+  assert.ok(Math.abs(until - limitedAt - 900_000) < 10_000, `about 15 minutes after the 429: ${notReady.message}`);
+  // the Issuer's retry (5 s, then 10 s) and its own status writes would each have asked again
+  await new Promise((r) => setTimeout(r, 8_000));
+  const signUps = proxy.exchanges.slice(since).filter((x) => /\/sign-me-up$/.test(x.path));
+  assert.deepEqual(signUps.map((x) => x.status), [429], 'nothing sent after the 429');
+  await s.cli(['delete', 'clusterissuer', 'limited']);
 });

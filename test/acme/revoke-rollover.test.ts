@@ -131,3 +131,21 @@ test('acme.certsmith.io/revoke-on-delete: the certificate is revoked at the CA b
   assert.equal(status.Status, 'Revoked');
   assert.equal(status.Reason, 5, 'cessationOfOperation');
 });
+
+test('revoke-on-delete of a certificate revoked by hand before: the Event says it was already revoked, not that it was revoked now', async () => {
+  const name = 'revoked-before';
+  await apply(s, `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${name}, namespace: default, annotations: { acme.certsmith.io/revoke-on-delete: "true" } }\nspec: { secretName: ${name}-tls, dnsNames: [${name}-${uniq()}.example.test], privateKey: { algorithm: ECDSA }, issuerRef: { name: pebble, kind: ClusterIssuer } }`);
+  await waitAllReady(s, [name], 60_000);
+  const byHand = await s.cli(['revoke', '-n', 'default', name, '--reason', 'superseded']);
+  assert.equal(byHand.code, 0, byHand.stderr);
+  const del = await s.cli(['delete', 'certificate', name, '-n', 'default']);
+  assert.equal(del.code, 0, del.stderr);
+  let said: string | undefined;
+  for (let i = 0; !said; i++) {
+    const events = JSON.parse((await s.cli(['get', 'events', '-n', 'default', '-o', 'json'])).stdout) as { items: { reason?: string; message?: string; involvedObject?: { name?: string } }[] };
+    said = events.items.find((e) => e.reason === 'Revoked' && e.involvedObject?.name === name)?.message;
+    assert.ok(said || i < 300, 'a Revoked Event');
+    if (!said) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(said, 'The certificate had already been revoked at the ACME server (alreadyRevoked); nothing to revoke before deletion');
+});

@@ -1,7 +1,9 @@
 // The ACME Issuer/ClusterIssuer controller: account key, registration (once), Ready condition.
 import { ClusterIssuer, Issuer, SecretType } from '../../../api/resources.ts';
 import type { KubeObject, Secret } from '../../../api/meta.ts';
-import { generateAccountKey } from '../../../acme/client.ts';
+import { AcmeError, generateAccountKey } from '../../../acme/client.ts';
+import { rateLimitWaitMs } from '../../../acme/errors.ts';
+import { rfc3339 } from '../../../api/time.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { forController } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
@@ -24,6 +26,11 @@ class IssuerSetupError extends Error {
   constructor(readonly reason: string, message: string, readonly retry: boolean, readonly clearUri = false) {
     super(message);
   }
+}
+
+/** The wait a 429 from the ACME server asked for (RFC 8555 §6.6), when the error is one. */
+function rateLimitWaitOf(e: unknown): number | undefined {
+  return e instanceof AcmeError && e.shortType === 'rateLimited' ? rateLimitWaitMs(e.retryAfterMs) : undefined;
 }
 
 interface AccountKey {
@@ -84,6 +91,8 @@ export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime,
   const issuers = ctx.informers.informerFor<IssuerObj>(type);
   const secrets = secretCache(ctx.informers);
   const manager = cluster ? 'clusterissuers-acme' : 'issuers-acme';
+  /** per Issuer and server: no newAccount before this time (ms), after a 429 */
+  const heldUntil = new Map<string, number>();
 
   async function writeStatus(issuer: IssuerObj, status: NonNullable<IssuerObj['status']>): Promise<void> {
     if (!statusChanged(issuer.status, status)) return;
@@ -117,6 +126,11 @@ export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime,
       const acme = issuer.spec.acme;
       const now = ctx.clock.now();
       const uid = issuer.metadata.uid ?? key;
+      // a 429 on registering is waited out, whatever wakes the Issuer meanwhile (its own status write does)
+      const holdKey = `${uid} ${acme.server}`;
+      const held = (heldUntil.get(holdKey) ?? 0) - now.getTime();
+      if (held > 0) return { requeueAfterMs: held };
+      heldUntil.delete(holdKey);
       try {
         try {
           new URL(acme.server);
@@ -148,7 +162,10 @@ export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime,
             termsOfServiceAgreed: true, ...(acme.email ? { email: acme.email.toLowerCase() } : {}), ...(eab ? { eab } : {}),
           }));
         } catch (e) {
-          throw new IssuerSetupError(REASON.registerFailed, `Failed to register ACME account: ${(e as Error).message}`, isRetryable(e), k.generated);
+          const wait = rateLimitWaitOf(e);
+          if (wait !== undefined) heldUntil.set(holdKey, now.getTime() + wait);
+          const until = wait !== undefined ? `; not asked again before ${rfc3339(new Date(now.getTime() + wait))} (its Retry-After)` : '';
+          throw new IssuerSetupError(REASON.registerFailed, `Failed to register ACME account: ${(e as Error).message}${until}`, isRetryable(e), k.generated);
         }
         // newAccount on a key the CA knows returns that account as it is (RFC 8555 §7.3.1): a
         // changed email reaches the CA only as an update, before the status may say it was registered
@@ -166,6 +183,8 @@ export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime,
         rt.registry.forget(uid);
         await writeStatus(issuer, notReadyStatus(issuer, e.reason, e.message, now, { clearUri: e.clearUri }));
         ctx.recorder.event(issuer, 'Warning', 'ErrInitIssuer', `Error initializing issuer: ${e.message}`);
+        const wait = (heldUntil.get(holdKey) ?? 0) - now.getTime();
+        if (wait > 0) return { requeueAfterMs: wait };
         if (e.retry) throw e;
       }
     },

@@ -4,6 +4,7 @@ import { Challenge, ClusterIssuer, Issuer, Order } from '../../../api/resources.
 import type { KubeObject } from '../../../api/meta.ts';
 import type { ACMEIssuer, IssuerStatus, Challenge as ChallengeObj, Order as OrderObj, OrderStatus, ACMEState } from '../../../api/types.ts';
 import { AcmeError, failedOrderProblem, type AcmeClient, type AcmeOrder } from '../../../acme/client.ts';
+import { rateLimitWaitMs } from '../../../acme/errors.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
@@ -432,11 +433,6 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
       }
     },
   };
-}
-
-/** How long to hold an Order after 429: Retry-After (at least a second), or 15 minutes when the server gave none. */
-export function rateLimitWaitMs(retryAfterMs: number | undefined): number {
-  return retryAfterMs === undefined ? 15 * 60_000 : Math.max(1000, retryAfterMs);
 }
 
 /**

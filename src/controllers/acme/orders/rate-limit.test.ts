@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideOrder } from './order.ts';
-import { rateLimitWaitMs } from './controller.ts';
+import { rateLimitWaitMs } from '../../../acme/errors.ts';
 import { ANN_RATE_LIMITED } from '../recovery.ts';
 import type { Order } from '../../../api/types.ts';
 

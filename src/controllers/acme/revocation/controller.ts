@@ -159,6 +159,7 @@ export function revocationController(shared: ControllerContext, rt: AcmeRuntime)
       const leaf = certificateBlocks(decodeBase64(secret?.data?.['tls.crt']))[0];
       if (!leaf) return letGo(`Not revoked on delete: Secret ${crt.spec.secretName} holds no certificate`);
       const client = await clientForIssuer(ctx, rt, issuer);
+      let already = false;
       try {
         await acmeAction('revoke_certificate', () => client.revokeCertificate(leaf.der, CESSATION_OF_OPERATION));
       } catch (e) {
@@ -166,8 +167,11 @@ export function revocationController(shared: ControllerContext, rt: AcmeRuntime)
           ctx.recorder.event(crt, 'Warning', 'RevocationFailed', `Revoking the certificate before deletion failed (retrying): ${(e as Error).message}`);
           throw e;
         }
+        already = true;
       }
-      ctx.recorder.event(crt, 'Normal', 'Revoked', 'The certificate was revoked at the ACME server before deletion (cessationOfOperation)');
+      ctx.recorder.event(crt, 'Normal', 'Revoked', already
+        ? 'The certificate had already been revoked at the ACME server (alreadyRevoked); nothing to revoke before deletion'
+        : 'The certificate was revoked at the ACME server before deletion (cessationOfOperation)');
       await setFinalizer(crt, false);
     },
   };
