@@ -91,8 +91,9 @@ web.listen(Number(portArg), host || undefined, () => {
   try {
     fs.unlinkSync(socketPath);
   } catch {}
+  // only this user may tell the keeper what to serve: the socket is made 0600, not chmod-ed after
+  process.umask(0o077);
   control.listen(socketPath, () => {
-    // only this user may tell the keeper what to serve
     fs.chmodSync(socketPath, 0o600);
     process.stdout.write(\`\${JSON.stringify({ port: web.address().port })}\\n\`);
     armGrace();

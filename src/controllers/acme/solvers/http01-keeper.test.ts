@@ -3,7 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { keeperSocketPath, startHTTP01Keeper } from './http01-keeper.ts';
+import os from 'node:os';
+import path from 'node:path';
+import { keeperSocketPath, privateKeeperDir, startHTTP01Keeper } from './http01-keeper.ts';
 import { getToken } from './testing/http01-probe.ts';
 import { freePort } from '../../../../test/rig/ports.ts';
 
@@ -42,4 +44,48 @@ test('a keeper nobody adopts exits after its grace period', async () => {
   await k.close();
   assert.equal((await getToken(port, 't')).status, 200);
   await until('keeper gone after the grace period', async () => getToken(port, 't').then(() => false, () => true));
+});
+
+test('the control socket lives in a directory only this user can enter, so no other local account can stand in for the keeper', async () => {
+  const port = await freePort();
+  const sock = keeperSocketPath('127.0.0.1', port);
+  const dir = path.dirname(sock);
+  assert.notEqual(dir, os.tmpdir(), 'not in the shared temp dir itself');
+  const k = await startHTTP01Keeper({ host: '127.0.0.1', port, graceMs: 300 });
+  try {
+    const st = fs.lstatSync(dir);
+    assert.ok(st.isDirectory() && !st.isSymbolicLink());
+    assert.equal(st.uid, process.getuid!());
+    assert.equal(st.mode & 0o777, 0o700);
+    assert.equal(fs.lstatSync(sock).mode & 0o077, 0, 'the socket itself: owner only');
+  } finally {
+    await k.close();
+  }
+});
+
+test('a keeper directory someone else prepared (open to others, or a symlink) is refused, naming it; nothing is sent through it', async () => {
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'certsmith-keeper-dir-'));
+  try {
+    const open = path.join(parent, 'open');
+    fs.mkdirSync(open, { mode: 0o777 });
+    fs.chmodSync(open, 0o777);
+    assert.throws(() => privateKeeperDir(open), (e: Error) => e.message.includes(open) && /not private/.test(e.message));
+    const elsewhere = path.join(parent, 'elsewhere');
+    fs.mkdirSync(elsewhere, { mode: 0o700 });
+    const link = path.join(parent, 'link');
+    fs.symlinkSync(elsewhere, link);
+    assert.throws(() => privateKeeperDir(link), (e: Error) => e.message.includes(link) && /symlink/.test(e.message));
+    if (process.getuid?.() === 0) {
+      const theirs = path.join(parent, 'theirs');
+      fs.mkdirSync(theirs, { mode: 0o700 });
+      fs.chownSync(theirs, 65534, 65534);
+      assert.throws(() => privateKeeperDir(theirs), (e: Error) => e.message.includes(theirs) && /owned by uid 65534/.test(e.message));
+    }
+    // missing: made, 0700
+    const fresh = path.join(parent, 'fresh');
+    assert.equal(privateKeeperDir(fresh), fresh);
+    assert.equal(fs.lstatSync(fresh).mode & 0o777, 0o700);
+  } finally {
+    fs.rmSync(parent, { recursive: true, force: true });
+  }
 });

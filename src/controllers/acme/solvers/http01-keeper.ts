@@ -11,6 +11,7 @@
 // and the Order controller's retry of a "solver-unavailable" failure covers a restart.
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,10 +21,35 @@ import type { HTTP01Server } from './http01.ts';
 /** how long a keeper nobody adopts keeps serving: longer than a restart, shorter than an order's life */
 export const KEEPER_GRACE_MS = 60_000;
 
-/** One control socket per listen address and user, in the temp dir (getuid: userInfo() throws for a uid without a passwd entry, as in many containers). */
+/**
+ * One control socket per listen address and user, in a directory of the temp dir that only this
+ * user may enter (getuid: userInfo() throws for a uid without a passwd entry, as in many
+ * containers). In the shared temp dir itself, any local account could listen on the path first
+ * and be adopted as the keeper: it would get every token and serve none.
+ */
 export function keeperSocketPath(host: string, port: number): string {
-  const id = crypto.createHash('sha256').update(`${host}:${port}:${process.getuid?.() ?? ''}`).digest('hex').slice(0, 16);
-  return path.join(os.tmpdir(), `certsmith-http01-${id}.sock`);
+  const uid = process.getuid?.() ?? '';
+  const id = crypto.createHash('sha256').update(`${host}:${port}:${uid}`).digest('hex').slice(0, 16);
+  return path.join(os.tmpdir(), `certsmith-${uid}`, `http01-${id}.sock`);
+}
+
+/**
+ * `dir`, made 0700 when missing; refused when it is a symlink, not a directory, someone else's,
+ * or open to others (whoever prepared it could then plant or read the control socket).
+ */
+export function privateKeeperDir(dir: string): string {
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  const st = fs.lstatSync(dir);
+  const uid = process.getuid?.();
+  if (st.isSymbolicLink()) throw new Error(`the HTTP-01 keeper directory ${dir} is a symlink: refused`);
+  if (!st.isDirectory()) throw new Error(`the HTTP-01 keeper directory ${dir} is not a directory: refused`);
+  if (uid !== undefined && st.uid !== uid) throw new Error(`the HTTP-01 keeper directory ${dir} is owned by uid ${st.uid}, not ${uid}: refused`);
+  if (st.mode & 0o077) throw new Error(`the HTTP-01 keeper directory ${dir} is not private (mode ${(st.mode & 0o777).toString(8)}): refused`);
+  return dir;
 }
 
 function connect(socketPath: string): Promise<net.Socket> {
@@ -163,6 +189,7 @@ export interface HTTP01KeeperOptions {
 export async function startHTTP01Keeper(opts: HTTP01KeeperOptions): Promise<HTTP01Server> {
   if (opts.port === 0) throw new Error('the HTTP-01 keeper needs a fixed port to be found again');
   const socketPath = keeperSocketPath(opts.host, opts.port);
+  privateKeeperDir(path.dirname(socketPath));
   const tries = Math.max(1, opts.reconnectTries ?? 5);
   /** presented and not cleaned up: what a new connection is given first */
   const tokens = new Map<string, string>();

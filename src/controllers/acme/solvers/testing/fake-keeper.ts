@@ -3,7 +3,8 @@
 // acknowledges it, and drops connections or dies exactly when the test says.
 import fs from 'node:fs';
 import net from 'node:net';
-import { keeperSocketPath } from '../http01-keeper.ts';
+import path from 'node:path';
+import { keeperSocketPath, privateKeeperDir } from '../http01-keeper.ts';
 
 export interface KeeperMsg { op: string; token?: string; keyAuth?: string; id?: number }
 
@@ -20,6 +21,7 @@ export interface FakeKeeper {
 /** `drop` says which message closes its connection instead of being acknowledged. */
 export async function fakeKeeper(port: number, drop: (conn: number, msg: KeeperMsg) => boolean = () => false, host = '127.0.0.1'): Promise<FakeKeeper> {
   const socketPath = keeperSocketPath(host, port);
+  privateKeeperDir(path.dirname(socketPath));
   fs.rmSync(socketPath, { force: true });
   const conns: FakeKeeper['conns'] = [];
   const acked: KeeperMsg[] = [];
