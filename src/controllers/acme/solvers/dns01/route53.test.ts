@@ -54,6 +54,18 @@ describe('Route53Solver: hosted zones', () => {
     assert.ok(mine.length > 1 && mine.every((r) => r.code === 'Throttling'), JSON.stringify(mine));
   });
 
+  test('two challenges presenting on one name at once (a wildcard and its apex through CNAMEs, or two processes) keep both values; cleanups at once remove only their own', async () => {
+    const id = api.zones[0].id;
+    const s = solver(id);
+    const fqdn = '_acme-challenge.shared.example.test';
+    await Promise.all([s.present(fqdn, 'value-a'), s.present(fqdn, 'value-b'), s.present(fqdn, 'value-c')]);
+    assert.deepEqual(api.sets.get(id)!.find((x) => x.name === `${fqdn}.`)?.values.sort(), ['"value-a"', '"value-b"', '"value-c"']);
+    await Promise.all([s.cleanUp(fqdn, 'value-a'), s.cleanUp(fqdn, 'value-c')]);
+    assert.deepEqual(api.sets.get(id)!.find((x) => x.name === `${fqdn}.`)?.values, ['"value-b"']);
+    await s.cleanUp(fqdn, 'value-b');
+    assert.equal(api.sets.get(id)!.find((x) => x.name === `${fqdn}.`), undefined);
+  });
+
   test('a private hosted zone (a VPC\'s: the CA cannot see it) is never chosen: the public parent is, and with none the zone is not found', async () => {
     const split = await startRoute53API({ zones: ['example.test', { name: 'sub.example.test', private: true }, { name: 'inside.test', private: true }], keys: { [KEY_ID]: SECRET }, challtestsrv: noDNS });
     try {

@@ -13,7 +13,7 @@
 // for `role` at STS AssumeRoleWithWebIdentity, an unsigned call; any static keys are then unused.
 // The embedded server has no ServiceAccount tokens: there such a solver is refused with the reason.
 //   https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRoleWithWebIdentity.html
-import type { Route53Client, ResourceRecordSet } from '@aws-sdk/client-route-53';
+import type { Change, Route53Client, ResourceRecordSet } from '@aws-sdk/client-route-53';
 import type { Challenge } from '../../../../api/types.ts';
 import type { ControllerContext } from '../../../context.ts';
 import { issuerResourceNamespace, lookupIssuer } from '../../../../shared/issuer-lookup.ts';
@@ -172,11 +172,39 @@ export class Route53Solver {
     return r.ResourceRecordSets?.find((s) => s.Name === name && s.Type === 'TXT' && !s.SetIdentifier);
   }
 
-  private async change(zone: string, action: 'UPSERT' | 'DELETE', set: ResourceRecordSet, what: string): Promise<void> {
+  /**
+   * Replaces the TXT set `existing` (undefined: none) by one with `values` (empty: none) in one
+   * atomic batch, DELETE of the set exactly as read then CREATE: Route 53 refuses the batch
+   * (InvalidChangeBatch) when the set changed since it was read, where an UPSERT of what was read
+   * would silently drop a value another challenge added meanwhile. Then read again and redo, a
+   * few times; the Challenge's backoff takes over after that.
+   */
+  private async replace(zone: string, fqdn: string, update: (values: string[]) => string[] | undefined, what: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const existing = await this.current(zone, fqdn);
+      const values = (existing?.ResourceRecords ?? []).map((r) => r.Value ?? '');
+      const next = update(values);
+      if (!next) return;
+      const changes: Change[] = [];
+      if (existing) changes.push({ Action: 'DELETE', ResourceRecordSet: existing });
+      if (next.length) changes.push({ Action: 'CREATE', ResourceRecordSet: { Name: absolute(fqdn), Type: 'TXT', TTL: existing?.TTL ?? TTL, ResourceRecords: next.map((Value) => ({ Value })) } });
+      try {
+        return await this.change(zone, changes, what);
+      } catch (e) {
+        if (!(e instanceof ConcurrentChange) || attempt >= REPLACE_ATTEMPTS) throw e;
+      }
+    }
+  }
+
+  private async change(zone: string, changes: Change[], what: string): Promise<void> {
     const r = await this.send(what, (client, sdk) => client.send(new sdk.ChangeResourceRecordSetsCommand({
       HostedZoneId: zone,
-      ChangeBatch: { Comment: 'certsmith ACME DNS-01', Changes: [{ Action: action, ResourceRecordSet: set }] },
-    })));
+      ChangeBatch: { Comment: 'certsmith ACME DNS-01', Changes: changes },
+    }))).catch((e: Error) => {
+      // the set is not as read: someone changed it in between
+      if (/InvalidChangeBatch: .*(already exists|not found|do not match)/.test(e.message)) throw new ConcurrentChange(e.message);
+      throw e;
+    });
     const id = r.ChangeInfo?.Id;
     if (!id || r.ChangeInfo?.Status === 'INSYNC') return;
     // bounded: the Challenge's own backoff takes over after this
@@ -191,21 +219,16 @@ export class Route53Solver {
 
   async present(fqdn: string, value: string): Promise<void> {
     const zone = await this.zoneFor(fqdn, false);
-    const existing = await this.current(zone, fqdn);
-    const values = (existing?.ResourceRecords ?? []).map((r) => r.Value ?? '');
-    if (values.includes(quote(value))) return;
-    const set = { Name: absolute(fqdn), Type: 'TXT' as const, TTL: existing?.TTL ?? TTL, ResourceRecords: [...values, quote(value)].map((Value) => ({ Value })) };
-    await this.change(zone, 'UPSERT', set, `adding TXT ${fqdn}`);
+    await this.replace(zone, fqdn, (values) => (values.includes(quote(value)) ? undefined : [...values, quote(value)]), `adding TXT ${fqdn}`);
   }
 
   async cleanUp(fqdn: string, value: string): Promise<void> {
     const zone = await this.zoneFor(fqdn, false);
-    const existing = await this.current(zone, fqdn);
-    const values = (existing?.ResourceRecords ?? []).map((r) => r.Value ?? '');
-    if (!existing || !values.includes(quote(value))) return;
-    const rest = values.filter((v) => v !== quote(value));
-    // DELETE must name the set exactly as it is; with other values left, the set is rewritten without ours
-    if (rest.length === 0) await this.change(zone, 'DELETE', existing, `deleting TXT ${fqdn}`);
-    else await this.change(zone, 'UPSERT', { ...existing, ResourceRecords: rest.map((Value) => ({ Value })) }, `removing a TXT value of ${fqdn}`);
+    await this.replace(zone, fqdn, (values) => (values.includes(quote(value)) ? values.filter((v) => v !== quote(value)) : undefined), `removing a TXT value of ${fqdn}`);
   }
 }
+
+/** A batch Route 53 refused because the set was not as read. */
+class ConcurrentChange extends Error {}
+
+const REPLACE_ATTEMPTS = 5;
