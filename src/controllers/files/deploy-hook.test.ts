@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
@@ -94,6 +94,19 @@ test('the ledger survives a restart and is written 0600', async () => {
     assert.equal(b.get('default/a')?.hash, 'h1');
     assert.equal(statSync(join(dir, '.hooks.json')).mode & 0o777, 0o600);
     assert.ok(JSON.parse(readFileSync(join(dir, '.hooks.json'), 'utf8'))['default/a']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the temporary file a kill -9 left mid-write is removed when the ledger is read at start; nothing else is', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-ledger-'));
+  try {
+    writeFileSync(join(dir, '.hooks.json.87aed85d.tmp'), '{"half": ');
+    writeFileSync(join(dir, 'keep.tmp'), 'not ours');
+    mkdirSync(join(dir, '.hooks.json.abcd.tmp'));
+    HookLedger.in(dir);
+    assert.deepEqual(readdirSync(dir).sort(), ['.hooks.json.abcd.tmp', 'keep.tmp']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,8 +1,8 @@
 // DIR/.hooks.json: which version of each lineage the deploy hook last ran for, so that a
 // restart with nothing new does not reload every web server on the host again.
-import { readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { open, rename, mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 export interface HookRecord {
@@ -18,6 +18,7 @@ export class HookLedger {
   private writing: Promise<void> = Promise.resolve();
 
   constructor(readonly file: string) {
+    removeLeftovers(file);
     let parsed: unknown;
     try {
       parsed = JSON.parse(readFileSync(file, 'utf8'));
@@ -72,5 +73,28 @@ export class HookLedger {
       await h.close();
     }
     await rename(tmp, this.file);
+  }
+}
+
+/**
+ * The temporary files of writes a kill -9 interrupted (FILE.<hex>.tmp, see write): read at start,
+ * before this process writes any, so none is in flight. Only regular files of that name go.
+ */
+function removeLeftovers(file: string): void {
+  const pattern = new RegExp(`^${basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.[0-9a-f]+\\.tmp$`);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(file));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!pattern.test(name)) continue;
+    const path = join(dirname(file), name);
+    try {
+      if (lstatSync(path).isFile()) unlinkSync(path);
+    } catch {
+      // gone meanwhile, or not ours to remove: it stays
+    }
   }
 }
