@@ -143,6 +143,11 @@ export const ACMELookAnnotation = {
   nextLookAt: 'acme.certsmith.io/next-look-at',
   /** on a Challenge: when the POST that accepted it was sent */
   acceptedAt: 'acme.certsmith.io/accepted-at',
+  /**
+   * on a Challenge: written before the accepting POST leaves; a process that finds it with the
+   * accept not recorded (killed in between) reads the CA's view instead of accepting again
+   */
+  acceptingSince: 'acme.certsmith.io/accepting-since',
   /** on a Challenge: the controller instance that sent it (another one's HTTP-01 responder may have been down) */
   acceptedBy: 'acme.certsmith.io/accepted-by',
   /** on an Order: when finalize answered that the order is processing */

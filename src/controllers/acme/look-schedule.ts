@@ -8,6 +8,7 @@ import { ACMELookAnnotation } from '../../api/annotations.ts';
 export const ANN_NEXT_LOOK = ACMELookAnnotation.nextLookAt;
 export const ANN_ACCEPTED_AT = ACMELookAnnotation.acceptedAt;
 export const ANN_ACCEPTED_BY = ACMELookAnnotation.acceptedBy;
+export const ANN_ACCEPTING = ACMELookAnnotation.acceptingSince;
 export const ANN_FINALIZED_AT = ACMELookAnnotation.finalizedAt;
 
 export interface LookPace {

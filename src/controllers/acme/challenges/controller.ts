@@ -16,7 +16,7 @@ import { reportServerUnreachable } from '../server-unreachable.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { afterCleanUp, afterFailedSelfCheck, afterPendingAuthorization, afterThrottledPresent, decideChallenge, FINALIZER, needsServing } from './challenge.ts';
-import { ANN_ACCEPTED_AT, ANN_ACCEPTED_BY, AUTHORIZATION_PACE, preciseTime, SELF_CHECK_PACE } from '../look-schedule.ts';
+import { ANN_ACCEPTED_AT, ANN_ACCEPTED_BY, ANN_ACCEPTING, AUTHORIZATION_PACE, preciseTime, SELF_CHECK_PACE } from '../look-schedule.ts';
 import { randomUUID } from 'node:crypto';
 import { scheduleChallenges } from './scheduler.ts';
 import { WrittenVersions } from '../written-versions.ts';
@@ -375,12 +375,46 @@ export function challengeController(shared: ControllerContext, rt: AcmeRuntime):
     return { done: { requeueAfterMs: AUTHORIZATION_PACE.firstMs } };
   }
 
+  /**
+   * What the CA's authorization says, acted on: valid, accepted (then polled), failed; undefined
+   * when the challenge is still pending there (never accepted). `why` is the Event's message for
+   * a challenge the CA had already accepted.
+   */
+  async function fromCA(c: ChallengeObj, acme: AcmeClient, why: string): Promise<StepResult | undefined> {
+    let authz: AcmeAuthorization | undefined;
+    try {
+      authz = await acmeAction('get_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
+    } catch (readError) {
+      const goneOnRead = await lostAtCA(c, acme, readError);
+      if (goneOnRead) return goneOnRead;
+      if (!acmeFailure(readError)) throw readError;
+      return undefined;
+    }
+    const at = challengeAtCA(authz, c.spec.url);
+    if (at.kind === 'valid') return verified(c);
+    if (at.kind === 'processing') {
+      ctx.recorder.event(c, 'Normal', 'AlreadyAccepted', `The ACME server had already accepted this challenge (${why})`);
+      return startPolling(c, false, 'Waiting for the ACME server to validate the challenge (accepted earlier)');
+    }
+    if (at.kind === 'failed') return authorizationFailed(c, authz, at.state);
+    return undefined;
+  }
+
   async function accept(c: ChallengeObj): Promise<StepResult> {
     // 'wait' (no self-check) reaches here without check() having served the token in this process.
     await restoreSolver(c);
     const acme = await client(c);
     const moved = await accountMoved(c, acme);
     if (moved) return moved;
+    if (c.metadata.annotations?.[ANN_ACCEPTING]) {
+      // a process was killed around its accepting POST: a second POST would start a second
+      // validation (Pebble runs both; the second, after cleanup, invalidates a valid authorization)
+      const known = await fromCA(c, acme, 'a process accepted it and was stopped before recording that');
+      if (known) return known;
+    } else {
+      // write-ahead: the mark is stored before the POST leaves
+      c = await annotate(c, { [ANN_ACCEPTING]: preciseTime(ctx.clock.now()) });
+    }
     // From the moment the POST leaves, the CA may validate: a responder connection lost from then on counts.
     const postedAt = ctx.clock.now();
     try {
@@ -390,21 +424,8 @@ export function challengeController(shared: ControllerContext, rt: AcmeRuntime):
       if (gone) return gone;
       if (shouldReadAfterAcceptError(e)) {
         // The CA refused to accept it again: read what it says before believing in a failure.
-        let authz: AcmeAuthorization | undefined;
-        try {
-          authz = await acmeAction('get_authorization', () => acme.getAuthorization(c.spec.authorizationURL));
-        } catch (readError) {
-          const goneOnRead = await lostAtCA(c, acme, readError);
-          if (goneOnRead) return goneOnRead;
-          if (!acmeFailure(readError)) throw readError;
-        }
-        const at = authz && challengeAtCA(authz, c.spec.url);
-        if (at?.kind === 'valid') return verified(c);
-        if (at?.kind === 'processing') {
-          ctx.recorder.event(c, 'Normal', 'AlreadyAccepted', `The ACME server had already accepted this challenge (an earlier answer was lost): ${(e as Error).message}`);
-          return startPolling(c, false, 'Waiting for the ACME server to validate the challenge (accepted earlier)');
-        }
-        if (at?.kind === 'failed') return authorizationFailed(c, authz!, at.state);
+        const known = await fromCA(c, acme, `an earlier answer was lost: ${(e as Error).message}`);
+        if (known) return known;
       }
       const state = acmeFailure(e);
       if (!state) throw e;
