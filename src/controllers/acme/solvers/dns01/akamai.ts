@@ -109,6 +109,9 @@ function txtValue(rdata: string): string {
   return parts.length ? parts.join('') : rdata;
 }
 
+/** Per API host and record set: the last edit queued from this process (see AkamaiDNSClient.edit). */
+const setEdits = new Map<string, Promise<void>>();
+
 export class AkamaiDNSClient {
   private readonly base: string;
   constructor(private readonly creds: EdgeGridCredentials, serviceConsumerDomain: string, base?: string, private readonly now: () => number = Date.now) {
@@ -154,10 +157,28 @@ export class AkamaiDNSClient {
     throw new ProviderConfigError(`Akamai Edge DNS: no zone of this API client contains ${fqdn.replace(/^_acme-challenge\./, '').replace(/\.$/, '')}`);
   }
 
+  /**
+   * Edit API v2 replaces a record set whole (PUT) with no precondition: two edits of one set that
+   * read it at once would each write back a set without the other's value. Edits of one set from
+   * this process therefore go one after another.
+   */
   private async edit(fqdn: string, what: string, next: (values: string[]) => string[] | undefined): Promise<void> {
     const name = fqdn.replace(/\.$/, '').toLowerCase();
     const zone = await this.zoneFor(name);
     const path = `/config-dns/v2/zones/${encodeURIComponent(zone)}/names/${encodeURIComponent(name)}/types/TXT`;
+    const key = `${this.base}${path}`;
+    const before = setEdits.get(key) ?? Promise.resolve();
+    const mine = before.then(() => this.editNow(path, name, what, next));
+    const settled = mine.catch(() => {});
+    setEdits.set(key, settled);
+    try {
+      return await mine;
+    } finally {
+      if (setEdits.get(key) === settled) setEdits.delete(key);
+    }
+  }
+
+  private async editNow(path: string, name: string, what: string, next: (values: string[]) => string[] | undefined): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const cur = await this.call<RecordSet>('GET', path, `reading TXT ${name}`, undefined, true);
       const values = (cur?.rdata ?? []).map(txtValue);

@@ -177,6 +177,17 @@ describe('DNS provider clients: a record already present, throttling', () => {
         assert.equal(rig.writes() - before, 2, 'one write for two cleanups');
       });
 
+      test('presents and cleanups on one name at once (a wildcard and its apex, or names CNAMEd to one record) keep every value but the ones cleaned up', async () => {
+        const fqdn = `_acme-challenge.c-${secret().slice(0, 6).toLowerCase()}.example.test`;
+        const [a, b, c] = [secret(), secret(), secret()];
+        await Promise.all([rig.client.present(fqdn, a), rig.client.present(fqdn, b), rig.client.present(fqdn, c)]);
+        assert.deepEqual(rig.values(fqdn).sort(), [a, b, c].sort());
+        await Promise.all([rig.client.cleanUp(fqdn, a), rig.client.cleanUp(fqdn, c)]);
+        assert.deepEqual(rig.values(fqdn), [b]);
+        await rig.client.cleanUp(fqdn, b);
+        assert.deepEqual(rig.values(fqdn), []);
+      });
+
       if (!p.retryAfter) return;
       const throttle = (n: number, seconds: number) => rig.throttle!(n, seconds);
 
