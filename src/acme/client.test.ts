@@ -64,6 +64,26 @@ describe('AcmeClient against Pebble, HTTP-01', () => {
     }
   });
 
+  test('the directory is read again once it is an hour old, so a CA\'s new profiles or renewalInfo are seen without a restart', async () => {
+    let now = Date.parse('2026-11-27T00:00:00Z');
+    const reads: string[] = [];
+    const client = new AcmeClient({
+      directoryUrl: pebble.directoryUrl, accountKeyPem: generateAccountKey(), caPem: pebble.caPem, now: () => now,
+      onRequest: (r) => { if (r.url === pebble.directoryUrl) reads.push(r.url); },
+    });
+    try {
+      await client.getDirectory();
+      now += 59 * 60_000;
+      await client.getDirectory();
+      assert.equal(reads.length, 1, 'kept for an hour');
+      now += 2 * 60_000;
+      await client.getDirectory();
+      assert.equal(reads.length, 2, 'read again after an hour');
+    } finally {
+      client.close();
+    }
+  });
+
   test('a fresh client with a known account URL needs no account lookup, and preferredChain selects the alternate root', async () => {
     const key = generateAccountKey();
     const first = new AcmeClient({ directoryUrl: pebble.directoryUrl, accountKeyPem: key, caPem: pebble.caPem });

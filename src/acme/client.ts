@@ -100,6 +100,8 @@ export interface AcmeClientOptions {
   onRequest?: (info: AcmeRequestInfo) => void;
   /** Injectable for tests that must not wait for real. */
   sleep?: (ms: number) => Promise<void>;
+  /** The clock the directory's age is measured on (ms since the epoch); Date.now by default. */
+  now?: () => number;
   /**
    * Poll schedule for authorizations and orders. Pebble never sends Retry-After and validates in milliseconds,
    * so a short first interval saves both time and requests.
@@ -121,6 +123,8 @@ interface HttpResponse {
 }
 
 const PROBLEM = 'urn:ietf:params:acme:error:';
+/** how long a directory read is used before it is read again */
+const DIRECTORY_MAX_AGE_MS = 3_600_000;
 const MAX_BODY = 4 * 1024 * 1024;
 
 /** The URLs of `Link: <url>;rel="<rel>"` headers, resolved against base. */
@@ -171,6 +175,7 @@ export class AcmeClient {
   private readonly opts: AcmeClientOptions;
   private readonly sleep: (ms: number) => Promise<void>;
   private directory?: Promise<AcmeDirectory>;
+  private directoryReadAt = 0;
   private nonces: string[] = [];
   private thumbprint?: string;
 
@@ -203,8 +208,15 @@ export class AcmeClient {
     return base64url(crypto.createHash('sha256').update(this.keyAuthorization(token)).digest());
   }
 
+  /**
+   * The directory, read again once it is an hour old: a CA that starts offering renewalInfo or
+   * changes its profiles (meta.profiles) is seen by a running certsmith, not only after a restart.
+   */
   getDirectory(): Promise<AcmeDirectory> {
+    const now = (this.opts.now ?? Date.now)();
+    if (this.directory && now - this.directoryReadAt >= DIRECTORY_MAX_AGE_MS) this.directory = undefined;
     if (!this.directory) {
+      this.directoryReadAt = now;
       this.directory = (async () => {
         const res = await this.request('GET', this.directoryUrl);
         this.keepNonce(res);
