@@ -35,6 +35,8 @@ export interface WatchOptions {
   /** Events strictly after this revision; omit for "from now". '0' or '' means send the current state as ADDED first. */
   resourceVersion?: string;
   allowBookmarks?: boolean;
+  /** with allowBookmarks and a resourceVersion of '0' or '': the bookmark after the current state carries k8s.io/initial-events-end (a streaming list) */
+  initialEventsEnd?: boolean;
   /**
    * When true, onEvent returning false pauses delivery until Watch.resume() (where the backend
    * supports it). Opt-in, so a handler that happens to return false is never paused.

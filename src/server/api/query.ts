@@ -32,3 +32,32 @@ export function requestedRevision(q: URLSearchParams): number | undefined {
   if (!/^[0-9]{1,18}$/.test(rv)) throw new HttpError(400, 'BadRequest', `invalid resourceVersion ${JSON.stringify(rv)}: a resource version is an integer`);
   return Number(rv);
 }
+
+/**
+ * sendInitialEvents and resourceVersionMatch as kube-apiserver's ValidateListOptions checks them
+ * (WatchList on): a streaming list is a watch with sendInitialEvents, NotOlderThan and bookmarks.
+ * Returns the watch's sendInitialEvents (undefined: not given).
+ */
+export function watchListOptions(q: URLSearchParams, watch: boolean): boolean | undefined {
+  const send = q.get('sendInitialEvents');
+  const sendInitialEvents = send === null ? undefined : truthy(send);
+  const match = q.get('resourceVersionMatch') ?? '';
+  const problems: { field: string; message: string; reason: string }[] = [];
+  const forbid = (field: string, message: string) => problems.push({ field, message: `Forbidden: ${message}`, reason: 'FieldValueForbidden' });
+  if (!watch) {
+    if (match && !q.get('resourceVersion')) forbid('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+    if (sendInitialEvents !== undefined) forbid('sendInitialEvents', 'sendInitialEvents is only supported on watch requests');
+  } else {
+    if (sendInitialEvents !== undefined && match !== 'NotOlderThan') forbid('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+    if (match) {
+      if (sendInitialEvents === undefined) forbid('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+      if (match !== 'NotOlderThan') problems.push({ field: 'resourceVersionMatch', message: `Unsupported value: ${JSON.stringify(match)}: supported values: "NotOlderThan"`, reason: 'FieldValueNotSupported' });
+    }
+    if (sendInitialEvents && !truthy(q.get('allowWatchBookmarks'))) forbid('allowWatchBookmarks', 'allowWatchBookmarks must be set to true when sendInitialEvents is set to true');
+  }
+  if (problems.length) {
+    const text = problems.map((p) => `${p.field}: ${p.message}`);
+    throw new StoreError('Invalid', `ListOptions.meta.k8s.io "" is invalid: ${text.length > 1 ? `[${text.join(', ')}]` : text[0]}`, problems);
+  }
+  return sendInitialEvents;
+}

@@ -408,7 +408,13 @@ export class SqliteStore implements Store {
         }
       }
       if (opts.allowBookmarks && rvOpt !== undefined) {
-        const bookmark: WatchEvent = { type: 'BOOKMARK', object: { apiVersion: apiVersionOf(type), kind: type.kind, metadata: { resourceVersion: String(cursor) } } };
+        const bookmark: WatchEvent = {
+          type: 'BOOKMARK',
+          object: {
+            apiVersion: apiVersionOf(type), kind: type.kind,
+            metadata: { resourceVersion: String(cursor), ...(more && opts.initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}) },
+          },
+        };
         if (!more) initial.push(bookmark);
         else {
           // the bookmark ends the initial state, so it comes after its last page

@@ -4,7 +4,7 @@ import { apiVersionOf } from '../../../api/resources.ts';
 import { StoreError, tooLargeResourceVersion } from '../../../store/store.ts';
 import { tableFor } from '../../table.ts';
 import type { ApiContext, ResourceCall } from '../context.ts';
-import { intParam, requestedRevision } from '../query.ts';
+import { intParam, requestedRevision, watchListOptions } from '../query.ts';
 import { resourceName } from '../resource-route.ts';
 import { sendJSON, sendObject } from '../responses.ts';
 
@@ -23,6 +23,7 @@ export async function getObject(ctx: ApiContext, call: ResourceCall) {
 
 export async function listObjects(ctx: ApiContext, call: ResourceCall) {
   const { route: { type, namespace }, q } = call;
+  watchListOptions(q, false);
   const wantedRV = requestedRevision(q);
   const list = await ctx.store.list(type, {
     namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined,

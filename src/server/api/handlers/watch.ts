@@ -5,7 +5,7 @@ import type http from 'node:http';
 import { WatchTooSlowError, tooLargeResourceVersion, type Watch, type WatchEvent } from '../../../store/store.ts';
 import { tableFor } from '../../table.ts';
 import type { ApiContext, ResourceCall } from '../context.ts';
-import { intParam, requestedRevision, truthy } from '../query.ts';
+import { intParam, requestedRevision, truthy, watchListOptions } from '../query.ts';
 import { errorStatus, statusBody } from '../responses.ts';
 
 /**
@@ -92,6 +92,7 @@ export async function watchObjects(ctx: ApiContext, call: ResourceCall) {
   const { type, namespace } = route;
   const defaultTimeout = ctx.defaultWatchTimeoutSeconds;
   const timeoutSeconds = Math.min(intParam(q, 'timeoutSeconds') || (defaultTimeout ?? 1800), Math.max(maxWatchTimeoutSeconds, defaultTimeout ?? 0));
+  const sendInitialEvents = watchListOptions(q, true);
   const wantedRV = requestedRevision(q);
   if (wantedRV !== undefined) {
     // answered before the stream starts, as kube-apiserver does: a client must not wait on a revision that may never come
@@ -103,8 +104,11 @@ export async function watchObjects(ctx: ApiContext, call: ResourceCall) {
   const rv = q.get('resourceVersion');
   const watch = ctx.store.watch(type, {
     namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined,
-    // kube-apiserver starts a watch without a resourceVersion with the current state
-    resourceVersion: rv ? rv : '0',
+    // kube-apiserver starts a watch without a resourceVersion with the current state; with
+    // sendInitialEvents, the current state (it is never older than the resourceVersion asked for)
+    // and its end marked, or, when false, only the changes after the resourceVersion (or from now)
+    resourceVersion: sendInitialEvents ? '0' : sendInitialEvents === false ? (rv && rv !== '0' ? rv : undefined) : rv ? rv : '0',
+    ...(sendInitialEvents ? { initialEventsEnd: true } : {}),
     allowBookmarks: truthy(q.get('allowWatchBookmarks')),
     backpressure: true,
   }, (e: WatchEvent) => {

@@ -1,0 +1,78 @@
+// Streaming lists (kube 1.27+ WatchList, client-go's WatchListClient): a watch with
+// sendInitialEvents=true starts with the current objects as ADDED, then a BOOKMARK annotated
+// k8s.io/initial-events-end, then the changes; the options are validated as kube-apiserver does.
+// A server that ignored sendInitialEvents left such a client waiting for a bookmark that never came.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { requestJSON, startTestApiServer } from './testing/test-api-server.ts';
+
+const { api } = await startTestApiServer('watch-list');
+const secrets = '/api/v1/namespaces/default/secrets';
+const secret = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', data: { k: 'dg==' } });
+
+interface Line { type: string; object: { metadata: { name?: string; resourceVersion?: string; annotations?: Record<string, string> } } }
+
+/** Opens a watch and resolves with its lines once `enough` says so (the watch is then closed). */
+function watch(path: string, enough: (lines: Line[]) => boolean, onOpen: () => Promise<void> = async () => {}): Promise<Line[]> {
+  return new Promise((resolve, reject) => {
+    const lines: Line[] = [];
+    let buf = '';
+    const req = http.get(new URL(path, api.url), (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`HTTP ${res.statusCode}`));
+      onOpen().catch(reject);
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        buf += d;
+        for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+          lines.push(JSON.parse(buf.slice(0, i)));
+          buf = buf.slice(i + 1);
+        }
+        if (enough(lines)) {
+          req.destroy();
+          resolve(lines);
+        }
+      });
+    });
+    req.on('error', (e) => (lines.length ? undefined : reject(e)));
+    setTimeout(() => { req.destroy(); reject(new Error(`no end after 10 s: ${JSON.stringify(lines)}`)); }, 10_000).unref();
+  });
+}
+
+test('sendInitialEvents=true: the current objects, the initial-events-end bookmark, then changes', async () => {
+  for (const n of ['a', 'b']) assert.equal((await requestJSON(api, 'POST', secrets, secret(n))).status, 201);
+  const list = await requestJSON(api, 'GET', secrets);
+  const lines = await watch(`${secrets}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${list.body.metadata.resourceVersion}`,
+    (ls) => ls.some((l) => l.type === 'ADDED' && l.object.metadata.name === 'c'),
+    async () => { await new Promise((r) => setTimeout(r, 200)); await requestJSON(api, 'POST', secrets, secret('c')); });
+  const end = lines.findIndex((l) => l.type === 'BOOKMARK');
+  assert.ok(end >= 0, JSON.stringify(lines));
+  assert.deepEqual(lines.slice(0, end).map((l) => `${l.type} ${l.object.metadata.name}`).sort(), ['ADDED a', 'ADDED b']);
+  assert.equal(lines[end].object.metadata.annotations?.['k8s.io/initial-events-end'], 'true');
+  assert.ok(Number(lines[end].object.metadata.resourceVersion) >= Number(list.body.metadata.resourceVersion));
+  assert.deepEqual(lines.slice(end + 1).map((l) => `${l.type} ${l.object.metadata.name}`), ['ADDED c']);
+});
+
+test('sendInitialEvents=false with NotOlderThan: changes only, from the resourceVersion', async () => {
+  const list = await requestJSON(api, 'GET', secrets);
+  const lines = await watch(`${secrets}?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${list.body.metadata.resourceVersion}`,
+    (ls) => ls.some((l) => l.object.metadata.name === 'd'),
+    async () => { await requestJSON(api, 'POST', secrets, secret('d')); });
+  assert.deepEqual(lines.filter((l) => l.type !== 'BOOKMARK').map((l) => `${l.type} ${l.object.metadata.name}`), ['ADDED d']);
+});
+
+test('the options are checked as kube-apiserver checks them: 422 naming the field and the rule', async () => {
+  const cases: [string, RegExp][] = [
+    [`${secrets}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true`, /resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan/],
+    [`${secrets}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`, /allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is set to true/],
+    [`${secrets}?watch=1&resourceVersionMatch=NotOlderThan&resourceVersion=1`, /resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided/],
+    [`${secrets}?watch=1&sendInitialEvents=true&resourceVersionMatch=Exact&allowWatchBookmarks=true`, /resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"/],
+    [`${secrets}?sendInitialEvents=true`, /sendInitialEvents: Forbidden: sendInitialEvents is only supported on watch requests/],
+  ];
+  for (const [path, message] of cases) {
+    const r = await requestJSON(api, 'GET', path);
+    assert.equal(r.status, 422, `${path}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.reason, 'Invalid');
+    assert.match(r.body.message, message, path);
+  }
+});
