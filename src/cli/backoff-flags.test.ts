@@ -57,3 +57,18 @@ for (const command of ['server', 'controller']) {
     });
   }
 }
+
+test('ambient credential flags as cert-manager spells them: ClusterIssuers on, Issuers off by default; =false/=true and bare', async () => {
+  const o = controllerOptionsFrom(flags({}));
+  assert.deepEqual([o.clusterIssuerAmbientCredentials, o.issuerAmbientCredentials], [true, false]);
+  const turned = controllerOptionsFrom(flags({ clusterIssuerAmbientCredentials: false, issuerAmbientCredentials: true }));
+  assert.deepEqual([turned.clusterIssuerAmbientCredentials, turned.issuerAmbientCredentials], [false, true]);
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-ambient-'));
+  try {
+    const bad = await run(process.execPath, [certsmithBin, 'server', '--data-dir', dir, '--issuer-ambient-credentials=maybe'], { timeoutMs: 30_000 });
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /--issuer-ambient-credentials: "maybe" is not true or false/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -17,6 +17,8 @@ import { checkDataDir, DataDirError, ensureAccessToken, lockDataDir } from '../s
 
 export interface ControllerFlags {
   autoApprove: boolean;
+  clusterIssuerAmbientCredentials?: boolean;
+  issuerAmbientCredentials?: boolean;
   backoffInitial?: string;
   backoffMax?: string;
   secretsDir?: string;
@@ -142,6 +144,8 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     metricsListen: f.metricsListen,
     healthListen: f.healthListen,
     clusterResourceNamespace: f.clusterResourceNamespace,
+    clusterIssuerAmbientCredentials: f.clusterIssuerAmbientCredentials !== false,
+    issuerAmbientCredentials: f.issuerAmbientCredentials === true,
     ingressShim: f.ingressShim,
     defaultIssuerName: f.defaultIssuerName,
     defaultIssuerKind: f.defaultIssuerKind,
@@ -174,11 +178,22 @@ async function ensureDefaultNamespace(store: Store) {
   }
 }
 
+/** A flag written as Go's flag package takes a bool: alone (true) or =true/false (also 1/0). */
+function booleanFlag(name: string): (value: string) => boolean {
+  return (value) => {
+    if (/^(true|1|t)$/i.test(value)) return true;
+    if (/^(false|0|f)$/i.test(value)) return false;
+    throw new CliError(`${name}: "${value}" is not true or false`);
+  };
+}
+
 /** The flags every process that runs the controllers takes (server and controller). */
 export function addControllerFlags(cmd: Command): Command {
   return cmd
     .option('--no-auto-approve', 'leave CertificateRequests for a person or another approver')
     .option('--cluster-resource-namespace <ns>', 'where the Secrets that ClusterIssuers refer to live', 'cert-manager')
+    .option('--cluster-issuer-ambient-credentials [bool]', "let ClusterIssuers' DNS-01 solvers use this host's (pod's) own cloud credentials when they name none (cert-manager's flag)", booleanFlag('--cluster-issuer-ambient-credentials'), true)
+    .option('--issuer-ambient-credentials [bool]', "let namespaced Issuers' DNS-01 solvers do so too (cert-manager's flag)", booleanFlag('--issuer-ambient-credentials'), false)
     .option('--backoff-initial <duration>', 'first retry delay after a failed issuance (default 1h)')
     .option('--backoff-max <duration>', 'longest retry delay (default 32h)')
     .option('--acme-http01-listen <host:port>', 'address of the HTTP-01 challenge responder')

@@ -92,6 +92,10 @@ export interface ControllerOptions {
   dns01RecursiveNameserversOnly?: boolean;
   /** where the Secrets of ClusterIssuers live (cert-manager's --cluster-resource-namespace) */
   clusterResourceNamespace?: string;
+  /** DNS-01 solvers of ClusterIssuers may use ambient cloud credentials (cert-manager's flag; default true) */
+  clusterIssuerAmbientCredentials?: boolean;
+  /** DNS-01 solvers of namespaced Issuers may use ambient cloud credentials (cert-manager's flag; default false) */
+  issuerAmbientCredentials?: boolean;
   /** host:port of the operational servers; port 0 picks a free port; '' turns them off */
   metricsListen?: string;
   healthListen?: string;

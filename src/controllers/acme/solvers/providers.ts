@@ -19,6 +19,7 @@ import { DigitalOceanClient, DIGITALOCEAN_API } from './dns01/digitalocean.ts';
 import { accountFor, acmeDNSUpdate } from './dns01/acme-dns.ts';
 import { Route53Solver, route53WebIdentity, type AwsKeys } from './dns01/route53.ts';
 import { webhookSolver } from './webhook-solver.ts';
+import { ambientCredentialsAllowed, ambientRefused } from './ambient-credentials.ts';
 import { AZURE_ENVIRONMENTS, AZURE_IMDS, AzureDNSClient, azureDNSConfig, type AzureCredentialSource } from './dns01/azuredns.ts';
 import { AkamaiDNSClient, akamaiConfig } from './dns01/akamai.ts';
 import { applicationDefaultCredentials, CloudDNSClient, cloudDNSConfig, CLOUDDNS_API, parseGoogleCredentials, type GoogleCredentialSource } from './dns01/clouddns.ts';
@@ -136,11 +137,7 @@ function acmeDNSSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   };
 }
 
-/**
- * Static keys from the Issuer, else the AWS default credential chain, which cert-manager allows
- * ClusterIssuers only (--cluster-issuer-ambient-credentials on, --issuer-ambient-credentials off):
- * a namespaced Issuer must not borrow the controller's own AWS identity.
- */
+/** Static keys from the Issuer, else the AWS default credential chain where ambientCredentialsAllowed. */
 export async function route53Keys(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<AwsKeys | undefined> {
   const cfg = c.spec.solver.dns01!.route53!;
   // auth.kubernetes: the ServiceAccount token is exchanged for the role; keys are not used
@@ -149,7 +146,7 @@ export async function route53Keys(ctx: ControllerContext, c: Pick<Challenge, 'me
   const secret = cfg.secretAccessKeySecretRef ? await readSecretKey(ctx, c, cfg.secretAccessKeySecretRef, 'route53.secretAccessKeySecretRef') : undefined;
   if (id && secret) return { accessKeyId: id, secretAccessKey: secret };
   if (id || secret) throw new ProviderConfigError('route53: accessKeyID (or accessKeyIDSecretRef) and secretAccessKeySecretRef go together');
-  if (c.spec.issuerRef.kind !== 'ClusterIssuer') throw new ProviderConfigError('route53: an Issuer needs accessKeyID and secretAccessKeySecretRef; ambient AWS credentials are used for ClusterIssuers only');
+  if (!ambientCredentialsAllowed(ctx, c.spec.issuerRef.kind)) throw ambientRefused(c.spec.issuerRef.kind, `route53: an ${c.spec.issuerRef.kind ?? 'Issuer'} needs accessKeyID and secretAccessKeySecretRef`, 'ambient AWS credentials are');
   return undefined;
 }
 
@@ -162,8 +159,8 @@ function route53Solver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
 }
 
 /**
- * The service account key of serviceAccountSecretRef, else application default credentials, which
- * (as route53's ambient credentials) cert-manager allows ClusterIssuers only.
+ * The service account key of serviceAccountSecretRef, else application default credentials where
+ * ambientCredentialsAllowed.
  */
 export async function cloudDNSCredentials(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<GoogleCredentialSource> {
   const cfg = cloudDNSConfig(c.spec.solver.dns01!.cloudDNS);
@@ -172,7 +169,7 @@ export async function cloudDNSCredentials(ctx: ControllerContext, c: Pick<Challe
     const json = await readSecretKey(ctx, c, ref, 'cloudDNS.serviceAccountSecretRef');
     return { key: parseGoogleCredentials(json, `cloudDNS.serviceAccountSecretRef: secret "${ref.name}" key "${ref.key ?? ''}"`) };
   }
-  if (c.spec.issuerRef.kind !== 'ClusterIssuer') throw new ProviderConfigError('cloudDNS: an Issuer needs serviceAccountSecretRef; application default credentials are used for ClusterIssuers only');
+  if (!ambientCredentialsAllowed(ctx, c.spec.issuerRef.kind)) throw ambientRefused(c.spec.issuerRef.kind, `cloudDNS: an ${c.spec.issuerRef.kind ?? 'Issuer'} needs serviceAccountSecretRef`, 'application default credentials are');
   return applicationDefaultCredentials(ctx.options.dns01ProviderAPIs?.googleMetadata);
 }
 
@@ -183,7 +180,7 @@ export async function cloudDNSClient(ctx: ControllerContext, c: Pick<Challenge, 
 
 /**
  * A service principal (clientID, clientSecretSecretRef, tenantID), else the host's managed
- * identity, which (as other ambient credentials) cert-manager allows ClusterIssuers only.
+ * identity where ambientCredentialsAllowed.
  */
 export async function azureDNSCredentials(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<AzureCredentialSource> {
   const cfg = azureDNSConfig(c.spec.solver.dns01!.azureDNS);
@@ -196,7 +193,7 @@ export async function azureDNSCredentials(ctx: ControllerContext, c: Pick<Challe
     return { clientSecret: { authority: apis?.azureAuthority ?? AZURE_ENVIRONMENTS[cfg.environment].authority, tenantID: cfg.tenantID, clientID: cfg.clientID, secret } };
   }
   if (cfg.clientSecretSecretRef || cfg.tenantID) throw new ProviderConfigError('azureDNS: clientSecretSecretRef and tenantID go with clientID');
-  if (c.spec.issuerRef.kind !== 'ClusterIssuer') throw new ProviderConfigError('azureDNS: an Issuer needs clientID, clientSecretSecretRef and tenantID; managed identity is used for ClusterIssuers only');
+  if (!ambientCredentialsAllowed(ctx, c.spec.issuerRef.kind)) throw ambientRefused(c.spec.issuerRef.kind, `azureDNS: an ${c.spec.issuerRef.kind ?? 'Issuer'} needs clientID, clientSecretSecretRef and tenantID`, 'managed identity is');
   return { managedIdentity: { imds: apis?.azureIMDS ?? AZURE_IMDS, clientID: cfg.managedIdentity?.clientID, resourceID: cfg.managedIdentity?.resourceID } };
 }
 

@@ -2,7 +2,8 @@
 // CleanUp go to the solver named by groupName/solverName through the Kubernetes API's
 // aggregation (dns01/webhook.ts), with the fields cert-manager fills in: the resolved FQDN and
 // zone (with trailing dots), the namespace its Secrets are read from, and whether ambient
-// credentials are allowed (ClusterIssuers only, cert-manager's default).
+// credentials are allowed (cert-manager's --cluster-issuer-ambient-credentials and
+// --issuer-ambient-credentials: ClusterIssuers only by default).
 import type { Challenge } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import type { ChallengeSolver } from './solver.ts';
@@ -12,6 +13,7 @@ import { challengeRecordName, recursiveNameservers } from './dns01/challenge-rec
 import { checkTXT } from './dns01/txt-check.ts';
 import { callWebhookSolver, challengeRequest, type ChallengeRequest } from './dns01/webhook.ts';
 import { ProviderConfigError } from './dns01/secret-ref.ts';
+import { ambientCredentialsAllowed } from './ambient-credentials.ts';
 
 export function webhookSolver(ctx: ControllerContext, c: Challenge): ChallengeSolver {
   const cfg = c.spec.solver.dns01!.webhook!;
@@ -23,7 +25,7 @@ export function webhookSolver(ctx: ControllerContext, c: Challenge): ChallengeSo
       action, type: 'dns-01', dnsName: c.spec.dnsName, key: c.spec.key,
       resourceNamespace: issuerResourceNamespace(ctx, issuer),
       resolvedFQDN: `${fqdn}.`, resolvedZone: `${await findZone(fqdn, recursiveNameservers(ctx))}.`,
-      allowAmbientCredentials: c.spec.issuerRef.kind === 'ClusterIssuer',
+      allowAmbientCredentials: ambientCredentialsAllowed(ctx, c.spec.issuerRef.kind),
       ...(cfg.config !== undefined ? { config: cfg.config } : {}),
     });
   }
