@@ -35,7 +35,8 @@ async function until(what: string, fn: () => boolean): Promise<void> {
 }
 
 /** A presented HTTP-01 Challenge (no self-check: the next step accepts), with `annotations`, and a CA whose authorization says `atCA`. */
-async function rig(annotations: Record<string, string>, atCA: AcmeAuthorization) {
+async function rig(annotations: Record<string, string>, ca: AcmeAuthorization) {
+  let atCA = ca;
   const port = await freePort();
   const keeper = await fakeKeeper(port);
   const store = openTestStore();
@@ -81,7 +82,8 @@ async function rig(annotations: Record<string, string>, atCA: AcmeAuthorization)
   await informers.waitForSync();
   const current = () => informers.informerFor<ChallengeObj>(Challenge).get('default', 'c')!;
   return {
-    posts, events, current,
+    posts, events, current, clock,
+    setCA(next: AcmeAuthorization) { atCA = next; },
     async pass() {
       await controller.reconcile('default/c');
       const stored = (await store.get<ChallengeObj>(Challenge, 'default', 'c'))!.metadata.resourceVersion;
@@ -130,9 +132,29 @@ test('killed between the POST and its record, the CA already done: valid at once
   }
 });
 
-test('killed after the mark but before the POST left: the CA still has it pending, so it is accepted, once', async () => {
+test('a mark, and the CA still says pending: it may be validating the POST sent before the restart (Pebble 2.4 shows pending until done), so no second POST until 30 s after the mark; then the CA\'s answer decides', async () => {
   const r = await rig({ [ACMELookAnnotation.acceptingSince]: NOW.toISOString() }, authz('pending'));
   try {
+    r.clock.advance(4_000);
+    await r.pass();
+    assert.equal(r.posts.length, 0, '4 s after the mark: not accepted again');
+    // the CA finished the first validation meanwhile
+    r.setCA(authz('valid', 'valid'));
+    r.clock.advance(10_000);
+    await r.pass();
+    assert.equal(r.posts.length, 0);
+    assert.equal(r.current().status?.state, 'valid');
+  } finally {
+    await r.stop();
+  }
+});
+
+test('killed after the mark but before the POST left: 30 s after the mark, still pending at the CA, it is accepted, once', async () => {
+  const r = await rig({ [ACMELookAnnotation.acceptingSince]: NOW.toISOString() }, authz('pending'));
+  try {
+    await r.pass();
+    assert.equal(r.posts.length, 0);
+    r.clock.advance(31_000);
     await r.pass();
     assert.equal(r.posts.length, 1);
     assert.equal(r.current().status?.state, 'processing');

@@ -400,17 +400,32 @@ export function challengeController(shared: ControllerContext, rt: AcmeRuntime):
     return undefined;
   }
 
+  /**
+   * How long after an accepting POST a CA may still show the challenge pending while it validates
+   * (Pebble's VA sleeps up to 15 s): a restarted process waits this long from the mark before
+   * it accepts again.
+   */
+  const ACCEPT_SETTLE_MS = 30_000;
+
   async function accept(c: ChallengeObj): Promise<StepResult> {
     // 'wait' (no self-check) reaches here without check() having served the token in this process.
     await restoreSolver(c);
     const acme = await client(c);
     const moved = await accountMoved(c, acme);
     if (moved) return moved;
-    if (c.metadata.annotations?.[ANN_ACCEPTING]) {
+    const marked = Date.parse(c.metadata.annotations?.[ANN_ACCEPTING] ?? '');
+    if (Number.isFinite(marked)) {
       // a process was killed around its accepting POST: a second POST would start a second
       // validation (Pebble runs both; the second, after cleanup, invalidates a valid authorization)
       const known = await fromCA(c, acme, 'a process accepted it and was stopped before recording that');
       if (known) return known;
+      // still pending there: never sent, or being validated (Pebble 2.4 shows a challenge
+      // pending until its validation is done); the CA gets time to finish before a second POST
+      const settleMs = marked + ACCEPT_SETTLE_MS - ctx.clock.now().getTime();
+      if (settleMs > 0) {
+        await setStatus(c, { reason: 'Waiting for the ACME server: this challenge may have been accepted before a restart' });
+        return { done: { requeueAfterMs: Math.min(settleMs, AUTHORIZATION_PACE.maxMs) } };
+      }
     } else {
       // write-ahead: the mark is stored before the POST leaves
       c = await annotate(c, { [ANN_ACCEPTING]: preciseTime(ctx.clock.now()) });
