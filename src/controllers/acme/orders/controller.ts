@@ -160,8 +160,9 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
       return undefined;
     });
     if (!found) {
-      // Pebble 2.4 lists no account orders to find it by, and a real CA's list may lag:
-      // one order at the CA stays unused (it expires on its own); say so instead of guessing.
+      // Let's Encrypt lists no account orders; Pebble lists them oldest first, and only the
+      // first 20 pages are read (an account with more orders hides its newest); a CA's list may
+      // also lag: one order at the CA stays unused (it expires on its own); say so instead of guessing.
       ctx.recorder.event(order, 'Warning', 'OrderLost', `newOrder was being sent at ${order.metadata.annotations?.[ANN_CREATING]} and its answer was never recorded (certsmith stopped or the answer was lost): creating another ACME order; if the first one was created, it stays unused at the ACME server until it expires`);
       return false;
     }
