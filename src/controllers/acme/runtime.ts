@@ -4,6 +4,7 @@ import type { ControllerContext } from '../context.ts';
 import { startHTTP01Server, type HTTP01Server } from './solvers/http01.ts';
 import { startHTTP01Keeper } from './solvers/http01-keeper.ts';
 import { AcmeClientRegistry } from './account/registry.ts';
+import { BoundedCache } from '../../runtime/bounded-cache.ts';
 import type { AcmeClientOptions } from '../../acme/client.ts';
 
 export interface AcmeRuntime {
@@ -60,6 +61,21 @@ export function createAcmeRuntime(ctx: ControllerContext, clientOptions?: Partia
       Promise.resolve().then(() => l(s)).catch((e: Error) => ctx.logger.warn?.({ err: e.message }, 'giving the HTTP-01 responder its tokens again failed'));
     }
   };
+  /**
+   * Tokens this process cleaned up: one is never served again. A takeover's "serve every token
+   * again" reads the cache, which can still show a Challenge another worker has just cleaned up;
+   * its late present would put the token back into the keeper for good.
+   */
+  const cleaned = new BoundedCache<string, true>(10_000);
+  const neverAgain = (s: HTTP01Server): HTTP01Server => ({
+    port: s.port,
+    present: (token, keyAuth) => (cleaned.get(token) ? undefined : s.present(token, keyAuth)),
+    cleanUp: async (token) => {
+      await s.cleanUp(token);
+      cleaned.set(token, true);
+    },
+    close: () => s.close(),
+  });
   return {
     registry,
     http01() {
@@ -73,13 +89,14 @@ export function createAcmeRuntime(ctx: ControllerContext, clientOptions?: Partia
           onReplaced: () => {
             lostAt = ctx.clock.now();
             ctx.logger.info?.({}, 'HTTP-01 keeper connection replaced; serving every token again');
-            void started.then(serving);
+            void guarded.then(serving);
           },
         });
-        server = started;
+        const guarded = started.then(neverAgain);
+        server = guarded;
         // A failed bind is reported to this challenge and tried again by the next one.
-        started.then(serving, () => {
-          if (server === started) server = undefined;
+        guarded.then(serving, () => {
+          if (server === guarded) server = undefined;
         });
       }
       return server;
