@@ -5,96 +5,36 @@
 // record up, made it invalid, and the certificate went into an hour of backoff.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Challenge, ClusterIssuer } from '../../../api/resources.ts';
+import { Challenge } from '../../../api/resources.ts';
 import type { Challenge as ChallengeObj } from '../../../api/types.ts';
-import type { KubeObject } from '../../../api/meta.ts';
 import type { AcmeAuthorization, AcmeClient } from '../../../acme/client.ts';
-import { InformerFactory } from '../../../runtime/informer.ts';
-import { openTestStore } from '../../../runtime/testing/test-store.ts';
-import type { ControllerContext } from '../../context.ts';
 import { ACMELookAnnotation } from '../../../api/annotations.ts';
-import { createAcmeRuntime } from '../runtime.ts';
-import { challengeController } from './controller.ts';
-import { FINALIZER } from './challenge.ts';
-import { fixedClock, NOW } from '../../testing/fixtures.ts';
-import { fakeKeeper } from '../solvers/testing/fake-keeper.ts';
-import { freePort } from '../../../../test/rig/ports.ts';
+import { NOW } from '../../testing/fixtures.ts';
+import { CHALLENGE_URL, presentedChallenge } from './testing/presented-challenge.ts';
 
-const CHALLENGE_URL = 'https://ca.test/chall/1';
 const authz = (challenge: 'pending' | 'processing' | 'valid', status: 'pending' | 'valid' = 'pending'): AcmeAuthorization => ({
   url: 'https://ca.test/authz/1', status, identifier: { type: 'dns', value: 'a.example.test' },
   challenges: [{ type: 'http-01', url: CHALLENGE_URL, token: 'tok', status: challenge }],
 });
 
-async function until(what: string, fn: () => boolean): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (fn()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  assert.fail(what);
-}
-
-/** A presented HTTP-01 Challenge (no self-check: the next step accepts), with `annotations`, and a CA whose authorization says `atCA`. */
+/** A presented Challenge with `annotations`, and a CA whose authorization says `ca` (setCA changes it). */
 async function rig(annotations: Record<string, string>, ca: AcmeAuthorization) {
   let atCA = ca;
-  const port = await freePort();
-  const keeper = await fakeKeeper(port);
-  const store = openTestStore();
-  await store.create(ClusterIssuer, {
-    apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'le' },
-    spec: { acme: { server: 'https://ca.test/dir', privateKeySecretRef: { name: 'le-account' }, solvers: [{ http01: { ingress: {} } }] } },
-  } as unknown as KubeObject);
-  const created = await store.create<ChallengeObj>(Challenge, {
-    apiVersion: 'acme.cert-manager.io/v1', kind: 'Challenge',
-    metadata: { name: 'c', namespace: 'default', finalizers: [FINALIZER], annotations },
-    spec: {
-      url: CHALLENGE_URL, authorizationURL: 'https://ca.test/authz/1', dnsName: 'a.example.test', type: 'HTTP-01', token: 'tok', key: 'tok.thumb',
-      solver: { http01: { ingress: {} }, waitInsteadOfSelfCheck: '0s' }, issuerRef: { name: 'le', kind: 'ClusterIssuer' },
-    },
-  } as ChallengeObj);
-  await store.updateStatus<ChallengeObj>(Challenge, { ...created, status: { processing: true, presented: true, presentedAt: NOW.toISOString(), state: 'pending' } });
-
-  const clock = fixedClock();
-  const events: string[] = [];
-  const recorder = { event: (_o: unknown, _t: string, reason: string) => events.push(reason) };
-  const informers = new InformerFactory(store);
-  const ctx = {
-    store, informers, clock, options: { acmeHTTP01Listen: `127.0.0.1:${port}` }, recorder, recorderFor: () => recorder,
-    logger: { info() {}, warn() {}, error() {}, debug() {} },
-  } as unknown as ControllerContext;
-  const rt = createAcmeRuntime(ctx);
   /** what the Challenge carried in the store when each accepting POST left */
   const posts: (Record<string, string> | undefined)[] = [];
-  const acme = {
-    accountUrl: undefined,
-    respondChallenge: async () => {
-      posts.push((await store.get<ChallengeObj>(Challenge, 'default', 'c'))!.metadata.annotations);
-      return { status: 'processing' };
-    },
-    lookAtAuthorization: async () => ({ authorization: atCA }),
-    getAuthorization: async () => atCA,
-  } as unknown as AcmeClient;
-  rt.registry.forIssuer = () => acme;
-  const controller = challengeController(ctx, rt);
-  controller.watch(() => {});
-  informers.informerFor(ClusterIssuer);
-  informers.start();
-  await informers.waitForSync();
-  const current = () => informers.informerFor<ChallengeObj>(Challenge).get('default', 'c')!;
-  return {
-    posts, events, current, clock,
-    setCA(next: AcmeAuthorization) { atCA = next; },
-    async pass() {
-      await controller.reconcile('default/c');
-      const stored = (await store.get<ChallengeObj>(Challenge, 'default', 'c'))!.metadata.resourceVersion;
-      await until('the cache caught up', () => current().metadata.resourceVersion === stored);
-    },
-    async stop() {
-      informers.stop();
-      await rt.close();
-      await keeper.die();
-    },
-  };
+  const r = await presentedChallenge({
+    annotations,
+    acme: (store) => ({
+      accountUrl: undefined,
+      respondChallenge: async () => {
+        posts.push((await store.get<ChallengeObj>(Challenge, 'default', 'c'))!.metadata.annotations);
+        return { status: 'processing' };
+      },
+      lookAtAuthorization: async () => ({ authorization: atCA }),
+      getAuthorization: async () => atCA,
+    }) as unknown as AcmeClient,
+  });
+  return { ...r, posts, setCA(next: AcmeAuthorization) { atCA = next; } };
 }
 
 test('the accepting POST leaves only after the Challenge records that it is about to (write-ahead), and is sent once', async () => {
