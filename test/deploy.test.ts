@@ -176,10 +176,11 @@ const typeByIdentifier = new Map<string, ResourceType>(
   Object.entries(resources).filter(([, v]) => v && typeof v === 'object' && 'plural' in v && 'kind' in v) as Array<[string, ResourceType]>,
 );
 
+/** The production sources under dir: not tests, and not the test rigs in `testing/` folders (they never run in the controller). */
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
     const p = join(dir, f);
-    if (statSync(p).isDirectory()) return sources(p);
+    if (statSync(p).isDirectory()) return f === 'testing' ? [] : sources(p);
     return f.endsWith('.ts') && !f.endsWith('.test.ts') ? [p] : [];
   });
 }
