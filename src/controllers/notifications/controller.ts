@@ -66,8 +66,8 @@ export function notificationsController(shared: ControllerContext, o: Notificati
   const targets: NotificationTargets = { webhookUrl: o.webhookUrl, exec: o.exec, timeoutMs: o.timeoutMs };
 
   const targetNames = configuredTargets(targets);
-  /** Certificates deleted with notices firing, by key, until their resolved notices are out */
-  const deleted = new Map<string, Certificate & KubeObject>();
+  /** Certificates deleted with notices firing, by key, with what is still announced, until their resolved notices are out */
+  const deleted = new Map<string, { crt: Certificate & KubeObject; announced: Announced }>();
 
   /** A merge patch of the one annotation: a concurrent writer is no conflict, the store reapplies it to the current object. */
   async function recordAnnounced(crt: Certificate & KubeObject, announced: Announced): Promise<void> {
@@ -89,8 +89,9 @@ export function notificationsController(shared: ControllerContext, o: Notificati
       // a Certificate deleted while something was firing: its notices are resolved (the
       // condition went with it), from its last state, as a vanished alert resolves in Alertmanager
       certificates.onDelete((o) => {
-        if (!o.metadata.annotations?.[NOTIFICATIONS_FIRING_ANNOTATION]) return;
-        deleted.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+        const announced = parseAnnounced(o.metadata.annotations?.[NOTIFICATIONS_FIRING_ANNOTATION], targetNames);
+        if (!announced.size) return;
+        deleted.set(`${o.metadata.namespace}/${o.metadata.name}`, { crt: o, announced });
         key(o);
       });
       const fromEvent = (e: EventObj) => {
@@ -108,9 +109,9 @@ export function notificationsController(shared: ControllerContext, o: Notificati
       if (!crt && gone) {
         // nothing holds now: every notice it had firing is resolved; what could not be delivered
         // is retried with backoff (from memory: a restart forgets a deleted Certificate)
-        await notify(gone, new Map(), parseAnnounced(gone.metadata.annotations?.[NOTIFICATIONS_FIRING_ANNOTATION], targetNames), ctx.clock.now(), async (left) => {
+        // (notify updates gone.announced in place, delivery by delivery)
+        await notify(gone.crt, new Map(), gone.announced, ctx.clock.now(), async (left) => {
           if (!left.size) deleted.delete(key);
-          else deleted.set(key, { ...gone, metadata: { ...gone.metadata, annotations: { ...gone.metadata.annotations, [NOTIFICATIONS_FIRING_ANNOTATION]: formatAnnounced(left, targetNames) } } });
         });
         return;
       }
