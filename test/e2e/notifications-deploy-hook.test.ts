@@ -33,6 +33,15 @@ function keyFragments(pem: string): string[] {
   return [pem.trim(), Buffer.from(pem).toString('base64'), ...lines];
 }
 
+/** Stops the server and the receiver, removes their folders, and checks the server exited cleanly. */
+async function stopAll(server: Awaited<ReturnType<typeof startServer>>, receiver: { stop(): Promise<void> }, root: string): Promise<void> {
+  const code = await server.stop();
+  await receiver.stop();
+  rmSync(server.dataDir, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true });
+  assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
+}
+
 test('a failing deploy hook is announced once and resolved once after a renewal it succeeds for; no key in any notice', { timeout: 120_000 }, async () => {
   const root = mkdtempSync(join(tmpdir(), 'certsmith-e2e-notify-hook-'));
   const live = join(root, 'live');
@@ -87,11 +96,7 @@ test('a failing deploy hook is announced once and resolved once after a renewal 
     assert.equal(receiver.got.length, 2);
     assertNoKey(key1, 'at the end');
   } finally {
-    const code = await server.stop();
-    await receiver.stop();
-    rmSync(server.dataDir, { recursive: true, force: true });
-    rmSync(root, { recursive: true, force: true });
-    assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
+    await stopAll(server, receiver, root);
   }
 });
 
@@ -129,10 +134,6 @@ test('targets are apart: an exec hook that fails does not make the webhook hear 
     assert.deepEqual(receiver.seen('web'), ['firing DeployHookFailed', 'resolved DeployHookFailed']);
     assert.deepEqual(execSeen(), ['firing DeployHookFailed', 'resolved DeployHookFailed']);
   } finally {
-    const code = await server.stop();
-    await receiver.stop();
-    rmSync(server.dataDir, { recursive: true, force: true });
-    rmSync(root, { recursive: true, force: true });
-    assert.equal(code, 0, `server exit code; output:\n${server.output()}`);
+    await stopAll(server, receiver, root);
   }
 });
