@@ -132,7 +132,7 @@ const recordEventStream = () => {
   window.EventSource = class extends Original {
     constructor(url: string | URL, init?: EventSourceInit) {
       super(url, init);
-      this.addEventListener('snapshot', (e) => w.__sse.push((e as MessageEvent<string>).data));
+      for (const type of ['snapshot', 'changes']) this.addEventListener(type, (e) => w.__sse.push((e as MessageEvent<string>).data));
     }
   };
 };

@@ -262,14 +262,56 @@ function render() {
   if (focused) document.getElementById(focused)?.focus();
 }
 
+/** Renders at most once a frame however fast lists and changes arrive (thousands issuing at once). */
+let renderQueued = false;
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  window.requestAnimationFrame(() => {
+    renderQueued = false;
+    render();
+  });
+}
+
+function showUpstream() {
+  if (snapshot.upstream?.reachable === false) setConnection('upstream-down', `The API server does not answer (${snapshot.upstream.problem ?? 'no answer'}); showing what was last seen, retrying…`);
+  else setConnection('live', 'Live');
+}
+
+const rowKey = (c) => `${c.namespace}/${c.name}`;
+const byNamespaceAndName = (a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** Applies one change list to the list held; false when it does not continue it (a missed message). */
+function applyChanges(changes) {
+  if (!snapshot || changes.from !== snapshot.version) return false;
+  const rows = new Map(snapshot.certificates.map((c) => [rowKey(c), c]));
+  for (const r of changes.removed) rows.delete(rowKey(r));
+  for (const c of changes.upserted) rows.set(rowKey(c), c);
+  const listChanged = changes.removed.length > 0 || changes.upserted.length > 0 || JSON.stringify(changes.upstream) !== JSON.stringify(snapshot.upstream);
+  snapshot = {
+    version: changes.version, generatedAt: changes.generatedAt, upstream: changes.upstream,
+    certificates: listChanged ? [...rows.values()].sort(byNamespaceAndName) : snapshot.certificates,
+  };
+  // a certificate's page shows its orders, challenges and events too: it reloads on every change
+  if (listChanged || route().page === 'detail') scheduleRender();
+  else view.dataset.version = String(snapshot.version);
+  return true;
+}
+
 function connect() {
   const source = new EventSource('/api/stream');
   source.addEventListener('open', () => setConnection('live', 'Live'));
   source.addEventListener('snapshot', (e) => {
     snapshot = JSON.parse(e.data);
-    if (snapshot.upstream?.reachable === false) setConnection('upstream-down', `The API server does not answer (${snapshot.upstream.problem ?? 'no answer'}); showing what was last seen, retrying…`);
-    else setConnection('live', 'Live');
-    render();
+    showUpstream();
+    scheduleRender();
+  });
+  source.addEventListener('changes', (e) => {
+    if (applyChanges(JSON.parse(e.data))) return showUpstream();
+    // never guess: start again from the whole list
+    source.close();
+    setConnection('reconnecting', 'Reconnecting to the server…');
+    connect();
   });
   // EventSource reconnects by itself; the first message after that is the whole current list
   source.addEventListener('error', () => setConnection('reconnecting', 'Reconnecting to the server…'));

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { checkLoopback, DashboardAddressError, serveDashboard } from './http-server.ts';
-import type { LiveView, Snapshot } from './live-view.ts';
+import type { Changes, LiveView, Snapshot, StreamMessage } from './live-view.ts';
 import { silentLogger } from '../../runtime/logger.ts';
 
 const snapshot: Snapshot = { version: 1, generatedAt: '2026-03-01T10:00:00.000Z', upstream: { reachable: true }, certificates: [] };
@@ -59,6 +59,42 @@ test('a malformed request path is a 400, never an exception that ends the proces
       assert.match(r.body, /malformed/);
     }
     assert.equal((await request(server.port, '/api/certificates')).status, 200, 'still serving');
+  } finally {
+    await server.close();
+  }
+});
+
+test('the event stream carries the whole list, then change lists, each as its own event type', async () => {
+  const changes: Changes = { from: 1, version: 2, generatedAt: '2026-03-01T10:00:01.000Z', upstream: { reachable: true }, upserted: [], removed: [{ namespace: 'default', name: 'gone' }] };
+  const streaming = {
+    ...view,
+    subscribe(fn: (m: StreamMessage) => void) {
+      fn({ event: 'snapshot', data: snapshot });
+      setTimeout(() => fn({ event: 'changes', data: changes }), 20);
+      return () => {};
+    },
+  } as unknown as LiveView;
+  const server = await serveDashboard(streaming, { host: '127.0.0.1', port: 0, logger: silentLogger });
+  try {
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port: server.port, path: '/api/stream', headers: { host: `127.0.0.1:${server.port}` }, agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          text += d;
+          if (text.includes('event: changes')) {
+            req.destroy();
+            resolve(text);
+          }
+        });
+      });
+      req.on('error', reject);
+    });
+    const events = body.split('\n\n').filter((e) => e.startsWith('event: ')).map((e) => {
+      const [type, data] = e.split('\n');
+      return [type.slice('event: '.length), JSON.parse(data.slice('data: '.length)) as unknown];
+    });
+    assert.deepEqual(events, [['snapshot', snapshot], ['changes', changes]]);
   } finally {
     await server.close();
   }

@@ -5,7 +5,7 @@ import http from 'node:http';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, extname } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { LiveView, Snapshot } from './live-view.ts';
+import type { LiveView, StreamMessage } from './live-view.ts';
 import type { Logger } from '../../runtime/logger.ts';
 
 /**
@@ -95,10 +95,8 @@ export async function serveDashboard(view: LiveView, opts: { host: string; port:
     res.writeHead(200, { ...securityHeaders, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
     // EventSource reconnects by itself after this long when the connection drops (a restart)
     res.write('retry: 1000\n\n');
-    const push = (s: Snapshot) => res.write(`event: snapshot\ndata: ${JSON.stringify(s)}\n\n`);
-    const unsubscribe = view.subscribe(push);
-    // a (re)connected page starts from the whole current list, never from deltas it may have missed
-    view.snapshot().then(push, (e: Error) => res.write(`event: problem\ndata: ${JSON.stringify({ message: e.message })}\n\n`));
+    // a (re)connected page is sent the whole current list first, never changes it may have missed
+    const unsubscribe = view.subscribe((m: StreamMessage) => res.write(`event: ${m.event}\ndata: ${JSON.stringify(m.data)}\n\n`));
     // comments keep proxies and idle timers from closing a quiet stream
     const beat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
     streams.add(res);

@@ -24,6 +24,23 @@ export interface Snapshot {
   certificates: CertificateSummary[];
 }
 
+/**
+ * What changed since the list or change list with version `from`: the certificates whose row
+ * differs (new ones included) and those that went. It may list none: Orders, Challenges and
+ * Events changed, which only a certificate's own page shows.
+ */
+export interface Changes {
+  from: number;
+  version: number;
+  generatedAt: string;
+  upstream: Snapshot['upstream'];
+  upserted: CertificateSummary[];
+  removed: { namespace: string; name: string }[];
+}
+
+/** What a page receives: the whole list first (also after it reconnects), then change lists. */
+export type StreamMessage = { event: 'snapshot'; data: Snapshot } | { event: 'changes'; data: Changes };
+
 export interface LiveViewOptions {
   store: Store;
   clock: Clock;
@@ -33,6 +50,16 @@ export interface LiveViewOptions {
   settleMs?: number;
 }
 
+/**
+ * The longest a burst of changes waits. The wait is four times what computing the last list
+ * took, so that with thousands of certificates issuing the dashboard takes about a fifth of the
+ * process at most; a list that takes long because the API is slow waits no longer than this.
+ */
+const MAX_SETTLE_MS = 2000;
+
+interface Published { snapshot: Snapshot; rows: Map<string, string> }
+
+
 export class LiveView {
   private readonly certificates: Informer<CertificateObj>;
   private readonly requests: Informer<CertificateRequestObj>;
@@ -40,9 +67,15 @@ export class LiveView {
   private readonly challenges: Informer<KubeObject>;
   private readonly events: Informer<KubeObject>;
   private readonly leaves = new Map<string, { stamp: string; leaf: ParsedLeaf }>();
-  private readonly listeners = new Set<(s: Snapshot) => void>();
+  /** each page, and whether it has been sent a whole list that later change lists continue */
+  private readonly listeners = new Map<(m: StreamMessage) => void, { based: boolean }>();
   private version = 0;
   private pending?: NodeJS.Timeout;
+  private computing = false;
+  private stopped = false;
+  private dirty = false;
+  private lastComputeMs = 0;
+  private published?: Published;
   private upstream: Snapshot['upstream'] = { reachable: true };
 
   constructor(private readonly opts: LiveViewOptions) {
@@ -106,26 +139,62 @@ export class LiveView {
   }
 
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.pending);
     for (const inf of this.informers()) inf.stop();
     this.listeners.clear();
   }
 
-  /** Called with a new snapshot after each settled burst of changes; returns the unsubscribe. */
-  subscribe(fn: (s: Snapshot) => void): () => void {
-    this.listeners.add(fn);
+  /**
+   * Calls fn with the whole list (at once when one was computed, else when the first is), then
+   * with what changed after each settled burst of changes. Returns the unsubscribe.
+   */
+  subscribe(fn: (m: StreamMessage) => void): () => void {
+    this.listeners.set(fn, { based: !!this.published });
+    if (this.published) fn({ event: 'snapshot', data: this.published.snapshot });
     return () => this.listeners.delete(fn);
   }
 
   private changed(): void {
     this.version++;
-    if (this.pending) return;
+    this.dirty = true;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.pending || this.computing || this.stopped) return;
+    const wait = Math.min(MAX_SETTLE_MS, Math.max(this.opts.settleMs ?? 100, 4 * this.lastComputeMs));
     this.pending = setTimeout(() => {
       this.pending = undefined;
-      this.snapshot().then((s) => {
-        for (const fn of this.listeners) fn(s);
-      }, (e: Error) => this.opts.logger.warn({ err: e.message }, 'dashboard: cannot compute the certificate list'));
-    }, this.opts.settleMs ?? 100);
+      void this.publish();
+    }, wait);
+  }
+
+  /** One list at a time, so change lists go out in the order of their versions. */
+  private async publish(): Promise<void> {
+    this.dirty = false;
+    this.computing = true;
+    const started = performance.now();
+    try {
+      const snapshot = await this.snapshot();
+      const rows = new Map(snapshot.certificates.map((c) => [cacheKey(c.namespace, c.name), JSON.stringify(c)]));
+      const previous = this.published;
+      this.published = { snapshot, rows };
+      const changes = previous && changesBetween(previous, this.published);
+      for (const [fn, listener] of this.listeners) {
+        if (changes && listener.based) fn({ event: 'changes', data: changes });
+        else {
+          listener.based = true;
+          fn({ event: 'snapshot', data: snapshot });
+        }
+      }
+    } catch (e) {
+      this.opts.logger.warn({ err: (e as Error).message }, 'dashboard: cannot compute the certificate list');
+    } finally {
+      this.computing = false;
+      this.lastComputeMs = performance.now() - started;
+      if (this.dirty) this.schedule();
+    }
   }
 
   private context(): ViewContext {
@@ -167,4 +236,11 @@ export class LiveView {
     };
     return detail(crt, await this.leafFor(crt), related, this.context());
   }
+}
+
+function changesBetween(before: Published, after: Published): Changes {
+  const upserted = after.snapshot.certificates.filter((c) => before.rows.get(cacheKey(c.namespace, c.name)) !== after.rows.get(cacheKey(c.namespace, c.name)));
+  const removed = before.snapshot.certificates.filter((c) => !after.rows.has(cacheKey(c.namespace, c.name))).map((c) => ({ namespace: c.namespace, name: c.name }));
+  const { version, generatedAt, upstream } = after.snapshot;
+  return { from: before.snapshot.version, version, generatedAt, upstream, upserted, removed };
 }
