@@ -7,11 +7,13 @@
 //   https://developers.cloudflare.com/fundamentals/api/reference/limits/           429 with Retry-After
 // Every answer is the v4 envelope {success, errors: [{code, message}], messages, result}. Auth is
 // checked on every request. TXT records are written through to pebble-challtestsrv, so Pebble's
-// validation sees exactly what the API holds.
+// validation sees exactly what the API holds: the value content stands for, content being quoted
+// RFC 1035 character-strings as documented, or the value itself when written unquoted.
 import http from 'node:http';
 import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { ChallTestSrv } from './pebble.ts';
+import { txtValue } from '../../src/controllers/acme/solvers/dns01/txt-rdata.ts';
 
 export interface CloudflareRecord {
   id: string;
@@ -60,7 +62,7 @@ export async function startCloudflareAPI(opts: {
   const sync = async (name: string) => {
     if (unpublished.has(name)) return;
     await opts.challtestsrv.clearTXT(name);
-    for (const r of records.filter((x) => x.type === 'TXT' && x.name === name)) await opts.challtestsrv.setTXT(name, r.content);
+    for (const r of records.filter((x) => x.type === 'TXT' && x.name === name)) await opts.challtestsrv.setTXT(name, txtValue(r.content));
   };
   const addRecord = (zoneName: string, r: { type: string; name: string; content: string; ttl?: number }) => {
     const zone = zones.find((z) => z.name === zoneName)!;

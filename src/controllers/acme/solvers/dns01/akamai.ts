@@ -25,6 +25,7 @@
 import crypto from 'node:crypto';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
 import { fetchWaitingOutThrottling } from './throttling.ts';
+import { txtValue } from './txt-rdata.ts';
 
 export interface AkamaiConfig {
   serviceConsumerDomain: string;
@@ -102,12 +103,6 @@ interface RecordSet {
 
 /** tries of a write whose record set someone changed meanwhile (409/404), in all */
 const MAX_ATTEMPTS = 3;
-
-/** TXT rdata as Edge DNS returns them: one or more quoted character-strings; the value is their concatenation. */
-function txtValue(rdata: string): string {
-  const parts = [...rdata.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1].replace(/\\(.)/g, '$1'));
-  return parts.length ? parts.join('') : rdata;
-}
 
 /** Per API host and record set: the last edit queued from this process (see AkamaiDNSClient.edit). */
 const setEdits = new Map<string, Promise<void>>();

@@ -21,6 +21,7 @@ import { readFile } from 'node:fs/promises';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
 import { fetchWaitingOutThrottling } from './throttling.ts';
 import { cachedToken, requestToken } from './oauth-token.ts';
+import { quotedTxt, txtValue } from './txt-rdata.ts';
 
 export const CLOUDDNS_API = 'https://dns.googleapis.com';
 export const GCE_METADATA = 'http://metadata.google.internal';
@@ -155,8 +156,6 @@ const MAX_ATTEMPTS = 3;
 const CHANGE_POLLS = 60;
 const CHANGE_POLL_MS = 1000;
 
-const quote = (v: string) => `"${v}"`;
-const unquote = (v: string) => v.replace(/^"(.*)"$/, '$1').replace(/" "/g, '');
 const dotted = (n: string) => (n.endsWith('.') ? n : `${n}.`);
 
 export class CloudDNSClient {
@@ -251,10 +250,10 @@ export class CloudDNSClient {
   }
 
   async present(fqdn: string, value: string): Promise<void> {
-    await this.edit(fqdn, 'adding TXT to', (vs) => (vs.some((v) => unquote(v) === value) ? undefined : [...vs, quote(value)]));
+    await this.edit(fqdn, 'adding TXT to', (vs) => (vs.some((v) => txtValue(v) === value) ? undefined : [...vs, quotedTxt(value)]));
   }
 
   async cleanUp(fqdn: string, value: string): Promise<void> {
-    await this.edit(fqdn, 'removing TXT from', (vs) => (vs.some((v) => unquote(v) === value) ? vs.filter((v) => unquote(v) !== value) : undefined));
+    await this.edit(fqdn, 'removing TXT from', (vs) => (vs.some((v) => txtValue(v) === value) ? vs.filter((v) => txtValue(v) !== value) : undefined));
   }
 }

@@ -2,13 +2,15 @@
 // would bring nothing we use): cert-manager's `dns01.cloudflare` fields, `apiTokenSecretRef`
 // (Bearer token) or `apiKeySecretRef` + `email` (X-Auth-Key/X-Auth-Email, the legacy global key).
 // The zone is the closest enclosing name Cloudflare knows (GET /zones?name=...), the record is
-// created with exactly the challenge value and only records with that name, type and content are
-// ever deleted. 429 answers are waited out (Retry-After, up to 10 s), then left to the controller's
-// per-Challenge backoff as a ProviderThrottledError carrying the wait the server asked for.
+// created with exactly the challenge value (quoted, as the API documents TXT content) and only
+// records with that name, type and value are ever deleted. 429 answers are waited out
+// (Retry-After, up to 10 s), then left to the controller's per-Challenge backoff as a
+// ProviderThrottledError carrying the wait the server asked for.
 //   https://developers.cloudflare.com/api/resources/zones/methods/list/
 //   https://developers.cloudflare.com/api/resources/dns/subresources/records/
 import { ProviderConfigError } from './secret-ref.ts';
 import { fetchWaitingOutThrottling } from './throttling.ts';
+import { quotedTxt, txtValue } from './txt-rdata.ts';
 
 export const CLOUDFLARE_API = 'https://api.cloudflare.com/client/v4';
 
@@ -85,19 +87,23 @@ export class CloudflareClient {
     throw new ProviderConfigError(`Cloudflare: no zone of this account contains ${fqdn.replace(/^_acme-challenge\./, '')}`);
   }
 
+  /**
+   * Our records at fqdn: listed by name and type, and matched on the value their content stands
+   * for, since content is quoted character-strings as documented (and as the dashboard writes it)
+   * or, written unquoted, the value itself; the API's content filter compares the text.
+   */
   private async matching(zoneId: string, fqdn: string, value: string): Promise<DNSRecord[]> {
     const name = fqdn.replace(/\.$/, '');
-    const q = `type=TXT&name=${encodeURIComponent(name)}&content=${encodeURIComponent(value)}`;
-    const records = await this.call<DNSRecord[]>('GET', `/zones/${zoneId}/dns_records?${q}`, `listing TXT ${name}`);
+    const records = await this.call<DNSRecord[]>('GET', `/zones/${zoneId}/dns_records?type=TXT&name=${encodeURIComponent(name)}&per_page=100`, `listing TXT ${name}`);
     // filter again: an API that ignored a filter must not make us delete someone else's record
-    return records.filter((r) => r.type === 'TXT' && r.name === name && r.content === value);
+    return records.filter((r) => r.type === 'TXT' && r.name === name && txtValue(r.content) === value);
   }
 
   async present(fqdn: string, value: string, ttl = 120): Promise<void> {
     const zone = await this.zoneFor(fqdn);
     if ((await this.matching(zone.id, fqdn, value)).length) return;
     try {
-      await this.call('POST', `/zones/${zone.id}/dns_records`, `creating TXT ${fqdn}`, { type: 'TXT', name: fqdn.replace(/\.$/, ''), content: value, ttl });
+      await this.call('POST', `/zones/${zone.id}/dns_records`, `creating TXT ${fqdn}`, { type: 'TXT', name: fqdn.replace(/\.$/, ''), content: quotedTxt(value), ttl });
     } catch (e) {
       // 81058: an identical record already exists (a retry after a lost answer): what we wanted
       if (e instanceof CloudflareError && e.errors.some((x) => x.code === 81058 || x.code === 81057)) return;

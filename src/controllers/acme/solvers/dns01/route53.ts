@@ -20,6 +20,7 @@ import { issuerResourceNamespace, lookupIssuer } from '../../../../shared/issuer
 import { StoreError } from '../../../../store/store.ts';
 import { ProviderConfigError } from './secret-ref.ts';
 import { throttledError } from './throttling.ts';
+import { quotedTxt, txtValue } from './txt-rdata.ts';
 
 export interface AwsKeys {
   accessKeyId: string;
@@ -88,9 +89,6 @@ export function route53WebIdentity(ctx: ControllerContext, c: Pick<Challenge, 'm
 function absolute(name: string): string {
   return name.endsWith('.') ? name : `${name}.`;
 }
-
-/** Route 53 TXT values are quoted strings; it also escapes some characters as \\ooo. */
-const quote = (v: string) => `"${v}"`;
 
 type Route53SDK = typeof import('@aws-sdk/client-route-53');
 
@@ -219,12 +217,12 @@ export class Route53Solver {
 
   async present(fqdn: string, value: string): Promise<void> {
     const zone = await this.zoneFor(fqdn, false);
-    await this.replace(zone, fqdn, (values) => (values.includes(quote(value)) ? undefined : [...values, quote(value)]), `adding TXT ${fqdn}`);
+    await this.replace(zone, fqdn, (values) => (values.some((v) => txtValue(v) === value) ? undefined : [...values, quotedTxt(value)]), `adding TXT ${fqdn}`);
   }
 
   async cleanUp(fqdn: string, value: string): Promise<void> {
     const zone = await this.zoneFor(fqdn, false);
-    await this.replace(zone, fqdn, (values) => (values.includes(quote(value)) ? values.filter((v) => v !== quote(value)) : undefined), `removing a TXT value of ${fqdn}`);
+    await this.replace(zone, fqdn, (values) => (values.some((v) => txtValue(v) === value) ? values.filter((v) => txtValue(v) !== value) : undefined), `removing a TXT value of ${fqdn}`);
   }
 }
 

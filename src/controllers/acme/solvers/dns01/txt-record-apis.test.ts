@@ -12,6 +12,7 @@ import { AkamaiDNSClient } from './akamai.ts';
 import { CloudDNSClient, parseGoogleCredentials } from './clouddns.ts';
 import { AzureDNSClient } from './azuredns.ts';
 import { ProviderThrottledError } from './secret-ref.ts';
+import { txtValue } from './txt-rdata.ts';
 import { startChallTestSrv, type ChallTestSrv } from '../../../../../test/rig/index.ts';
 import { startCloudflareAPI } from '../../../../../test/rig/cloudflare-api.ts';
 import { startDigitalOceanAPI } from '../../../../../test/rig/digitalocean-api.ts';
@@ -33,7 +34,6 @@ interface Rig {
   stop(): Promise<void>;
 }
 
-const unquote = (v: string) => v.replace(/^"|"$/g, '');
 const secret = () => crypto.randomBytes(24).toString('base64url');
 
 /** retryAfter: the vendor documents a wait with its throttling answer (Route 53 does not: its SDK's backoff is tested in test/acme/route53.test.ts) */
@@ -47,7 +47,7 @@ const providers: { name: string; retryAfter: boolean; start(cts: ChallTestSrv): 
       return {
         client: new CloudflareClient({ token }, api.url),
         seed: (fqdn, value) => void api.addRecord('example.test', { type: 'TXT', name: fqdn, content: value }),
-        values: (fqdn) => api.records.filter((r) => r.type === 'TXT' && r.name === fqdn).map((r) => r.content),
+        values: (fqdn) => api.records.filter((r) => r.type === 'TXT' && r.name === fqdn).map((r) => txtValue(r.content)),
         writes: () => api.requests.filter((r) => r.method !== 'GET').length,
         throttle: (n, seconds) => api.throttle(n, seconds),
         stop: () => api.stop(),
@@ -83,7 +83,7 @@ const providers: { name: string; retryAfter: boolean; start(cts: ChallTestSrv): 
       return {
         client: new Route53Solver({ credentials: { accessKeyId: keyId, secretAccessKey: key }, region: 'us-east-1', endpoint: api.url }),
         seed: (fqdn, value) => void sets().push({ name: `${fqdn}.`, type: 'TXT', ttl: 300, values: [`"${value}"`] }),
-        values: (fqdn) => (sets().find((s) => s.name === `${fqdn}.` && s.type === 'TXT')?.values ?? []).map(unquote),
+        values: (fqdn) => (sets().find((s) => s.name === `${fqdn}.` && s.type === 'TXT')?.values ?? []).map(txtValue),
         writes: () => api.requests.filter((r) => r.method === 'POST').length,
         // Route 53 answers 400 Throttling without a documented wait: the SDK's backoff (route53.test.ts in test/acme)
         stop: () => api.stop(),
@@ -100,7 +100,7 @@ const providers: { name: string; retryAfter: boolean; start(cts: ChallTestSrv): 
       return {
         client: new AkamaiDNSClient(credentials, 'akab-test.luna.akamaiapis.net', api.url),
         seed: (fqdn, value) => api.putRecordSet('example.test', { name: fqdn, type: 'TXT', ttl: 300, rdata: [`"${value}"`] }),
-        values: (fqdn) => (set(fqdn)?.rdata ?? []).map(unquote),
+        values: (fqdn) => (set(fqdn)?.rdata ?? []).map(txtValue),
         writes: () => api.requests.filter((r) => r.method !== 'GET').length,
         throttle: (n, seconds) => api.throttle(n, seconds),
         stop: () => api.stop(),
@@ -116,7 +116,7 @@ const providers: { name: string; retryAfter: boolean; start(cts: ChallTestSrv): 
       return {
         client: new CloudDNSClient({ key: parseGoogleCredentials(api.serviceAccountKey(), 'test key') }, 'certsmith-test', undefined, api.url),
         seed: (fqdn, value) => void sets().push({ name: `${fqdn}.`, type: 'TXT', ttl: 300, rrdatas: [`"${value}"`] }),
-        values: (fqdn) => (sets().find((r) => r.name === `${fqdn}.` && r.type === 'TXT')?.rrdatas ?? []).map(unquote),
+        values: (fqdn) => (sets().find((r) => r.name === `${fqdn}.` && r.type === 'TXT')?.rrdatas ?? []).map(txtValue),
         writes: () => api.requests.filter((r) => r.method === 'POST' && !r.path.includes('token')).length,
         throttle: (n, seconds) => api.throttle(n, seconds),
         stop: () => api.stop(),
@@ -227,4 +227,46 @@ describe('DNS provider clients: a record already present, throttling', () => {
       });
     });
   }
+});
+
+// Cloudflare documents a TXT record's content as quoted RFC 1035 character-strings ("a" "b"),
+// which its dashboard writes and shows; records written unquoted read back as written.
+//   https://developers.cloudflare.com/api/resources/dns/subresources/records/methods/create/ (TXTRecord.content)
+describe('Cloudflare: TXT content as quoted character-strings', () => {
+  let cts: ChallTestSrv;
+  let api: Awaited<ReturnType<typeof startCloudflareAPI>>;
+  let client: CloudflareClient;
+  const fqdn = '_acme-challenge.quoted.example.test';
+  const contents = () => api.records.filter((r) => r.name === fqdn).map((r) => r.content).sort();
+  before(async () => {
+    cts = await startChallTestSrv();
+    const token = secret();
+    api = await startCloudflareAPI({ zones: ['example.test'], token, challtestsrv: cts });
+    client = new CloudflareClient({ token }, api.url);
+  });
+  after(async () => {
+    await api?.stop();
+    await cts?.stop();
+  });
+
+  test('our value is written quoted, as the API documents', async () => {
+    const value = secret();
+    await client.present(fqdn, value);
+    assert.deepEqual(contents(), [`"${value}"`]);
+    await client.cleanUp(fqdn, value);
+    assert.deepEqual(contents(), []);
+  });
+
+  test('our value already there in either form (or split in two strings): not written again, and cleaned up; other values stay', async () => {
+    const [quoted, plain, split, theirs] = [secret(), secret(), secret(), secret()];
+    api.addRecord('example.test', { type: 'TXT', name: fqdn, content: `"${quoted}"` });
+    api.addRecord('example.test', { type: 'TXT', name: fqdn, content: plain });
+    api.addRecord('example.test', { type: 'TXT', name: fqdn, content: `"${split.slice(0, 10)}" "${split.slice(10)}"` });
+    api.addRecord('example.test', { type: 'TXT', name: fqdn, content: `"${theirs}"` });
+    const writes = api.requests.filter((r) => r.method !== 'GET').length;
+    for (const v of [quoted, plain, split]) await client.present(fqdn, v);
+    assert.equal(api.requests.filter((r) => r.method !== 'GET').length, writes, 'nothing written');
+    for (const v of [quoted, plain, split]) await client.cleanUp(fqdn, v);
+    assert.deepEqual(contents(), [`"${theirs}"`]);
+  });
 });
