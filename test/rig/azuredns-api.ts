@@ -2,6 +2,8 @@
 // Metadata Service's managed identity endpoint and the Azure DNS ARM API (2018-05-01), for the
 // parts a DNS-01 solver uses, following the documented requests, responses and errors:
 //   https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-client-creds-grant-flow                  POST /{tenant}/oauth2/v2.0/token (client_credentials, scope {arm}/.default)
+//   https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-client-creds-grant-flow#third-case-access-token-request-with-a-federated-credential
+//       the same endpoint with client_assertion_type urn:ietf:params:oauth:client-assertion-type:jwt-bearer and client_assertion (Workload Identity)
 //   https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes                               AADSTS7000215 invalid client secret, AADSTS700016 unknown client, AADSTS90002 unknown tenant
 //   https://learn.microsoft.com/en-us/entra/identity/managed-identities-azure-resources/how-to-use-vm-token      GET /metadata/identity/oauth2/token?api-version=2018-02-01&resource= (Metadata: true)
 //   https://learn.microsoft.com/en-us/rest/api/dns/zones/get?view=rest-dns-2018-05-01                            GET  /subscriptions/{s}/resourceGroups/{rg}/providers/Microsoft.Network/dnsZones/{zone}
@@ -40,7 +42,7 @@ export interface AzureDNSAPI {
   /** every ARM request: method, path with query, If-Match/If-None-Match, and whether its token was one this server issued */
   requests: { method: string; path: string; ifMatch?: string; ifNoneMatch?: string; authorized: boolean; txt?: string[] }[];
   /** the token requests: which grant and which client */
-  tokens: { via: 'client_credentials' | 'imds'; client?: string }[];
+  tokens: { via: 'client_credentials' | 'federated' | 'imds'; client?: string }[];
   /** the next n ARM requests are answered 429 with Retry-After: seconds */
   throttle(n: number, seconds?: number): void;
   /** fully qualified names whose TXT record sets the API accepts but never publishes, so validation fails */
@@ -54,6 +56,8 @@ export async function startAzureDNSAPI(opts: {
   tenantID: string;
   clientID: string;
   clientSecret: string;
+  /** the projected service account token a federated identity credential of clientID trusts now (Workload Identity) */
+  federatedToken?: () => string;
   subscriptionID: string;
   resourceGroupName: string;
   zones: string[];
@@ -115,11 +119,17 @@ export async function startAzureDNSAPI(opts: {
     const tm = /^\/([^/]+)\/oauth2\/v2\.0\/token$/.exec(url.pathname);
     if (tm && req.method === 'POST') {
       const form = new URLSearchParams(body);
-      tokens.push({ via: 'client_credentials', client: form.get('client_id') ?? undefined });
+      const assertion = form.get('client_assertion');
+      tokens.push({ via: assertion === null ? 'client_credentials' : 'federated', client: form.get('client_id') ?? undefined });
       if (decodeURIComponent(tm[1]) !== opts.tenantID) return aadError(res, 400, 'invalid_request', 90002, `Tenant '${tm[1]}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.`);
       if (form.get('grant_type') !== 'client_credentials') return aadError(res, 400, 'unsupported_grant_type', 70003, 'The app requested an unsupported grant type.');
       if (form.get('client_id') !== opts.clientID) return aadError(res, 400, 'unauthorized_client', 700016, `Application with identifier '${form.get('client_id')}' was not found in the directory.`);
-      if (form.get('client_secret') !== opts.clientSecret) return aadError(res, 401, 'invalid_client', 7000215, 'Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.');
+      if (assertion !== null) {
+        if (form.get('client_assertion_type') !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer') return aadError(res, 400, 'invalid_request', 900023, 'Specified client_assertion_type is not supported.');
+        if (!opts.federatedToken || assertion !== opts.federatedToken()) return aadError(res, 400, 'invalid_client', 70021, 'No matching federated identity record found for presented assertion.');
+      } else if (form.get('client_secret') !== opts.clientSecret) {
+        return aadError(res, 401, 'invalid_client', 7000215, 'Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.');
+      }
       if (form.get('scope') !== `${ARM_RESOURCE}/.default`) return aadError(res, 400, 'invalid_scope', 1002012, `The provided value for scope ${form.get('scope')} is not valid.`);
       return json(res, 200, issue());
     }

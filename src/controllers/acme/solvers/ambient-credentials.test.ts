@@ -37,3 +37,28 @@ test('the route53, cloudDNS and azureDNS providers follow the flags', async () =
   const azure = await azureDNSCredentials(ctx({ issuerAmbientCredentials: true }), challenge('Issuer', { azureDNS: { subscriptionID: 's', resourceGroupName: 'r', hostedZoneName: 'example.test' } }));
   assert.ok('managedIdentity' in azure);
 });
+
+// Azure Workload Identity, as cert-manager and azidentity's WorkloadIdentityCredential read it: the
+// webhook mounts a projected token and sets AZURE_FEDERATED_TOKEN_FILE, AZURE_CLIENT_ID,
+// AZURE_TENANT_ID and AZURE_AUTHORITY_HOST; managedIdentity.clientID and tenantID override the two.
+//   https://azure.github.io/azure-workload-identity/docs/topics/service-account-labels-and-annotations.html
+test('azureDNS with AZURE_FEDERATED_TOKEN_FILE: workload identity, its client and tenant from managedIdentity, else the environment (table)', async () => {
+  const base = { subscriptionID: 's', resourceGroupName: 'r', hostedZoneName: 'example.test' };
+  const env = { AZURE_FEDERATED_TOKEN_FILE: '/var/run/secrets/azure/tokens/azure-identity-token', AZURE_CLIENT_ID: 'env-client', AZURE_TENANT_ID: 'env-tenant' };
+  const rows: [Record<string, unknown>, Record<string, string>, unknown][] = [
+    [{}, env, { workloadIdentity: { authority: 'https://login.microsoftonline.com', tenantID: 'env-tenant', clientID: 'env-client', tokenFile: env.AZURE_FEDERATED_TOKEN_FILE } }],
+    [{ managedIdentity: { clientID: 'mi-client', tenantID: 'mi-tenant' } }, env, { workloadIdentity: { authority: 'https://login.microsoftonline.com', tenantID: 'mi-tenant', clientID: 'mi-client', tokenFile: env.AZURE_FEDERATED_TOKEN_FILE } }],
+    [{ environment: 'AzureChinaCloud' }, env, { workloadIdentity: { authority: 'https://login.chinacloudapi.cn', tenantID: 'env-tenant', clientID: 'env-client', tokenFile: env.AZURE_FEDERATED_TOKEN_FILE } }],
+    [{}, { ...env, AZURE_AUTHORITY_HOST: 'https://login.microsoftonline.us/' }, { workloadIdentity: { authority: 'https://login.microsoftonline.us', tenantID: 'env-tenant', clientID: 'env-client', tokenFile: env.AZURE_FEDERATED_TOKEN_FILE } }],
+    [{ managedIdentity: { clientID: 'mi-client' } }, {}, { managedIdentity: { imds: 'http://169.254.169.254', clientID: 'mi-client', resourceID: undefined } }],
+  ];
+  for (const [over, e, want] of rows) {
+    assert.deepEqual(await azureDNSCredentials(ctx({}), challenge('ClusterIssuer', { azureDNS: { ...base, ...over } }), e), want, JSON.stringify([over, e]));
+  }
+  const { AZURE_CLIENT_ID: _c, ...noClient } = env;
+  await assert.rejects(azureDNSCredentials(ctx({}), challenge('ClusterIssuer', { azureDNS: base }), noClient),
+    (e: Error) => e instanceof ProviderConfigError && /workload identity .*managedIdentity\.clientID or AZURE_CLIENT_ID/.test(e.message));
+  const { AZURE_TENANT_ID: _t, ...noTenant } = env;
+  await assert.rejects(azureDNSCredentials(ctx({}), challenge('ClusterIssuer', { azureDNS: base }), noTenant), /managedIdentity\.tenantID or AZURE_TENANT_ID/);
+  await assert.rejects(azureDNSCredentials(ctx({}), challenge('Issuer', { azureDNS: base }), env), /--issuer-ambient-credentials/);
+});

@@ -179,10 +179,11 @@ export async function cloudDNSClient(ctx: ControllerContext, c: Pick<Challenge, 
 }
 
 /**
- * A service principal (clientID, clientSecretSecretRef, tenantID), else the host's managed
- * identity where ambientCredentialsAllowed.
+ * A service principal (clientID, clientSecretSecretRef, tenantID), else, where
+ * ambientCredentialsAllowed, Azure Workload Identity when its webhook set AZURE_FEDERATED_TOKEN_FILE,
+ * else the host's managed identity: cert-manager's order.
  */
-export async function azureDNSCredentials(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<AzureCredentialSource> {
+export async function azureDNSCredentials(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>, env: NodeJS.ProcessEnv = process.env): Promise<AzureCredentialSource> {
   const cfg = azureDNSConfig(c.spec.solver.dns01!.azureDNS);
   const apis = ctx.options.dns01ProviderAPIs;
   if (cfg.clientID) {
@@ -194,7 +195,16 @@ export async function azureDNSCredentials(ctx: ControllerContext, c: Pick<Challe
   }
   if (cfg.clientSecretSecretRef || cfg.tenantID) throw new ProviderConfigError('azureDNS: clientSecretSecretRef and tenantID go with clientID');
   if (!ambientCredentialsAllowed(ctx, c.spec.issuerRef.kind)) throw ambientRefused(c.spec.issuerRef.kind, `azureDNS: an ${c.spec.issuerRef.kind ?? 'Issuer'} needs clientID, clientSecretSecretRef and tenantID`, 'managed identity is');
-  return { managedIdentity: { imds: apis?.azureIMDS ?? AZURE_IMDS, clientID: cfg.managedIdentity?.clientID, resourceID: cfg.managedIdentity?.resourceID } };
+  const mi = cfg.managedIdentity;
+  if (env.AZURE_FEDERATED_TOKEN_FILE) {
+    const clientID = mi?.clientID || env.AZURE_CLIENT_ID;
+    const tenantID = mi?.tenantID || env.AZURE_TENANT_ID;
+    if (!clientID) throw new ProviderConfigError('azureDNS: workload identity (AZURE_FEDERATED_TOKEN_FILE is set) needs a client: managedIdentity.clientID or AZURE_CLIENT_ID');
+    if (!tenantID) throw new ProviderConfigError('azureDNS: workload identity (AZURE_FEDERATED_TOKEN_FILE is set) needs a tenant: managedIdentity.tenantID or AZURE_TENANT_ID');
+    const authority = apis?.azureAuthority ?? env.AZURE_AUTHORITY_HOST?.replace(/\/+$/, '') ?? AZURE_ENVIRONMENTS[cfg.environment].authority;
+    return { workloadIdentity: { authority, tenantID, clientID, tokenFile: env.AZURE_FEDERATED_TOKEN_FILE } };
+  }
+  return { managedIdentity: { imds: apis?.azureIMDS ?? AZURE_IMDS, clientID: mi?.clientID, resourceID: mi?.resourceID } };
 }
 
 export async function azureDNSClient(ctx: ControllerContext, c: Pick<Challenge, 'metadata' | 'spec'>): Promise<AzureDNSClient> {

@@ -4,8 +4,11 @@
 // under Microsoft.Network/privateDnsZones, api-version 2018-09-01, with camelCase `ttl` and
 // `txtRecords` in the body), and either a
 // service principal (`clientID`, `clientSecretSecretRef`, `tenantID`: client credentials at the
-// Microsoft identity platform's v2 token endpoint) or the managed identity of the host (IMDS),
-// which cert-manager allows ClusterIssuers only.
+// Microsoft identity platform's v2 token endpoint) or, as ambient credentials (ClusterIssuers
+// unless --issuer-ambient-credentials), Azure Workload Identity when AZURE_FEDERATED_TOKEN_FILE is
+// set (the projected service account token as a client assertion at the same endpoint; client and
+// tenant from `managedIdentity`, else AZURE_CLIENT_ID and AZURE_TENANT_ID; AZURE_AUTHORITY_HOST),
+// else the managed identity of the host (IMDS): cert-manager's order.
 //
 // Plain fetch rather than @azure/identity + @azure/arm-dns: one token request and one REST
 // resource (a TXT record set) are all that is used, and the SDKs would add a large dependency
@@ -15,6 +18,8 @@
 // removes only it, read-modify-write with If-Match on the record set's etag (If-None-Match: * when
 // creating), re-reading when someone changed it meanwhile (412).
 //   https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-client-creds-grant-flow
+//   https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-client-creds-grant-flow#third-case-access-token-request-with-a-federated-credential
+//   https://azure.github.io/azure-workload-identity/docs/topics/service-account-labels-and-annotations.html (the environment variables)
 //   https://learn.microsoft.com/en-us/entra/identity/managed-identities-azure-resources/how-to-use-vm-token#get-a-token-using-http
 //   https://learn.microsoft.com/en-us/rest/api/dns/zones/get?view=rest-dns-2018-05-01
 //   https://learn.microsoft.com/en-us/rest/api/dns/record-sets/get?view=rest-dns-2018-05-01
@@ -25,6 +30,7 @@
 //   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/create-or-update?view=rest-dns-privatedns-2018-09-01
 //   https://learn.microsoft.com/en-us/rest/api/dns/privatedns/record-sets/delete?view=rest-dns-privatedns-2018-09-01
 //   https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling
+import { readFile } from 'node:fs/promises';
 import { ProviderConfigError, type SecretKeyRef } from './secret-ref.ts';
 import { fetchWaitingOutThrottling } from './throttling.ts';
 import { cachedToken, requestToken } from './oauth-token.ts';
@@ -53,7 +59,7 @@ export interface AzureDNSConfig {
   clientID?: string;
   clientSecretSecretRef?: SecretKeyRef;
   tenantID?: string;
-  managedIdentity?: { clientID?: string; resourceID?: string };
+  managedIdentity?: { clientID?: string; resourceID?: string; tenantID?: string };
 }
 
 /** The `dns01.azureDNS` block, checked field by field (the schema keeps it open, as upstream's CRD). */
@@ -72,9 +78,9 @@ export function azureDNSConfig(raw: unknown): AzureDNSConfig {
   if (!AZURE_ENVIRONMENTS[environment]) throw new ProviderConfigError(`azureDNS.environment must be one of ${Object.keys(AZURE_ENVIRONMENTS).join(', ')}`);
   const zoneType = (str('zoneType', false) ?? 'AzurePublicZone') as AzureZoneType;
   if (!AZURE_ZONE_TYPES.includes(zoneType)) throw new ProviderConfigError(`azureDNS.zoneType must be one of ${AZURE_ZONE_TYPES.join(', ')}`);
-  const mi = o.managedIdentity as { clientID?: unknown; resourceID?: unknown } | undefined;
-  if (mi !== undefined && (typeof mi !== 'object' || (mi.clientID !== undefined && typeof mi.clientID !== 'string') || (mi.resourceID !== undefined && typeof mi.resourceID !== 'string'))) {
-    throw new ProviderConfigError('azureDNS.managedIdentity takes clientID or resourceID (strings)');
+  const mi = o.managedIdentity as { clientID?: unknown; resourceID?: unknown; tenantID?: unknown } | undefined;
+  if (mi !== undefined && (typeof mi !== 'object' || [mi.clientID, mi.resourceID, mi.tenantID].some((v) => v !== undefined && typeof v !== 'string'))) {
+    throw new ProviderConfigError('azureDNS.managedIdentity takes clientID or resourceID, and tenantID (strings)');
   }
   if (mi?.clientID && mi.resourceID) throw new ProviderConfigError('azureDNS.managedIdentity: set clientID or resourceID, not both');
   const ref = o.clientSecretSecretRef as SecretKeyRef | undefined;
@@ -91,18 +97,39 @@ export function azureDNSConfig(raw: unknown): AzureDNSConfig {
   };
 }
 
-/** Where an ARM token comes from: a service principal's secret, or the host's managed identity. */
+/** Where an ARM token comes from: a service principal's secret, a workload identity's projected token, or the host's managed identity. */
 export type AzureCredentialSource =
   | { clientSecret: { authority: string; tenantID: string; clientID: string; secret: string } }
+  | { workloadIdentity: { authority: string; tenantID: string; clientID: string; tokenFile: string } }
   | { managedIdentity: { imds: string; clientID?: string; resourceID?: string } };
+
+const tokenEndpoint = (authority: string, tenantID: string) => `${authority}/${encodeURIComponent(tenantID)}/oauth2/v2.0/token`;
+const formPost = (form: URLSearchParams): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+
+/** The projected service account token, read at each exchange: the kubelet replaces it before it expires. */
+async function projectedToken(file: string): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (e) {
+    throw new ProviderConfigError(`azureDNS: reading the workload identity token ${file} (AZURE_FEDERATED_TOKEN_FILE): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
 
 /** A bearer token for ARM (`resource` is the ARM endpoint of the environment, whatever URL the calls go to). */
 export function azureAccessToken(src: AzureCredentialSource, resource: string, now: () => number): Promise<string> {
-  return cachedToken([src, resource], now, () => {
+  return cachedToken([src, resource], now, async () => {
     if ('clientSecret' in src) {
       const s = src.clientSecret;
       const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: s.clientID, client_secret: s.secret, scope: `${resource}/.default` });
-      return requestToken(`${s.authority}/${encodeURIComponent(s.tenantID)}/oauth2/v2.0/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, `Azure token request for client ${s.clientID}`);
+      return requestToken(tokenEndpoint(s.authority, s.tenantID), formPost(form), `Azure token request for client ${s.clientID}`);
+    }
+    if ('workloadIdentity' in src) {
+      const w = src.workloadIdentity;
+      const form = new URLSearchParams({
+        grant_type: 'client_credentials', client_id: w.clientID, scope: `${resource}/.default`,
+        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: await projectedToken(w.tokenFile),
+      });
+      return requestToken(tokenEndpoint(w.authority, w.tenantID), formPost(form), `Azure workload identity token request for client ${w.clientID}`);
     }
     const m = src.managedIdentity;
     const q = new URLSearchParams({ 'api-version': '2018-02-01', resource: `${resource}/` });
