@@ -35,7 +35,12 @@ test('gateRequest: one row per outcome', async () => {
   const approvedEvent = 'Normal cert-manager.io';
 
   const rows: Row[] = [
-    { name: 'issuer of another group', why: 'requests for external issuers are not touched at all', request: cr({ issuerRef: { name: 'v', group: 'example.com' } }), issuer: readyCA, want: { kind: 'stop', ready: null, events: [] } },
+    {
+      name: 'issuer of another group, pending', why: 'approved as cert-manager\'s approver approves every request (external issuers such as step-issuer wait for it), and not signed here',
+      request: cr({ issuerRef: { name: 'v', group: 'example.com' } }), issuer: readyCA, want: { kind: 'stop', approved: true, ready: null, events: [approvedEvent] },
+    },
+    { name: 'issuer of another group, approved', why: 'its own controller signs it: nothing written', request: cr({ issuerRef: { name: 'v', group: 'example.com' }, conditions: [approved] }), issuer: readyCA, want: { kind: 'stop', ready: null, events: [] } },
+    { name: 'issuer of another group, auto-approval off', why: '--no-auto-approve: left to another approver, not signed here', request: cr({ issuerRef: { name: 'v', group: 'example.com' } }), issuer: readyCA, autoApprove: false, want: { kind: 'stop', ready: null, events: [] } },
     { name: 'issuer group cert-manager.io spelled out', why: 'the default group and the explicit one are the same', request: cr({ issuerRef: { name: 'ca', group: 'cert-manager.io' }, conditions: [approved] }), issuer: readyCA, want: { kind: 'sign', issuerType: 'ca', events: [] } },
     {
       name: 'denied', why: 'Ready=False Denied and failureTime once a request is denied',

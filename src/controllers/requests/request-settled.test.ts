@@ -24,7 +24,9 @@ const rows: [string, CertificateRequestObj, boolean][] = [
   ['invalid', cr([cond('InvalidRequest', 'True')]), true],
   ['denied, not yet marked', cr([cond('Denied', 'True')]), false],
   ['denied and marked', cr([cond('Denied', 'True'), cond('Ready', 'False', 'Denied')]), true],
-  ['another group', cr(undefined, 'example.com'), true],
+  ['another group, pending approval', cr(undefined, 'example.com'), false],
+  ['another group, approved', cr([cond('Approved', 'True')], 'example.com'), true],
+  ['another group, denied', cr([cond('Denied', 'True')], 'example.com'), true],
 ];
 
 for (const [name, request, settled] of rows) {

@@ -3,7 +3,7 @@
 import { getCondition, isTrue, rfc3339, setCondition } from '../../api/conditions.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { EventSpec } from '../decision.ts';
-import { approvalState, approve, autoApproves } from '../../shared/approval.ts';
+import { APPROVED_MESSAGE, APPROVER_REASON, approvalState, approve, autoApproves, needsAutoApproval } from '../../shared/approval.ts';
 import type { AnyIssuer, IssuerSpec } from '../../api/types.ts';
 
 export type CRStatus = NonNullable<CertificateRequestObj['status']>;
@@ -57,26 +57,34 @@ export interface GateInput {
   autoApprove: boolean;
 }
 
+/** A request for an external issuer (another API group): its own controller signs it. */
+const external = (cr: CertificateRequestObj) => !!cr.spec.issuerRef.group && cr.spec.issuerRef.group !== 'cert-manager.io';
+
 /**
- * Whether gateRequest stops at this request whatever its issuer is: another API group's, denied
- * and marked so, invalid, failed or issued. Such a request's changes wake no signer (issue 17).
+ * Whether gateRequest stops at this request whatever its issuer is: another API group's once
+ * approved or denied, denied and marked so, invalid, failed or issued. Such a request's changes
+ * wake no signer (issue 17).
  */
 export function requestSettled(cr: CertificateRequestObj): boolean {
-  const group = cr.spec.issuerRef.group;
-  if (group && group !== 'cert-manager.io') return true;
   const conds = cr.status?.conditions;
+  if (external(cr)) return !needsAutoApproval(conds);
   const ready = getCondition(conds, 'Ready');
   if (approvalState(conds) === 'denied') return ready?.reason === 'Denied';
   if (isTrue(conds, 'InvalidRequest')) return true;
   return ready?.reason === 'Failed' || ready?.reason === 'Issued';
 }
 
+const approvedEvent: EventSpec = { type: 'Normal', reason: APPROVER_REASON, message: APPROVED_MESSAGE, controller: 'certificaterequests-approver' };
+
 export function gateRequest(input: GateInput, now: Date): GateResult {
   const cr = input.request;
-  const group = cr.spec.issuerRef.group;
-  if (group && group !== 'cert-manager.io') return { kind: 'stop', events: [] };
   let status: CRStatus = { ...(cr.status ?? {}) };
   const events: EventSpec[] = [];
+  if (external(cr)) {
+    // cert-manager's approver approves every request, and external issuers wait for it
+    if (!input.autoApprove || !needsAutoApproval(status.conditions)) return { kind: 'stop', events };
+    return { kind: 'stop', status: { ...status, conditions: approve(status.conditions, now) }, events: [approvedEvent] };
+  }
   const conds = status.conditions;
   const ready = getCondition(conds, 'Ready');
 
@@ -99,7 +107,7 @@ export function gateRequest(input: GateInput, now: Date): GateResult {
       return { kind: 'stop', events: [{ type: 'Normal', reason: 'WaitingForApproval', message: 'Not signing CertificateRequest until it is Approved' }] };
     }
     status = { ...status, conditions: approve(conds, now) };
-    events.push({ type: 'Normal', reason: 'cert-manager.io', message: 'Certificate request has been approved by cert-manager.io', controller: 'certificaterequests-approver' });
+    events.push(approvedEvent);
   }
 
   const kind = cr.spec.issuerRef.kind || 'Issuer';
