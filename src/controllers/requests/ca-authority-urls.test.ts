@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { signWithCA } from './signers.ts';
+import { signSelfSigned, signWithCA } from './signers.ts';
 import { DERReader, TAG, contents, decodeOID, readSingle } from '../../pki/der.ts';
 import { decodeCertificate } from '../../pki/parse.ts';
 import { certificateBlocks } from '../../pki/pem.ts';
@@ -65,4 +65,15 @@ test('CA issuer URLs: certsmith\'s parser finds the same extensions and URLs', a
 test('CA issuer without URLs: no CRL DP or AIA extension is written', async () => {
   const cert = decodeCertificate(certificateBlocks(await issue())[0].der);
   assert.deepEqual(cert.extensions.filter((e) => e.id === '2.5.29.31' || e.id === '1.3.6.1.5.5.7.1.1'), []);
+});
+
+test('SelfSigned issuer crlDistributionPoints reach the certificate it signs, as cert-manager\'s selfsigned.go sets them', async () => {
+  const keyPem = await key('self');
+  const cr = certificateRequest({ csrPem: await csr({ dnsNames: ['s.example.test'] }, keyPem), annotations: { 'cert-manager.io/private-key-secret-name': 's-key' } });
+  const out = await signSelfSigned(cr, secretFor({ name: 's-key', keyPem }), NOW, { crlDistributionPoints: ['http://crl.ss.example.test/y.crl'] });
+  assert.equal(out.kind, 'issued', JSON.stringify(out));
+  const pem = (out as { certificatePem: string }).certificatePem;
+  const text = execFileSync('openssl', ['x509', '-noout', '-text'], { input: pem, encoding: 'utf8' });
+  assert.match(text, /X509v3 CRL Distribution Points:\s*\n\s*Full Name:\s*\n\s*URI:http:\/\/crl\.ss\.example\.test\/y\.crl/);
+  assert.doesNotMatch(text, /Authority Information Access/);
 });

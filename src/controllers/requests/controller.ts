@@ -62,7 +62,7 @@ export function requestController(shared: ControllerContext): ControllerSpec {
       if (gate.issuerType === 'selfSigned') {
         const keyName = cr.metadata.annotations?.[CertificateAnnotation.privateKeySecretName];
         const keySecret = keyName ? await readSecret(ctx, namespace, keyName) : undefined;
-        outcome = await signSelfSigned(cr, keySecret, now);
+        outcome = await signSelfSigned(cr, keySecret, now, gate.issuer.spec?.selfSigned);
       } else {
         const ca = gate.issuer.spec!.ca!;
         const caSecret = await readSecret(ctx, issuerResourceNamespace(ctx, gate.issuer), ca.secretName);

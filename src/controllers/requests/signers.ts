@@ -14,7 +14,8 @@ export type SignOutcome =
   | { kind: 'pending'; reason: string; message: string }
   | { kind: 'failed'; reason: string; message: string };
 
-export async function signSelfSigned(cr: CertificateRequestObj, keySecret: Secret | undefined, now: Date): Promise<SignOutcome> {
+/** `crl`: the SelfSigned issuer's crlDistributionPoints, written into what it signs (cert-manager's selfsigned.go). */
+export async function signSelfSigned(cr: CertificateRequestObj, keySecret: Secret | undefined, now: Date, crl?: Pick<AuthorityURLs, 'crlDistributionPoints'>): Promise<SignOutcome> {
   const keyName = cr.metadata.annotations?.[CertificateAnnotation.privateKeySecretName];
   if (!keyName) return { kind: 'failed', reason: 'MissingAnnotation', message: `Annotation "${CertificateAnnotation.privateKeySecretName}" missing or reference empty: secret name missing` };
   if (!keySecret) return { kind: 'pending', reason: 'MissingSecret', message: `Referenced secret ${cr.metadata.namespace}/${keyName} not found` };
@@ -29,7 +30,7 @@ export async function signSelfSigned(cr: CertificateRequestObj, keySecret: Secre
   try {
     const pem = await signCertificate({
       csrPem: decodeBase64(cr.spec.request), notBefore: now, durationMs: durationMsOf(cr.spec),
-      isCA: cr.spec.isCA, usages: cr.spec.usages, selfSignKeyPem: keyPem,
+      isCA: cr.spec.isCA, usages: cr.spec.usages, selfSignKeyPem: keyPem, authorityURLs: crl,
     });
     return { kind: 'issued', certificatePem: pem, caPem: pem };
   } catch (e) {

@@ -14,7 +14,7 @@ export type CRStatus = NonNullable<CertificateRequestObj['status']>;
  */
 export type IssuerView = Pick<AnyIssuer, 'kind' | 'status'> & {
   metadata: Pick<AnyIssuer['metadata'], 'name' | 'namespace' | 'generation'>;
-  spec?: { [K in keyof IssuerSpec]?: unknown } & Pick<IssuerSpec, 'ca'>;
+  spec?: { [K in keyof IssuerSpec]?: unknown } & Pick<IssuerSpec, 'ca' | 'selfSigned'>;
 };
 
 /**
