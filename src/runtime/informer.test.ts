@@ -66,17 +66,19 @@ test('indices follow changes: CertificateRequests by owner uid', async () => {
   inf.addIndex('owner', (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
   inf.start();
   await inf.waitForSync();
+  // a live owner: the store collects what names an owner that is not there
+  const u1 = (await store.create(Certificate, crt('ns', 'c'))).metadata.uid!;
   const cr = (owner: string, name: string): KubeObject => ({
     apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
     metadata: { namespace: 'ns', name, ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'c', uid: owner, controller: true }] },
   });
-  await store.create(CertificateRequest, cr('u1', 'r1'));
-  const r2 = await store.create(CertificateRequest, cr('u1', 'r2'));
+  await store.create(CertificateRequest, cr(u1, 'r1'));
+  const r2 = await store.create(CertificateRequest, cr(u1, 'r2'));
   await settle();
-  assert.deepEqual(inf.byIndex('owner', 'u1').map((o) => o.metadata.name).sort(), ['r1', 'r2']);
+  assert.deepEqual(inf.byIndex('owner', u1).map((o) => o.metadata.name).sort(), ['r1', 'r2']);
   await store.update(CertificateRequest, { ...r2, metadata: { ...r2.metadata, ownerReferences: [] } });
   await settle();
-  assert.deepEqual(inf.byIndex('owner', 'u1').map((o) => o.metadata.name), ['r1']);
+  assert.deepEqual(inf.byIndex('owner', u1).map((o) => o.metadata.name), ['r1']);
   // an index added late covers what is already cached
   inf.addIndex('name', (o) => [o.metadata.name!]);
   assert.equal(inf.byIndex('name', 'r2').length, 1);
@@ -361,18 +363,20 @@ test('informer: a copied object (an observed write) costs no more heap than the 
   const heapUsed = () => { gc(); gc(); return process.memoryUsage().heapUsed; };
   const n = 2000;
   const condition = (type: string) => ({ type, status: 'True', reason: 'Issued', message: 'Certificate fetched from issuer successfully', lastTransitionTime: '2026-01-01T00:00:00Z' });
-  const request = (ns: string, i: number): KubeObject => ({
+  const request = (ns: string, i: number, ownerUid: string): KubeObject => ({
     apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest',
     metadata: {
       namespace: ns, name: `r${i}`, labels: {}, annotations: { 'cert-manager.io/certificate-revision': '1', 'cert-manager.io/certificate-name': `c${i}` },
-      ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: `c${i}`, uid: `uid-${i}`, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: `c${i}`, uid: ownerUid, controller: true, blockOwnerDeletion: true }],
     },
     spec: { request: '', issuerRef: { name: 'ca' } },
     status: { conditions: [condition('Approved'), condition('Ready')] },
   } as KubeObject);
   const store = openTestStore();
   for (let i = 0; i < n; i++) {
-    const { status, ...created } = request('listed', i) as KubeObject & { status: unknown };
+    // live owners (not listed by the informers): the store collects requests whose owner is not there
+    const owner = await store.create(Certificate, crt('listed', `c${i}`));
+    const { status, ...created } = request('listed', i, owner.metadata.uid!) as KubeObject & { status: unknown };
     await store.updateStatus(CertificateRequest, { ...await store.create(CertificateRequest, created), status } as KubeObject);
   }
   const written = await store.list(CertificateRequest, { namespace: 'listed' });

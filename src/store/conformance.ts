@@ -365,6 +365,36 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
       });
     });
 
+    test('an object whose owners are all gone is collected; a reference to an owner that is gone is dropped beside a live one (the garbage collector)', async () => {
+      await withStore(async ({ store }, ns) => {
+        // an owner deleted while a controller, working from its cache, made a dependent for it
+        const owner = await store.create<KubeObject>(Certificate, cert(ns, 'owner'));
+        await store.delete(Certificate, ns, 'owner');
+        const goneRef = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'owner', uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
+        await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'orphan', namespace: ns, ownerReferences: [goneRef] } });
+        await waitFor('the orphan to be collected', async () => (await store.get(SecretType, ns, 'orphan')) === undefined || undefined);
+
+        const live = await store.create<KubeObject>(Certificate, cert(ns, 'live'));
+        const liveRef = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'live', uid: live.metadata.uid! };
+        await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'half', namespace: ns, ownerReferences: [{ ...goneRef, controller: false }, liveRef] } });
+        const half = await waitFor('the dangling reference to be dropped', async () => {
+          const s = await store.get(SecretType, ns, 'half');
+          return s?.metadata.ownerReferences?.length === 1 ? s : undefined;
+        });
+        assert.deepEqual(half.metadata.ownerReferences?.map((r) => r.uid), [live.metadata.uid]);
+
+        // an update that points an object at an owner that is gone
+        const later = await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'later', namespace: ns } });
+        await store.update<KubeObject>(SecretType, { ...later, metadata: { ...later.metadata, ownerReferences: [goneRef] } });
+        await waitFor('the re-pointed object to be collected', async () => (await store.get(SecretType, ns, 'later')) === undefined || undefined);
+
+        // an owner of a kind this server does not serve cannot be looked up: its dependent stays, as on a cluster
+        await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'foreign', namespace: ns, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: '8a5ef1c6-0000-4000-8000-000000000001' }] } });
+        await new Promise((r) => setTimeout(r, 200));
+        assert.ok(await store.get(SecretType, ns, 'foreign'));
+      });
+    });
+
     test('finalizers: delete marks once, removing the last finalizer removes the object', async () => {
       await withStore(async ({ store }, ns) => {
         const c = await store.create<KubeObject>(Certificate, cert(ns, 'a', { finalizers: ['example.com/x', 'example.com/y'] }));

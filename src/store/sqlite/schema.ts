@@ -80,6 +80,8 @@ export function prepareStatements(db: Database.Database) {
       'INSERT OR IGNORE INTO owners (owner_uid, grp, plural, ns, name) VALUES (?, ?, ?, ?, ?)'),
     deleteOwnersOf: db.prepare<[string, string, string, string]>('DELETE FROM owners WHERE grp = ? AND plural = ? AND ns = ? AND name = ?'),
     dependentsOf: db.prepare<[string], DependentRow>('SELECT grp, plural, ns, name FROM owners WHERE owner_uid = ? ORDER BY grp, plural, ns, name'),
+    /** dependents naming an owner uid no live object has */
+    orphanedDependents: db.prepare<[], DependentRow>('SELECT DISTINCT grp, plural, ns, name FROM owners o WHERE NOT EXISTS (SELECT 1 FROM current c WHERE c.uid = o.owner_uid) ORDER BY grp, plural, ns, name'),
     listAll: db.prepare<[string, string, string, string], KeyRow>(
       `SELECT c.ns, c.name, l.value FROM current c JOIN log l ON l.id = c.rev
        WHERE c.grp = ? AND c.plural = ? AND (c.ns, c.name) > (?, ?) ORDER BY c.ns, c.name`),

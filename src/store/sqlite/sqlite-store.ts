@@ -7,7 +7,7 @@ import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { KubeObject, ObjectMeta } from '../../api/meta.ts';
 import { rfc3339 } from '../../api/time.ts';
-import { apiVersionOf, isNamespaceType, NamespaceType, tracksGeneration, type ResourceType } from '../../api/resources.ts';
+import { apiVersionOf, isNamespaceType, NamespaceType, resourceTypeFor, tracksGeneration, type ResourceType } from '../../api/resources.ts';
 import { realClock, type Clock } from '../../runtime/clock.ts';
 import { applyJSONPatch, applyMergePatch, jsonEqual } from '../patch.ts';
 import { matchesFields, matchesLabels, parseFieldSelectorFor, parseLabelSelector } from '../selectors.ts';
@@ -182,7 +182,23 @@ export class SqliteStore implements Store {
     this.compactedRev = Number(this.st.getMeta.get('compacted')?.v ?? 0);
     this.rev = Math.max(this.st.maxRev.get()?.rev ?? 0, this.compactedRev);
     this.writeNow(() => this.ensureNamespace('default'));
+    this.collectOrphans();
     this.armCompactTimer();
+  }
+
+  /**
+   * At open, as a cluster's garbage collector does when it starts: dependents of owners that are
+   * gone, which a store written before collectIfOwnersGone ran on every write may hold.
+   */
+  private collectOrphans() {
+    const orphans = this.st.orphanedDependents.all();
+    if (!orphans.length) return;
+    this.writeNow(() => {
+      for (const d of orphans) {
+        const cur = this.current(d.grp, d.plural, d.ns, d.name);
+        if (cur) this.collectIfOwnersGone(d, JSON.parse(cur.value) as KubeObject, cur.rev);
+      }
+    });
   }
 
   currentRevision(): number {
@@ -476,7 +492,8 @@ export class SqliteStore implements Store {
       }
       if (type.namespaced) this.ensureNamespace(ns, type, meta.name!);
       const prev = this.st.lastRev.get(type.group, type.plural, ns, meta.name!)?.id ?? null;
-      this.appendChange(keyOf(type, ns, meta.name!), 'ADDED', o, prev, undefined, true);
+      const key = keyOf(type, ns, meta.name!);
+      this.collectIfOwnersGone(key, o, this.appendChange(key, 'ADDED', o, prev, undefined, true));
       return o;
     });
   }
@@ -831,7 +848,8 @@ export class SqliteStore implements Store {
       this.removeObject(key, o, cur.rev, 'Background', cur.value);
       return o;
     }
-    this.appendChange(key, 'MODIFIED', o, cur.rev, cur.value, true);
+    const rev = this.appendChange(key, 'MODIFIED', o, cur.rev, cur.value, true);
+    if (!jsonEqual(ownerUids(meta), ownerUids(old.metadata))) this.collectIfOwnersGone(key, o, rev);
     return o;
   }
 
@@ -976,6 +994,26 @@ export class SqliteStore implements Store {
         this.deleteOrMark(d, obj, cur.rev, 'Background');
       }
     }
+  }
+
+  /**
+   * What the garbage collector does with an object whose owner references name owners that are
+   * gone (a controller, working from its cache, made it for an owner deleted a moment before):
+   * with no live owner left it is deleted, else the dangling references are dropped. An owner of
+   * a kind this server does not serve cannot be looked up and counts as live, as a cluster's
+   * collector cannot map it either. Done in the same transaction as the write.
+   */
+  private collectIfOwnersGone(key: Key, obj: KubeObject, rev: number) {
+    const refs = obj.metadata.ownerReferences ?? [];
+    const dangling = refs.filter((r) => resourceTypeFor(r.apiVersion, r.kind) && this.st.uidExists.get(r.uid) === undefined);
+    if (!dangling.length) return;
+    if (dangling.length === refs.length) {
+      this.deleteOrMark(key, obj, rev, 'Background');
+      return;
+    }
+    const next = plainCopy(obj);
+    next.metadata.ownerReferences = refs.filter((r) => !dangling.includes(r));
+    this.appendChange(key, 'MODIFIED', next, rev, JSON.stringify(obj));
   }
 
   private deleteNamespaceContents(ns: string) {

@@ -52,6 +52,30 @@ test('sqlite: state and the revision counter survive a reopen', async () => {
   }
 });
 
+test('sqlite: what a store written before the collector ran on every write left behind (dependents of owners gone) is collected at open', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-store-'));
+  try {
+    const path = join(dir, 'store.db');
+    const a = openSqliteStore({ path });
+    const owner = await a.create(Certificate, cert('team', 'owner'));
+    const other = await a.create(Certificate, cert('team', 'other'));
+    const ref = (o: KubeObject) => ({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: o.metadata.name!, uid: o.metadata.uid! });
+    await a.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'orphan', namespace: 'team', ownerReferences: [ref(owner)] } });
+    await a.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'half', namespace: 'team', ownerReferences: [ref(owner), ref(other)] } });
+    await a.close();
+    // the owner went without its dependents, as an older certsmith let happen (a leaked Certificate)
+    const db = new Database(path);
+    db.prepare("DELETE FROM current WHERE plural = 'certificates' AND name = 'owner'").run();
+    db.close();
+    const b = openSqliteStore({ path });
+    assert.equal(await b.get(SecretType, 'team', 'orphan'), undefined);
+    assert.deepEqual((await b.get(SecretType, 'team', 'half'))?.metadata.ownerReferences?.map((r) => r.name), ['other']);
+    await b.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('sqlite: namespaces are created on first use; deleting one removes its contents', async () => {
   const store = openSqliteStore({ path: ':memory:' });
   try {
