@@ -79,3 +79,16 @@ test('jsonEqual ignores key order and undefined members', () => {
   assert.ok(!jsonEqual({ a: null }, {}));
   assert.ok(!jsonEqual([], {}));
 });
+
+test('json patch: what one patch may do is bounded as kube-apiserver bounds it (a 1.9 KB patch of 35 copies doubling /data ended the process out of memory)', () => {
+  const bomb = [{ op: 'add', path: '/data', value: { a: 'eA==' } }, ...Array.from({ length: 35 }, (_, i) => ({ op: 'copy', from: '/data', path: `/data/a${i}` }))];
+  const t0 = Date.now();
+  assert.throws(() => applyJSONPatch({}, bomb), (e: StoreError) => e.reason === 'RequestEntityTooLarge' && e.code === 413 &&
+    /^Unable to copy, the accumulated size increase of copy is \d+, exceeding the limit 3145728$/.test(e.message));
+  assert.ok(Date.now() - t0 < 5000);
+  const many = Array.from({ length: 10_001 }, () => ({ op: 'test', path: '/a', value: 1 }));
+  assert.throws(() => applyJSONPatch({ a: 1 }, many), (e: StoreError) => e.code === 413 && e.message === 'The allowed maximum operations in a JSON patch is 10000, got 10001');
+  assert.deepEqual(applyJSONPatch({ a: 1 }, many.slice(1)), { a: 1 }, '10000 are allowed');
+  // copies up to the limit in all are fine
+  assert.deepEqual(applyJSONPatch({ d: { x: 'y' } }, [{ op: 'copy', from: '/d', path: '/e' }, { op: 'copy', from: '/e', path: '/f' }]), { d: { x: 'y' }, e: { x: 'y' }, f: { x: 'y' } });
+});

@@ -139,8 +139,17 @@ function addAt(doc: Json, tokens: string[], value: Json, path: string, replace: 
  * RFC 6902. A malformed operation is BadRequest (400); an operation that cannot be applied
  * (missing path, failed test) is Invalid (422), as the Kubernetes API server answers.
  */
+/** kube-apiserver's bounds on one JSON patch: its operations, and what its copies add in all (its request size limit). */
+export const maxJSONPatchOperations = 10_000;
+export const maxJSONPatchCopyBytes = 3 * 1024 * 1024;
+
 export function applyJSONPatch<T = unknown>(target: unknown, operations: unknown): T {
   if (!Array.isArray(operations)) throw new StoreError('BadRequest', 'json patch must be an array of operations');
+  if (operations.length > maxJSONPatchOperations) {
+    throw new StoreError('RequestEntityTooLarge', `The allowed maximum operations in a JSON patch is ${maxJSONPatchOperations}, got ${operations.length}`);
+  }
+  // copies are the one operation that grows the document beyond the request: each doubling a value doubles the next
+  let copied = 0;
   let doc = plainCopy(target) as Json;
   for (const raw of operations) {
     if (!isPlainObject(raw) || typeof raw.op !== 'string' || !ops.has(raw.op)) {
@@ -170,7 +179,12 @@ export function applyJSONPatch<T = unknown>(target: unknown, operations: unknown
       }
       case 'copy': {
         const from = parsePointer(op.from, 'from');
-        doc = addAt(doc, path, plainCopy(getAt(doc, from, op.from!)), op.path, false);
+        const value = getAt(doc, from, op.from!);
+        copied += JSON.stringify(value)?.length ?? 0;
+        if (copied > maxJSONPatchCopyBytes) {
+          throw new StoreError('RequestEntityTooLarge', `Unable to copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${maxJSONPatchCopyBytes}`);
+        }
+        doc = addAt(doc, path, plainCopy(value), op.path, false);
         break;
       }
       case 'test':
