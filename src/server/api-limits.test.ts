@@ -318,3 +318,40 @@ test('HttpStore clients see the same reasons as in-process callers: 413, 504 wit
     await client.close();
   }
 });
+
+/** A request sent with its path exactly as written (new URL() would remove dot segments on this side). */
+function rawRequest(method: string, path: string): Promise<Reply> {
+  const { port } = new URL(api.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: (() => { try { return JSON.parse(text); } catch { return undefined; } })(), text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('a "." or ".." path segment, plain or percent-encoded, is a 400 that touches nothing; namespaced kinds have no cluster-wide delete (one DELETE /api/v1/namespaces/../secrets removed every Secret)', async () => {
+  assert.equal((await request('POST', secrets, secret('dot-keep'))).status, 201);
+  const paths: [string, string][] = [
+    ['DELETE', '/api/v1/namespaces/../secrets'],
+    ['DELETE', '/api/v1/namespaces/%2e%2e/secrets'],
+    ['DELETE', `${secrets}/%2e%2e`],
+    ['DELETE', `${secrets}/dot-keep/..`],
+    ['GET', '/api/v1/namespaces/%2E%2E/secrets'],
+    ['GET', `${secrets}/.`],
+  ];
+  for (const [method, path] of paths) {
+    const r = await rawRequest(method, path);
+    assert.equal(r.status, 400, `${method} ${path}: ${r.status} ${r.text}`);
+    assert.match(r.body?.message ?? '', /may not contain a "\.\.?" segment/, path);
+  }
+  assert.equal((await request('GET', `${secrets}/dot-keep`)).status, 200, 'nothing was deleted');
+  assert.equal((await request('GET', '/api/v1/namespaces/default')).status, 200);
+  const all = await request('DELETE', '/api/v1/secrets');
+  assert.equal(all.status, 405, all.text);
+  assert.equal((await request('GET', `${secrets}/dot-keep`)).status, 200);
+});

@@ -38,7 +38,9 @@ async function serveResource(ctx: ApiContext, route: ResourceRoute, method: stri
   // reads ignore dryRun, as kube-apiserver does; writes refuse a value it does not know
   const writeOptionsKind = ({ POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' } as Record<string, string>)[method];
   const dryRun = writeOptionsKind ? dryRunOf(q.getAll('dryRun'), writeOptionsKind) : false;
-  const handler = handlerFor(method, !!route.name, q);
+  // kube-apiserver serves a namespaced kind's cluster-wide collection for reads only: no delete of every namespace's objects at once
+  const acrossNamespaces = route.type.namespaced && route.namespace === undefined && !route.name;
+  const handler = acrossNamespaces && method !== 'GET' ? undefined : handlerFor(method, !!route.name, q);
   if (!handler) {
     throw new HttpError(405, 'MethodNotAllowed', route.name ? `${method} is not supported on ${resourceName(route.type)}` : `${method} is not supported on a ${route.type.plural} collection`);
   }
@@ -93,7 +95,26 @@ async function serveApiPath(ctx: ApiContext, segs: string[], url: URL, req: http
   return serveResourceRequest(ctx, route, url, req, res, path);
 }
 
+/**
+ * A "." or ".." segment, plain or percent-encoded, in the path as sent. new URL() would resolve it
+ * (DELETE /api/v1/namespaces/../secrets became a delete of every Secret); kube refuses such names.
+ */
+function dotSegment(rawUrl: string): string | undefined {
+  for (const seg of rawUrl.split('?')[0].split('/')) {
+    let decoded = seg;
+    try {
+      decoded = decodeURIComponent(seg);
+    } catch {
+      // malformed escapes are answered below
+    }
+    if (decoded === '.' || decoded === '..') return decoded;
+  }
+  return undefined;
+}
+
 export async function handleRequest(ctx: ApiContext, req: http.IncomingMessage, res: http.ServerResponse) {
+  const dots = dotSegment(req.url ?? '/');
+  if (dots) return sendJSON(res, 400, statusBody(400, 'BadRequest', `the request path ${JSON.stringify(req.url)} may not contain a "${dots}" segment`));
   let url: URL;
   try {
     url = new URL(req.url ?? '/', 'http://localhost');
