@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { checkLoopback, DashboardAddressError, serveDashboard } from './http-server.ts';
 import type { Changes, LiveView, Snapshot, StreamMessage } from './live-view.ts';
 import { silentLogger } from '../../runtime/logger.ts';
@@ -96,6 +97,57 @@ test('the event stream carries the whole list, then change lists, each as its ow
     });
     assert.deepEqual(events, [['snapshot', snapshot], ['changes', changes]]);
   } finally {
+    await server.close();
+  }
+});
+
+test('a page that stops reading is dropped once its backlog passes the limit, and open streams are capped (1,000 unread streams ended the server out of memory)', async () => {
+  const pushes = new Set<(m: StreamMessage) => void>();
+  let unsubscribed = 0;
+  const streaming = {
+    ...view,
+    subscribe(fn: (m: StreamMessage) => void) {
+      pushes.add(fn);
+      fn({ event: 'snapshot', data: snapshot });
+      return () => {
+        unsubscribed++;
+        pushes.delete(fn);
+      };
+    },
+  } as unknown as LiveView;
+  const server = await serveDashboard(streaming, { host: '127.0.0.1', port: 0, logger: silentLogger, maxStreams: 3, maxStreamBacklogBytes: 256 * 1024 });
+  const sockets: net.Socket[] = [];
+  try {
+    // three pages that never read
+    for (let i = 0; i < 3; i++) {
+      const s = net.connect(server.port, '127.0.0.1');
+      s.pause();
+      s.write(`GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`);
+      sockets.push(s);
+    }
+    const deadline = Date.now() + 5000;
+    while (pushes.size < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(pushes.size, 3);
+    // a fourth is refused while three are open
+    const fourth = await request(server.port, '/api/stream');
+    assert.equal(fourth.status, 503);
+    assert.match(fourth.body, /open dashboard streams/);
+
+    const big: Changes = { from: 1, version: 2, generatedAt: snapshot.generatedAt, upstream: { reachable: true }, upserted: [], removed: Array.from({ length: 2000 }, (_, i) => ({ namespace: 'default', name: `certificate-number-${i}` })) };
+    for (let i = 0; i < 200 && pushes.size > 0; i++) {
+      for (const push of [...pushes]) push({ event: 'changes', data: { ...big, version: i + 2 } });
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(pushes.size, 0, 'every unread stream was dropped');
+    assert.equal(unsubscribed, 3);
+    // and a new page is served again
+    const again = net.connect(server.port, '127.0.0.1');
+    sockets.push(again);
+    again.write(`GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`);
+    const first = await new Promise<string>((resolve) => again.once('data', (d: Buffer) => resolve(d.toString())));
+    assert.match(first, /^HTTP\/1\.1 200/);
+  } finally {
+    for (const s of sockets) s.destroy();
     await server.close();
   }
 });

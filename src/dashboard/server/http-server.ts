@@ -67,10 +67,36 @@ function decodedSegment(segment: string): string | undefined {
   }
 }
 
-export async function serveDashboard(view: LiveView, opts: { host: string; port: number; logger: Logger }): Promise<DashboardServer> {
+/**
+ * Bounds on the event streams. The dashboard has no login and shares the server's process, so
+ * any local account can open streams and never read them: without these, every change queued
+ * another list in memory for each (1,000 such streams ended the server out of memory).
+ */
+export const DEFAULT_MAX_STREAMS = 32;
+/** unsent bytes a stream may hold beyond its first whole list before it is dropped (the page reconnects and starts again) */
+export const DEFAULT_MAX_STREAM_BACKLOG_BYTES = 8 * 1024 * 1024;
+
+export interface DashboardListenOptions {
+  host: string;
+  port: number;
+  logger: Logger;
+  maxStreams?: number;
+  maxStreamBacklogBytes?: number;
+}
+
+export async function serveDashboard(view: LiveView, opts: DashboardListenOptions): Promise<DashboardServer> {
   checkLoopback(opts.host);
   const assets = loadAssets();
   const streams = new Set<http.ServerResponse>();
+  const maxStreams = opts.maxStreams ?? DEFAULT_MAX_STREAMS;
+  const maxBacklog = opts.maxStreamBacklogBytes ?? DEFAULT_MAX_STREAM_BACKLOG_BYTES;
+  // one serialisation of a message for every page it goes to
+  const encoded = new WeakMap<StreamMessage, string>();
+  const encode = (m: StreamMessage) => {
+    let text = encoded.get(m);
+    if (text === undefined) encoded.set(m, text = `event: ${m.event}\ndata: ${JSON.stringify(m.data)}\n\n`);
+    return text;
+  };
   let port = opts.port;
 
   const allowedHost = (h: string | undefined) => {
@@ -92,19 +118,40 @@ export async function serveDashboard(view: LiveView, opts: { host: string; port:
   const json = (res: http.ServerResponse, status: number, value: unknown) => send(res, status, 'application/json; charset=utf-8', JSON.stringify(value));
 
   const stream = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (streams.size >= maxStreams) {
+      return send(res, 503, 'text/plain; charset=utf-8', `${streams.size} open dashboard streams already, the most this dashboard serves; close a page and reload\n`);
+    }
     res.writeHead(200, { ...securityHeaders, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
     // EventSource reconnects by itself after this long when the connection drops (a restart)
     res.write('retry: 1000\n\n');
-    // a (re)connected page is sent the whole current list first, never changes it may have missed
-    const unsubscribe = view.subscribe((m: StreamMessage) => res.write(`event: ${m.event}\ndata: ${JSON.stringify(m.data)}\n\n`));
     // comments keep proxies and idle timers from closing a quiet stream
     const beat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
     streams.add(res);
+    let unsubscribe: (() => void) | undefined;
+    let closed = false;
     const done = () => {
+      if (closed) return;
+      closed = true;
       clearInterval(beat);
-      unsubscribe();
+      unsubscribe?.();
       streams.delete(res);
     };
+    let allowed = maxBacklog;
+    // a (re)connected page is sent the whole current list first, never changes it may have missed
+    unsubscribe = view.subscribe((m: StreamMessage) => {
+      if (closed) return;
+      const text = encode(m);
+      // the first whole list may be large (100,000 certificates): the limit is on top of it
+      if (m.event === 'snapshot') allowed = Math.max(allowed, text.length + maxBacklog);
+      if (res.writableLength + text.length > allowed) {
+        opts.logger.warn({ unsent: res.writableLength }, 'dashboard: a page does not read its event stream; dropping it');
+        done();
+        res.destroy();
+        return;
+      }
+      res.write(text);
+    });
+    if (closed) unsubscribe();
     req.on('close', done);
     res.on('error', done);
   };
