@@ -127,18 +127,19 @@ export async function serveDashboard(view: LiveView, opts: DashboardListenOption
     // comments keep proxies and idle timers from closing a quiet stream
     const beat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
     streams.add(res);
-    let unsubscribe: (() => void) | undefined;
+    // set once subscribed; done() may run while the first list is being written, before that
+    const subscription: { stop?: () => void } = {};
     let closed = false;
     const done = () => {
       if (closed) return;
       closed = true;
       clearInterval(beat);
-      unsubscribe?.();
+      subscription.stop?.();
       streams.delete(res);
     };
     let allowed = maxBacklog;
     // a (re)connected page is sent the whole current list first, never changes it may have missed
-    unsubscribe = view.subscribe((m: StreamMessage) => {
+    subscription.stop = view.subscribe((m: StreamMessage) => {
       if (closed) return;
       const text = encode(m);
       // the first whole list may be large (100,000 certificates): the limit is on top of it
@@ -151,7 +152,7 @@ export async function serveDashboard(view: LiveView, opts: DashboardListenOption
       }
       res.write(text);
     });
-    if (closed) unsubscribe();
+    if (closed) subscription.stop();
     req.on('close', done);
     res.on('error', done);
   };
