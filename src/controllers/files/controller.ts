@@ -56,6 +56,8 @@ interface HookJob {
   certificate: CertificateObj;
   revision?: number;
   env: Record<string, string>;
+  /** the private key in the files the hook is run for: output showing it is withheld from the Event */
+  keys: string[];
 }
 
 /**
@@ -244,6 +246,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
         certificateName: crt.metadata.name!, namespace: ref.namespace, secretName: ref.name, revision,
         liveDir: livePath(ref), hasCA: !!secret.data?.['ca.crt'], dnsNames: secretCertificate(secret)?.template.dnsNames ?? [],
       }),
+      keys: secret.data?.['tls.key'] ? [Buffer.from(secret.data['tls.key'], 'base64').toString('utf8')] : [],
     });
     enqueueHook(key);
   }
@@ -261,7 +264,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
 
     const { certificate: crt, revision, hash } = job;
     const out = await runDeployHook(hook, {
-      cwd: root, env: job.env, outputLimit: 512, signal: stopping.signal,
+      cwd: root, env: job.env, keys: job.keys, outputLimit: 512, signal: stopping.signal,
       timeoutMs: o.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, killGraceMs: o.hookKillGraceMs,
     });
     // killed because certsmith stops: not a failure of the hook; the ledger does not have it, so it runs again at the next start

@@ -173,3 +173,22 @@ test('a hook that ends by itself leaves what it started running, as it always di
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a hook whose output shows the key it was handed in any form (folded, base32, od -c) is reported without its output', async () => {
+  const pem = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-hook-key-'));
+  try {
+    const keyPath = join(dir, 'tls.key');
+    writeFileSync(keyPath, pem, { mode: 0o600 });
+    for (const dump of ['fold -w 16 "$K"', 'openssl pkey -in "$K" -outform DER | base32 -w 20', 'od -c "$K"']) {
+      const out = await runDeployHook(`echo "reloading"; ${dump}; exit 1`, { env: { K: keyPath }, outputLimit: 512, keys: [pem] });
+      assert.equal(out.ok, false);
+      assert.equal(out.output, '[output withheld: it shows the private key the hook was given, or part of it]', dump);
+    }
+    // output without the key is reported as it was
+    const plain = await runDeployHook('echo "nginx: [emerg] cannot load certificate"; exit 1', { env: {}, outputLimit: 512, keys: [pem] });
+    assert.equal(plain.output, 'nginx: [emerg] cannot load certificate');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
