@@ -48,7 +48,20 @@ export interface ApiServerOptions {
   socketPath?: string;
   /** the event loop's time, shared with the controllers, which give way while requests come in; default the process's */
   loopShare?: LoopShare;
+  /** open connections on the TCP listener; more are closed as they come (default DEFAULT_MAX_CONNECTIONS) */
+  maxConnections?: number;
+  /** how long a TLS connection may take to complete its handshake (default DEFAULT_HANDSHAKE_TIMEOUT_MS) */
+  handshakeTimeoutMs?: number;
 }
+
+/**
+ * Bounds on what a client without the token can hold: connections that never finish a handshake
+ * or never send a request held every file descriptor the process had (Node's handshake timeout is
+ * 120 s), and the API, /readyz and /metrics failed with them. kubectl and the controllers use a
+ * few connections each.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export interface RunningApiServer {
   url: string;
@@ -122,8 +135,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     });
   };
   const server = opts.tls
-    ? https.createServer({ cert: opts.tls.certPem, key: opts.tls.keyPem }, listener)
+    ? https.createServer({ cert: opts.tls.certPem, key: opts.tls.keyPem, handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS }, listener)
     : http.createServer(listener);
+  server.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // a request's headers within 20 s of the connection (Node: 60 s), as a slow-headers client holds one too
+  server.headersTimeout = 20_000;
 
   await listen(server, { port: opts.port ?? 0, host });
   let socketServer: http.Server | undefined;

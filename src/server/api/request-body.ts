@@ -8,6 +8,8 @@ import { ProtobufDecodeError, decodeObject, isProtobufMediaType } from '../proto
 import { HttpError } from './responses.ts';
 
 export const maxBodyBytes = 3 * 1024 * 1024; // kube-apiserver's request size limit
+/** how long the rest of a body over the limit is read and dropped before its connection is closed */
+const discardBodyMs = 2000;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -22,8 +24,10 @@ export function readBodyBytes(req: http.IncomingMessage): Promise<Buffer> {
       size += chunk.length;
       if (size > maxBodyBytes) {
         detach();
-        // as leaving a for-await loop early: the rest of the body is not read
-        req.destroy();
+        // the rest is read and dropped for a moment, so that the 413 reaches a client still sending
+        // (as Go's lingering close), then the connection goes: nothing more of the body is kept
+        req.on('data', () => {});
+        setTimeout(() => req.destroy(), discardBodyMs).unref();
         reject(new HttpError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${maxBodyBytes}`));
         return;
       }
