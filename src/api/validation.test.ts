@@ -222,6 +222,7 @@ const cases: Case[] = [
   { name: 'revisionHistoryLimit', obj: certWith({ revisionHistoryLimit: 0 }), field: 'spec.revisionHistoryLimit', reason: 'FieldValueInvalid', message: /must not be less than 1/ },
   { name: 'secretTemplate cert-manager annotation', obj: certWith({ secretTemplate: { annotations: { 'cert-manager.io/issuer-name': 'x' } } }), field: 'spec.secretTemplate.annotations[cert-manager.io/issuer-name]', reason: 'FieldValueInvalid' },
   { name: 'nameConstraints needs isCA', obj: certWith({ nameConstraints: { permitted: { dnsDomains: ['a'] } } }), field: 'spec.nameConstraints', reason: 'FieldValueInvalid', message: /isCa should be true/ },
+  { name: 'nameConstraints e-mail neither mailbox, host nor domain', obj: certWith({ isCA: true, nameConstraints: { permitted: { emailAddresses: ['a b.example.com'] } } }), field: 'spec.nameConstraints.permitted.emailAddresses[0]', reason: 'FieldValueInvalid', message: /a mailbox, a host name or a domain/ },
   { name: 'nameConstraints CIDR', obj: certWith({ isCA: true, nameConstraints: { excluded: { ipRanges: ['10.0.0.0/33'] } } }), field: 'spec.nameConstraints.excluded.ipRanges[0]', reason: 'FieldValueInvalid' },
   { name: 'duplicate output format', obj: certWith({ additionalOutputFormats: [{ type: 'DER' }, { type: 'DER' }] }), field: 'spec.additionalOutputFormats[1].type', reason: 'FieldValueDuplicate' },
   { name: 'keystore both passwords', obj: certWith({ keystores: { jks: { create: true, password: 'a', passwordSecretRef: { name: 's' } } } }), field: 'spec.keystores.jks', reason: 'FieldValueForbidden' },
@@ -283,6 +284,8 @@ test('boundary values cert-manager accepts: duration 1h, renewBefore 5m, Ed25519
   assert.deepEqual(validate(R.Certificate, certWith({ privateKey: { algorithm: 'Ed25519', size: 256 }, signatureAlgorithm: 'PureEd25519' })), []);
   assert.deepEqual(validate(R.Certificate, certWith({ renewal: { policy: 'EarliestWindow', windows: [{ cron: '@daily', duration: '90m' }] } })), []);
   assert.deepEqual(validate(R.Certificate, certWith({ literalSubject: 'CN=a\\,b,O=Acme+OU=x,1.2.3.4=#0101', dnsNames: [] })), []);
+  // RFC 5280 4.2.1.10: an e-mail constraint is a mailbox, a host or a domain (leading dot); cert-manager checks none of them
+  assert.deepEqual(validate(R.Certificate, certWith({ isCA: true, nameConstraints: { permitted: { emailAddresses: ['example.com', '.example.com', 'ops@example.com'] }, excluded: { emailAddresses: ['.bad.example.com'] } } })), []);
 });
 
 test('one Certificate with five different mistakes yields five errors at five distinct paths', () => {

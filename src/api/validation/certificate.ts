@@ -12,7 +12,7 @@ import { isWellFormed } from '../unicode.ts';
 import { child, index, isNum, isObj, isStr, mapKey, strings, tryDuration, type Errors, type Obj } from './field-errors.ts';
 import { validateIssuerRef } from './issuer-ref.ts';
 import { maxAnnotationBytes, validateAnnotationKeys, validateLabels } from './metadata.ts';
-import { validateDNSNames, validateEmails, validateIPs, validateURIs } from './subject-alt-names.ts';
+import { validateDNSNames, validateEmailConstraints, validateEmails, validateIPs, validateURIs } from './subject-alt-names.ts';
 
 function parseCIDR(s: string): boolean {
   const m = /^(.+)\/(\d{1,3})$/.exec(s);
@@ -140,7 +140,7 @@ function validateSecretTemplate(template: Obj, tp: string, errs: Errors): void {
   }
 }
 
-/** 15. nameConstraints: only on a CA, and each side's IP ranges and emails well-formed */
+/** 15. nameConstraints: only on a CA, and each side's IP ranges and e-mail constraints well-formed */
 function validateNameConstraints(constraints: Obj, isCA: unknown, np: string, errs: Errors): void {
   if (isCA !== true) errs.invalid(np, constraints, 'isCa should be true when nameConstraints is set');
   if (!isObj(constraints.permitted) && !isObj(constraints.excluded)) errs.invalid(np, constraints, 'either permitted or excluded must be set');
@@ -148,7 +148,7 @@ function validateNameConstraints(constraints: Obj, isCA: unknown, np: string, er
     const item = constraints[side];
     if (!isObj(item)) continue;
     strings(item.ipRanges).forEach((r, i) => { if (!parseCIDR(r)) errs.invalid(index(child(child(np, side), 'ipRanges'), i), r, 'invalid CIDR address'); });
-    validateEmails(item.emailAddresses, child(child(np, side), 'emailAddresses'), errs);
+    validateEmailConstraints(item.emailAddresses, child(child(np, side), 'emailAddresses'), errs);
   }
 }
 

@@ -23,6 +23,19 @@ export function emailError(e: string): string | undefined {
   return 'invalid email address: mail: the local part and the domain must be dot-atoms (letters, digits and !#$%&\'*+-/=?^_`{|}~, separated by single dots)';
 }
 
+/**
+ * An rfc822Name name constraint (RFC 5280 4.2.1.10): a mailbox, a host (all mail at it) or a
+ * domain with a leading dot (all mail at hosts below it). cert-manager checks none of these; what
+ * no certificate can encode is refused.
+ */
+export function validateEmailConstraints(v: unknown, path: string, errs: Errors): void {
+  strings(v).forEach((e, i) => {
+    if (!isWellFormed(e)) return; // reported once, by validateWellFormed
+    if (e.includes('@') ? !emailError(e) : /^\.?[A-Za-z0-9_]([-A-Za-z0-9_]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([-A-Za-z0-9_]*[A-Za-z0-9_])?)*$/.test(e)) return;
+    errs.invalid(index(path, i), e, 'an e-mail name constraint must be a mailbox, a host name or a domain starting with a dot (e.g. "ops@example.com", "example.com", ".example.com")');
+  });
+}
+
 export function validateEmails(v: unknown, path: string, errs: Errors): void {
   strings(v).forEach((e, i) => {
     if (!isWellFormed(e)) return; // reported once, by validateWellFormed
