@@ -1,6 +1,10 @@
 // Table tests of the issuing and request manager decisions with real keys, CSRs and certificates,
 // and of how a temporary certificate is written and judged.
 import { test } from 'node:test';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { generatePrivateKey } from '../../../pki/keys.ts';
 import { createCSR } from '../../../pki/csr.ts';
@@ -193,5 +197,25 @@ test('buildSecretData: the key facts it records for tls.key are what reading tls
     const tlsKey = Buffer.from(data['tls.key'], 'base64').toString('utf8');
     const cold = privateKeyFacts(tlsKey);
     assert.deepEqual(keyFactsMemo(tlsKey).value, { algorithm: cold.algorithm, size: cold.size, fingerprint: cold.fingerprint }, spec.algorithm);
+  }
+});
+
+test('buildSecretData: keystore.jks holds the issuing CA as trusted entries beside the key, as cert-manager\'s (Java clients trust the CA through it)', async () => {
+  const f = await fixture();
+  const caKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS8' });
+  const caPem = await signCertificate({ csrPem: await createCSR({ commonName: 'Test Root CA' }, caKey), notBefore: now, durationMs: 86_400_000, isCA: true, selfSignKeyPem: caKey });
+  // Java refuses a certificate with an empty issuer DN: the leaf has a subject
+  const leaf = await signCertificate({ csrPem: await createCSR({ commonName: 'a.example.test', dnsNames: ['a.example.test'] }, f.keyPem), notBefore: now, durationMs: 3_600_000, selfSignKeyPem: f.keyPem });
+  const crt: CertificateObj = { ...f.crt, spec: { ...f.crt.spec, keystores: { jks: { create: true, password: 'changeit', alias: 'myalias' } } } };
+  const data = await buildSecretData(crt, { keyPem: f.keyPem, chainPem: leaf, caPem, passwords: { jks: 'changeit' } });
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-jks-'));
+  try {
+    writeFileSync(join(dir, 'keystore.jks'), Buffer.from(data['keystore.jks'], 'base64'));
+    const out = execFileSync('/usr/bin/keytool', ['-list', '-v', '-keystore', join(dir, 'keystore.jks'), '-storepass', 'changeit', '-storetype', 'JKS'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    assert.match(out, /Your keystore contains 2 entries/);
+    assert.match(out, /Alias name: myalias\s+Creation date: .*\s+Entry type: PrivateKeyEntry/);
+    assert.match(out, /Alias name: ca\s+Creation date: .*\s+Entry type: trustedCertEntry\s+Owner: CN=Test Root CA/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -52,7 +52,7 @@ export async function buildSecretData(crt: CertificateObj, m: IssuedMaterial): P
   }
   if (ks?.jks?.create) {
     const password = m.passwords.jks ?? '';
-    data['keystore.jks'] = createJKS({ keyPem, chainPem: m.chainPem, password, alias: ks.jks.alias }).toString('base64');
+    data['keystore.jks'] = createJKS({ keyPem, chainPem: m.chainPem, caPem: m.caPem, password, alias: ks.jks.alias }).toString('base64');
     if (m.caPem) data['truststore.jks'] = createTruststoreJKS({ caPem: m.caPem, password }).toString('base64');
   }
   return data;
