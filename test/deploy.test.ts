@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import YAML from 'yaml';
 import * as resources from '../src/api/resources.ts';
 import type { ResourceType } from '../src/api/resources.ts';
-import { leaseName } from '../src/cli/controller.ts';
+import { leaseName } from '../src/cli/controller-lease.ts';
 import { run, repoRoot, certsmithBin } from './e2e/harness.ts';
 
 const deployDir = join(repoRoot, 'deploy');

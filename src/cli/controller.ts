@@ -1,8 +1,6 @@
 // certsmith controller: the same controllers as `certsmith server`, against a Kubernetes API
 // server (a real cluster, or an embedded server started with --no-controllers), optionally
 // as one of several replicas that elect a leader on a coordination.k8s.io/v1 Lease.
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.ts';
 import { Certificate } from '../api/resources.ts';
@@ -10,6 +8,7 @@ import { CliError } from './cli-error.ts';
 import { connectToCluster } from './cluster-connection.ts';
 import { addControllerFlags, controllerOptionsFrom, type ControllerFlags } from './server.ts';
 import { untilSignal } from './signals.ts';
+import { currentLeaseHolder, leaderIdentity, leaseName } from './controller-lease.ts';
 
 interface ControllerCommandFlags extends ControllerFlags {
   context?: string;
@@ -24,8 +23,6 @@ interface ControllerCommandFlags extends ControllerFlags {
   acmeHttp01SolverImage: string;
 }
 
-/** The Lease cert-manager's controller elects its leader on, so the two never run side by side unnoticed. */
-export const leaseName = 'cert-manager-controller';
 
 function durationMs(value: string, flag: string): number {
   try {
@@ -44,10 +41,6 @@ function nonNegative(value: string, flag: string): number {
 }
 
 /** client-go's identity: the host (the pod's name in a cluster) plus a random part, unique per process. */
-export function leaderIdentity(): string {
-  return `${hostname()}_${randomBytes(8).toString('hex')}`;
-}
-
 export function registerControllerCommand(program: Command) {
   addControllerFlags(program
     .command('controller')
@@ -155,6 +148,12 @@ export function registerControllerCommand(program: Command) {
         elector.start();
         process.stdout.write(`certsmith controller: waiting for the lease ${flags.leaderElectionNamespace}/${leaseName} as ${identity} (server ${conn.server})\n`);
       } else {
+        // without the election nothing stops two sets of controllers: say so when another holds the Lease
+        const holder = await currentLeaseHolder(store, flags.leaderElectionNamespace, new Date()).catch(() => undefined);
+        if (holder) {
+          process.stderr.write(`certsmith controller: warning: the controllers of ${holder} hold the Lease ${flags.leaderElectionNamespace}/${leaseName}; `
+            + 'running without --leader-elect, these controllers work on the same objects beside them: stop one set, or run with --leader-elect\n');
+        }
         shutdownSteps.push(stopControllers);
         await run();
         process.stdout.write(`certsmith controller running against ${where}\n`);

@@ -296,7 +296,14 @@ export function registerServerCommand(program: Command) {
         writeKubeconfig(kubeconfig, { server, caPem: tls.caPem, token, socketPath: api.socketPath });
 
         if (flags.controllers) {
-          await stack.startControllers({ options: { ...options, apiServerCABundle: tls.caPem } });
+          // as one more replica on cert-manager's Lease, so that a `certsmith controller --leader-elect` beside it waits
+          const { runServerControllers } = await import('./controller-lease.ts');
+          const controllers = await runServerControllers({
+            store, clock: realClock, logger,
+            start: () => stack.startControllers({ options: { ...options, apiServerCABundle: tls.caPem } }),
+            say: (line) => process.stderr.write(`${line}\n`),
+          });
+          stopped.push(() => controllers.stop());
         }
         if (flags.dashboardListen) {
           const dashboard = await (await import('./dashboard.ts')).startDashboardOn(store, flags.dashboardListen, '--dashboard-listen', logger, { initialMs: options.backoffInitialMs, maxMs: options.backoffMaxMs });

@@ -84,13 +84,18 @@ export async function startControllers(o: {
       ready: () => manager.isReady() && !o.store.storageProblem?.(),
     });
   }
+  // stopped by whoever started them and by the composition they run in: once
+  let stopping: Promise<void> | undefined;
   return {
     manager, metrics, servers, context: ctx,
-    async stop() {
-      await servers?.close();
-      for (const s of specs) s.interrupt?.();
-      await manager.stop();
-      await Promise.all(specs.map((s) => s.stop?.()));
+    stop() {
+      stopping ??= (async () => {
+        await servers?.close();
+        for (const s of specs) s.interrupt?.();
+        await manager.stop();
+        await Promise.all(specs.map((s) => s.stop?.()));
+      })();
+      return stopping;
     },
   };
 }

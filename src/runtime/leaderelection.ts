@@ -38,6 +38,8 @@ export interface LeaderElectionOptions {
   random?: () => number;
   /** on stop(), hand the Lease back so another candidate need not wait out the lease duration */
   releaseOnCancel?: boolean;
+  /** a holder known to have ended (an earlier run of this candidate): its Lease is taken at once */
+  supersedes?: (holder: string) => boolean;
   onStartedLeading: () => void;
   /** called once leadership is lost or given up; the elector is then stopped (client-go: the process exits) */
   onStoppedLeading: () => void;
@@ -55,7 +57,7 @@ function sameRecord(a: LeaseSpec | undefined, b: LeaseSpec | undefined): boolean
 }
 
 export class LeaderElector {
-  private readonly o: Required<Omit<LeaderElectionOptions, 'onNewLeader' | 'logger' | 'clock'>> & Pick<LeaderElectionOptions, 'onNewLeader'>;
+  private readonly o: Required<Omit<LeaderElectionOptions, 'onNewLeader' | 'logger' | 'clock' | 'supersedes'>> & Pick<LeaderElectionOptions, 'onNewLeader' | 'supersedes'>;
   private readonly clock: Clock;
   private readonly log: Logger;
   private state: 'new' | 'candidate' | 'leader' | 'stopped' = 'new';
@@ -190,7 +192,7 @@ export class LeaderElector {
     this.observe(record, now);
     const holder = record.holderIdentity ?? '';
     const durationMs = (record.leaseDurationSeconds ?? this.o.leaseDurationMs / 1000) * 1000;
-    if (holder && holder !== this.o.identity && this.observedTime + durationMs > now) return false;
+    if (holder && holder !== this.o.identity && !this.o.supersedes?.(holder) && this.observedTime + durationMs > now) return false;
     if (holder === this.o.identity) {
       mine.acquireTime = record.acquireTime ?? mine.acquireTime;
       mine.leaseTransitions = record.leaseTransitions ?? 0;

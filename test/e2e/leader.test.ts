@@ -161,3 +161,48 @@ test('leader election: a leader that cannot renew its Lease exits non-zero withi
     server.cleanup();
   }
 });
+
+test('a server running its own controllers holds the Lease: a controller with --leader-elect waits as a follower, one without is warned; a restarted server takes its Lease back at once', async () => {
+  const server = await startServer();
+  const replicas: RunningController[] = [];
+  try {
+    const follower = startController({ kubeconfig: server.kubeconfig, args: electionArgs });
+    replicas.push(follower);
+    await follower.waitForOutput(/the leader is certsmith-server_/);
+    // longer than the follower's own lease duration and two of its retries: it did take the Lease at once before
+    await new Promise((r) => setTimeout(r, leaseDurationMs + 2 * retryPeriodMs * 2.2));
+    assert.doesNotMatch(follower.output(), /became leader/, follower.output());
+    await follower.kill();
+
+    const unelected = startController({ kubeconfig: server.kubeconfig });
+    replicas.push(unelected);
+    await unelected.waitForOutput(/warning: the controllers of certsmith-server_\S+ hold the Lease kube-system\/cert-manager-controller/);
+    await unelected.kill();
+
+    // SIGKILL leaves the Lease held by the dead server; the next run on the data dir takes it back without waiting it out
+    const exited = new Promise((r) => server.process.once('exit', r));
+    server.kill();
+    await exited;
+    const again = await startServer({ dataDir: server.dataDir });
+    try {
+      const cfg = loadClientConfig({ kubeconfig: again.kubeconfig });
+      const store = new HttpStore({ server: cfg.server, caPem: cfg.caPem, token: cfg.token, qps: 0 });
+      try {
+        const holder = await waitFor('the restarted server to hold the Lease', async () => {
+          const lease = await store.get<Lease>(LeaseType, 'kube-system', 'cert-manager-controller');
+          const h = lease?.spec?.holderIdentity;
+          return h?.startsWith('certsmith-server_') && h !== undefined ? h : undefined;
+        }, 10_000);
+        assert.ok(holder);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    for (const r of replicas) await r.kill();
+    await server.stop().catch(() => {});
+    server.cleanup();
+  }
+});
