@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { maxBodyBytes, readBodyBytes } from './request-body.ts';
+import { maxBodyBytes, parseApplyBody, readBodyBytes } from './request-body.ts';
 import { HttpError } from './responses.ts';
 
 /** A server whose handler reads each body with readBodyBytes and reports the outcome to the test. */
@@ -73,4 +73,10 @@ test('a client that goes away mid-body fails the read instead of leaving it pend
     req.destroy();
     await assert.rejects(outcomes[0]);
   });
+});
+
+test('a server-side apply body with YAML 1.1 tags (!!binary, !!timestamp, !!set) reads as JSON values would, never as bytes or dates (!!binary was a 500)', () => {
+  const body = parseApplyBody('apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {a: !!binary aGVsbG8=, b: !!timestamp 2026-01-01, c: plain}\n') as { stringData: Record<string, unknown> };
+  assert.deepEqual(body.stringData, { a: 'aGVsbG8=', b: '2026-01-01', c: 'plain' });
+  assert.throws(() => parseApplyBody('!!binary aGVsbG8='), (e: unknown) => e instanceof HttpError && e.code === 400);
 });

@@ -128,7 +128,8 @@ export function parseApplyBody(text: string): object {
   if (textNestsDeeperThan(text)) throw nestingError(maxNestingDepth);
   let patch: unknown;
   try {
-    patch = yamlParser().parse(text);
+    // YAML 1.1's explicit tags (!!binary bytes, !!timestamp dates) would give values JSON cannot hold: their text stays a string
+    patch = yamlParser().parse(text, { resolveKnownTags: false, logLevel: 'error' });
   } catch (e) {
     if (e instanceof RangeError) throw nestingError(maxNestingDepth);
     throw new HttpError(400, 'BadRequest', `the apply body is not valid YAML: ${(e as Error).message.split('\n')[0]}`);

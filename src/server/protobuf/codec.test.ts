@@ -136,4 +136,7 @@ test('protobuf: bodies that are not Kubernetes protobuf objects are refused with
   refused(Buffer.from(unknownKind.toString('latin1').replace('Secret', 'Widget'), 'latin1'), /no kind "Widget"/);
   // a name that is not UTF-8 (0xff) is refused, not turned into U+FFFD
   refused(Buffer.from(createSecretBody.toString('latin1').replace('fixture', 'fixtur\xff'), 'latin1'), /not valid UTF-8/);
+  // a time no RFC 3339 text can hold (Go's MarshalJSON refuses years past 9999): a 400, not an exception (was a 500)
+  const far = encodeObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x', creationTimestamp: '+275760-09-13T00:00:00Z' } })!;
+  refused(far, /metadata\.creationTimestamp: .*out of range/);
 });

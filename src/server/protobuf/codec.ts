@@ -82,13 +82,18 @@ function strictReader(bytes: Uint8Array): protobuf.Reader {
 }
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
+/** 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z */
+const minTimeSeconds = Date.parse('0000-01-01T00:00:00Z') / 1000;
+const maxTimeSeconds = Date.parse('9999-12-31T23:59:59Z') / 1000;
 
 /** metav1.Time is RFC 3339 to the second in JSON; MicroTime keeps microseconds */
-function timeToJSON(value: { seconds?: number; nanos?: number }, micro: boolean): string | undefined {
+function timeToJSON(value: { seconds?: number; nanos?: number }, micro: boolean, field: string): string | undefined {
   const seconds = value.seconds ?? 0;
   const nanos = value.nanos ?? 0;
   // Go writes a zero Time as an empty message: absent, as it is in JSON
   if (seconds === 0 && nanos === 0) return undefined;
+  // RFC 3339 (and Go's MarshalJSON) holds years 0 to 9999 only
+  if (!(seconds >= minTimeSeconds && seconds <= maxTimeSeconds)) throw new ProtobufDecodeError(`${field}: the time ${seconds} s from the epoch is out of range (years 0 to 9999)`);
   const base = new Date(seconds * 1000).toISOString().slice(0, 19);
   return micro ? `${base}.${pad(Math.floor(nanos / 1000), 6)}Z` : `${base}Z`;
 }
@@ -114,7 +119,7 @@ const isZero = (v: unknown) =>
  * zero one, so Go writes zero values on the wire; they are dropped here as Go's JSON drops
  * them. Map values are kept whatever they are (an empty label value is a value).
  */
-function toJSONForm(type: protobuf.Type, value: Record<string, unknown>): Record<string, unknown> {
+function toJSONForm(type: protobuf.Type, value: Record<string, unknown>, path = ''): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     const field = type.fields[key];
@@ -123,7 +128,7 @@ function toJSONForm(type: protobuf.Type, value: Record<string, unknown>): Record
       const t = field.resolvedType;
       if (!(t instanceof wire().protobuf.Type)) return x;
       const full = t.fullName;
-      if (full === timeName || full === microTimeName) return timeToJSON(x as { seconds?: number; nanos?: number }, full === microTimeName);
+      if (full === timeName || full === microTimeName) return timeToJSON(x as { seconds?: number; nanos?: number }, full === microTimeName, `${path}${key}`);
       if (full === quantityName) return (x as { string?: string }).string;
       if (full === intOrStringName) {
         // type 1 is a string, 0 (or absent: Go's zero value) an integer
@@ -139,7 +144,7 @@ function toJSONForm(type: protobuf.Type, value: Record<string, unknown>): Record
           throw new ProtobufDecodeError('managedFields: fieldsV1 is not JSON');
         }
       }
-      return toJSONForm(t, x as Record<string, unknown>);
+      return toJSONForm(t, x as Record<string, unknown>, `${path}${key}.`);
     };
     let converted: unknown;
     if (field.map) {
