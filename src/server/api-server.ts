@@ -52,6 +52,8 @@ export interface ApiServerOptions {
   maxConnections?: number;
   /** how long a TLS connection may take to complete its handshake (default DEFAULT_HANDSHAKE_TIMEOUT_MS) */
   handshakeTimeoutMs?: number;
+  /** how long a response (a watch's aside) may make no progress before its connection is closed (default DEFAULT_RESPONSE_STALL_MS) */
+  responseStallMs?: number;
 }
 
 /**
@@ -62,6 +64,15 @@ export interface ApiServerOptions {
  */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+/**
+ * A client that stops reading a response holds it all in memory (150 such reads of a 19 MB list
+ * held 8.5 GB); one that has not taken a byte in this long (kube-apiserver's request timeout; an
+ * admission webhook may take 30 s) is dropped. Watches wait for changes
+ * and are exempt: a watcher that stops reading is handled by the watch's own bound.
+ */
+export const DEFAULT_RESPONSE_STALL_MS = 60_000;
+
+const isWatch = (url: string | undefined) => /[?&]watch=(?:1|true)(?:&|$)/i.test(url ?? '') || (url ?? '').includes('/watch/');
 
 export interface RunningApiServer {
   url: string;
@@ -126,8 +137,15 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     authorized: bearerTokenCheck(opts.token),
   };
   const loopShare = opts.loopShare ?? processLoopShare;
+  const stallMs = opts.responseStallMs ?? DEFAULT_RESPONSE_STALL_MS;
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
     loopShare.noteRequest();
+    if (!isWatch(req.url)) {
+      // no socket activity for stallMs while this response is out: the client stopped reading
+      res.setTimeout(stallMs, () => res.destroy());
+      // a later request on the same kept-alive connection (a watch) starts without it
+      res.once('finish', () => req.socket.setTimeout(0));
+    }
     handleRequest(ctx, req, res).catch((e) => {
       ctx.log?.error({ err: { message: (e as Error)?.message } }, 'request failed');
       if (!res.headersSent) sendJSON(res, 500, statusBody(500, 'InternalError', 'an internal error occurred'));

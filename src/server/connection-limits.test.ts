@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { startApiServer } from './api-server.ts';
 import { ensureServingCertificate } from './tls.ts';
+import { SecretType } from '../api/resources.ts';
 
 test('connections beyond the cap are refused at once, and one that never completes its TLS handshake is closed after the handshake timeout', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-conn-'));
@@ -45,5 +46,47 @@ test('connections beyond the cap are refused at once, and one that never complet
     await api.close();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a response whose client stops reading is dropped once it makes no progress for the stall timeout; watches are exempt', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  const api = await startApiServer({ store, responseStallMs: 500, defaultWatchTimeoutSeconds: 30 });
+  const sockets: net.Socket[] = [];
+  try {
+    const value = Buffer.alloc(900 * 1024, 7).toString('base64');
+    for (let i = 0; i < 12; i++) await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `big-${i}`, namespace: 'default' }, data: { v: value } });
+    const stalled = (path: string) => new Promise<{ bytes: number; complete: boolean }>((resolve) => {
+      const s = net.connect(api.port, '127.0.0.1');
+      sockets.push(s);
+      s.on('error', () => {});
+      s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      s.pause();
+      let bytes = 0;
+      let text = '';
+      setTimeout(() => {
+        s.on('data', (d: Buffer) => { bytes += d.length; text += d.length < 64 ? d.toString() : d.subarray(-64).toString(); });
+        s.on('close', () => resolve({ bytes, complete: /}\s*$/.test(text) }));
+        s.resume();
+      }, 2500);
+    });
+    const list = await stalled('/api/v1/namespaces/default/secrets');
+    assert.ok(list.bytes > 0);
+    assert.equal(list.complete, false, `the stalled list was cut off after ${list.bytes} bytes`);
+    // a quiet watch is no stalled response
+    const watch = await new Promise<boolean>((resolve) => {
+      const s = net.connect(api.port, '127.0.0.1');
+      sockets.push(s);
+      s.write('GET /api/v1/namespaces/quiet/secrets?watch=1&timeoutSeconds=30 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      let open = true;
+      s.on('close', () => (open = false));
+      s.on('data', () => {});
+      setTimeout(() => resolve(open), 1500);
+    });
+    assert.equal(watch, true, 'the watch is still open');
+  } finally {
+    for (const s of sockets) s.destroy();
+    await api.close();
+    await store.close();
   }
 });
