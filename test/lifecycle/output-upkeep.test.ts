@@ -45,3 +45,35 @@ for (const field of ['tls-combined.pem', 'key.der'] as const) {
     }
   });
 }
+
+// cert-manager's SecretSecretTemplateManagedFieldsMismatch and SecretManagedLabelsAndAnnotationsManagedFieldsMismatch:
+// a template key taken out of the spec leaves the Secret at once, and a detail annotation removed by hand comes back
+test('secretTemplate keys removed from the spec leave the Secret, and a removed detail annotation is put back, without a new issuance', async () => {
+  const lc = await startLifecycle();
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('tpl', { dnsNames: ['tpl.example.test'], secretTemplate: { labels: { team: 'a', env: 'b' }, annotations: { note: 'x' } } }));
+    await lc.settle();
+    const crt = await lc.certificate('tpl');
+    const issued = (await lc.secret(crt.spec.secretName))!;
+    assert.equal(issued.metadata.labels?.env, 'b');
+    const requestsBefore = (await lc.requests()).length;
+
+    await lc.apply({ ...crt, metadata: { ...crt.metadata, resourceVersion: undefined }, spec: { ...crt.spec, secretTemplate: { labels: { team: 'a' } } } });
+    await lc.settle();
+    let s = (await lc.secret(crt.spec.secretName))!;
+    assert.equal(s.metadata.labels?.env, undefined, 'env left the Secret');
+    assert.equal(s.metadata.annotations?.note, undefined, 'note left the Secret');
+    assert.equal(s.metadata.labels?.team, 'a');
+
+    const { ['cert-manager.io/alt-names']: _gone, ...rest } = s.metadata.annotations ?? {};
+    await lc.store.update<Secret>(SecretType, { ...s, metadata: { ...s.metadata, annotations: rest } });
+    await lc.settle();
+    s = (await lc.secret(crt.spec.secretName))!;
+    assert.equal(s.metadata.annotations?.['cert-manager.io/alt-names'], 'tpl.example.test', 'put back');
+    assert.equal(s.data?.['tls.crt'], issued.data?.['tls.crt'], 'not re-issued');
+    assert.equal((await lc.requests()).length, requestsBefore, 'no new CertificateRequest');
+  } finally {
+    await lc.stop();
+  }
+});

@@ -1,6 +1,8 @@
 // Post-issuance upkeep: a Secret whose extra outputs or template metadata no longer match the
 // spec is rebuilt from its own key and certificate, with no new request.
-import { ManagedLabel } from '../../../api/annotations.ts';
+import { ManagedLabel, SECRET_TEMPLATE_KEYS_ANNOTATION } from '../../../api/annotations.ts';
+import { certificateAnnotations } from './secret.ts';
+import { keyFactsMemo, parseCertMemo } from '../../../shared/parse-memo.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { combinedPEM, pemToDER } from '../../../pki/encodings.ts';
@@ -19,6 +21,11 @@ const EXTRA = ['key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 
 
 export function upkeepReason(crt: CertificateObj, secret: Secret | undefined): string | undefined {
   if (!secret?.data?.['tls.crt'] || !secret.data['tls.key']) return undefined;
+  const chainPem = Buffer.from(secret.data['tls.crt'], 'base64').toString();
+  // a certificate that does not parse, or not for this key (edited by hand), is the trigger's to judge: it
+  // re-issues; rewriting around it would only store the mismatched pair once more
+  const cert = parseCertMemo(chainPem).value;
+  if (!cert || keyFactsMemo(Buffer.from(secret.data['tls.key'], 'base64').toString()).value?.fingerprint !== cert.publicKeyFingerprint) return undefined;
   const present = Object.keys(secret.data).filter((k) => EXTRA.includes(k)).sort();
   const want = expectedExtraKeys(crt, !!secret.data['ca.crt']);
   if (present.join() !== want.join()) return `additional outputs differ: have [${present.join(', ')}], want [${want.join(', ')}]`;
@@ -28,6 +35,15 @@ export function upkeepReason(crt: CertificateObj, secret: Secret | undefined): s
   const tpl = crt.spec.secretTemplate ?? {};
   for (const [k, v] of Object.entries(tpl.labels ?? {})) if (secret.metadata.labels?.[k] !== v) return `secretTemplate label ${k} differs`;
   for (const [k, v] of Object.entries(tpl.annotations ?? {})) if (secret.metadata.annotations?.[k] !== v) return `secretTemplate annotation ${k} differs`;
+  // what an earlier template put there and the spec no longer asks for (composeSecret removes it)
+  for (const k of (secret.metadata.annotations?.[SECRET_TEMPLATE_KEYS_ANNOTATION] ?? '').split(',').filter(Boolean)) {
+    const [where, key] = [k.slice(0, 2), k.slice(2)];
+    if (where === 'l:' && !(key in (tpl.labels ?? {}))) return `label ${key} is no longer in spec.secretTemplate`;
+    if (where === 'a:' && !(key in (tpl.annotations ?? {}))) return `annotation ${key} is no longer in spec.secretTemplate`;
+  }
+  // the annotations that describe the certificate (names, subject, the Certificate's name), removed or edited by hand
+  const detail = certificateAnnotations(crt, chainPem, undefined);
+  for (const [k, v] of Object.entries(detail)) if (secret.metadata.annotations?.[k] !== v) return `annotation ${k} does not describe the certificate`;
   return undefined;
 }
 
