@@ -7,7 +7,7 @@ import { type Secret } from '../../api/meta.ts';
 import { decodeBase64, keyFactsMemo, parseCertMemo, requestCSRContent } from '../../shared/parse-memo.ts';
 import { issuerRefKey, keySpecOf, templateOf } from '../../shared/certificate-template.ts';
 import { parseDuration } from '../../api/duration.ts';
-import { keyMatchesSpec } from '../../pki/keys.ts';
+import { keySpecMismatches } from '../../pki/keys.ts';
 import { csrMismatches, certificateMismatches } from '../../pki/match.ts';
 import { TEMPORARY_CA_COMMON_NAME } from '../../pki/temporary.ts';
 
@@ -70,8 +70,9 @@ const keyMatchesCertificateSpec: Policy = ({ certificate, secret }) => {
   const key = keyFactsMemo(decodeBase64(secret!.data!['tls.key']));
   if (key.error) return { reason: 'InvalidKeyPair', message: `Issuing certificate as Secret contains invalid private key data: ${key.error}` };
   const spec = keySpecOf(certificate.spec);
-  if (keyMatchesSpec(key.value!, spec)) return undefined;
-  return { reason: 'SecretMismatch', message: 'Existing private key is not up to date for spec: [spec.privateKey.algorithm, spec.privateKey.size]' };
+  const fields = keySpecMismatches(key.value!, spec);
+  if (!fields.length) return undefined;
+  return { reason: 'SecretMismatch', message: `Existing private key is not up to date for spec: [${fields.join(', ')}]` };
 };
 
 const secretKeyMatchesCurrentRequest: Policy = ({ secret, currentCR }) => {

@@ -1,7 +1,7 @@
 // Key manager: while Issuing=True, keeps exactly one "next private key" Secret for the
 // Certificate and names it in status; when issuing ends, deletes it.
 import { getCondition } from '../../../api/conditions.ts';
-import { keyMatchesSpec } from '../../../pki/keys.ts';
+import { keySpecMismatches } from '../../../pki/keys.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { isDeleting } from '../../../shared/ownership.ts';
@@ -55,8 +55,9 @@ export function decideKeyManager(input: KeyManagerInput): KeyManagerDecision {
     if (name !== statusName) return { actions: [{ kind: 'delete', name }], events };
     const key = parseKeyMemo(decodeBase64(s.data?.['tls.key']));
     if (!key.value) return { actions: [{ kind: 'delete', name, mismatch: true }], events };
-    if (!keyMatchesSpec(key.value, keySpecOf(crt.spec))) {
-      events.push({ type: 'Normal', reason: 'Deleted', message: 'Regenerating private key due to change in fields: [spec.privateKey.algorithm, spec.privateKey.size]' });
+    const mismatched = keySpecMismatches(key.value, keySpecOf(crt.spec));
+    if (mismatched.length) {
+      events.push({ type: 'Normal', reason: 'Deleted', message: `Regenerating private key due to change in fields: [${mismatched.join(', ')}]` });
       return { actions: [{ kind: 'delete', name, mismatch: true }], events };
     }
     return { actions: [], events };
@@ -67,12 +68,13 @@ export function decideKeyManager(input: KeyManagerInput): KeyManagerDecision {
     const existing = decodeBase64(input.secret?.data?.['tls.key']);
     if (existing) {
       const key = parseKeyMemo(existing);
+      const mismatched = key.value ? keySpecMismatches(key.value, keySpecOf(crt.spec)) : [];
       if (!key.value) {
         events.push({ type: 'Warning', reason: 'DecodeFailed', message: `Failed to decode private key stored in Secret "${crt.spec.secretName}" - generating new key` });
-      } else if (!keyMatchesSpec(key.value, keySpecOf(crt.spec))) {
+      } else if (mismatched.length) {
         events.push({
           type: 'Warning', reason: 'CannotRegenerateKey',
-          message: `User intervention required: existing private key in Secret "${crt.spec.secretName}" does not match requirements on Certificate resource, mismatching fields: [spec.privateKey.algorithm, spec.privateKey.size], but cert-manager cannot create new private key as the Certificate's .spec.privateKey.rotationPolicy is unset or set to Never. To allow cert-manager to create a new private key you can set .spec.privateKey.rotationPolicy to 'Always' (this will result in the private key being regenerated every time a cert is renewed) `,
+          message: `User intervention required: existing private key in Secret "${crt.spec.secretName}" does not match requirements on Certificate resource, mismatching fields: [${mismatched.join(', ')}], but cert-manager cannot create new private key as the Certificate's .spec.privateKey.rotationPolicy is unset or set to Never. To allow cert-manager to create a new private key you can set .spec.privateKey.rotationPolicy to 'Always' (this will result in the private key being regenerated every time a cert is renewed) `,
         });
         return { actions: [], events };
       } else {
