@@ -4,6 +4,7 @@
 // off-by-default UseCertificateRequestBasicConstraints gate, and its signers take isCA from the
 // CertificateRequest's spec. Requests built by the old code (with BasicConstraints) still sign.
 import { test } from 'node:test';
+import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { createCSR, parseCSR } from './csr.ts';
 import { generatePrivateKey } from './keys.ts';
@@ -118,4 +119,21 @@ test('createCSR puts no KeyUsage or ExtendedKeyUsage in a request for encodeUsag
   // no usages on the request either: the defaults
   const plain = parseCertificate(await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: key }));
   assert.deepEqual([...(plain.template.usages ?? [])].sort(), ['digital signature', 'key encipherment']);
+});
+
+test('createCSR signs the request with spec.signatureAlgorithm when one is given, else as the key implies (cert-manager\'s pki.SignatureAlgorithm)', async () => {
+  const rsa = await generatePrivateKey({ algorithm: 'RSA', size: 2048 });
+  const ec = await generatePrivateKey({ algorithm: 'ECDSA', size: 256 });
+  const rows: [string, string, string | undefined, string][] = [
+    ['RSA 2048, no choice', rsa, undefined, 'sha256WithRSAEncryption'],
+    ['RSA 2048, SHA512WithRSA', rsa, 'SHA512WithRSA', 'sha512WithRSAEncryption'],
+    ['RSA 2048, SHA384WithRSA', rsa, 'SHA384WithRSA', 'sha384WithRSAEncryption'],
+    ['P-256, ECDSAWithSHA384', ec, 'ECDSAWithSHA384', 'ecdsa-with-SHA384'],
+  ];
+  for (const [what, key, algorithm, want] of rows) {
+    const pem = await createCSR({ dnsNames: ['a.example.test'] }, key, algorithm);
+    const text = execFileSync('openssl', ['req', '-noout', '-text', '-verify'], { input: pem, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+    assert.match(text, new RegExp(`Signature Algorithm: ${want}`), what);
+    parseCSR(pem);
+  }
 });

@@ -8,7 +8,7 @@ import { parsePrivateKey } from './keys.ts';
 import { subjectPublicKey, type SubjectPublicKey } from './key-facts.ts';
 import { decodePEMBlocks, encodePEM } from './pem.ts';
 import { publicKeyFromSPKI, spkiDER } from './spki.ts';
-import { decodeSigned, signatureAlgorithmFor, signTBS, verifyTBS } from './signature.ts';
+import { decodeSigned, signatureAlgorithmFor, signatureSchemeFor, signTBS, verifyTBS } from './signature.ts';
 import type { CertificateTemplate } from './template.ts';
 import {
   decodeExtensions, decodeName, encodeExtensions, fieldsFromExtensions, keyUsageExtensions, nameConstraintsExtension,
@@ -72,8 +72,10 @@ function missingIdentity(template: CertificateTemplate, subject: Buffer): string
   return 'no identity to request: at least one of commonName (from the commonName field or from a literalSubject), dnsNames, uris, emailAddresses, ipAddresses or otherNames must be set';
 }
 
-export async function createCSR(template: CertificateTemplate, privateKeyPem: string): Promise<string> {
+/** `signatureAlgorithm`: cert-manager's spec.signatureAlgorithm; without it the key's size or curve decides. */
+export async function createCSR(template: CertificateTemplate, privateKeyPem: string, signatureAlgorithm?: string): Promise<string> {
   const key = parsePrivateKey(privateKeyPem);
+  const scheme = signatureSchemeFor(key, signatureAlgorithm);
   const subject = subjectNameFromTemplate(template);
   // Admission refuses such a Certificate; this covers one stored without it (CRDs only, or an
   // older object) and every other caller. The request manager records the error as a failed issuance.
@@ -83,8 +85,8 @@ export async function createCSR(template: CertificateTemplate, privateKeyPem: st
   const extensionRequest = sequence(oid(EXTENSION_REQUEST_OID), setOf([encodeExtensions(extensions)]));
   // attributes is [0] IMPLICIT SET OF Attribute.
   const info = sequence(integer(0), subject, spkiDER(key), tlv(0xa0, extensionRequest));
-  const signature = await signTBS(key, info);
-  const pem = encodePEM('CERTIFICATE REQUEST', sequence(info, signatureAlgorithmFor(key), bitString(signature)));
+  const signature = await signTBS(key, info, scheme);
+  const pem = encodePEM('CERTIFICATE REQUEST', sequence(info, signatureAlgorithmFor(key, scheme), bitString(signature)));
   // admission parses every CSR a request carries: one signed here a moment ago needs no check of
   // its signature (0.2 ms of OpenSSL per issuance, issue 17); it is read from the PEM like any other
   signedHere.set(pem, true);

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { contents, decodeOctetAlignedBitString, decodeOID, NULL, oid, readSingle, sequence, TAG, type DERElement } from './der.ts';
 import { describeKey } from './keys.ts';
 
-interface SignatureScheme { oid: string; hash: string | null; name: string; rsa: boolean }
+export interface SignatureScheme { oid: string; hash: string | null; name: string; rsa: boolean }
 
 const SCHEMES: SignatureScheme[] = [
   { oid: '1.2.840.113549.1.1.5', hash: 'sha1', name: 'SHA1-RSA', rsa: true },
@@ -28,11 +28,24 @@ function schemeForKey(key: crypto.KeyObject): SignatureScheme {
   return SCHEME_BY_NAME.get(name)!;
 }
 
+/** cert-manager's spec.signatureAlgorithm values (validated against the key's algorithm on admission) */
+const SCHEME_BY_CERT_MANAGER_NAME: Record<string, string> = {
+  SHA256WithRSA: 'SHA256-RSA', SHA384WithRSA: 'SHA384-RSA', SHA512WithRSA: 'SHA512-RSA',
+  ECDSAWithSHA256: 'ECDSA-SHA256', ECDSAWithSHA384: 'ECDSA-SHA384', ECDSAWithSHA512: 'ECDSA-SHA512', PureEd25519: 'Ed25519',
+};
+
+/** The scheme a key signs with: the one named (cert-manager's spec.signatureAlgorithm) when it fits the key, else the key's own. */
+export function signatureSchemeFor(key: crypto.KeyObject, certManagerName?: string): SignatureScheme {
+  const own = schemeForKey(key);
+  const named = certManagerName ? SCHEME_BY_NAME.get(SCHEME_BY_CERT_MANAGER_NAME[certManagerName] ?? '') : undefined;
+  // a name of another key type (admission refuses it; an object stored without admission) is ignored
+  return named && named.rsa === own.rsa && (named.hash === null) === (own.hash === null) ? named : own;
+}
+
 const algorithmIdentifierDER = new Map<string, Buffer>();
 
 /** DER of the AlgorithmIdentifier; RSA ones carry explicit NULL parameters (RFC 4055), ECDSA and Ed25519 none. */
-export function signatureAlgorithmFor(key: crypto.KeyObject): Buffer {
-  const s = schemeForKey(key);
+export function signatureAlgorithmFor(key: crypto.KeyObject, s: SignatureScheme = schemeForKey(key)): Buffer {
   let der = algorithmIdentifierDER.get(s.oid);
   if (!der) {
     der = s.rsa ? sequence(oid(s.oid), NULL) : sequence(oid(s.oid));
@@ -49,8 +62,7 @@ export function signatureAlgorithmName(algorithmOid: string): string {
  * RSA signing goes to the libuv pool (it costs milliseconds); ECDSA and Ed25519 sign inline
  * because the pool round trip costs more than the signature.
  */
-export async function signTBS(key: crypto.KeyObject, data: Uint8Array): Promise<Buffer> {
-  const s = schemeForKey(key);
+export async function signTBS(key: crypto.KeyObject, data: Uint8Array, s: SignatureScheme = schemeForKey(key)): Promise<Buffer> {
   if (!s.rsa) return crypto.sign(s.hash, data, key);
   return new Promise((resolve, reject) => {
     crypto.sign(s.hash, data, key, (err, sig) => (err ? reject(err) : resolve(sig)));

@@ -51,7 +51,7 @@ export function requestManagerController(shared: ControllerContext): ControllerS
           const keyPem = decodeBase64(keySecret!.data!['tls.key']);
           let csr: string;
           try {
-            csr = await createCSR(templateOf(crt.spec), keyPem);
+            csr = await createCSR(templateOf(crt.spec), keyPem, crt.spec.signatureAlgorithm);
           } catch (e) {
             // A spec no CSR can express (e.g. a lone surrogate that reached the store without
             // admission) is a failed issuance: recorded, with Events, and retried after the
