@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { showsKeyMaterial } from './key-derived.ts';
+import { redactKeyDerived, showsKeyMaterial } from './key-derived.ts';
 
 const sh = (script: string, input: string) => execFileSync('/bin/sh', ['-c', script], { input, encoding: 'utf8' });
 const tail = (s: string) => s.slice(-512);
@@ -39,6 +39,10 @@ for (const [kind, pem] of Object.entries(keys)) {
       const full = `reloading nginx\n${sh(script, pem)}\nnginx: [emerg] bad key\n`;
       const out = kind.startsWith('rsa') ? tail(full) : full;
       assert.ok(showsKeyMaterial(out, [pem]), `${name}: not found in\n${out}`);
+      // the lines that show it go, the hook's own words stay
+      const redacted = redactKeyDerived(out, [pem], '[private key redacted]');
+      assert.ok(redacted.found && !showsKeyMaterial(redacted.text, [pem]), `${name}: left in\n${redacted.text}`);
+      assert.match(redacted.text, /nginx: \[emerg\] bad key/, name);
     }
   });
 }

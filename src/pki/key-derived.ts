@@ -66,14 +66,34 @@ function createPublicKeyDer(key: KeyObject): Buffer {
   return createPublicKey(key).export({ type: 'spki', format: 'der' });
 }
 
-export function showsKeyMaterial(text: string, keyPems: readonly string[]): boolean {
-  if (!keyPems.length || !text) return false;
+/**
+ * The text with every line that shows part of one of the keys replaced by `replacement`: lines
+ * alone (a run cut by the dump's own columns) and together (a run folded over short lines).
+ */
+export function redactKeyDerived(text: string, keyPems: readonly string[], replacement: string): { text: string; found: boolean } {
+  if (!keyPems.length || !text) return { text, found: false };
   const windows = new Set<string>();
   for (const pem of keyPems) for (const w of keyWindows(pem)) windows.add(w);
-  // line by line (a run cut by the dump's own columns) and as a whole (a run folded over lines)
-  for (const part of [...text.split('\n'), text]) {
-    const n = normalized(part);
-    for (let i = 0; i + WINDOW <= n.length; i++) if (windows.has(n.slice(i, i + WINDOW))) return true;
+  const lines = text.split('\n');
+  // the whole text normalised, with the line each of its characters came from
+  let joined = '';
+  const lineOf: number[] = [];
+  lines.forEach((line, i) => {
+    const n = normalized(line);
+    joined += n;
+    for (let k = 0; k < n.length; k++) lineOf.push(i);
+  });
+  const shown = new Set<number>();
+  for (let i = 0; i + WINDOW <= joined.length; i++) {
+    if (!windows.has(joined.slice(i, i + WINDOW))) continue;
+    for (let k = i; k < i + WINDOW; k++) shown.add(lineOf[k]);
   }
-  return false;
+  if (!shown.size) return { text, found: false };
+  // a run of such lines reads as one replacement
+  const out = lines.map((l, i) => (shown.has(i) ? replacement : l)).filter((l, i, all) => !(shown.has(i) && i > 0 && shown.has(i - 1) && all[i - 1] === replacement));
+  return { text: out.join('\n'), found: true };
+}
+
+export function showsKeyMaterial(text: string, keyPems: readonly string[]): boolean {
+  return redactKeyDerived(text, keyPems, '').found;
 }

@@ -4,8 +4,8 @@
 // RENEWED_DOMAINS, so existing certbot deploy hooks work unchanged).
 import { join } from 'node:path';
 import { runProgram } from '../../shared/run-program.ts';
-import { redactKeyMaterial } from '../../pki/redact-keys.ts';
-import { showsKeyMaterial } from '../../pki/key-derived.ts';
+import { REDACTED_KEY, redactKeyMaterial } from '../../pki/redact-keys.ts';
+import { redactKeyDerived } from '../../pki/key-derived.ts';
 
 export interface HookSubject {
   certificateName: string;
@@ -59,11 +59,9 @@ export interface RunHookOptions {
   signal?: AbortSignal;
   /** between SIGTERM and SIGKILL, on timeout and on abort */
   killGraceMs?: number;
-  /** the private keys (PEM) the hook was handed: output showing any of them in any usual encoding is withheld whole */
+  /** the private keys (PEM) the hook was handed: lines of output showing any of them in any usual encoding are redacted */
   keys?: readonly string[];
 }
-
-export const OUTPUT_WITHHELD = '[output withheld: it shows the private key the hook was given, or part of it]';
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 5 * 60_000;
 
@@ -77,7 +75,7 @@ export function runDeployHook(command: string, o: RunHookOptions): Promise<HookO
     // a hook that ends by itself may leave a daemon running, as it always could
     leftovers: 'leave',
   }).then((r) => {
-    let text = r.startError ? `not run: ${r.startError}` : showsKeyMaterial(r.output, o.keys ?? []) ? OUTPUT_WITHHELD : redactKeyMaterial(r.output);
+    let text = r.startError ? `not run: ${r.startError}` : redactKeyMaterial(redactKeyDerived(r.output, o.keys ?? [], REDACTED_KEY).text);
     if (text.length > limit) text = `…${text.slice(text.length - limit)}`;
     return {
       ok: !r.startError && !r.timedOut && !r.interrupted && r.exitCode === 0, exitCode: r.exitCode, signal: r.signal,
