@@ -6,7 +6,7 @@ import type { ControllerContext, ControllerSpec } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import { issuerResourceNamespace } from '../../shared/issuer-lookup.ts';
 import type { AnyIssuer } from '../../api/types.ts';
-import { decideIssuerReady } from './issuer-readiness.ts';
+import { decideIssuerReady, issuerReadyEvent } from './issuer-readiness.ts';
 import { retryBackoff } from '../../runtime/workqueue.ts';
 import { readSecret, secretCache } from '../../shared/secret-cache.ts';
 
@@ -39,6 +39,8 @@ export function issuerController(ctx: ControllerContext, cluster: boolean): Cont
       const conditions = decideIssuerReady(issuer, caSecret, ctx.clock.now());
       if (conditions) {
         await ctx.store.updateStatus(type, { ...issuer, status: { ...(issuer.status ?? {}), conditions } } as KubeObject, { fieldManager: 'issuers' });
+        const event = issuerReadyEvent(issuer, conditions);
+        if (event) ctx.recorder.event(issuer, event.type, event.reason, event.message);
       }
       // A CA certificate expiring changes readiness with no event to wake us.
       return issuer.spec.ca ? { requeueAfterMs: 3_600_000 } : undefined;

@@ -2,7 +2,7 @@
 // issuers controller: the CA issuer checks its key pair Secret), one row per reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideIssuerReady } from './issuer-readiness.ts';
+import { decideIssuerReady, issuerReadyEvent } from './issuer-readiness.ts';
 import type { IssuerView as IssuerLike } from '../requests/signing.ts';
 import type { Secret } from '../../api/meta.ts';
 import type { Condition } from '../../api/meta.ts';
@@ -27,11 +27,11 @@ test('decideIssuerReady: one row per reason', async () => {
 
   const rows: Row[] = [
     { name: 'SelfSigned', why: 'always ready: it has nothing to check', issuer: issuer({ spec: { selfSigned: {} } }), want: 'True IsReady: ' },
-    { name: 'CA without its Secret', why: 'ErrGetKeyPair naming the Secret', issuer: caIssuer, want: 'False ErrGetKeyPair: Error getting keypair for CA issuer: secret "ca-keypair" not found' },
+    { name: 'CA without its Secret', why: 'ErrGetKeyPair naming the Secret', issuer: caIssuer, want: 'False ErrGetKeyPair: Error getting keypair for CA issuer: secrets "ca-keypair" not found' },
     { name: 'CA Secret without tls.key', why: 'both halves are needed to sign', issuer: caIssuer, caSecret: keypair({ certPem: ca.certPem }), want: /^False ErrInvalidKeyPair: .*does not hold a valid PEM tls\.crt and tls\.key$/ },
     { name: 'CA Secret with a garbage certificate', why: 'an unreadable certificate is not a key pair', issuer: caIssuer, caSecret: keypair({ keyPem: ca.keyPem, certPem: 'garbage' }), want: /^False ErrInvalidKeyPair: .*does not hold a valid PEM/ },
     { name: 'CA key does not match its certificate', why: 'signing with it would produce certificates no one can verify', issuer: caIssuer, caSecret: keypair({ keyPem: otherKey, certPem: ca.certPem }), want: /^False ErrInvalidKeyPair: .*private key in secret "ca-keypair" does not match its certificate$/ },
-    { name: 'CA Secret holds a leaf', why: 'a certificate without CA basic constraints cannot sign', issuer: caIssuer, caSecret: keypair({ keyPem: leaf.keyPem, certPem: leaf.certPem }), want: /^False ErrInvalidKeyPair: .*is not a CA certificate$/ },
+    { name: 'CA Secret holds a leaf', why: 'a certificate without CA basic constraints cannot sign', issuer: caIssuer, caSecret: keypair({ keyPem: leaf.keyPem, certPem: leaf.certPem }), want: 'False ErrInvalidKeyPair: Error getting keypair for CA issuer: certificate is not a CA' },
     { name: 'CA key pair valid', why: 'Ready once the pair is a CA and matches', issuer: caIssuer, caSecret: keypair({ keyPem: ca.keyPem, certPem: ca.certPem }), want: verified },
     {
       name: 'CA Secret holds a chain', why: 'the first certificate of tls.crt is the CA\'s',
@@ -75,4 +75,19 @@ test('decideIssuerReady: observedGeneration and lastTransitionTime', async () =>
   assert.equal(ready?.lastTransitionTime, '2026-06-01T00:00:00Z', 'False → True is a transition at now');
   const again = decideIssuerReady(issuer({ generation: 3, conditions: [{ ...ready!, observedGeneration: 2 }] }), secret, NOW);
   assert.equal(again?.find((c) => c.type === 'Ready')?.lastTransitionTime, '2026-06-01T00:00:00Z', 'a new generation alone is no transition');
+});
+
+test('issuerReadyEvent: a CA issuer\'s Ready changing is told as cert-manager\'s CA issuer tells it (KeyPairVerified, ErrGetKeyPair, ErrInvalidKeyPair); nothing when it stays', async () => {
+  const ca = await caKeyPair('ca');
+  const caIssuer = issuer({ generation: 1 });
+  const good = secretFor({ name: 'ca-keypair', keyPem: ca.keyPem, certPem: ca.certPem });
+  const missing = decideIssuerReady(caIssuer, undefined, NOW);
+  assert.deepEqual(issuerReadyEvent(caIssuer, missing), { type: 'Warning', reason: 'ErrGetKeyPair', message: 'Error getting keypair for CA issuer: secrets "ca-keypair" not found' });
+  const fixed = issuer({ generation: 1, conditions: missing });
+  const verified = decideIssuerReady(fixed, good, NOW);
+  assert.deepEqual(issuerReadyEvent(fixed, verified), { type: 'Normal', reason: 'KeyPairVerified', message: 'Signing CA verified' });
+  // the same condition at a new generation: no second event
+  const again = decideIssuerReady(issuer({ generation: 2, conditions: verified }), good, NOW);
+  assert.equal(issuerReadyEvent(issuer({ generation: 2, conditions: verified }), again), undefined);
+  assert.equal(issuerReadyEvent(issuer({ spec: { selfSigned: {} } }), decideIssuerReady(issuer({ spec: { selfSigned: {} } }), undefined, NOW)), undefined, 'SelfSigned has none');
 });

@@ -6,6 +6,7 @@ import type { Secret } from '../../api/meta.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo } from '../../shared/parse-memo.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
 import type { IssuerView } from '../requests/signing.ts';
+import type { EventSpec } from '../decision.ts';
 import { UNSUPPORTED_ISSUER_REASON, issuerTypeOf, unsupportedIssuerMessage } from '../requests/signing.ts';
 
 export function decideIssuerReady(issuer: IssuerView, caSecret: Secret | undefined, now: Date): Condition[] | undefined {
@@ -24,13 +25,13 @@ export function decideIssuerReady(issuer: IssuerView, caSecret: Secret | undefin
     const cert = certPem ? parseCertMemo(certPem).value : undefined;
     const key = keyPem ? parseKeyMemo(keyPem).value : undefined;
     if (!caSecret) {
-      next = { type: 'Ready', status: 'False', reason: 'ErrGetKeyPair', message: `Error getting keypair for CA issuer: secret "${name}" not found`, observedGeneration: gen };
+      next = { type: 'Ready', status: 'False', reason: 'ErrGetKeyPair', message: `Error getting keypair for CA issuer: secrets "${name}" not found`, observedGeneration: gen };
     } else if (!cert || !key) {
       next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: `Error getting keypair for CA issuer: secret "${name}" does not hold a valid PEM tls.crt and tls.key`, observedGeneration: gen };
     } else if (publicKeyFingerprint(key) !== cert.publicKeyFingerprint) {
       next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: `Error getting keypair for CA issuer: the private key in secret "${name}" does not match its certificate`, observedGeneration: gen };
     } else if (!cert.isCA) {
-      next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: `Error getting keypair for CA issuer: the certificate in secret "${name}" is not a CA certificate`, observedGeneration: gen };
+      next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: 'Error getting keypair for CA issuer: certificate is not a CA', observedGeneration: gen };
     } else {
       next = { type: 'Ready', status: 'True', reason: 'KeyPairVerified', message: 'Signing CA verified', observedGeneration: gen };
     }
@@ -39,4 +40,17 @@ export function decideIssuerReady(issuer: IssuerView, caSecret: Secret | undefin
   }
   const conds = setCondition(issuer.status?.conditions, next, now);
   return JSON.stringify(conds) === JSON.stringify(issuer.status?.conditions ?? []) ? undefined : conds;
+}
+
+/**
+ * The Event for a CA issuer whose Ready condition changed (status, reason or message), as
+ * cert-manager's CA issuer records KeyPairVerified, ErrGetKeyPair and ErrInvalidKeyPair; told once
+ * per change, where cert-manager repeats it at every sync and its recorder counts the repeats.
+ */
+export function issuerReadyEvent(issuer: IssuerView, conditions: Condition[] | undefined): EventSpec | undefined {
+  if (!conditions || issuerTypeOf(issuer) !== 'ca') return undefined;
+  const was = issuer.status?.conditions?.find((c) => c.type === 'Ready');
+  const now = conditions.find((c) => c.type === 'Ready');
+  if (!now || (was && was.status === now.status && was.reason === now.reason && was.message === now.message)) return undefined;
+  return { type: now.status === 'True' ? 'Normal' : 'Warning', reason: now.reason ?? '', message: now.message ?? '' };
 }
