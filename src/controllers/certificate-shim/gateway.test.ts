@@ -123,3 +123,14 @@ test('a listener skipped for bad configuration keeps its Certificate; a certific
   assert.deepEqual(foreign.actions, []);
   assert.match(foreign.events[0].message, /"a-tls" already exists and is not controlled by this Gateway/);
 });
+
+test('a Gateway of the wrong shape gives BadConfig Warnings, never an exception retried for ever', () => {
+  const bad = (listeners: unknown) => decideGatewayShim({ ...gateway([]), spec: { gatewayClassName: 'test', listeners } } as unknown as GatewayObj, []);
+  const notAList = bad('notalist');
+  assert.deepEqual(notAList.actions, []);
+  assert.match(notAList.events[0]?.message ?? '', /spec\.listeners: Invalid value: must be a list of listeners/);
+  const mixed = bad([null, 1, { protocol: 'HTTPS', hostname: 'a.example.test', tls: 'x' }, { protocol: 'HTTPS', hostname: 'b.example.test', tls: { certificateRefs: [null, { name: 5 }] } }, https('ok', 'ok.example.test', 'ok-tls')]);
+  assert.deepEqual(created(mixed.actions).map((c) => c.metadata.name), ['ok-tls']);
+  assert.equal(mixed.events.length, 4, JSON.stringify(mixed.events));
+  assert.ok(mixed.events.every((e) => e.type === 'Warning' && e.reason === 'BadConfig'));
+});

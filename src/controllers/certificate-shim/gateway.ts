@@ -5,6 +5,7 @@ import type { KubeObject } from '../../api/meta.ts';
 import { IGNORE_TLS_LISTENERS_ANNOTATION } from '../../api/annotations.ts';
 import type { Certificate as CertificateObj } from '../../api/types.ts';
 import type { EventSpec } from '../decision.ts';
+import { isObj } from '../../api/validation/field-errors.ts';
 import { decideShim, warning, type IngressShimOptions, type ShimDecision, type ShimEntry, type ShimSource } from './shim.ts';
 
 export interface GatewayCertificateRef { group?: string; kind?: string; name: string; namespace?: string }
@@ -49,12 +50,42 @@ function listenerErrors(l: GatewayListener, i: number, namespace: string | undef
   return errors;
 }
 
+/**
+ * Why a listener of a Gateway as stored is not one, or undefined: the embedded server keeps what
+ * it is sent, where a cluster's Gateway API CRD schema would have refused these shapes.
+ */
+function listenerShapeError(l: unknown, i: number): string | undefined {
+  const path = `spec.listeners[${i}]`;
+  if (!isObj(l)) return `${path}: Invalid value: must be an object`;
+  for (const f of ['name', 'hostname', 'protocol'] as const) if (l[f] !== undefined && typeof l[f] !== 'string') return `${path}.${f}: Invalid value: must be a string`;
+  if (l.tls === undefined) return undefined;
+  if (!isObj(l.tls)) return `${path}.tls: Invalid value: must be an object`;
+  const refs = l.tls.certificateRefs;
+  if (refs !== undefined && !(Array.isArray(refs) && refs.every((r) => isObj(r) && typeof r.name === 'string'))) {
+    return `${path}.tls.certificateRefs: Invalid value: must be a list of references with a name`;
+  }
+  return undefined;
+}
+
 export function gatewaySource(gateway: GatewayObj): ShimSource {
-  const listeners = gateway.spec?.listeners ?? [];
+  const raw: unknown = gateway.spec?.listeners ?? [];
+  if (!Array.isArray(raw)) {
+    return {
+      apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', entries: [], skipped: [], referencedSecrets: new Set(), autoCertificateAnnotations: false,
+      fatal: [warning('spec.listeners: Invalid value: must be a list of listeners; no Certificates were created or updated')],
+    };
+  }
+  const shapeErrors: EventSpec[] = [];
+  const listeners = raw.filter((l: unknown, i) => {
+    const shape = listenerShapeError(l, i);
+    if (shape) shapeErrors.push(warning(`Skipped a listener block: ${shape}`));
+    return !shape;
+  }) as GatewayListener[];
   const ignored = new Set((gateway.metadata.annotations?.[IGNORE_TLS_LISTENERS_ANN] ?? '').split(',').map((s) => s.trim()).filter(Boolean));
   const hostsBySecret = new Map<string, string[]>();
-  const skipped: EventSpec[] = [];
-  for (const [i, l] of listeners.entries()) {
+  const skipped: EventSpec[] = shapeErrors;
+  for (const l of listeners) {
+    const i = raw.indexOf(l);
     if (!TLS_PROTOCOLS.has(l.protocol ?? '')) continue;
     // the Gateway hands the client's TLS to the backend: there is no certificate of its own to issue
     if (l.tls?.mode === 'Passthrough') continue;

@@ -243,3 +243,14 @@ test('splitQuotedList reads quoted fields as Go\'s encoding/csv does', () => {
   assert.deepEqual(splitQuotedList('a, b,"c, d","e ""q"""'), ['a', 'b', 'c, d', 'e "q"']);
   assert.throws(() => splitQuotedList('"open'));
 });
+
+test('an Ingress of the wrong shape (the embedded server stores what it is sent) gives BadConfig Warnings, never an exception retried for ever', () => {
+  const bad = (tls: unknown) => decideIngressShim({ ...ingress(issuerAnn, []), spec: { tls } } as unknown as IngressObj, []);
+  const notAList = bad('notalist');
+  assert.deepEqual(notAList.actions, []);
+  assert.match(notAList.events[0]?.message ?? '', /spec\.tls: Invalid value: must be a list of TLS blocks/);
+  const mixed = bad([{ hosts: 'notalist', secretName: 'x-tls' }, null, 7, { hosts: [1, null], secretName: 5 }, { hosts: ['ok.example.test'], secretName: 'ok-tls' }]);
+  assert.deepEqual(created(mixed.actions).map((c) => c.metadata.name), ['ok-tls']);
+  assert.deepEqual(mixed.events.map((e) => e.message.match(/spec\.tls\[\d\][^:]*/)?.[0]), ['spec.tls[0].hosts', 'spec.tls[1]', 'spec.tls[2]', 'spec.tls[3].hosts']);
+  assert.ok(mixed.events.every((e) => e.type === 'Warning' && e.reason === 'BadConfig'));
+});

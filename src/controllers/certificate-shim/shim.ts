@@ -8,6 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../api/meta.ts';
 import { Certificate as CertificateType } from '../../api/resources.ts';
 import { fieldErrorText, validate } from '../../api/validation.ts';
+import { isObj } from '../../api/validation/field-errors.ts';
 import type { EventSpec } from '../decision.ts';
 import type { Certificate as CertificateObj } from '../../api/types.ts';
 import type { CertificateSpec } from '../../api/types.ts';
@@ -197,17 +198,36 @@ function validationMessage(crt: CertificateObj): string | undefined {
   }).join('; ');
 }
 
-/** Ingress tls entries as shim entries; an entry without hosts or secretName is skipped with a Warning. */
+/**
+ * Why a tls entry of an Ingress as stored is not one, or undefined: the embedded server keeps what
+ * it is sent, and kube-apiserver would have refused these shapes.
+ */
+function tlsShapeError(tls: unknown, i: number): string | undefined {
+  if (!isObj(tls)) return `spec.tls[${i}]: Invalid value: must be an object`;
+  if (tls.hosts !== undefined && !(Array.isArray(tls.hosts) && tls.hosts.every((h) => typeof h === 'string'))) return `spec.tls[${i}].hosts: Invalid value: must be a list of host names`;
+  if (tls.secretName !== undefined && typeof tls.secretName !== 'string') return `spec.tls[${i}].secretName: Invalid value: must be a string`;
+  return undefined;
+}
+
+/** Ingress tls entries as shim entries; an entry without hosts or secretName, or of the wrong shape, is skipped with a Warning. */
 export function ingressSource(ingress: IngressObj): ShimSource {
-  const tlsEntries = ingress.spec?.tls ?? [];
+  const raw: unknown = ingress.spec?.tls ?? [];
+  const source: ShimSource = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', entries: [], skipped: [], fatal: [], referencedSecrets: new Set(), autoCertificateAnnotations: true };
+  if (!Array.isArray(raw)) {
+    source.fatal.push(warning('spec.tls: Invalid value: must be a list of TLS blocks; no Certificates were created or updated'));
+    return source;
+  }
+  const tlsEntries: IngressTLS[] = [];
+  for (const [i, tls] of raw.entries()) {
+    const shape = tlsShapeError(tls, i);
+    if (shape) source.skipped.push(warning(`Skipped a TLS block: ${shape}`));
+    else tlsEntries.push(tls as IngressTLS);
+  }
   const duplicates = uniq(tlsEntries.map((t) => t.secretName ?? '').filter((n, i, all) => n && all.indexOf(n) !== i));
-  const source: ShimSource = {
-    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', entries: [], skipped: [],
-    fatal: duplicates.map((n) => warning(`spec.tls: secret name "${n}" must only appear in a single TLS entry; no Certificates were created or updated`)),
-    referencedSecrets: new Set(tlsEntries.map((t) => t.secretName).filter((n): n is string => !!n)),
-    autoCertificateAnnotations: true,
-  };
-  for (const [i, tls] of tlsEntries.entries()) {
+  source.fatal.push(...duplicates.map((n) => warning(`spec.tls: secret name "${n}" must only appear in a single TLS entry; no Certificates were created or updated`)));
+  for (const n of tlsEntries.map((t) => t.secretName)) if (n) source.referencedSecrets.add(n);
+  for (const tls of tlsEntries) {
+    const i = raw.indexOf(tls);
     const missing = [...(!tls.hosts?.length ? [`spec.tls[${i}].hosts: Required value`] : []), ...(!tls.secretName ? [`spec.tls[${i}].secretName: Required value`] : [])];
     if (missing.length) source.skipped.push(warning(`Skipped a TLS block: ${missing.join(', ')}`));
     else source.entries.push({ hosts: tls.hosts!, secretName: tls.secretName! });
