@@ -111,7 +111,7 @@ function validatePrivateKey(spec: Obj, p: string, errs: Errors): void {
   const alg = isStr(pk.algorithm) && pk.algorithm !== '' ? pk.algorithm : 'RSA';
   const sizePath = child(child(p, 'privateKey'), 'size');
   if (isNum(pk.size) && pk.size !== 0) {
-    if (alg === 'RSA' && (pk.size < 2048 || pk.size > 8192)) errs.invalid(sizePath, pk.size, 'must be between 2048 & 8192 for rsa keyAlgorithm');
+    if (alg === 'RSA' && (pk.size < 2048 || pk.size > 8192)) errs.invalid(sizePath, pk.size, 'must be between 2048 and 8192 for rsa keyAlgorithm');
     if (alg === 'ECDSA' && ![256, 384, 521].includes(pk.size)) errs.notSupported(sizePath, pk.size, ['256', '384', '521']);
   }
   if (isStr(spec.signatureAlgorithm) && (signatureAlgorithms as readonly string[]).includes(spec.signatureAlgorithm)) {
@@ -142,7 +142,7 @@ function validateSecretTemplate(template: Obj, tp: string, errs: Errors): void {
 
 /** 15. nameConstraints: only on a CA, and each side's IP ranges and e-mail constraints well-formed */
 function validateNameConstraints(constraints: Obj, isCA: unknown, np: string, errs: Errors): void {
-  if (isCA !== true) errs.invalid(np, constraints, 'isCa should be true when nameConstraints is set');
+  if (isCA !== true) errs.invalid(np, constraints, 'isCA should be true when nameConstraints is set');
   if (!isObj(constraints.permitted) && !isObj(constraints.excluded)) errs.invalid(np, constraints, 'either permitted or excluded must be set');
   for (const side of ['permitted', 'excluded'] as const) {
     const item = constraints[side];
