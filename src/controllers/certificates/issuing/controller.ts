@@ -1,3 +1,4 @@
+import { StoreError } from '../../../store/store.ts';
 import { SecretType } from '../../../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record, forController } from '../../context.ts';
@@ -122,8 +123,17 @@ async function writeSecret(ctx: ControllerContext, crt: CertificateObj, existing
   const data = await buildSecretData(crt, { ...m, passwords });
   const secret = composeSecret(crt, existing, data, certificateAnnotations(crt, m.chainPem, m.issuerRef));
   // One write carries key and certificate together: a reader never sees one without the other.
-  return existing
-    ? ctx.store.update(SecretType, secret, { fieldManager: MANAGER })
-    : ctx.store.create(SecretType, secret, { fieldManager: MANAGER });
+  try {
+    return await (existing
+      ? ctx.store.update(SecretType, secret, { fieldManager: MANAGER })
+      : ctx.store.create(SecretType, secret, { fieldManager: MANAGER }));
+  } catch (e) {
+    // refused for what it holds (an annotation past kube's limits, say): retrying will not help
+    // until the spec changes, so it is told where people look, not only in the log
+    if (e instanceof StoreError && (e.code === 422 || e.code === 413)) {
+      ctx.recorder.event(crt, 'Warning', 'SecretNotWritten', `Secret "${crt.spec.secretName}" could not be written: ${e.message}`);
+    }
+    throw e;
+  }
 }
 
