@@ -64,6 +64,8 @@ test('PKCS#12 truststore holds the CA certificates', async () => {
   const out = execFileSync('openssl', ['pkcs12', '-in', file, '-passin', `pass:${PASSWORD}`, '-nokeys'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   assert.match(out, /subject=CN = Root CA/);
   assert.match(out, /2\.16\.840\.1\.113894\.746875\.1\.1|Trusted key usage/i);
+  // go-pkcs12's EncodeTrustStore names each entry by its subject (Java shows it as the alias)
+  assert.match(out, /friendlyName: CN=Root CA\n/);
 });
 
 // Java's PKCS#12 writer (used by -importkeystore below) refuses non-ASCII passwords.

@@ -6,6 +6,8 @@ import * as asn1js from 'asn1js';
 import { encodePrivateKey, parsePrivateKey } from './keys.ts';
 import { certificateBlocks } from './pem.ts';
 import { rc2CbcEncrypt } from './rc2.ts';
+import { decodeCertificate } from './parse.ts';
+import { decodeName, formatName } from './x509-fields.ts';
 
 export type PKCS12Profile = 'LegacyRC2' | 'LegacyDES' | 'Modern2023' | 'Modern2026';
 
@@ -215,6 +217,7 @@ export async function createTruststorePKCS12(o: { caPem: string; password: strin
   const ciphers = cipherFor(o.profile ?? DEFAULT_PKCS12_PROFILE);
   const cas = certificateBlocks(o.caPem).map((b) => b.der);
   if (cas.length === 0) throw new Error('PKCS#12 truststore: caPem holds no certificate');
-  const bags = cas.map((c, i) => certBag(c, bagAttributes({ javaTrusted: true, friendlyName: i === 0 ? 'ca' : `ca-${i}` })));
+  // each named by its subject, as go-pkcs12's EncodeTrustStore (cert-manager's) names them: Java shows it as the alias
+  const bags = cas.map((c) => certBag(c, bagAttributes({ javaTrusted: true, friendlyName: formatName(decodeName(decodeCertificate(c).subject)) })));
   return pfx([encryptedContentInfo(pbeEncrypt(ciphers.certs, o.password, der(seq(...bags))))], o.password, ciphers.mac);
 }
