@@ -40,7 +40,8 @@ export function issuerController(ctx: ControllerContext, cluster: boolean): Cont
       if (conditions) {
         await ctx.store.updateStatus(type, { ...issuer, status: { ...(issuer.status ?? {}), conditions } } as KubeObject, { fieldManager: 'issuers' });
         const event = issuerReadyEvent(issuer, conditions);
-        if (event) ctx.recorder.event(issuer, event.type, event.reason, event.message);
+        // from cert-manager-issuers (or -clusterissuers), as cert-manager's issuers controllers record them
+        if (event) ctx.recorderFor(cluster ? 'clusterissuers' : 'issuers').event(issuer, event.type, event.reason, event.message);
       }
       // A CA certificate expiring changes readiness with no event to wake us.
       return issuer.spec.ca ? { requeueAfterMs: 3_600_000 } : undefined;

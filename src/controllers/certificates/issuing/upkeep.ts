@@ -2,7 +2,7 @@
 // spec is rebuilt from its own key and certificate, with no new request.
 import { ManagedLabel, SECRET_TEMPLATE_KEYS_ANNOTATION } from '../../../api/annotations.ts';
 import { certificateAnnotations } from './secret.ts';
-import { keyFactsMemo, parseCertMemo } from '../../../shared/parse-memo.ts';
+import { firstViolation, secretPolicies } from '../policies.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { combinedPEM, pemToDER } from '../../../pki/encodings.ts';
@@ -21,11 +21,11 @@ const EXTRA = ['key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 
 
 export function upkeepReason(crt: CertificateObj, secret: Secret | undefined): string | undefined {
   if (!secret?.data?.['tls.crt'] || !secret.data['tls.key']) return undefined;
+  // a Secret the trigger faults is its to judge: a key and certificate that do not match (rewriting
+  // around them would store the pair once more), another issuer's, or another Certificate's (two
+  // Certificates naming one Secret would take turns rewriting it for ever)
+  if (firstViolation(secretPolicies, { certificate: crt, secret })) return undefined;
   const chainPem = Buffer.from(secret.data['tls.crt'], 'base64').toString();
-  // a certificate that does not parse, or not for this key (edited by hand), is the trigger's to judge: it
-  // re-issues; rewriting around it would only store the mismatched pair once more
-  const cert = parseCertMemo(chainPem).value;
-  if (!cert || keyFactsMemo(Buffer.from(secret.data['tls.key'], 'base64').toString()).value?.fingerprint !== cert.publicKeyFingerprint) return undefined;
   const present = Object.keys(secret.data).filter((k) => EXTRA.includes(k)).sort();
   const want = expectedExtraKeys(crt, !!secret.data['ca.crt']);
   if (present.join() !== want.join()) return `additional outputs differ: have [${present.join(', ')}], want [${want.join(', ')}]`;
