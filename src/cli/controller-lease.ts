@@ -30,6 +30,9 @@ export async function currentLeaseHolder(store: Store, namespace: string, now: D
   return Number.isFinite(renewed) && renewed + (s.leaseDurationSeconds ?? 0) * 1000 > now.getTime() ? s.holderIdentity : undefined;
 }
 
+/** how long `certsmith server` waits for its first campaign before it serves without its controllers running yet */
+const FIRST_DECISION_WAIT_MS = 10_000;
+
 export interface ServerControllers {
   /** stops the controllers, then hands the Lease back */
   stop(): Promise<void>;
@@ -40,7 +43,8 @@ export interface ServerControllers {
  * killed on this data dir) is taken over at once; a `certsmith controller` holding it keeps it,
  * and the server's controllers start once it is released or expires. Losing it stops them and the
  * server campaigns again, serving the API meanwhile (a full disk must not end the server).
- * Resolves once the first attempt is decided: controllers running, or another holder seen.
+ * Resolves once the first attempt is decided (controllers running, or another holder seen), or
+ * after FIRST_DECISION_WAIT_MS while the campaign goes on.
  */
 export async function runServerControllers(o: {
   store: Store; clock: Clock; logger: Logger;
@@ -83,7 +87,8 @@ export async function runServerControllers(o: {
     elector.start();
   };
   campaign();
-  await firstDecision;
+  // a store that cannot take the Lease's write yet (a full disk) must not keep the API from serving: the campaign goes on
+  await Promise.race([firstDecision, new Promise<void>((r) => setTimeout(r, FIRST_DECISION_WAIT_MS).unref())]);
   return {
     async stop() {
       stopping = true;

@@ -59,7 +59,6 @@ const MAX_SETTLE_MS = 2000;
 
 interface Published { snapshot: Snapshot; rows: Map<string, string> }
 
-
 export class LiveView {
   private readonly certificates: Informer<CertificateObj>;
   private readonly requests: Informer<CertificateRequestObj>;
