@@ -5,7 +5,7 @@
 // cut short (`fold -w 16`, `base32 -w 20`, `od -c`); a deploy hook's output is compared with the
 // very key it was handed instead. 12 characters of any of these encodings carry 48 to 72 bits of
 // the key: no word, path or message a reload prints matches them by chance.
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 
 const WINDOW = 12;
 
@@ -52,7 +52,7 @@ function keyWindows(keyPem: string): Set<string> {
     const traditional = key.asymmetricKeyType === 'rsa' ? 'pkcs1' : key.asymmetricKeyType === 'ec' ? 'sec1' : undefined;
     if (traditional) addWindows(windows, encodingsOf(key.export({ type: traditional, format: 'der' })));
     // the public key at each byte alignment base64 (3) and base32 (5) can have in another structure
-    const spki = createPublicKeyDer(key);
+    const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
     const shared = new Set<string>();
     for (let k = 0; k < 5; k++) addWindows(shared, encodingsOf(spki.subarray(k)));
     for (const w of shared) windows.delete(w);
@@ -60,10 +60,6 @@ function keyWindows(keyPem: string): Set<string> {
     // not a key Node reads: its PEM text and body are still compared
   }
   return windows;
-}
-
-function createPublicKeyDer(key: KeyObject): Buffer {
-  return createPublicKey(key).export({ type: 'spki', format: 'der' });
 }
 
 /**
