@@ -56,7 +56,7 @@ interface HookJob {
   certificate: CertificateObj;
   revision?: number;
   env: Record<string, string>;
-  /** the private key in the files the hook is run for: output showing it is withheld from the Event */
+  /** the private key in the files the hook is run for: lines of output showing it are redacted from the Event */
   keys: string[];
 }
 
