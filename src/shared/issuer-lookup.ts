@@ -15,6 +15,11 @@ export function issuerResourceNamespace(ctx: IssuerLookupContext, issuer: Pick<A
   return issuer.kind === 'ClusterIssuer' ? (ctx.options.clusterResourceNamespace ?? 'cert-manager') : issuer.metadata.namespace!;
 }
 
+/** An issuerRef of another API group: an external issuer, signed for by its own controller, never certsmith. */
+export function isExternalIssuerRef(ref: { group?: string }): boolean {
+  return !!ref.group && ref.group !== 'cert-manager.io';
+}
+
 export function lookupIssuer(ctx: IssuerLookupContext, namespace: string | undefined, ref: { name: string; kind?: string }): AnyIssuer | undefined {
   return ref.kind === 'ClusterIssuer'
     ? ctx.informers.informerFor<AnyIssuer & KubeObject>(ClusterIssuer).get(undefined, ref.name)

@@ -4,6 +4,7 @@ import { getCondition, isTrue, rfc3339, setCondition } from '../../api/condition
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { EventSpec } from '../decision.ts';
 import { APPROVED_MESSAGE, APPROVER_REASON, approvalState, approve, autoApproves, needsAutoApproval } from '../../shared/approval.ts';
+import { isExternalIssuerRef } from '../../shared/issuer-lookup.ts';
 import type { AnyIssuer, IssuerSpec } from '../../api/types.ts';
 
 export type CRStatus = NonNullable<CertificateRequestObj['status']>;
@@ -57,9 +58,6 @@ export interface GateInput {
   autoApprove: boolean;
 }
 
-/** A request for an external issuer (another API group): its own controller signs it. */
-const external = (cr: CertificateRequestObj) => !!cr.spec.issuerRef.group && cr.spec.issuerRef.group !== 'cert-manager.io';
-
 /**
  * Whether gateRequest stops at this request whatever its issuer is: another API group's once
  * approved or denied, denied and marked so, invalid, failed or issued. Such a request's changes
@@ -67,7 +65,7 @@ const external = (cr: CertificateRequestObj) => !!cr.spec.issuerRef.group && cr.
  */
 export function requestSettled(cr: CertificateRequestObj): boolean {
   const conds = cr.status?.conditions;
-  if (external(cr)) return !needsAutoApproval(conds);
+  if (isExternalIssuerRef(cr.spec.issuerRef)) return !needsAutoApproval(conds);
   const ready = getCondition(conds, 'Ready');
   if (approvalState(conds) === 'denied') return ready?.reason === 'Denied';
   if (isTrue(conds, 'InvalidRequest')) return true;
@@ -80,7 +78,7 @@ export function gateRequest(input: GateInput, now: Date): GateResult {
   const cr = input.request;
   let status: CRStatus = { ...(cr.status ?? {}) };
   const events: EventSpec[] = [];
-  if (external(cr)) {
+  if (isExternalIssuerRef(cr.spec.issuerRef)) {
     // cert-manager's approver approves every request, and external issuers wait for it
     if (!input.autoApprove || !needsAutoApproval(status.conditions)) return { kind: 'stop', events };
     return { kind: 'stop', status: { ...status, conditions: approve(status.conditions, now) }, events: [approvedEvent] };

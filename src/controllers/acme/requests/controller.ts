@@ -9,7 +9,7 @@ import { splitKey } from '../../../runtime/controller.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { ariEnabled } from '../../../shared/renewal/renewal-decision.ts';
 import { writeStatus } from '../../requests/controller.ts';
-import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
+import { isExternalIssuerRef, lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { wakeByIssuer, wakeOwners } from '../../../shared/watch.ts';
 import { issuerTypeOf } from '../../requests/signing.ts';
 import { isTrue } from '../../../api/conditions.ts';
@@ -41,8 +41,7 @@ export function acmeRequestController(shared: ControllerContext): ControllerSpec
       const { namespace, name } = splitKey(key);
       const cr = requests.get(namespace, name);
       if (!cr || cr.metadata.deletionTimestamp || !isActiveAcmeRequest(cr)) return;
-      const group = cr.spec.issuerRef.group;
-      if (group && group !== 'cert-manager.io') return;
+      if (isExternalIssuerRef(cr.spec.issuerRef)) return;
       const issuer = lookupIssuer(ctx, namespace, cr.spec.issuerRef);
       // Missing or unready issuers are reported on the request by the generic request controller.
       if (!issuer || issuerTypeOf(issuer) !== 'acme' || !isTrue(issuer.status?.conditions, 'Ready')) return;

@@ -8,7 +8,7 @@ import { AcmeError } from '../../../acme/client.ts';
 import { certIdOf, type CertificateAriStatus } from '../../../acme/ari.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { forController } from '../../context.ts';
-import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
+import { isExternalIssuerRef, lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { clientForIssuer } from '../../acme/issuer-account.ts';
 import { acmeAction } from '../../acme/account/registry.ts';
 import type { AcmeRuntime } from '../../acme/runtime.ts';
@@ -35,7 +35,7 @@ export function ariController(shared: ControllerContext, rt: AcmeRuntime): Contr
   /** the Certificate's issuer when one of certsmith's, in the cache */
   const issuerOf = (crt: CertificateObj) => {
     const ref = crt.spec.issuerRef;
-    return ref.group && ref.group !== 'cert-manager.io' ? undefined : lookupIssuer(ctx, crt.metadata.namespace, ref);
+    return isExternalIssuerRef(ref) ? undefined : lookupIssuer(ctx, crt.metadata.namespace, ref);
   };
   /** the Certificate's issuer when it is an ACME issuer asking for ARI */
   const ariIssuer = (crt: CertificateObj) => {
