@@ -57,7 +57,8 @@ export interface LiveViewOptions {
  */
 const MAX_SETTLE_MS = 2000;
 
-interface Published { snapshot: Snapshot; rows: Map<string, string> }
+/** the last list computed: its rows as JSON (to diff the next against) and its message, one for every page that opens */
+interface Published { snapshot: Snapshot; rows: Map<string, string>; whole: StreamMessage }
 
 export class LiveView {
   private readonly certificates: Informer<CertificateObj>;
@@ -150,7 +151,7 @@ export class LiveView {
    */
   subscribe(fn: (m: StreamMessage) => void): () => void {
     this.listeners.set(fn, { based: !!this.published });
-    if (this.published) fn({ event: 'snapshot', data: this.published.snapshot });
+    if (this.published) fn(this.published.whole);
     return () => this.listeners.delete(fn);
   }
 
@@ -178,13 +179,15 @@ export class LiveView {
       const snapshot = await this.snapshot();
       const rows = new Map(snapshot.certificates.map((c) => [cacheKey(c.namespace, c.name), JSON.stringify(c)]));
       const previous = this.published;
-      this.published = { snapshot, rows };
-      const changes = previous && changesBetween(previous, this.published);
+      // one message object for every page: the stream serialises each object once (http-server.ts)
+      const whole: StreamMessage = { event: 'snapshot', data: snapshot };
+      this.published = { snapshot, rows, whole };
+      const changes: StreamMessage | undefined = previous && { event: 'changes', data: changesBetween(previous, this.published) };
       for (const [fn, listener] of this.listeners) {
-        if (changes && listener.based) fn({ event: 'changes', data: changes });
+        if (changes && listener.based) fn(changes);
         else {
           listener.based = true;
-          fn({ event: 'snapshot', data: snapshot });
+          fn(whole);
         }
       }
     } catch (e) {
