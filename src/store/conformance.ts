@@ -390,6 +390,16 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
 
         // an owner of a kind this server does not serve cannot be looked up: its dependent stays, as on a cluster
         await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'foreign', namespace: ns, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: '8a5ef1c6-0000-4000-8000-000000000001' }] } });
+        // and it keeps the dependent when the dependent's other, served owner is deleted
+        const co = await store.create<KubeObject>(Certificate, cert(ns, 'co-owner'));
+        const deploymentRef = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: '8a5ef1c6-0000-4000-8000-000000000001' };
+        await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shared-foreign', namespace: ns, ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'co-owner', uid: co.metadata.uid! }, deploymentRef] } });
+        await store.delete(Certificate, ns, 'co-owner');
+        const kept = await waitFor('the deleted owner\'s reference to be dropped', async () => {
+          const s = await store.get(SecretType, ns, 'shared-foreign');
+          return s === undefined || s.metadata.ownerReferences?.length === 1 ? { s } : undefined;
+        });
+        assert.deepEqual(kept.s?.metadata.ownerReferences, [deploymentRef], 'the dependent stays, owned by the Deployment alone');
         await new Promise((r) => setTimeout(r, 200));
         assert.ok(await store.get(SecretType, ns, 'foreign'));
       });

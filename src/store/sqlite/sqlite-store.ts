@@ -984,8 +984,7 @@ export class SqliteStore implements Store {
       if (!cur) continue;
       const obj = JSON.parse(cur.value) as KubeObject;
       const others = (obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid);
-      const ownerLives = (r: { uid: string }) => this.st.uidExists.get(r.uid) !== undefined;
-      if (policy === 'Orphan' || others.some(ownerLives)) {
+      if (policy === 'Orphan' || others.some((r) => this.ownerLives(r))) {
         const next = plainCopy(obj);
         if (others.length) next.metadata.ownerReferences = others;
         else delete next.metadata.ownerReferences;
@@ -999,13 +998,20 @@ export class SqliteStore implements Store {
   /**
    * What the garbage collector does with an object whose owner references name owners that are
    * gone (a controller, working from its cache, made it for an owner deleted a moment before):
-   * with no live owner left it is deleted, else the dangling references are dropped. An owner of
-   * a kind this server does not serve cannot be looked up and counts as live, as a cluster's
-   * collector cannot map it either. Done in the same transaction as the write.
+   * with no live owner left it is deleted, else the dangling references are dropped (ownerLives).
+   * Done in the same transaction as the write.
    */
+  /**
+   * An owner of a kind this server does not serve (a Deployment) cannot be looked up and counts
+   * as live, as a cluster's collector cannot map it either.
+   */
+  private ownerLives(ref: { apiVersion: string; kind: string; uid: string }): boolean {
+    return !resourceTypeFor(ref.apiVersion, ref.kind) || this.st.uidExists.get(ref.uid) !== undefined;
+  }
+
   private collectIfOwnersGone(key: Key, obj: KubeObject, rev: number) {
     const refs = obj.metadata.ownerReferences ?? [];
-    const dangling = refs.filter((r) => resourceTypeFor(r.apiVersion, r.kind) && this.st.uidExists.get(r.uid) === undefined);
+    const dangling = refs.filter((r) => !this.ownerLives(r));
     if (!dangling.length) return;
     if (dangling.length === refs.length) {
       this.deleteOrMark(key, obj, rev, 'Background');
