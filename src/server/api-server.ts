@@ -16,6 +16,7 @@ import { entryAt } from './data-dir.ts';
 import { bearerTokenCheck } from './api/bearer-token.ts';
 import type { ApiContext } from './api/context.ts';
 import { sendJSON, statusBody } from './api/responses.ts';
+import { isWatchRequest } from './api/query.ts';
 import { processLoopShare, type LoopShare } from '../runtime/loop-share.ts';
 import { handleRequest } from './api/router.ts';
 
@@ -71,8 +72,6 @@ export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
  * and are exempt: a watcher that stops reading is handled by the watch's own bound.
  */
 export const DEFAULT_RESPONSE_STALL_MS = 60_000;
-
-const isWatch = (url: string | undefined) => /[?&]watch=(?:1|true)(?:&|$)/i.test(url ?? '') || (url ?? '').includes('/watch/');
 
 export interface RunningApiServer {
   url: string;
@@ -140,7 +139,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const stallMs = opts.responseStallMs ?? DEFAULT_RESPONSE_STALL_MS;
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
     loopShare.noteRequest();
-    if (!isWatch(req.url)) {
+    if (!isWatchRequest(req.url)) {
       // no socket activity for stallMs while this response is out: the client stopped reading
       res.setTimeout(stallMs, () => res.destroy());
       // a later request on the same kept-alive connection (a watch) starts without it

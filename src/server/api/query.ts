@@ -2,7 +2,20 @@
 import { StoreError } from '../../store/store.ts';
 import { HttpError } from './responses.ts';
 
-export const truthy = (v: string | null) => v === '1' || v === 'true';
+/**
+ * A boolean query parameter as apimachinery's Convert_Slice_string_To_bool reads it: absent, "0"
+ * or "false" in any case is false; anything else, an empty value too, is true.
+ */
+export const truthy = (v: string | null) => v !== null && v !== '0' && v.toLowerCase() !== 'false';
+
+/**
+ * Whether a request's URL asks for a watch, read as the router reads it (the stall bound exempts
+ * watches, so a list must not pass for one).
+ */
+export function isWatchRequest(url: string | undefined): boolean {
+  const query = url?.indexOf('?') ?? -1;
+  return query >= 0 && truthy(new URLSearchParams(url!.slice(query + 1)).get('watch'));
+}
 
 /** A query parameter that kube decodes as an integer: absent, or digits (with a sign when allowed). */
 export function intParam(q: URLSearchParams, name: string, opts: { signed?: boolean } = {}): number | undefined {
