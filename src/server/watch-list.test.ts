@@ -76,3 +76,14 @@ test('the options are checked as kube-apiserver checks them: 422 naming the fiel
     assert.match(r.body.message, message, path);
   }
 });
+
+test('GET of one object with watch=1 watches that object alone, as kube-apiserver does (a metadata.name field selector)', async () => {
+  for (const n of ['one', 'other']) assert.equal((await requestJSON(api, 'POST', secrets, secret(n))).status, 201);
+  const lines = await watch(`${secrets}/one?watch=1`,
+    (ls) => ls.some((l) => l.type === 'MODIFIED'),
+    async () => {
+      await requestJSON(api, 'PATCH', `${secrets}/other`, { metadata: { labels: { touched: 'yes' } } }, 'application/merge-patch+json');
+      await requestJSON(api, 'PATCH', `${secrets}/one`, { metadata: { labels: { touched: 'yes' } } }, 'application/merge-patch+json');
+    });
+  assert.deepEqual(lines.map((l) => `${l.type} ${l.object.metadata.name}`), ['ADDED one', 'MODIFIED one']);
+});

@@ -24,12 +24,25 @@ function isRead(req: http.IncomingMessage) {
 
 type Handler = (ctx: ApiContext, call: ResourceCall) => Promise<void>;
 
+/**
+ * GET of one object with watch=1 (kubectl's own watches use a list): kube-apiserver watches
+ * the collection through a metadata.name field selector, beside any the client gave.
+ */
+const watchNamed: Handler = (ctx, call) => {
+  if (call.route.subresource) return getObject(ctx, call);
+  const q = new URLSearchParams(call.q);
+  const byName = `metadata.name=${call.route.name}`;
+  q.set('fieldSelector', q.get('fieldSelector') ? `${q.get('fieldSelector')},${byName}` : byName);
+  return watchObjects(ctx, { ...call, q, route: { ...call.route, name: undefined } });
+};
+
 /** The handler for a verb: on a collection (no name) or on one object. */
 function handlerFor(method: string, named: boolean, q: URLSearchParams): Handler | undefined {
   if (!named) {
     if (method === 'GET') return truthy(q.get('watch')) ? watchObjects : listObjects;
     return ({ POST: createObject, DELETE: deleteCollection } as Record<string, Handler>)[method];
   }
+  if (method === 'GET' && truthy(q.get('watch'))) return watchNamed;
   return ({ GET: getObject, PUT: updateObject, PATCH: patchObject, DELETE: deleteObject } as Record<string, Handler>)[method];
 }
 
