@@ -17,6 +17,7 @@ import { checkDataDir, DataDirError, ensureAccessToken, lockDataDir } from '../s
 
 export interface ControllerFlags {
   autoApprove: boolean;
+  approveSignerNames?: string;
   clusterIssuerAmbientCredentials?: boolean;
   issuerAmbientCredentials?: boolean;
   backoffInitial?: string;
@@ -74,6 +75,19 @@ function durationFlag(value: string | undefined, flag: string): number | undefin
 
 const list = (v: string | undefined) => v?.split(',').map((s) => s.trim()).filter(Boolean);
 
+/**
+ * --approve-signer-names: signer names as cert-manager's approval check spells them,
+ * `<resource>.<group>/<namespace>.<name>`, `<resource>.<group>/<name>` or `<resource>.<group>/*`.
+ * An empty value approves every issuer.
+ */
+function approveSignerNamesFlag(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const names = list(value)!;
+  const bad = names.find((n) => !/^[a-z0-9-]+(\.[a-z0-9-]+)+\/[^/]+$/.test(n));
+  if (bad !== undefined) throw new CliError(`--approve-signer-names: "${bad}" is not a signer name (<resource>.<group>/* or <resource>.<group>/<namespace>.<name>, e.g. stepissuers.certmanager.step.sm/*)`);
+  return names;
+}
+
 /** cert-manager's rules for the two backoff flags: 0 is the default, negative or max < initial is refused. */
 function backoffFlags(f: ControllerFlags): { initialMs: number; maxMs: number } {
   try {
@@ -125,6 +139,7 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   const backoff = backoffFlags(f);
   return {
     noAutoApprove: !f.autoApprove,
+    approveSignerNames: approveSignerNamesFlag(f.approveSignerNames),
     backoffInitialMs: backoff.initialMs,
     backoffMaxMs: backoff.maxMs,
     secretsDir: f.secretsDir ? resolve(f.secretsDir) : undefined,
@@ -191,6 +206,7 @@ function booleanFlag(name: string): (value: string) => boolean {
 export function addControllerFlags(cmd: Command): Command {
   return cmd
     .option('--no-auto-approve', 'leave CertificateRequests for a person or another approver')
+    .option('--approve-signer-names <list>', 'signers whose requests are approved, comma-separated: <resource>.<group>/* or a signer\'s full name; "" approves every issuer (default: issuers.cert-manager.io/*,clusterissuers.cert-manager.io/*, as cert-manager)')
     .option('--cluster-resource-namespace <ns>', 'where the Secrets that ClusterIssuers refer to live', 'cert-manager')
     .option('--cluster-issuer-ambient-credentials [bool]', "let ClusterIssuers' DNS-01 solvers use this host's (pod's) own cloud credentials when they name none (cert-manager's flag)", booleanFlag('--cluster-issuer-ambient-credentials'), true)
     .option('--issuer-ambient-credentials [bool]', "let namespaced Issuers' DNS-01 solvers do so too (cert-manager's flag)", booleanFlag('--issuer-ambient-credentials'), false)

@@ -6,6 +6,12 @@ import type { ServiceAccountTokenRequest } from '../store/kube/token-request.ts'
 export interface ControllerOptions {
   /** leave CertificateRequests for a person or another approver */
   noAutoApprove?: boolean;
+  /**
+   * the signers the approver approves, as cert-manager's approveSignerNames:
+   * `<resource>.<group>/*` or a signer's full name; [] approves every issuer
+   * (default DEFAULT_APPROVE_SIGNER_NAMES: cert-manager.io's Issuers and ClusterIssuers)
+   */
+  approveSignerNames?: string[];
   backoffInitialMs?: number;
   backoffMaxMs?: number;
   /** mirror issued Secrets to files */

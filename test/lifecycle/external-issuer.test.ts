@@ -1,5 +1,6 @@
 // A Certificate whose issuerRef names an external issuer (another API group: step-issuer,
-// aws-privateca-issuer, Google CAS): cert-manager's approver approves its request as any other,
+// aws-privateca-issuer, Google CAS): as in cert-manager's default install, its request waits for
+// an approver granted its signer; with the signer among --approve-signer-names it is approved,
 // the external controller signs it, and the Certificate becomes Ready with what it signed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,8 +12,23 @@ import { signWithCA } from '../../src/controllers/requests/signers.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-test('a request for an external issuer is approved, left to that issuer, and what it signs is issued', async () => {
+test("by default a request for an external issuer is left unapproved, as cert-manager's default install leaves it", async () => {
   const lc = await startLifecycle();
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('ext', { dnsNames: ['ext.example.test'], issuerRef: { name: 'foo', kind: 'FooIssuer', group: 'example.com' } }));
+    await lc.settle();
+    const [cr] = (await lc.requests()).filter((r) => r.metadata.annotations?.['cert-manager.io/certificate-name'] === 'ext');
+    assert.ok(cr, 'a request was made');
+    assert.equal(condition(cr, 'Approved'), undefined, JSON.stringify(cr.status));
+    assert.equal(condition(cr, 'Ready'), undefined, 'not signed, nor marked, by certsmith');
+  } finally {
+    await lc.stop();
+  }
+});
+
+test('a request for an external issuer whose signer is listed is approved, left to that issuer, and what it signs is issued', async () => {
+  const lc = await startLifecycle({ options: { approveSignerNames: ['issuers.cert-manager.io/*', 'clusterissuers.cert-manager.io/*', 'fooissuers.example.com/*'] } });
   try {
     await withCA(lc);
     await lc.apply(certificate('ext', { dnsNames: ['ext.example.test'], issuerRef: { name: 'foo', kind: 'FooIssuer', group: 'example.com' } }));

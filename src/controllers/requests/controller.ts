@@ -47,7 +47,7 @@ export function requestController(shared: ControllerContext): ControllerSpec {
       const now = shared.clock.now();
       const issuer = lookupIssuer(shared, namespace, cr.spec.issuerRef);
       const ctx = signer(issuer);
-      const gate = gateRequest({ request: cr, issuer, autoApprove: !ctx.options.noAutoApprove }, now);
+      const gate = gateRequest({ request: cr, issuer, autoApprove: !ctx.options.noAutoApprove, approveSignerNames: ctx.options.approveSignerNames }, now);
       record(ctx, cr, gate.events);
       if (gate.kind === 'stop') {
         if (gate.status) await writeStatus(ctx, cr, gate.status);

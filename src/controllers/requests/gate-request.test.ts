@@ -14,6 +14,7 @@ interface Row {
   request: CertificateRequestObj;
   issuer?: IssuerLike;
   autoApprove?: boolean;
+  approveSignerNames?: string[];
   want: {
     kind: GateResult['kind'];
     /** Ready condition written (reason: message), or null for no status write */
@@ -36,8 +37,32 @@ test('gateRequest: one row per outcome', async () => {
 
   const rows: Row[] = [
     {
-      name: 'issuer of another group, pending', why: 'approved as cert-manager\'s approver approves every request (external issuers such as step-issuer wait for it), and not signed here',
-      request: cr({ issuerRef: { name: 'v', group: 'example.com' } }), issuer: readyCA, want: { kind: 'stop', approved: true, ready: null, events: [approvedEvent] },
+      name: 'issuer of another group, pending, default signer names', why: 'cert-manager\'s default install approves issuers.cert-manager.io/* and clusterissuers.cert-manager.io/* only: an external issuer\'s request waits for an approver granted its signer',
+      request: cr({ issuerRef: { name: 'v', kind: 'FooIssuer', group: 'example.com' } }), issuer: readyCA, want: { kind: 'stop', ready: null, events: [] },
+    },
+    {
+      name: 'issuer of another group, pending, its signer listed', why: '--approve-signer-names with fooissuers.example.com/*: approved (external issuers such as step-issuer wait for it), and not signed here',
+      request: cr({ issuerRef: { name: 'v', kind: 'FooIssuer', group: 'example.com' } }), issuer: readyCA, approveSignerNames: ['fooissuers.example.com/*'], want: { kind: 'stop', approved: true, ready: null, events: [approvedEvent] },
+    },
+    {
+      name: 'issuer of another group, pending, its exact signer listed', why: 'a namespaced issuer\'s signer name is <resource>.<group>/<namespace>.<name>',
+      request: cr({ issuerRef: { name: 'v', kind: 'FooIssuer', group: 'example.com' } }), issuer: readyCA, approveSignerNames: ['fooissuers.example.com/default.v'], want: { kind: 'stop', approved: true, ready: null, events: [approvedEvent] },
+    },
+    {
+      name: 'cluster-scoped issuer of another group, its exact signer listed', why: 'a ClusterIssuer kind\'s signer name is <resource>.<group>/<name>',
+      request: cr({ issuerRef: { name: 'v', kind: 'FooClusterIssuer', group: 'example.com' } }), issuer: readyCA, approveSignerNames: ['fooclusterissuers.example.com/v'], want: { kind: 'stop', approved: true, ready: null, events: [approvedEvent] },
+    },
+    {
+      name: 'issuer of another group, pending, no signer names', why: 'an empty list approves every issuer (cert-manager\'s approveSignerNames: [])',
+      request: cr({ issuerRef: { name: 'v', kind: 'FooIssuer', group: 'example.com' } }), issuer: readyCA, approveSignerNames: [], want: { kind: 'stop', approved: true, ready: null, events: [approvedEvent] },
+    },
+    {
+      name: 'Issuer not among the signer names', why: 'only clusterissuers.cert-manager.io/* listed: an Issuer\'s request waits for approval',
+      request: cr(), issuer: readyCA, approveSignerNames: ['clusterissuers.cert-manager.io/*'], want: { kind: 'stop', ready: null, events: [waiting] },
+    },
+    {
+      name: 'Issuer named exactly among the signer names', why: 'issuers.cert-manager.io/<namespace>.<name>',
+      request: cr({ conditions: [] }), issuer: readyCA, approveSignerNames: ['issuers.cert-manager.io/default.ca'], want: { kind: 'sign', issuerType: 'ca', approved: true, events: [approvedEvent] },
     },
     { name: 'issuer of another group, approved', why: 'its own controller signs it: nothing written', request: cr({ issuerRef: { name: 'v', group: 'example.com' }, conditions: [approved] }), issuer: readyCA, want: { kind: 'stop', ready: null, events: [] } },
     { name: 'issuer of another group, auto-approval off', why: '--no-auto-approve: left to another approver, not signed here', request: cr({ issuerRef: { name: 'v', group: 'example.com' } }), issuer: readyCA, autoApprove: false, want: { kind: 'stop', ready: null, events: [] } },
@@ -90,7 +115,7 @@ test('gateRequest: one row per outcome', async () => {
 
   const failures: string[] = [];
   for (const r of rows) {
-    const g = gateRequest({ request: r.request, ...(r.issuer ? { issuer: r.issuer } : {}), autoApprove: r.autoApprove ?? true }, NOW);
+    const g = gateRequest({ request: r.request, ...(r.issuer ? { issuer: r.issuer } : {}), autoApprove: r.autoApprove ?? true, ...(r.approveSignerNames ? { approveSignerNames: r.approveSignerNames } : {}) }, NOW);
     const readyCond = g.status?.conditions?.find((c) => c.type === 'Ready');
     const got: Row['want'] = {
       kind: g.kind,

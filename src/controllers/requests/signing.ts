@@ -3,7 +3,7 @@
 import { getCondition, isTrue, rfc3339, setCondition } from '../../api/conditions.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import type { EventSpec } from '../decision.ts';
-import { APPROVED_MESSAGE, APPROVER_REASON, approvalState, approve, autoApproves, needsAutoApproval } from '../../shared/approval.ts';
+import { APPROVED_MESSAGE, APPROVER_REASON, DEFAULT_APPROVE_SIGNER_NAMES, approvalState, approve, autoApproves, needsAutoApproval, signerNamesApprove } from '../../shared/approval.ts';
 import { isExternalIssuerRef } from '../../shared/issuer-lookup.ts';
 import type { AnyIssuer, IssuerSpec } from '../../api/types.ts';
 
@@ -56,6 +56,8 @@ export interface GateInput {
   request: CertificateRequestObj;
   issuer?: IssuerView;
   autoApprove: boolean;
+  /** the signers the approver approves (default DEFAULT_APPROVE_SIGNER_NAMES; [] approves all) */
+  approveSignerNames?: readonly string[];
 }
 
 /**
@@ -78,9 +80,10 @@ export function gateRequest(input: GateInput, now: Date): GateResult {
   const cr = input.request;
   let status: CRStatus = { ...(cr.status ?? {}) };
   const events: EventSpec[] = [];
+  const autoApprove = input.autoApprove && signerNamesApprove(input.approveSignerNames ?? DEFAULT_APPROVE_SIGNER_NAMES, cr.spec.issuerRef, cr.metadata.namespace!);
   if (isExternalIssuerRef(cr.spec.issuerRef)) {
-    // cert-manager's approver approves every request, and external issuers wait for it
-    if (!input.autoApprove || !needsAutoApproval(status.conditions)) return { kind: 'stop', events };
+    // approved when its signer is among those the approver approves; its own controller signs it
+    if (!autoApprove || !needsAutoApproval(status.conditions)) return { kind: 'stop', events };
     return { kind: 'stop', status: { ...status, conditions: approve(status.conditions, now) }, events: [approvedEvent] };
   }
   const conds = status.conditions;
@@ -101,7 +104,7 @@ export function gateRequest(input: GateInput, now: Date): GateResult {
 
   const issuerType = input.issuer ? issuerTypeOf(input.issuer) : 'unsupported';
   if (approvalState(conds) === 'pending') {
-    if (!autoApproves({ autoApprove: input.autoApprove, issuerServedElsewhere: !!input.issuer && issuerType === 'unsupported', conditions: conds })) {
+    if (!autoApproves({ autoApprove, issuerServedElsewhere: !!input.issuer && issuerType === 'unsupported', conditions: conds })) {
       return { kind: 'stop', events: [{ type: 'Normal', reason: 'WaitingForApproval', message: 'Not signing CertificateRequest until it is Approved' }] };
     }
     status = { ...status, conditions: approve(conds, now) };
