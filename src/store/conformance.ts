@@ -258,6 +258,21 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
       });
     });
 
+    test('empty labels, annotations, finalizers and ownerReferences are not stored (ObjectMeta omits them), so kubectl diff sees no change', async () => {
+      await withStore(async ({ store }, ns) => {
+        const empty = { labels: {}, annotations: {}, finalizers: [], ownerReferences: [] };
+        const created = await store.create<KubeObject>(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bare', namespace: ns, ...empty } });
+        const stored = await store.get<KubeObject>(SecretType, ns, 'bare');
+        for (const o of [created, stored!]) for (const f of Object.keys(empty)) assert.equal(f in o.metadata, false, `${f}: ${JSON.stringify(o.metadata)}`);
+        // the last label taken away leaves no labels: {} behind
+        const labelled = await store.update<KubeObject>(SecretType, { ...stored!, metadata: { ...stored!.metadata, labels: { a: 'b' } } });
+        await store.update<KubeObject>(SecretType, { ...labelled, metadata: { ...labelled.metadata, labels: {} } });
+        assert.equal('labels' in (await store.get<KubeObject>(SecretType, ns, 'bare'))!.metadata, false);
+        const c = await store.create<KubeObject>(Certificate, { ...cert(ns, 'bare'), metadata: { ...cert(ns, 'bare').metadata, ...empty } });
+        for (const f of Object.keys(empty)) assert.equal(f in c.metadata, false, f);
+      });
+    });
+
     test('Secret stringData is merged into data as base64', async () => {
       await withStore(async ({ store }, ns) => {
         const s = await store.create<Secret>(SecretType, {

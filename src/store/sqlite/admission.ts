@@ -101,6 +101,23 @@ export function checkPatchedIdentity(type: ResourceType, o: KubeObject, namespac
  * ValidateOwnerReferences): qualified finalizer names, not orphan and foregroundDeletion
  * together, every reference complete, no Event as an owner, at most one controller.
  */
+/**
+ * Empty labels, annotations, finalizers and ownerReferences are not stored, as ObjectMeta's
+ * omitempty leaves them out: `labels: {}` kept after create (or after the last label went)
+ * made `kubectl diff` of the same file report a change.
+ */
+export function dropEmptyMetadata(obj: KubeObject): void {
+  const meta = obj.metadata as Record<string, unknown>;
+  for (const f of ['labels', 'annotations'] as const) {
+    const v = meta[f];
+    if (v !== null && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).length) delete meta[f];
+  }
+  for (const f of ['finalizers', 'ownerReferences'] as const) {
+    const v = meta[f];
+    if (Array.isArray(v) && !v.length) delete meta[f];
+  }
+}
+
 export function checkFinalizersAndOwners(type: ResourceType, obj: KubeObject): void {
   const errs = new Errors();
   const finalizers: unknown[] = Array.isArray(obj.metadata.finalizers) ? obj.metadata.finalizers : [];

@@ -16,7 +16,7 @@ import {
   type Watch, type WatchEvent, type WatchOptions, type WriteOptions,
 } from '../store.ts';
 import {
-  checkFinalizersAndOwners, checkKind, checkLabels, checkName, checkNamespace, checkPatchedIdentity, checkUnconditionalUpdate, generatedNameSuffix,
+  checkFinalizersAndOwners, checkKind, dropEmptyMetadata, checkLabels, checkName, checkNamespace, checkPatchedIdentity, checkUnconditionalUpdate, generatedNameSuffix,
   namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource, validateSecret,
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
@@ -467,6 +467,7 @@ export class SqliteStore implements Store {
     checkName(type, meta.name!);
     checkLabels(type, o);
     checkFinalizersAndOwners(type, o);
+    dropEmptyMetadata(o);
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.clock.now());
     if (tracksGeneration(type)) meta.generation = 1;
@@ -812,6 +813,7 @@ export class SqliteStore implements Store {
     }
     checkLabels(type, o);
     checkFinalizersAndOwners(type, o);
+    dropEmptyMetadata(o);
     checkObjectUpdate(type, o, old);
     prepareNamespace(type, o, old);
     if (old.metadata.deletionTimestamp && (meta.finalizers ?? []).some((f) => !(old.metadata.finalizers ?? []).includes(f))) {

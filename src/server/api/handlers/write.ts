@@ -45,6 +45,9 @@ async function validatedObject(call: ResourceCall): Promise<KubeObject> {
 export async function createObject(ctx: ApiContext, call: ResourceCall) {
   const { type, namespace } = call.route;
   const obj = await validatedObject(call);
+  // kube-apiserver's storage refuses it (with a 500; a 400 says whose mistake it is): an object
+  // exported with `kubectl get -o yaml` must be stripped before it is created again
+  if (obj.metadata?.resourceVersion) throw new HttpError(400, 'BadRequest', 'resourceVersion should not be set on objects to be created');
   await checkNamespaceExists(ctx.store, type, namespace, obj.metadata?.name ?? '');
   const created = await ctx.store.create(type, obj, { dryRun: call.dryRun, fieldManager: call.fieldManager, user: call.user });
   return sendObject(call.req, call.res, 201, created);
