@@ -1,6 +1,8 @@
-// One AcmeClient per ACME account (server + account key + TLS trust), shared by every Issuer
-// that uses that account and by the Order and Challenge controllers, so that the directory,
-// the account URL and the pool of Replay-Nonces are fetched once and reused.
+// One AcmeClient per ACME issuer (server + account key + TLS trust + its account URL), used by
+// that issuer's account, Order, Challenge, ARI and revocation controllers, so that the directory,
+// the account URL and the pool of Replay-Nonces are fetched once and reused. Keyed by issuer, as
+// cert-manager's account registry is: issuers sharing one key Secret can hold different account
+// URLs (one registered again after the CA forgot the account), and each uses its own.
 import crypto from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { AcmeClient, type AcmeClientOptions, type AcmeRequestInfo } from '../../../acme/client.ts';
@@ -48,48 +50,47 @@ export function requestLabels(info: AcmeRequestInfo, action: string) {
 }
 
 export class AcmeClientRegistry {
-  private readonly clients = new Map<string, AcmeClient>();
-  /** issuer uid → config id of its client */
-  private readonly byIssuer = new Map<string, string>();
+  /** issuer uid → its client, and the config id it was made for */
+  private readonly clients = new Map<string, { id: string; client: AcmeClient }>();
 
   constructor(private readonly opts: { metrics?: CertsmithMetrics; clientOptions?: Partial<AcmeClientOptions> } = {}) {}
 
-  /** The client of this account, made on first use; a known account URL is handed to a client that lacks one. */
+  /**
+   * The issuer's client, made on first use and again when its account changes (server, key,
+   * trust, or an account URL other than the one its client holds).
+   */
   clientFor(issuerUid: string, config: AccountConfig): AcmeClient {
     const id = configId(config);
-    let client = this.clients.get(id);
-    if (!client || (config.accountUrl && client.accountUrl && client.accountUrl !== config.accountUrl)) {
-      client?.close();
-      client = new AcmeClient({
-        ...this.opts.clientOptions,
-        directoryUrl: config.server,
-        accountKeyPem: config.accountKeyPem,
-        accountUrl: config.accountUrl,
-        caPem: config.caPem,
-        skipTLSVerify: config.skipTLSVerify,
-        onRequest: (info) => {
-          this.opts.metrics?.acmeRequest(requestLabels(info, actionStore.getStore() ?? 'unnamed_action'), info.durationMs / 1000);
-        },
-      });
-      this.clients.set(id, client);
-    }
-    this.byIssuer.set(issuerUid, id);
+    const held = this.clients.get(issuerUid);
+    if (held && held.id === id && !(config.accountUrl && held.client.accountUrl && held.client.accountUrl !== config.accountUrl)) return held.client;
+    held?.client.close();
+    const client = new AcmeClient({
+      ...this.opts.clientOptions,
+      directoryUrl: config.server,
+      accountKeyPem: config.accountKeyPem,
+      accountUrl: config.accountUrl,
+      caPem: config.caPem,
+      skipTLSVerify: config.skipTLSVerify,
+      onRequest: (info) => {
+        this.opts.metrics?.acmeRequest(requestLabels(info, actionStore.getStore() ?? 'unnamed_action'), info.durationMs / 1000);
+      },
+    });
+    this.clients.set(issuerUid, { id, client });
     return client;
   }
 
   /** The client last set up for this issuer, if any. */
   forIssuer(issuerUid: string): AcmeClient | undefined {
-    const id = this.byIssuer.get(issuerUid);
-    return id ? this.clients.get(id) : undefined;
+    return this.clients.get(issuerUid)?.client;
   }
 
   forget(issuerUid: string): void {
-    this.byIssuer.delete(issuerUid);
+    this.clients.get(issuerUid)?.client.close();
+    this.clients.delete(issuerUid);
   }
 
   close(): void {
-    for (const c of this.clients.values()) c.close();
+    for (const { client } of this.clients.values()) client.close();
     this.clients.clear();
-    this.byIssuer.clear();
   }
 }
