@@ -64,6 +64,12 @@ test('decideOrder: one row per step', () => {
 
   const rows: Row[] = [
     { name: 'failed Order', why: 'a failed Order is final: nothing is sent to the ACME server again', input: input(order({ state: 'invalid', annotations: rateLimited })), want: { kind: 'none' } },
+    {
+      name: 'failed Order with Challenges still in flight', why: 'they can no longer help it, and a replacement Order\'s Challenge for the same name waits while one is processing: deleted (their finalizer cleans up), the final ones kept',
+      input: input(order({ state: 'errored' }), { challenges: [withState(both.challenges[0], 'pending'), withState(both.challenges[1], 'invalid'), { ...stray, status: {} }] }),
+      want: { kind: 'delete-challenges', names: [both.challenges[0].metadata.name!, 'stray'] },
+    },
+    { name: 'failed Order, its Challenges final', why: 'kept for debugging, as cert-manager keeps them', input: input(order({ state: 'invalid' }), { challenges: [challenge('invalid'), withState(stray, 'valid')] }), want: { kind: 'none' } },
     { name: 'rate limited', why: 'after a 429 nothing is sent before Retry-After', input: input(order({ state: 'pending', annotations: rateLimited })), want: { kind: 'rate-limited', untilMs: 600_000 } },
     { name: 'rate limit mark in the past', why: 'the Order goes on once the time has passed', input: input(order({ url: false, annotations: { [ANN_RATE_LIMITED]: '2026-05-31T23:59:59Z' } })), want: { kind: 'create', lost: false } },
     {

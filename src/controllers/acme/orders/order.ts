@@ -13,6 +13,7 @@ import { ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isFailu
 import { ANN_FINALIZED_AT, ANN_NEXT_LOOK, lookDueInMs, nextLookDelayMs, ORDER_PACE, preciseTime, waitedAtLook } from '../look-schedule.ts';
 
 export const FAILURE_STATES = ['invalid', 'expired', 'errored'];
+const CHALLENGE_FINAL_STATES = ['valid', ...FAILURE_STATES];
 export const FINAL_STATES = ['valid', ...FAILURE_STATES];
 
 /** A Challenge to create; the shell fills spec.key, which needs the account key. */
@@ -105,7 +106,13 @@ export function decideOrder(input: OrderInput, now: Date): OrderStep {
   const order = input.order;
   const st = order.status ?? {};
   const state = st.state ?? '';
-  if (FAILURE_STATES.includes(state)) return { kind: 'none' };
+  if (FAILURE_STATES.includes(state)) {
+    // Final Challenges are kept for debugging, as cert-manager keeps them. One still in flight can
+    // no longer help, holds its record, and holds back a replacement Order's Challenge for the
+    // same name (the scheduler runs one per name and type): it goes, and its finalizer cleans up.
+    const inFlight = input.challenges.filter((c) => !CHALLENGE_FINAL_STATES.includes(c.status?.state ?? ''));
+    return inFlight.length ? { kind: 'delete-challenges', names: inFlight.map((c) => c.metadata.name!) } : { kind: 'none' };
+  }
   const done = state === 'valid' && !!st.certificate;
   const limitedUntil = Date.parse(order.metadata.annotations?.[ANN_RATE_LIMITED] ?? '');
   if (!done && limitedUntil > now.getTime()) return { kind: 'rate-limited', untilMs: limitedUntil - now.getTime() };
