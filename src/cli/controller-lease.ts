@@ -50,8 +50,12 @@ export async function runServerControllers(o: {
   store: Store; clock: Clock; logger: Logger;
   start: () => Promise<{ stop(): Promise<void> }>;
   say: (line: string) => void;
+  /** the controllers failed to start after this returned (the Lease taken later): the server must not run on without them */
+  onLaterStartFailure: (e: Error) => void;
 }): Promise<ServerControllers> {
   let running: { stop(): Promise<void> } | undefined;
+  let returned = false;
+  let startFailure: Error | undefined;
   let elector: LeaderElector | undefined;
   let stopping = false;
   let decided: () => void = () => {};
@@ -68,6 +72,8 @@ export async function runServerControllers(o: {
           decided();
         }, (e: Error) => {
           o.logger.error({ err: e.message }, 'the controllers failed to start');
+          if (returned) o.onLaterStartFailure(e);
+          else startFailure = e;
           decided();
         });
       },
@@ -89,6 +95,12 @@ export async function runServerControllers(o: {
   campaign();
   // a store that cannot take the Lease's write yet (a full disk) must not keep the API from serving: the campaign goes on
   await Promise.race([firstDecision, new Promise<void>((r) => setTimeout(r, FIRST_DECISION_WAIT_MS).unref())]);
+  returned = true;
+  if (startFailure) {
+    stopping = true;
+    await elector?.stop();
+    throw new Error(`the controllers failed to start: ${startFailure.message}`);
+  }
   return {
     async stop() {
       stopping = true;

@@ -22,3 +22,12 @@ test('--deploy-hook, --files-owner and --keep-files without --secrets-dir are re
     assert.equal(controllerOptionsFrom(flags({ ...given, secretsDir: '/var/lib/certsmith/live' })).secretsDir, '/var/lib/certsmith/live');
   }
 });
+
+test('--files-owner naming a user or group this host does not have is refused at start, naming the flag; a known one passes', () => {
+  for (const owner of ['nobody:nosuchgroup', 'nosuchuser:nogroup', 'nobody:', 'nosuchuser']) {
+    assert.throws(() => controllerOptionsFrom(flags({ secretsDir: '/var/lib/certsmith/live', filesOwner: owner })),
+      (e: Error) => e instanceof CliError && e.message.startsWith('--files-owner') && e.message.includes(`"${owner}"`), owner);
+  }
+  assert.equal(controllerOptionsFrom(flags({ secretsDir: '/var/lib/certsmith/live', filesOwner: '0:0' })).filesOwner, '0:0');
+  assert.equal(controllerOptionsFrom(flags({ secretsDir: '/var/lib/certsmith/live', filesOwner: 'root' })).filesOwner, 'root');
+});

@@ -14,6 +14,7 @@ import { parseListen } from './listen-flag.ts';
 import { untilSignal } from './signals.ts';
 import { backoffFromFlags, BackoffFlagError } from '../composition/backoff.ts';
 import { checkDataDir, DataDirError, ensureAccessToken, lockDataDir } from '../server/data-dir.ts';
+import { parseFileOwner } from '../shared/file-owner.ts';
 
 export interface ControllerFlags {
   autoApprove: boolean;
@@ -133,6 +134,14 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   if (!f.secretsDir) {
     const given = f.deployHook !== undefined ? '--deploy-hook' : f.filesOwner !== undefined ? '--files-owner' : f.keepFiles ? '--keep-files' : undefined;
     if (given) throw new CliError(`${given} needs --secrets-dir: it acts on the files certsmith writes there, and there are none without it`);
+  }
+  if (f.filesOwner !== undefined) {
+    // checked now: the files controller, finding no such user, would fail after the server started
+    try {
+      parseFileOwner(f.filesOwner);
+    } catch (e) {
+      throw new CliError(`--files-owner: ${(e as Error).message}`);
+    }
   }
   parseListen(f.metricsListen, '--metrics-listen');
   parseListen(f.healthListen, '--health-listen');
@@ -318,6 +327,12 @@ export function registerServerCommand(program: Command) {
             store, clock: realClock, logger,
             start: () => stack.startControllers({ options: { ...options, apiServerCABundle: tls.caPem } }),
             say: (line) => process.stderr.write(`${line}\n`),
+            onLaterStartFailure: (e) => {
+              // a server without its controllers would answer /readyz and renew nothing: exit, and let the supervisor restart it
+              process.stderr.write(`error: the controllers failed to start: ${e.message}\n`);
+              process.exitCode = 1;
+              process.kill(process.pid, 'SIGTERM');
+            },
           });
           stopped.push(() => controllers.stop());
         }

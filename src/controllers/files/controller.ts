@@ -13,7 +13,7 @@ import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
 import { isSafeLineageName, listLineages, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
-import { parseFileOwner, type FileOwner } from './owner.ts';
+import { parseFileOwner, type FileOwner } from '../../shared/file-owner.ts';
 import { HookLedger } from './hook-ledger.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
 import { formatDuration } from '../../api/duration.ts';

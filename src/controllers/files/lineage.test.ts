@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
 import { keyPair } from '../../../test/rig/key-pairs.ts';
 import { currentVersion, listLineages, publishLineage, removeLineage, isSafeLineageName } from './lineage.ts';
-import { parseFileOwner } from './owner.ts';
+import { parseFileOwner } from '../../shared/file-owner.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 // a leaf (`leaf<n>`) is a real certificate for key(n): only a fitting pair is published

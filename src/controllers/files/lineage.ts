@@ -18,7 +18,7 @@ import { lstat, mkdir, open, readlink, rename, symlink, unlink } from 'node:fs/p
 import { randomBytes } from 'node:crypto';
 import { basename, join } from 'node:path';
 import type { LineageFile } from './lineage-files.ts';
-import type { FileOwner } from './owner.ts';
+import type { FileOwner } from '../../shared/file-owner.ts';
 import { SafeDir, UnsafePathError, serviceUid, withDirs, type DirAttrs } from './safe-dir.ts';
 
 export { UnsafePathError };

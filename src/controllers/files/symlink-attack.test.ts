@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
 import { keyPair } from '../../../test/rig/key-pairs.ts';
 import { listLineages, publishLineage, removeLineage } from './lineage.ts';
-import { parseFileOwner } from './owner.ts';
+import { parseFileOwner } from '../../shared/file-owner.ts';
 
 const isRoot = process.getuid?.() === 0;
 const skip = isRoot ? false : 'needs root: certsmith runs as root on a host and the attacker is "nobody" (runuser)';

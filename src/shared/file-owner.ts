@@ -1,5 +1,6 @@
 // --files-owner: who the mirrored files belong to, so that e.g. a web server running as its
-// own user can read a 0600 key without certsmith running as that user.
+// own user can read a 0600 key without certsmith running as that user. Shared: the CLI checks
+// the flag at start, the files controller applies it.
 import { readFileSync } from 'node:fs';
 
 export interface FileOwner {
