@@ -42,6 +42,9 @@ test('generated CRDs are structural, served with status subresource, short names
   }
   const cert = docs['certificates.cert-manager.io.yaml'];
   assert.deepEqual(cert.spec.names.shortNames, ['cert', 'certs']);
+  // cert-manager v1.18 added them (deploy/crds); scripts written for a cluster use `kubectl get iss`
+  assert.deepEqual(docs['issuers.cert-manager.io.yaml'].spec.names.shortNames, ['iss']);
+  assert.deepEqual(docs['clusterissuers.cert-manager.io.yaml'].spec.names.shortNames, ['ciss']);
   assert.deepEqual(cert.spec.versions[0].additionalPrinterColumns.map((c: any) => c.name), ['Ready', 'Secret', 'Issuer', 'Status', 'Age']);
   assert.equal(docs['clusterissuers.cert-manager.io.yaml'].spec.scope, 'Cluster');
   assert.deepEqual(docs['challenges.acme.cert-manager.io.yaml'].spec.versions[0].additionalPrinterColumns.map((c: any) => c.name), ['State', 'Domain', 'Reason', 'Age']);

@@ -28,8 +28,8 @@ const certManagerACME = ['cert-manager', 'cert-manager-acme'];
 
 export const Certificate = rt('cert-manager.io', 'v1', 'Certificate', 'certificates', true, true, ['cert', 'certs'], certManager);
 export const CertificateRequest = rt('cert-manager.io', 'v1', 'CertificateRequest', 'certificaterequests', true, true, ['cr', 'crs'], certManager);
-export const Issuer = rt('cert-manager.io', 'v1', 'Issuer', 'issuers', true, true, [], certManager);
-export const ClusterIssuer = rt('cert-manager.io', 'v1', 'ClusterIssuer', 'clusterissuers', false, true, [], certManager);
+export const Issuer = rt('cert-manager.io', 'v1', 'Issuer', 'issuers', true, true, ['iss'], certManager);
+export const ClusterIssuer = rt('cert-manager.io', 'v1', 'ClusterIssuer', 'clusterissuers', false, true, ['ciss'], certManager);
 export const Order = rt('acme.cert-manager.io', 'v1', 'Order', 'orders', true, true, [], certManagerACME);
 export const Challenge = rt('acme.cert-manager.io', 'v1', 'Challenge', 'challenges', true, true, [], certManagerACME);
 export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
