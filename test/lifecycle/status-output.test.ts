@@ -105,7 +105,7 @@ test('status certificate prints the pending request\'s Events as cmctl does', as
     assert.deepEqual(rows.slice(2).map((r) => r.trim().split(/ {2,}/)), [
       ['Normal', 'cert-manager.io', '5m', 'cert-manager-certificaterequests-approver', 'Certificate request has been approved by cert-manager.io'],
       // no issuer, so no issuer type: cert-manager's controller of each type says it alike
-      ['Normal', 'IssuerNotFound', '5m', 'cert-manager-certificaterequests-issuer', 'Referenced "Issuer" not found'],
+      ['Normal', 'IssuerNotFound', '5m', 'cert-manager-certificaterequests-issuer', 'Referenced "Issuer" not found: issuer.cert-manager.io "missing" not found'],
     ]);
     assertAligned(rows);
     assert.match(text, /^Issuer:\n {2}Name: missing\n {2}Kind: Issuer\n {2}Issuer missing not found$/m);

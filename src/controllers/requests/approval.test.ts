@@ -26,7 +26,7 @@ for (const kind of ['Issuer', 'ClusterIssuer'] as const) {
     const ready = getCondition(conds, 'Ready');
     assert.equal(ready?.status, 'False');
     assert.equal(ready?.reason, 'Pending');
-    assert.equal(ready?.message, `Referenced "${kind}" not found`);
+    assert.equal(ready?.message, `Referenced "${kind}" not found: ${kind.toLowerCase()}.cert-manager.io "missing" not found`);
     assert.deepEqual(gate.events.map((e) => e.reason), ['cert-manager.io', 'IssuerNotFound']);
   });
 }

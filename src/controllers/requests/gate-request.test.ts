@@ -90,15 +90,15 @@ test('gateRequest: one row per outcome', async () => {
     },
     {
       name: 'pending, issuer not found', why: 'approved as cert-manager\'s approver does, then IssuerNotFound (issue 15)',
-      request: cr(), want: { kind: 'stop', approved: true, ready: 'Pending: Referenced "Issuer" not found', events: [approvedEvent, 'Normal IssuerNotFound'] },
+      request: cr(), want: { kind: 'stop', approved: true, ready: 'Pending: Referenced "Issuer" not found: issuer.cert-manager.io "ca" not found', events: [approvedEvent, 'Normal IssuerNotFound'] },
     },
     { name: 'pending, ready CA issuer', why: 'auto-approved and signed in the same pass', request: cr(), issuer: readyCA, want: { kind: 'sign', approved: true, issuerType: 'ca', events: [approvedEvent] } },
-    { name: 'approved, issuer not found', why: 'Pending IssuerNotFound naming the kind', request: cr({ conditions: [approved] }), want: { kind: 'stop', ready: 'Pending: Referenced "Issuer" not found', events: ['Normal IssuerNotFound'] } },
-    { name: 'approved, ClusterIssuer not found', why: 'the message names the referenced kind', request: cr({ conditions: [approved], issuerRef: { name: 'ca', kind: 'ClusterIssuer' } }), want: { kind: 'stop', ready: 'Pending: Referenced "ClusterIssuer" not found', events: ['Normal IssuerNotFound'] } },
+    { name: 'approved, issuer not found', why: 'Pending IssuerNotFound naming the kind', request: cr({ conditions: [approved] }), want: { kind: 'stop', ready: 'Pending: Referenced "Issuer" not found: issuer.cert-manager.io "ca" not found', events: ['Normal IssuerNotFound'] } },
+    { name: 'approved, ClusterIssuer not found', why: 'the message names the referenced kind', request: cr({ conditions: [approved], issuerRef: { name: 'ca', kind: 'ClusterIssuer' } }), want: { kind: 'stop', ready: 'Pending: Referenced "ClusterIssuer" not found: clusterissuer.cert-manager.io "ca" not found', events: ['Normal IssuerNotFound'] } },
     {
       name: 'approved, issuer still not found', why: 'the event is not repeated when reason and message are unchanged',
-      request: cr({ conditions: [approved, cond('Ready', 'False', 'Pending', 'Referenced "Issuer" not found')] }),
-      want: { kind: 'stop', ready: 'Pending: Referenced "Issuer" not found', events: [] },
+      request: cr({ conditions: [approved, cond('Ready', 'False', 'Pending', 'Referenced "Issuer" not found: issuer.cert-manager.io "ca" not found')] }),
+      want: { kind: 'stop', ready: 'Pending: Referenced "Issuer" not found: issuer.cert-manager.io "ca" not found', events: [] },
     },
     { name: 'approved, issuer naming no type', why: 'left alone, nothing written', request: cr({ conditions: [approved] }), issuer: issuer({ spec: {} }), want: { kind: 'stop', ready: null, events: [] } },
     {

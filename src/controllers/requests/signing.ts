@@ -116,7 +116,8 @@ export function gateRequest(input: GateInput, now: Date): GateResult {
     const p = pending(status, reason, message, now);
     return { kind: 'stop', status: p.status, events: [...events, ...p.events] };
   };
-  if (!input.issuer) return stopPending('IssuerNotFound', `Referenced "${kind}" not found`);
+  // cert-manager's Reporter.Pending appends the lister's NotFound error, which names the issuer
+  if (!input.issuer) return stopPending('IssuerNotFound', `Referenced "${kind}" not found: ${kind.toLowerCase()}.cert-manager.io "${cr.spec.issuerRef.name}" not found`);
   if (issuerType === 'unsupported') return { kind: 'stop', status: changed(cr, status), events };
   const unsupported = unsupportedIssuerMessage(issuerType);
   if (unsupported) {
