@@ -78,11 +78,18 @@ async function eabOf(ctx: ControllerContext, issuer: IssuerObj): Promise<{ keyId
   const namespace = issuerResourceNamespace(ctx, issuer);
   const ref = eab.keySecretRef;
   const secret = await ctx.store.get<Secret>(SecretType, namespace, ref.name);
-  const value = decodeBase64(secret?.data?.[ref.key || 'secret']).trim();
-  if (!value) {
-    throw new IssuerSetupError(REASON.registerFailed, `Failed to register ACME account: external account binding key "${ref.key || 'secret'}" not found in secret "${namespace}/${ref.name}"`, false);
-  }
-  return { keyId: eab.keyID, hmacKeyBase64: value };
+  return { keyId: eab.keyID, hmacKeyBase64: eabKeyOf(secret, ref) };
+}
+
+/** The EAB MAC key a Secret holds, or why not, in cert-manager's words (pkg/issuer/acme/setup.go). */
+export function eabKeyOf(secret: Secret | undefined, ref: { name: string; key?: string }): string {
+  const fail = (why: string) => new IssuerSetupError(REASON.registerFailed, `Failed to register ACME account: ${why}`, false);
+  if (!secret) throw fail(`secrets "${ref.name}" not found`);
+  const key = ref.key || 'secret';
+  if (secret.data?.[key] === undefined) throw fail(`failed to find external account binding key data in Secret "${ref.name}" at index "${key}"`);
+  const value = decodeBase64(secret.data[key]).trim();
+  if (!value) throw fail(`the external account binding key data in Secret "${ref.name}" at index "${key}" is empty`);
+  return value;
 }
 
 export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime, cluster: boolean): ControllerSpec {
