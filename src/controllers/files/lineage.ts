@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { basename, join } from 'node:path';
 import type { LineageFile } from './lineage-files.ts';
 import type { FileOwner } from '../../shared/file-owner.ts';
-import { SafeDir, UnsafePathError, serviceUid, withDirs, type DirAttrs } from './safe-dir.ts';
+import { SafeDir, UnsafePathError, serviceUid, withDirs, type DirAttrs } from '../../shared/safe-dir.ts';
 
 export { UnsafePathError };
 

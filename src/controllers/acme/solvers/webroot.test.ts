@@ -44,7 +44,9 @@ describe('webroot token files', () => {
     const elsewhere = fs.mkdtempSync(path.join(tmp, 'elsewhere-'));
     fs.mkdirSync(path.join(root, '.well-known'));
     fs.symlinkSync(elsewhere, path.join(root, '.well-known', 'acme-challenge'));
-    await assert.rejects(presentWebroot(root, TOKEN, 'k'), /symlink/);
+    // the message names the real path and the webroot's own flag
+    await assert.rejects(presentWebroot(root, TOKEN, 'k'), (e: Error) =>
+      e.message.startsWith(`refusing ${path.join(root, '.well-known', 'acme-challenge')}: it is a symlink`) && e.message.includes('below --acme-http01-webroot') && !e.message.includes('--secrets-dir'));
     assert.deepEqual(fs.readdirSync(elsewhere), []);
     fs.symlinkSync(elsewhere, path.join(root, 'link'));
     fs.rmSync(path.join(root, '.well-known'), { recursive: true });
@@ -52,6 +54,20 @@ describe('webroot token files', () => {
     await assert.rejects(presentWebroot(root, TOKEN, 'k'), /symlink/);
     await assert.rejects(cleanUpWebroot(root, TOKEN), /symlink/);
     assert.deepEqual(fs.readdirSync(elsewhere), []);
+  });
+
+  test('a webroot that cannot be written is named by its path in the error, not by a descriptor path', async () => {
+    const root = fs.mkdtempSync(path.join(tmp, 'ro-'));
+    fs.chmodSync(root, 0o555);
+    // root ignores mode bits: a read-only bind mount makes the folder unwritable even for root
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('mount', ['--bind', '-o', 'ro', root, root]);
+    try {
+      execFileSync('mount', ['-o', 'remount,bind,ro', root, root]);
+      await assert.rejects(presentWebroot(root, TOKEN, 'k'), (e: Error) => e.message.includes(path.join(root, '.well-known')) && !e.message.includes('/proc/self/fd'));
+    } finally {
+      execFileSync('umount', [root]);
+    }
   });
 
   test('a symlink in the token file\'s place is replaced, not written through', async () => {

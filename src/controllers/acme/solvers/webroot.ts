@@ -9,7 +9,7 @@
 // renamed over it: nothing below DIR is followed, truncated or written through.
 import { constants } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
-import { SafeDir, serviceUid, withDirs } from '../../files/safe-dir.ts';
+import { SafeDir, serviceUid, withDirs } from '../../../shared/safe-dir.ts';
 
 /**
  * ACME tokens are base64url (RFC 8555 §8.3). The token reaches us from a Challenge resource, which
@@ -42,7 +42,7 @@ async function openOrCreate(parent: SafeDir, name: string): Promise<SafeDir> {
 
 async function challengeDir<T>(root: string, create: boolean, fn: (dir: SafeDir) => Promise<T>): Promise<T | undefined> {
   return withDirs(async (keep) => {
-    const top = await SafeDir.openRoot(root);
+    const top = await SafeDir.openRoot(root, '--acme-http01-webroot');
     if (!top) {
       if (!create) return undefined;
       throw new WebrootError(`--acme-http01-webroot ${root} does not exist`);
@@ -61,23 +61,25 @@ async function challengeDir<T>(root: string, create: boolean, fn: (dir: SafeDir)
 /** Writes the key authorization to ROOT/.well-known/acme-challenge/TOKEN, mode 0644 whatever the umask. */
 export async function presentWebroot(root: string, token: string, keyAuth: string): Promise<string> {
   checkToken(token);
-  const written = await challengeDir(root, true, async (dir) => {
-    const tmp = `.${token}.certsmith-tmp`;
-    await unlink(dir.entry(tmp)).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'ENOENT') throw e; });
-    const fh = await open(dir.entry(tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-    try {
-      await fh.writeFile(keyAuth);
-      await fh.chmod(0o644);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    // rename replaces whatever entry holds the name (a symlink included) without following it
-    await rename(dir.entry(tmp), dir.entry(token));
-    return dir.shown(token);
-  });
+  const written = await challengeDir(root, true, (dir) => writeToken(dir, token, keyAuth).catch((e) => { throw dir.shownError(e); }));
   if (!written) throw new WebrootError(`could not write the HTTP-01 token below ${root}`);
   return written;
+}
+
+async function writeToken(dir: SafeDir, token: string, keyAuth: string): Promise<string> {
+  const tmp = `.${token}.certsmith-tmp`;
+  await unlink(dir.entry(tmp)).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'ENOENT') throw e; });
+  const fh = await open(dir.entry(tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  try {
+    await fh.writeFile(keyAuth);
+    await fh.chmod(0o644);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  // rename replaces whatever entry holds the name (a symlink included) without following it
+  await rename(dir.entry(tmp), dir.entry(token));
+  return dir.shown(token);
 }
 
 /** Removes the token file; a missing file or folder is already clean. */

@@ -1,4 +1,6 @@
-// Directories below --secrets-dir, opened as descriptors and never through a symlink.
+// Directories below a folder certsmith writes to (--secrets-dir, --acme-http01-webroot), opened
+// as descriptors and never through a symlink. Shared: the files controller and the webroot
+// HTTP-01 solver both write below such folders.
 //
 // certsmith often runs as root while a less trusted account (--files-owner, e.g. www-data)
 // reads the files. Anything that account can rename could be swapped for a symlink to a
@@ -22,7 +24,7 @@ const VIA_PROC = existsSync('/proc/self/fd');
 /** lineages are two levels below a version directory at most; anything deeper was not made by certsmith */
 const MAX_REMOVE_DEPTH = 8;
 
-/** A path below --secrets-dir that certsmith will not use: a symlink, or not a directory where one belongs. */
+/** A path below a folder certsmith manages that it will not use: a symlink, or not a directory where one belongs. */
 export class UnsafePathError extends Error {
   constructor(readonly path: string, why: string) {
     super(`refusing ${path}: ${why}`);
@@ -43,19 +45,21 @@ export function serviceUid(): number {
 }
 
 export class SafeDir {
-  private constructor(readonly path: string, private readonly handle: FileHandle) {}
+  /** `flag`: the server flag that names the root, for messages */
+  private constructor(readonly path: string, private readonly handle: FileHandle, private readonly flag: string) {}
 
   /**
-   * The --secrets-dir itself: its path is the administrator's choice, so a symlink there is
-   * followed (once, here). Undefined when it does not exist.
+   * The managed folder itself (--secrets-dir, --acme-http01-webroot): its path is the
+   * administrator's choice, so a symlink there is followed (once, here). Undefined when it does
+   * not exist.
    */
-  static async openRoot(path: string): Promise<SafeDir | undefined> {
+  static async openRoot(path: string, flag = '--secrets-dir'): Promise<SafeDir | undefined> {
     try {
-      return new SafeDir(path, await open(path, DIR_FLAGS));
+      return new SafeDir(path, await open(path, DIR_FLAGS), flag);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return undefined;
-      if (code === 'ENOTDIR') throw new UnsafePathError(path, 'the secrets dir is not a directory');
+      if (code === 'ENOTDIR') throw new UnsafePathError(path, `the ${flag} folder is not a directory`);
       throw e;
     }
   }
@@ -68,6 +72,12 @@ export class SafeDir {
   /** the path a person recognises, for messages only */
   shown(name: string): string {
     return join(this.path, name);
+  }
+
+  /** An error from a call on this directory's entries, its message naming the path a person recognises instead of /proc/self/fd/N. */
+  shownError(e: unknown): unknown {
+    if (e instanceof Error && VIA_PROC) e.message = e.message.split(`/proc/self/fd/${this.handle.fd}`).join(this.path);
+    return e;
   }
 
   /**
@@ -84,10 +94,10 @@ export class SafeDir {
         if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw e;
       }
-      await mkdir(this.entry(name), { mode: o.create.mode }).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err; });
+      await mkdir(this.entry(name), { mode: o.create.mode }).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw this.shownError(err); });
       handle = await this.openChild(name);
     }
-    const dir = new SafeDir(this.shown(name), handle);
+    const dir = new SafeDir(this.shown(name), handle, this.flag);
     if (o.create) {
       try {
         await dir.adopt(o.create);
@@ -108,7 +118,7 @@ export class SafeDir {
       if (code !== 'ENOTDIR' && code !== 'ELOOP') throw e;
       const st = await lstat(this.entry(name)).catch(() => undefined);
       throw new UnsafePathError(this.shown(name), st?.isSymbolicLink()
-        ? 'it is a symlink, and certsmith never follows symlinks below --secrets-dir (someone with write access to its parent may have swapped it)'
+        ? `it is a symlink, and certsmith never follows symlinks below ${this.flag} (someone with write access to its parent may have swapped it)`
         : 'it is not a directory');
     }
   }
