@@ -1,7 +1,7 @@
 // `certsmith doctor`: for one Certificate, gathers the facts (API objects, DNS, HTTP, the ACME
 // directory) and runs each check over them. The checks themselves are pure (checks/*.ts).
 import dns from 'node:dns';
-import { Certificate, CertificateRequest, Challenge, ClusterIssuer, Issuer, Order } from '../api/resources.ts';
+import { Certificate, CertificateRequest, Challenge, ClusterIssuer, EventType, Issuer, Order } from '../api/resources.ts';
 import type { ACMESolver, Challenge as ChallengeObj, Order as OrderObj } from '../api/types.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { Store } from '../store/store.ts';
@@ -18,6 +18,8 @@ import { checkAccount, checkIssuerReady, type IssuerFacts } from './checks/issue
 import { checkLastProblem, type FailedACMEObject } from './checks/problem.ts';
 import { checkRateLimits } from './checks/rate-limit.ts';
 import { checkBackoff } from './checks/backoff.ts';
+import { checkDelivery, DELIVERY_CHECKS } from './checks/delivery.ts';
+import { lastHookOutcome, type HookEvent } from '../shared/deploy-hook-events.ts';
 import { fetchCAAIdentities, fetchChallenge, lookupAddresses, lookupCAA, txtVisibility } from './gather.ts';
 import crypto from 'node:crypto';
 
@@ -173,6 +175,10 @@ export async function diagnose(store: Reader, crt: CertificateObj, opts: DoctorO
     }, now);
     if (b) findings.push(b);
   }
+  // issued but not delivered: the files a web server reads, the hook that reloads it
+  const hook = lastHookOutcome((await store.list<HookEvent>(EventType, { namespace: ns })).items, crt);
+  const filesMirrored = crt.status?.conditions?.find((c) => c.type === 'FilesMirrored');
+  findings.push(...checkDelivery({ ...(filesMirrored ? { filesMirrored } : {}), ...(hook ? { hook } : {}) }));
   return { certificate: `${ns}/${crt.metadata.name}`, headline, findings };
 }
 
@@ -193,7 +199,10 @@ export function formatDiagnosis(d: Diagnosis): string {
     lines.push(`  [${MARK[f.severity]}] ${f.check}: ${f.sentence}`);
     if (f.fix && f.severity !== 'ok') lines.push(`      fix: ${f.fix}`);
   }
-  const blocking = d.findings.filter((f) => f.severity === 'error').length;
+  const errors = d.findings.filter((f) => f.severity === 'error');
+  const blocking = errors.filter((f) => !DELIVERY_CHECKS.has(f.check)).length;
+  const undelivered = errors.length - blocking;
   lines.push(blocking ? `  ${blocking} problem${blocking === 1 ? '' : 's'} block${blocking === 1 ? 's' : ''} issuance.` : '  Nothing blocks issuance.');
+  if (undelivered) lines.push(`  ${undelivered} problem${undelivered === 1 ? ' keeps' : 's keep'} the issued certificate from use (files, deploy hook).`);
   return lines.join('\n') + '\n';
 }

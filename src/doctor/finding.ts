@@ -1,5 +1,6 @@
 // What every doctor check returns: one plain sentence about what was found, and when something
-// is wrong, the sentence that says how to fix it. Only `error` blocks issuance (exit status 1).
+// is wrong, the sentence that says how to fix it. Only `error` blocks issuance, or delivery for the
+// delivery checks (exit status 1).
 export type Severity = 'ok' | 'info' | 'warning' | 'error';
 
 export interface Finding {
@@ -8,10 +9,6 @@ export interface Finding {
   severity: Severity;
   sentence: string;
   fix?: string;
-}
-
-export function blocksIssuance(f: Finding): boolean {
-  return f.severity === 'error';
 }
 
 /** "in 2h 5m", "in 40s", "3m ago": how far a time is from now, for sentences a person reads. */

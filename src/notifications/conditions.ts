@@ -3,6 +3,7 @@
 // and once more, as resolved, when it ends; what was last announced is the input `announced`.
 import type { Certificate } from '../api/types.ts';
 import { failedAttemptsOf } from '../shared/backoff.ts';
+import type { HookOutcome } from '../shared/deploy-hook-events.ts';
 
 export type NotificationKind = 'IssuanceFailing' | 'RenewalOverdue' | 'ExpiringSoon' | 'ARIReplaceNow' | 'DeployHookFailed';
 
@@ -18,11 +19,6 @@ export interface NotificationPolicy {
 }
 
 export const DEFAULT_NOTIFICATION_POLICY: NotificationPolicy = { failures: 3, renewalGraceMs: 3_600_000 };
-
-export interface HookOutcome {
-  failed: boolean;
-  message: string;
-}
 
 const ms = (t: string | undefined) => (t ? Date.parse(t) : NaN);
 

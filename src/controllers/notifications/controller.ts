@@ -16,47 +16,26 @@ import type { ControllerContext, ControllerSpec } from '../context.ts';
 import { forController } from '../context.ts';
 import {
   activeNotifications, decideNotifications, formatAnnounced, nextNotificationChange, parseAnnounced,
-  DEFAULT_NOTIFICATION_POLICY, type Announced, type HookOutcome, type NotificationKind, type NotificationPolicy,
+  DEFAULT_NOTIFICATION_POLICY, type Announced, type NotificationKind, type NotificationPolicy,
 } from '../../notifications/conditions.ts';
 import { configuredTargets, deliver, type NotificationTargets } from '../../notifications/delivery.ts';
-import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_REASONS, deployHookRevision } from '../../shared/deploy-hook-events.ts';
+import { DEPLOY_HOOK_REASONS, lastHookOutcome, type HookEvent } from '../../shared/deploy-hook-events.ts';
 
 const MANAGER = 'certificates-notifications';
 
 export type NotificationOptions = NotificationTargets & Partial<NotificationPolicy>;
 
-interface EventObj extends KubeObject {
-  involvedObject?: { kind?: string; name?: string; namespace?: string; uid?: string };
-  reason?: string;
-  message?: string;
-  lastTimestamp?: string;
-  eventTime?: string;
-}
-
 /** Events index: deploy-hook outcomes by the uid of their Certificate (a scan of the namespace's Events per reconcile grows with them). */
 const HOOK_OUTCOMES_BY_UID = 'deployHookOutcomeByCertificateUID';
 
-export function hookOutcomeIndexKeys(e: EventObj): string[] {
+export function hookOutcomeIndexKeys(e: HookEvent): string[] {
   return DEPLOY_HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid ? [e.involvedObject.uid] : [];
-}
-
-/** The latest deploy-hook outcome recorded for this Certificate (its Events). */
-export function lastHookOutcome(events: EventObj[], crt: Certificate): HookOutcome | undefined {
-  const mine = events.filter((e) => DEPLOY_HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.uid === crt.metadata.uid);
-  if (!mine.length) return undefined;
-  const at = (e: EventObj) => Date.parse(e.lastTimestamp ?? e.eventTime ?? '') || 0;
-  // Event times are whole seconds: within one, the outcome for the later revision is the later one
-  // (a revision's own retries are minutes apart)
-  const revision = (e: EventObj) => deployHookRevision(e.message);
-  const later = (a: EventObj, b: EventObj) => at(b) > at(a) || (at(b) === at(a) && revision(b) >= revision(a));
-  const last = mine.reduce((a, b) => (later(a, b) ? b : a));
-  return { failed: last.reason === DEPLOY_HOOK_FAILED, message: last.message ?? 'the deploy hook failed' };
 }
 
 export function notificationsController(shared: ControllerContext, o: NotificationOptions): ControllerSpec {
   const ctx = forController(shared, MANAGER);
   const certificates = ctx.informers.informerFor<Certificate & KubeObject>(CertificateType);
-  const events = ctx.informers.informerFor<EventObj>(EventType);
+  const events = ctx.informers.informerFor<HookEvent>(EventType);
   if (!events.hasIndex(HOOK_OUTCOMES_BY_UID)) events.addIndex(HOOK_OUTCOMES_BY_UID, hookOutcomeIndexKeys);
   const policy: NotificationPolicy = {
     failures: o.failures ?? DEFAULT_NOTIFICATION_POLICY.failures,
@@ -94,7 +73,7 @@ export function notificationsController(shared: ControllerContext, o: Notificati
         deleted.set(`${o.metadata.namespace}/${o.metadata.name}`, { crt: o, announced });
         key(o);
       });
-      const fromEvent = (e: EventObj) => {
+      const fromEvent = (e: HookEvent) => {
         if (DEPLOY_HOOK_REASONS.has(e.reason ?? '') && e.involvedObject?.kind === 'Certificate' && e.involvedObject.name) {
           enqueue(`${e.involvedObject.namespace ?? e.metadata.namespace}/${e.involvedObject.name}`);
         }

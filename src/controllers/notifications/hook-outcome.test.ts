@@ -2,7 +2,8 @@
 // outcomes about a Certificate, keyed by its uid; and the latest of them wins.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hookOutcomeIndexKeys, lastHookOutcome } from './controller.ts';
+import { hookOutcomeIndexKeys } from './controller.ts';
+import { lastHookOutcome } from '../../shared/deploy-hook-events.ts';
 
 const ev = (reason: string, o: { kind?: string; uid?: string; at?: string; message?: string } = {}) => ({
   apiVersion: 'v1', kind: 'Event', metadata: { name: `e-${reason}-${o.at ?? ''}`, namespace: 'default' },

@@ -9,6 +9,7 @@ import { checkAccount, checkIssuerReady } from './issuer.ts';
 import { checkLastProblem, parseProblem } from './problem.ts';
 import { checkRateLimits } from './rate-limit.ts';
 import { checkBackoff } from './backoff.ts';
+import { checkDelivery } from './delivery.ts';
 import { ACMEOrderAnnotation } from '../../api/annotations.ts';
 import { relative } from '../finding.ts';
 
@@ -163,4 +164,28 @@ test('the report: one line per finding, a fix under each that is not ok, and whe
   ] });
   assert.equal(text, 'Certificate default/web: Ready\n  [ok] issuer: ClusterIssuer le is Ready.\n  [ERROR] caa: CAA forbids.\n      fix: Add a record.\n  1 problem blocks issuance.\n');
   assert.match(formatDiagnosis({ certificate: 'x', headline: 'h', findings: [] }), /Nothing blocks issuance\.\n$/);
+});
+
+test('delivery: files under --secrets-dir not written and a failing deploy hook are errors; none of either, nothing to say', () => {
+  assert.deepEqual(checkDelivery({}), []);
+  assert.deepEqual(checkDelivery({ filesMirrored: { type: 'FilesMirrored', status: 'True', reason: 'Mirrored', message: '' }, hook: { failed: false, message: 'Deploy hook for revision 2 succeeded' } }), []);
+  const [files, hook] = checkDelivery({
+    filesMirrored: { type: 'FilesMirrored', status: 'False', reason: 'FilesPublishFailed', message: 'Files under --secrets-dir not written: EROFS on mkdir /etc/certsmith/live/default/web-tls' },
+    hook: { failed: true, message: 'Deploy hook for revision 2 failed: exited with status 3' },
+  });
+  assert.deepEqual([files.check, files.severity], ['files', 'error']);
+  assert.equal(files.sentence, 'The issued certificate is not in its files, so what reads them serves an older one: Files under --secrets-dir not written: EROFS on mkdir /etc/certsmith/live/default/web-tls.');
+  assert.match(files.fix!, /--secrets-dir/);
+  assert.deepEqual([hook.check, hook.severity], ['deploy-hook', 'error']);
+  assert.equal(hook.sentence, 'Deploy hook for revision 2 failed: exited with status 3.');
+  assert.match(hook.fix!, /--deploy-hook/);
+});
+
+test('the report tells problems that block issuance from those that keep an issued certificate from use', async () => {
+  const { formatDiagnosis } = await import('../diagnose.ts');
+  const text = formatDiagnosis({ certificate: 'default/web', headline: 'Certificate default/web: Ready', findings: [
+    { check: 'issuer', severity: 'ok', sentence: 'ClusterIssuer le is Ready.' },
+    { check: 'deploy-hook', severity: 'error', sentence: 'Deploy hook for revision 2 failed.', fix: 'Run it.' },
+  ] });
+  assert.match(text, /\n  Nothing blocks issuance\.\n  1 problem keeps the issued certificate from use \(files, deploy hook\)\.\n$/);
 });
