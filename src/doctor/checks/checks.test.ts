@@ -187,5 +187,5 @@ test('the report tells problems that block issuance from those that keep an issu
     { check: 'issuer', severity: 'ok', sentence: 'ClusterIssuer le is Ready.' },
     { check: 'deploy-hook', severity: 'error', sentence: 'Deploy hook for revision 2 failed.', fix: 'Run it.' },
   ] });
-  assert.match(text, /\n  Nothing blocks issuance\.\n  1 problem keeps the issued certificate from use \(files, deploy hook\)\.\n$/);
+  assert.match(text, /\n {2}Nothing blocks issuance\.\n {2}1 problem keeps the issued certificate from use \(files, deploy hook\)\.\n$/);
 });
