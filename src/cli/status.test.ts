@@ -109,3 +109,25 @@ test('status shows the request\'s Order as cmctl does: its authorizations, and a
     await store.close();
   }
 });
+
+test('status says which rule holds after a failed renewal-info fetch: the window from the last answer when one is held, else the ordinary renewal time', async () => {
+  const store = openSqliteStore({ path: ':memory:', clock: new FakeClock('2026-01-01T00:00:00Z') });
+  try {
+    const withAri = async (name: string, ari: Record<string, unknown>) => {
+      const crt = await store.create(Certificate, {
+        apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name, namespace: 'default' },
+        spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.test`], issuerRef: { name: 'ca' } },
+      } as KubeObject);
+      await store.updateStatus(Certificate, { ...crt, status: { acme: { ari } } } as KubeObject);
+    };
+    const lastError = 'GET https://ca.test/renewal-info/x: malformed (HTTP 404)';
+    await withAri('held', { suggestedWindow: { start: '2025-12-31T00:00:00Z', end: '2025-12-31T01:00:00Z' }, lastError });
+    await withAri('none', { lastError });
+    const held = await certificateStatus(store, 'default', 'held');
+    assert.match(held, /Last Error: GET https:\/\/ca\.test\/renewal-info\/x: malformed \(HTTP 404\) \(the window above, from the CA's last answer, still applies\)/);
+    assert.doesNotMatch(held, /ordinary renewal time applies/);
+    assert.match(await certificateStatus(store, 'default', 'none'), /Last Error: .* \(the ordinary renewal time applies without a window\)/);
+  } finally {
+    await store.close();
+  }
+});

@@ -149,7 +149,8 @@ export async function certificateStatus(store: Store, namespace: string, name: s
     if (ari.explanationURL) out.push(`  Explanation: ${ari.explanationURL}`);
     if (ari.lastChecked) out.push(`  Last Checked: ${ari.lastChecked}`);
     if (ari.nextCheck) out.push(`  Next Check: ${ari.nextCheck}`);
-    if (ari.lastError) out.push(`  Last Error: ${ari.lastError} (the ordinary renewal time applies without a window)`);
+    // a failed fetch keeps the window of the CA's last answer (ari-check.ts): say which rule holds
+    if (ari.lastError) out.push(`  Last Error: ${ari.lastError} (${ari.suggestedWindow ? 'the window above, from the CA\'s last answer, still applies' : 'the ordinary renewal time applies without a window'})`);
   }
 
   if (s.lastFailureTime) {
