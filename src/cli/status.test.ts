@@ -131,3 +131,28 @@ test('status says which rule holds after a failed renewal-info fetch: the window
     await store.close();
   }
 });
+
+test("status takes the next attempt from the server's own Backoff Event, which knows the server's --backoff-initial; without one it computes it", async () => {
+  const store = openSqliteStore({ path: ':memory:', clock: new FakeClock('2026-01-01T00:00:00Z') });
+  try {
+    const crt = await store.create(Certificate, {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'failing', namespace: 'default' },
+      spec: { secretName: 'failing-tls', dnsNames: ['failing.example.test'], issuerRef: { name: 'ca' } },
+    } as KubeObject);
+    await store.updateStatus(Certificate, { ...crt, status: { lastFailureTime: '2026-01-01T00:00:00Z', failedIssuanceAttempts: 1 } } as KubeObject);
+    // without the server's Event: computed with the defaults (1h)
+    assert.match(await certificateStatus(store, 'default', 'failing', undefined, new Date('2026-01-01T00:00:05Z')), /Next Attempt: 2026-01-01T01:0\d:\d\dZ/);
+    const event = (name: string, at: string, message: string) => store.create(EventType, {
+      apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: 'default' },
+      involvedObject: { kind: 'Certificate', name: 'failing', namespace: 'default', uid: crt.metadata.uid },
+      reason: 'Backoff', message, type: 'Normal', lastTimestamp: at, firstTimestamp: at, count: 1, source: { component: 'cert-manager-certificates-trigger' },
+    } as KubeObject);
+    // an older failure's Event does not count
+    await event('old', '2025-12-31T00:00:00Z', 'Backing off from re-issuance after 1 failed attempt(s): the next attempt will be at 2025-12-31T00:00:30Z');
+    await event('now', '2026-01-01T00:00:01Z', 'Backing off from re-issuance after 1 failed attempt(s): the next attempt will be at 2026-01-01T00:00:30Z');
+    const text = await certificateStatus(store, 'default', 'failing', undefined, new Date('2026-01-01T00:00:05Z'));
+    assert.match(text, /Next Attempt: 2026-01-01T00:00:30Z\n/);
+  } finally {
+    await store.close();
+  }
+});

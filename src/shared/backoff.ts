@@ -128,3 +128,22 @@ export function nextAttemptTime(o: NextAttemptInput): Date {
 export function remainingBackoffMs(o: NextAttemptInput & { now: Date }): number {
   return Math.max(0, nextAttemptTime(o).getTime() - o.now.getTime());
 }
+
+/**
+ * The Normal Event the trigger controller records while a Certificate backs off: written by the
+ * controller, read back by `certsmith status`, which knows the server's next attempt from it
+ * whatever --backoff-initial the server runs with.
+ */
+export const BACKOFF_EVENT_REASON = 'Backoff';
+const BACKOFF_NEXT = ': the next attempt will be at ';
+
+export function backoffEventMessage(attempts: number, at: string): string {
+  return `Backing off from re-issuance after ${attempts} failed attempt(s)${BACKOFF_NEXT}${at}`;
+}
+
+/** The next attempt a Backoff Event's message names, if it names one. */
+export function nextAttemptOf(message: string | undefined): Date | undefined {
+  const at = message?.slice(message.lastIndexOf(BACKOFF_NEXT) + BACKOFF_NEXT.length);
+  const t = message?.includes(BACKOFF_NEXT) ? Date.parse(at!) : NaN;
+  return Number.isNaN(t) ? undefined : new Date(t);
+}

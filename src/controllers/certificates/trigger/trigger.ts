@@ -2,8 +2,7 @@
 // acts while Issuing is already True (a person may have set it to force issuance).
 import { getCondition, isoTime, setCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
-import { nextAttemptTime, spreadsRetries, type BackoffConfig } from '../../../shared/backoff.ts';
-import { failedAttemptsOf } from '../../../shared/backoff.ts';
+import { BACKOFF_EVENT_REASON, backoffEventMessage, failedAttemptsOf, nextAttemptTime, spreadsRetries, type BackoffConfig } from '../../../shared/backoff.ts';
 import { isDeleting } from '../../../shared/ownership.ts';
 import { firstViolation, requestMismatches, secretCertificate, secretPolicies, type CertificateInput, type Violation } from '../policies.ts';
 import { renewalFor } from '../../../shared/renewal/renewal-decision.ts';
@@ -82,6 +81,6 @@ function backoffWait(input: TriggerInput, now: Date, cfg: BackoffConfig): Trigge
   const at = isoTime(next);
   return {
     requeueAfterMs: left,
-    events: [{ type: 'Normal', reason: 'Backoff', message: `Backing off from re-issuance after ${attempts ?? 1} failed attempt(s): the next attempt will be at ${at}` }],
+    events: [{ type: 'Normal', reason: BACKOFF_EVENT_REASON, message: backoffEventMessage(attempts ?? 1, at) }],
   };
 }
