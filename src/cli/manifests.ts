@@ -13,7 +13,8 @@ export interface Manifest {
 }
 
 export class ManifestError extends Error {
-  constructor(readonly file: string, message: string) {
+  /** `missing`: the path itself does not exist (a mistake in the command line, not in a file) */
+  constructor(readonly file: string, message: string, readonly missing = false) {
     super(message);
   }
 }
@@ -27,7 +28,7 @@ export function manifestFiles(path: string): string[] {
   try {
     st = statSync(path);
   } catch {
-    throw new ManifestError(path, 'no such file or directory');
+    throw new ManifestError(path, 'no such file or directory', true);
   }
   if (!st.isDirectory()) return [path];
   return readdirSync(path).filter((f) => manifestExtensions.test(f)).sort().map((f) => join(path, f));

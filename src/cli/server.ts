@@ -278,12 +278,16 @@ export function registerServerCommand(program: Command) {
         throw e;
       }
       chmodSync(dataDir, 0o700);
-      let manifests;
+      // a problem in the manifests' content applies none of them (as `certsmith apply`), but does not
+      // keep the server down: a typo added while it ran would stop every renewal at the next boot
+      let manifests: ReturnType<typeof readManifests> = [];
+      let manifestProblems: string[] = [];
       try {
         manifests = readManifests(flags.apply);
       } catch (e) {
-        if (e instanceof ManifestError) throw new CliError(`--apply ${e.file}: ${e.message}`);
-        throw e;
+        if (!(e instanceof ManifestError)) throw e;
+        if (e.missing) throw new CliError(`--apply ${e.file}: ${e.message}`);
+        manifestProblems = [`error: ${e.file}: ${e.message}`];
       }
       // loaded here, not at the top: every other command would pay for the controllers' start-up
       const [{ realClock }, { createLogger }, { compose }, { openSqliteStore }, { ensureServingCertificate }, { writeKubeconfig }] = await Promise.all([
@@ -306,9 +310,14 @@ export function registerServerCommand(program: Command) {
         await ensureDefaultNamespace(store);
         if (manifests.length) {
           const report = await applyManifests(store, manifests, { defaultNamespace: 'default' });
-          for (const line of report.errors) process.stderr.write(line + '\n');
-          if (report.errors.length) throw new CliError(`--apply: ${report.errors.length} problem(s) in the manifests; nothing was applied`);
+          manifestProblems = report.errors;
           for (const line of report.applied) logger.info({ applied: line }, 'manifest applied');
+        }
+        if (manifestProblems.length) {
+          for (const line of manifestProblems) process.stderr.write(line + '\n');
+          const summary = `--apply: ${manifestProblems.length} problem(s) in the manifests; nothing from them was applied, and what the server holds is served as it is`;
+          process.stderr.write(`${summary}\n`);
+          logger.error({ problems: manifestProblems }, summary);
         }
 
         const tls = await ensureServingCertificate(dataDir, { hosts: [host] });

@@ -303,9 +303,28 @@ test('a restart keeps the data, the CA and the token, and --apply loads a folder
   assert.equal(cluster.stdout, 'clusterissuer.cert-manager.io/cluster-selfsigned\n');
 });
 
-test('the server refuses to start when an --apply manifest is invalid', async () => {
+test('an invalid --apply manifest does not keep the server down: it serves and renews what it holds, applies none of the manifests, and says why', async () => {
+  // a typo added while the server ran must not stop every renewal at the next boot (systemd would restart it in a loop)
   const dir = join(server.dataDir, 'broken');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'x.yaml'), invalidManifest.split('---')[0]);
-  await assert.rejects(startServer({ args: ['--apply', dir] }), /exited with 1 before it was ready[\s\S]*spec\.duration/);
+  writeFileSync(join(dir, 'y.yaml'), 'apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: with-the-broken-one }\nspec: { selfSigned: {} }\n');
+  writeFileSync(join(dir, 'z.yaml'), 'apiVersion: v1\nkind: Secret\nmetadata: { name: [unclosed\n');
+  assert.equal(await server.stop(), 0, server.output());
+  for (const files of [['x.yaml', 'y.yaml'], ['z.yaml', 'y.yaml']]) {
+    const only = join(server.dataDir, `only-${files[0]}`);
+    mkdirSync(only, { recursive: true });
+    for (const f of files) writeFileSync(join(only, f), readFileSync(join(dir, f)));
+    server = await startServer({ dataDir: server.dataDir, args: ['--apply', only] });
+    assert.match(server.output(), files[0] === 'x.yaml' ? /x\.yaml[^\n]*spec\.duration/ : /z\.yaml: invalid YAML/);
+    assert.match(server.output(), /--apply: 1 problem\(s\) in the manifests; nothing from them was applied, and what the server holds is served as it is/);
+    const issuers = await server.cli(['get', 'clusterissuers', '-o', 'name']);
+    assert.equal(issuers.code, 0, issuers.stderr);
+    assert.doesNotMatch(issuers.stdout, /with-the-broken-one/, 'all or nothing, as certsmith apply');
+    assert.match((await server.cli(['get', 'certificates', '-o', 'name'])).stdout, /certificate\.cert-manager\.io\/at-start/, 'the stored objects are served');
+    assert.equal(await server.stop(), 0, server.output());
+  }
+  // a path that does not exist is a mistake in the command line itself: refused at once
+  await assert.rejects(startServer({ dataDir: server.dataDir, args: ['--apply', join(dir, 'missing')] }), /exited with 1 before it was ready[\s\S]*--apply [^\n]*missing: no such file or directory/);
+  server = await startServer({ dataDir: server.dataDir });
 });
