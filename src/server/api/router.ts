@@ -3,7 +3,7 @@
 import type http from 'node:http';
 import { aggregatedGroupVersions, apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from '../discovery.ts';
 import { reviewAPI } from '../self-reviews.ts';
-import { tokenUser } from '../users.ts';
+import { ImpersonationError, requestUser } from '../users.ts';
 import type { ApiContext, ResourceCall } from './context.ts';
 import { deleteCollection, deleteObject } from './handlers/delete.ts';
 import { proxyAggregated, serveHealth, serveOpenAPI, serveReview } from './handlers/non-resource.ts';
@@ -15,6 +15,16 @@ import { dryRunOf, truthy } from './query.ts';
 import { resourceName, resourceRoute, type ResourceRoute } from './resource-route.ts';
 import { withWarningRecorder } from '../warnings.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, statusBody, wantsTable } from './responses.ts';
+
+/** Who the request runs as (every request that got here presented the kubeconfig's token). */
+function userOf(req: http.IncomingMessage) {
+  try {
+    return requestUser(req);
+  } catch (e) {
+    if (e instanceof ImpersonationError) throw new HttpError(400, 'BadRequest', e.message);
+    throw e;
+  }
+}
 
 /** GET or HEAD (a request without a method is a GET): the requests discovery answers. */
 function isRead(req: http.IncomingMessage) {
@@ -57,8 +67,7 @@ async function serveResource(ctx: ApiContext, route: ResourceRoute, method: stri
   if (!handler) {
     throw new HttpError(405, 'MethodNotAllowed', route.name ? `${method} is not supported on ${resourceName(route.type)}` : `${method} is not supported on a ${route.type.plural} collection`);
   }
-  // every request that got here presented the kubeconfig's token
-  await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, user: tokenUser, table: wantsTable(req) });
+  await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, user: userOf(req), table: wantsTable(req) });
 }
 
 /** A resource request, with a known error answered as its Status and any other logged and answered as an InternalError. */
@@ -102,7 +111,17 @@ async function serveApiPath(ctx: ApiContext, segs: string[], url: URL, req: http
     const list = apiResourceList(group, version);
     return list && readOnly ? sendJSON(res, 200, list) : notFoundPath(res, path);
   }
-  if (reviews) return serveReview(reviews, rest, tokenUser, req, res, path);
+  if (reviews) {
+    let user;
+    try {
+      user = userOf(req);
+    } catch (e) {
+      const status = errorStatus(e);
+      if (!status) throw e;
+      return sendJSON(res, status.code, status);
+    }
+    return serveReview(reviews, rest, user, req, res, path);
+  }
   const route = resourceRoute(group, version, rest);
   if (!route || (route.subresource && (route.subresource !== 'status' || !route.type.statusSubresource))) return notFoundPath(res, path);
   return serveResourceRequest(ctx, route, url, req, res, path);

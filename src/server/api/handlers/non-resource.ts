@@ -6,7 +6,7 @@ import type { UserInfo } from '../../../api/meta.ts';
 import type { ReviewAPI } from '../../self-reviews.ts';
 import { AggregationError, aggregatedBackend, proxyRequest } from '../../aggregation.ts';
 import type { ApiContext } from '../context.ts';
-import { tokenUser } from '../../users.ts';
+import { ImpersonationError, requestUser } from '../../users.ts';
 import { maxBodyBytes, readBodyBytes, readObject } from '../request-body.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, sendObject, statusBody } from '../responses.ts';
 
@@ -64,11 +64,12 @@ export async function proxyAggregated(ctx: ApiContext, api: { group: string; ver
     const headers: Record<string, string> = {};
     for (const h of ['content-type', 'accept']) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h] as string;
     const body = method === 'GET' || method === 'HEAD' ? undefined : await readBodyBytes(req);
-    const answer = await proxyRequest(backend, { method, path: url.pathname + url.search, headers, body, user: tokenUser, maxBytes: maxBodyBytes });
+    const answer = await proxyRequest(backend, { method, path: url.pathname + url.search, headers, body, user: requestUser(req), maxBytes: maxBodyBytes });
     res.writeHead(answer.status, { 'Content-Type': answer.contentType ?? 'application/json', 'Content-Length': answer.body.length, 'Cache-Control': 'no-cache, private' });
     res.end(answer.body);
   } catch (e) {
     if (e instanceof AggregationError) return sendJSON(res, e.code, statusBody(e.code, e.reason, e.message));
+    if (e instanceof ImpersonationError) return sendJSON(res, 400, statusBody(400, 'BadRequest', e.message));
     const status = errorStatus(e);
     if (status) return sendJSON(res, status.code, status);
     ctx.log?.error({ err: { message: (e as Error)?.message }, method, path }, 'aggregated API request failed');
