@@ -180,7 +180,7 @@ spec: { ${spec} }
   await ok(['patch', 'certificate', 'shared', '-n', 'demo', '--type=merge', '-p', '{"spec":{"secretName":"patched-tls"}}']);
   const taken = await s.kubectl(alice, manifest('secretName: shared-tls, issuerRef: { name: selfsigned, kind: ClusterIssuer }'));
   assert.notEqual(taken.code, 0);
-  assert.match(taken.stderr, /conflict with "kubectl-patch": \.spec\.secretName/);
+  assert.match(taken.stderr, /conflict with "kubectl-patch" using cert-manager.io\/v1: \.spec\.secretName/);
   await ok(['delete', 'certificate', 'shared', '-n', 'demo']);
 });
 

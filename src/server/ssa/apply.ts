@@ -148,6 +148,16 @@ export function managedFieldsForCreate(config: Json, req: ApplyRequest): Managed
 }
 
 /**
+ * A conflicting manager as kube's printManager names it: an updater with the apiVersion it wrote
+ * (and its subresource), an applier by its name alone.
+ */
+function managerInWords(e: ManagedFieldsEntry): string {
+  let words = JSON.stringify(e.manager ?? '');
+  if (e.subresource) words += ` with subresource ${JSON.stringify(e.subresource)}`;
+  return e.operation === 'Update' && e.apiVersion ? `${words} using ${e.apiVersion}` : words;
+}
+
+/**
  * `live` after applying `config` as `req.manager`: the object to store, managedFields included.
  * Throws a 409 naming every conflicting field and its owner unless forced.
  */
@@ -161,20 +171,20 @@ export function applyConfiguration(live: KubeObject, config: Json, req: ApplyReq
     .map((e) => ({ entry: e, paths: decodeFieldsV1(e.fieldsV1) }));
 
   // a field another applier owns may be applied again with its value (both then own it), not changed
-  const conflicts: { manager: string; path: Path }[] = [];
+  const conflicts: { manager: string; entry: ManagedFieldsEntry; path: Path }[] = [];
   for (const other of others) {
     for (const p of other.paths) {
       const clash = applied.find((a) => related(a, p) && !equal(valueAt(config, a.length <= p.length ? a : p), valueAt(live, a.length <= p.length ? a : p)));
-      if (clash) conflicts.push({ manager: other.entry.manager ?? '', path: p });
+      if (clash) conflicts.push({ manager: other.entry.manager ?? '', entry: other.entry, path: p });
     }
   }
   if (conflicts.length && !req.force) {
     const field = (p: Path) => '.' + p.join('.');
-    const list = conflicts.map((c) => `conflict with "${c.manager}": ${field(c.path)}`);
+    const list = conflicts.map((c) => `conflict with ${managerInWords(c.entry)}: ${field(c.path)}`);
     const message = conflicts.length === 1
       ? `Apply failed with 1 conflict: ${list[0]}`
       : `Apply failed with ${conflicts.length} conflicts: ${list.join('\n')}`;
-    throw new StoreError('Conflict', message, conflicts.map((c) => ({ field: field(c.path), message: `conflict with "${c.manager}"`, reason: 'FieldManagerConflict' })));
+    throw new StoreError('Conflict', message, conflicts.map((c) => ({ field: field(c.path), message: `conflict with ${managerInWords(c.entry)}`, reason: 'FieldManagerConflict' })));
   }
   // forced: the fields change hands
   for (const c of conflicts) {

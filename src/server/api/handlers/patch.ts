@@ -4,8 +4,8 @@
 import type http from 'node:http';
 import { jsonPointer, pruneUnknownFields, pruneUnknownPatchFields, strictProblems, duplicateFields, type FieldValidation } from '../../../api/unknown-fields.ts';
 import { applyJSONPatch } from '../../../store/patch.ts';
-import type { PatchType, Store } from '../../../store/store.ts';
-import { isCustomResource, patchMediaTypes, type ResourceType } from '../../../api/resources.ts';
+import { StoreError, type PatchType, type Store } from '../../../store/store.ts';
+import { apiVersionOf, isCustomResource, patchMediaTypes, type ResourceType } from '../../../api/resources.ts';
 import { checkNamespaceExists, type ApiContext, type ResourceCall } from '../context.ts';
 import { enforceFieldValidation, fieldValidationOf, jsonPatchProblems } from '../field-validation.ts';
 import { truthy } from '../query.ts';
@@ -59,6 +59,11 @@ async function validatedPatch(ctx: ApiContext, call: ResourceCall, patchType: Pa
   const text = await readBody(req);
   if (patchType === 'apply') {
     const patch = parseApplyBody(text);
+    const expected = apiVersionOf(route.type);
+    const given = (patch as { apiVersion?: unknown }).apiVersion;
+    if (typeof given === 'string' && given !== expected) {
+      throw new HttpError(400, 'BadRequest', `Incorrect version specified in apply patch. Specified patch version: ${given}, expected: ${expected}`);
+    }
     // YAML refuses duplicate keys while parsing; what is left are unknown fields
     enforceFieldValidation(mode, strictProblems([], pruneUnknownFields(route.type, patch)), res);
     return patch;
@@ -79,6 +84,10 @@ export async function patchObject(ctx: ApiContext, call: ResourceCall) {
   }
   if (patchType === 'apply' && !fieldManager) {
     throw new HttpError(400, 'BadRequest', 'PATCH requests with application/apply-patch+yaml require fieldManager');
+  }
+  if (patchType !== 'apply' && q.has('force')) {
+    throw new StoreError('Invalid', 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+      [{ field: 'force', message: 'Forbidden: may not be specified for non-apply patch', reason: 'FieldValueForbidden' }]);
   }
   const patch = await validatedPatch(ctx, call, patchType);
   // an apply that creates answers 201, as kube-apiserver's does

@@ -1,0 +1,27 @@
+// PATCH options checked as kube-apiserver checks them: force only on an apply patch (422), and an
+// apply patch whose apiVersion is not the resource's version is a 400 naming both.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { requestJSON, startTestApiServer } from './testing/test-api-server.ts';
+
+const { api } = await startTestApiServer('patch-options');
+const secrets = '/api/v1/namespaces/default/secrets';
+const certificates = '/apis/cert-manager.io/v1/namespaces/default/certificates';
+
+test('force on a merge or JSON patch is refused; on an apply patch it is taken', async () => {
+  assert.equal((await requestJSON(api, 'POST', secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'p' } })).status, 201);
+  for (const [force, type, body] of [['true', 'application/merge-patch+json', { metadata: { labels: { a: 'b' } } }], ['false', 'application/json-patch+json', []]] as const) {
+    const r = await requestJSON(api, 'PATCH', `${secrets}/p?force=${force}`, body, type);
+    assert.equal(r.status, 422, JSON.stringify(r.body));
+    assert.equal(r.body.message, 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch');
+  }
+  const applied = await requestJSON(api, 'PATCH', `${secrets}/p?force=true&fieldManager=me`, JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'p', labels: { a: 'c' } } }), 'application/apply-patch+yaml');
+  assert.equal(applied.status, 200, JSON.stringify(applied.body));
+});
+
+test('an apply patch for another version of the resource is refused, naming both versions', async () => {
+  const body = JSON.stringify({ apiVersion: 'cert-manager.io/v2', kind: 'Certificate', metadata: { name: 'v2' }, spec: { secretName: 's', dnsNames: ['a.example.test'], issuerRef: { name: 'ca' } } });
+  const r = await requestJSON(api, 'PATCH', `${certificates}/v2?fieldManager=me`, body, 'application/apply-patch+yaml');
+  assert.equal(r.status, 400, JSON.stringify(r.body));
+  assert.equal(r.body.message, 'Incorrect version specified in apply patch. Specified patch version: cert-manager.io/v2, expected: cert-manager.io/v1');
+});
