@@ -4,6 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { controllerOptionsFrom, type ControllerFlags } from './server.ts';
 import { CliError } from './cli-error.ts';
+import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const flags = (over: Partial<ControllerFlags>): ControllerFlags => ({
   autoApprove: true, metricsListen: '127.0.0.1:0', healthListen: '127.0.0.1:0', clusterResourceNamespace: 'cert-manager',
@@ -30,4 +33,17 @@ test('--files-owner naming a user or group this host does not have is refused at
   }
   assert.equal(controllerOptionsFrom(flags({ secretsDir: '/var/lib/certsmith/live', filesOwner: '0:0' })).filesOwner, '0:0');
   assert.equal(controllerOptionsFrom(flags({ secretsDir: '/var/lib/certsmith/live', filesOwner: 'root' })).filesOwner, 'root');
+});
+
+test('--secrets-dir below a folder another account controls is refused at start, naming the folder', () => {
+  const base = mkdtempSync(join(tmpdir(), 'secrets-flag-'));
+  try {
+    const theirs = join(base, 'theirs');
+    mkdirSync(theirs);
+    chownSync(theirs, 65534, 65534);
+    assert.throws(() => controllerOptionsFrom(flags({ secretsDir: join(theirs, 'live') })),
+      (e: Error) => e instanceof CliError && e.message.startsWith(`--secrets-dir ${join(theirs, 'live')}: ${theirs} is owned by uid 65534`));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
 });

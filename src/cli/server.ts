@@ -15,6 +15,7 @@ import { untilSignal } from './signals.ts';
 import { backoffFromFlags, BackoffFlagError } from '../composition/backoff.ts';
 import { checkDataDir, DataDirError, ensureAccessToken, lockDataDir } from '../server/data-dir.ts';
 import { parseFileOwner } from '../shared/file-owner.ts';
+import { checkTrustedPath, TrustedPathError } from '../server/trusted-path.ts';
 
 export interface ControllerFlags {
   autoApprove: boolean;
@@ -134,6 +135,15 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   if (!f.secretsDir) {
     const given = f.deployHook !== undefined ? '--deploy-hook' : f.filesOwner !== undefined ? '--files-owner' : f.keepFiles ? '--keep-files' : undefined;
     if (given) throw new CliError(`${given} needs --secrets-dir: it acts on the files certsmith writes there, and there are none without it`);
+  }
+  if (f.secretsDir) {
+    // keys are written below it: no other account may be able to redirect it
+    try {
+      checkTrustedPath(resolve(f.secretsDir), '--secrets-dir');
+    } catch (e) {
+      if (e instanceof TrustedPathError) throw new CliError(e.message);
+      throw e;
+    }
   }
   if (f.filesOwner !== undefined) {
     // checked now: the files controller, finding no such user, would fail after the server started
@@ -268,13 +278,15 @@ export function registerServerCommand(program: Command) {
       const options = { ...controllerOptionsFrom(flags), enableGatewayAPI: flags.enableGatewayApi ?? true };
       const encryption = await encryptionFlag(flags.encryptionProviderConfig);
       const dataDir = resolve(flags.dataDir);
-      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-      // before anything is read from it: the token there makes an API admin
+      // before anything is made or read there: the token there makes an API admin
       try {
+        checkTrustedPath(dataDir, '--data-dir');
+        mkdirSync(dataDir, { recursive: true, mode: 0o700 });
         checkDataDir(dataDir);
         await lockDataDir(dataDir); // held until the process exits: one server per data dir
       } catch (e) {
         if (e instanceof DataDirError) throw new CliError(`--data-dir: ${e.message}`);
+        if (e instanceof TrustedPathError) throw new CliError(e.message);
         throw e;
       }
       chmodSync(dataDir, 0o700);
