@@ -13,6 +13,11 @@ export interface ListOptions {
   fieldSelector?: string;
   limit?: number;
   continue?: string;
+  /**
+   * resourceVersionMatch=Exact: the collection as it was at this revision (410 once compacted,
+   * 504 when not reached yet); an API server is asked with resourceVersionMatch=Exact.
+   */
+  atRevision?: number;
 }
 
 export interface ListResult<T extends KubeObject = KubeObject> {

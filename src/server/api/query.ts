@@ -58,7 +58,12 @@ export function watchListOptions(q: URLSearchParams, watch: boolean): boolean | 
   const problems: { field: string; message: string; reason: string }[] = [];
   const forbid = (field: string, message: string) => problems.push({ field, message: `Forbidden: ${message}`, reason: 'FieldValueForbidden' });
   if (!watch) {
-    if (match && !q.get('resourceVersion')) forbid('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+    if (match) {
+      if (!q.get('resourceVersion')) forbid('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+      if (q.get('continue')) forbid('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided');
+      if (match === 'Exact' && q.get('resourceVersion') === '0') forbid('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+      if (match !== 'Exact' && match !== 'NotOlderThan') problems.push({ field: 'resourceVersionMatch', message: `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""`, reason: 'FieldValueNotSupported' });
+    }
     if (sendInitialEvents !== undefined) forbid('sendInitialEvents', 'sendInitialEvents is only supported on watch requests');
   } else {
     if (sendInitialEvents !== undefined && match !== 'NotOlderThan') forbid('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');

@@ -219,7 +219,10 @@ export class HttpStore implements Store {
 
   async list<T extends KubeObject = KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<ListResult<T>> {
     const { body } = await this.request('GET', restPath(type, opts.namespace || undefined), {
-      query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit, continue: opts.continue },
+      query: {
+        labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit, continue: opts.continue,
+        ...(opts.atRevision !== undefined ? { resourceVersion: String(opts.atRevision), resourceVersionMatch: 'Exact' } : {}),
+      },
     });
     return {
       items: (body.items ?? []).map((o: T) => ({ ...o, apiVersion: o.apiVersion ?? body.apiVersion, kind: o.kind ?? type.kind })),

@@ -326,6 +326,13 @@ export class SqliteStore implements Store {
           ? this.st.snapshotNamespace.iterate(type.group, type.plural, ns, t.ns, t.name, rv, rv)
           : this.st.snapshotAll.iterate(type.group, type.plural, t.ns, t.name, rv, rv);
       }
+    } else if (opts.atRevision !== undefined && opts.atRevision !== this.rev) {
+      rv = opts.atRevision;
+      if (rv > this.rev) throw tooLargeResourceVersion(rv, this.rev);
+      if (rv < this.compactedRev) throw new StoreError('Gone', `too old resource version: ${rv} (${this.compactedRev})`);
+      rows = ns
+        ? this.st.snapshotNamespace.iterate(type.group, type.plural, ns, '', '', rv, rv)
+        : this.st.snapshotAll.iterate(type.group, type.plural, '', '', rv, rv);
     } else {
       rv = this.rev;
       rows = ns ? this.st.listNamespace.iterate(type.group, type.plural, ns, '', '') : this.st.listAll.iterate(type.group, type.plural, '', '');

@@ -25,9 +25,10 @@ export async function listObjects(ctx: ApiContext, call: ResourceCall) {
   const { route: { type, namespace }, q } = call;
   watchListOptions(q, false);
   const wantedRV = requestedRevision(q);
+  const exact = q.get('resourceVersionMatch') === 'Exact' ? wantedRV : undefined;
   const list = await ctx.store.list(type, {
     namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined,
-    limit: intParam(q, 'limit'), continue: q.get('continue') ?? undefined,
+    limit: intParam(q, 'limit'), continue: q.get('continue') ?? undefined, ...(exact !== undefined ? { atRevision: exact } : {}),
   });
   if (wantedRV !== undefined && wantedRV > Number(list.resourceVersion)) throw tooLargeResourceVersion(wantedRV, list.resourceVersion);
   const meta = { resourceVersion: list.resourceVersion, ...(list.continue ? { continue: list.continue } : {}) };
