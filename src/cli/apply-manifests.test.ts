@@ -259,3 +259,49 @@ test('with -n, a document naming another namespace is refused, as kubectl refuse
   assert.equal(await store.get(Issuer, 'default', 'i'), undefined);
   assert.deepEqual((await applyManifests(store, [issuer('kube-public')], { defaultNamespace: 'default' })).errors, [], 'without -n, it goes where it says');
 }));
+
+test('Secrets and issuers are stored before the Certificates that use them, wherever they are in the manifests (an imported Secret is adopted, not re-issued)', async () => {
+  const backend = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const order: string[] = [];
+    const store = new Proxy(backend, {
+      get(target, prop, receiver) {
+        if (prop === 'create') return (type: ResourceType, obj: KubeObject, o?: { dryRun?: boolean }) => { if (!o?.dryRun) order.push(type.kind); return target.create(type, obj, o); };
+        return Reflect.get(target, prop, receiver);
+      },
+    }) as Store;
+    const certificate = { file: 'm.yaml', obj: { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'web', namespace: 'default' }, spec: { secretName: 'web-tls', dnsNames: ['web.example.test'], issuerRef: { name: 'i' } } } as KubeObject };
+    const secret = { file: 'm.yaml', obj: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'web-tls', namespace: 'default' }, type: 'Opaque' } as KubeObject };
+    const report = await applyManifests(store, [certificate, secret, issuer('default')], { defaultNamespace: 'default' });
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual([...order].sort(), ['Certificate', 'Issuer', 'Secret'], order.join(','));
+    assert.equal(order.at(-1), 'Certificate', order.join(','));
+  } finally {
+    await backend.close();
+  }
+});
+
+test('an exported document (resourceVersion set) is created, as kubectl clears the resourceVersion of what it creates', async () => {
+  const backend = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    // the API server refuses a create that carries a resourceVersion, as kube-apiserver does
+    const store = new Proxy(backend, {
+      get(target, prop, receiver) {
+        if (prop === 'create') {
+          return (type: ResourceType, obj: KubeObject, o?: unknown) => {
+            if (obj.metadata.resourceVersion) throw new StoreError('BadRequest', 'resourceVersion should not be set on objects to be created');
+            return target.create(type, obj, o as never);
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    }) as Store;
+    const exported = { file: 'm.yaml', obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'i', namespace: 'team-x', resourceVersion: '4711', uid: 'old-uid' }, spec: { selfSigned: {} } } as KubeObject };
+    const ns = { file: 'm.yaml', obj: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-x', resourceVersion: '12' } } as KubeObject };
+    const report = await applyManifests(store, [ns, exported], { defaultNamespace: 'default' });
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(report.applied, ['namespace/team-x created', 'issuer.cert-manager.io/i created']);
+  } finally {
+    await backend.close();
+  }
+});

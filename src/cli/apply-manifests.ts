@@ -3,7 +3,7 @@
 // Used by `certsmith apply` (over HTTP) and `certsmith server --apply` (in process).
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../api/meta.ts';
-import { CustomResourceDefinitionType, NamespaceType, resourceTypeFor, type ResourceType } from '../api/resources.ts';
+import { ClusterIssuer, CustomResourceDefinitionType, Issuer, NamespaceType, SecretType, resourceTypeFor, type ResourceType } from '../api/resources.ts';
 import { StoreError, isConflict, type Store } from '../store/store.ts';
 import type { Manifest } from './manifests.ts';
 import { qualifiedKind } from './client.ts';
@@ -158,8 +158,26 @@ interface Checked {
 }
 
 /** Namespaces first (nothing can be created in a namespace that does not exist yet), then CRDs (their kinds may follow), then the rest in manifest order. */
+/**
+ * What a create sends: kubectl's clears the resourceVersion an exported document carries
+ * (resource.Helper with modify), which the API server would refuse.
+ */
+function creatable(obj: KubeObject): KubeObject {
+  if (!obj.metadata.resourceVersion) return obj;
+  const { resourceVersion: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
+/**
+ * When a document is written: Namespaces, then CRDs, then what Certificates use (Secrets,
+ * Issuers, ClusterIssuers), then the rest. A Certificate written before its imported Secret finds
+ * none and is issued again, overwriting the Secret that arrives a moment later.
+ */
+const WRITE_STAGES = [0, 1, 2, 3];
 function writeStage(type: ResourceType | undefined): number {
-  return type === NamespaceType ? 0 : type === CustomResourceDefinitionType ? 1 : 2;
+  if (type === NamespaceType) return 0;
+  if (type === CustomResourceDefinitionType) return 1;
+  return type === SecretType || type === Issuer || type === ClusterIssuer ? 2 : 3;
 }
 
 export async function applyManifests(store: Store, manifests: Manifest[], opts: ApplyOptions): Promise<ApplyReport> {
@@ -167,7 +185,7 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
   // loaded here: the served schemas it walks are not needed by every command that imports this module
   const { pruneUnknownFields, strictProblems } = await import('../api/unknown-fields.ts');
   const typed = manifests.map((manifest) => ({ manifest, type: resourceTypeFor(manifest.obj.apiVersion, manifest.obj.kind) }));
-  const ordered = [0, 1, 2].flatMap((stage) => typed.filter((t) => writeStage(t.type) === stage));
+  const ordered = WRITE_STAGES.flatMap((stage) => typed.filter((t) => writeStage(t.type) === stage));
   const namespacesApplied = new Set(ordered.filter((t) => t.type === NamespaceType).map((t) => t.manifest.obj.metadata?.name));
   // one lookup per namespace, however many objects in it are checked at the same time
   const namespaceExists = new Map<string, Promise<boolean>>();
@@ -269,7 +287,7 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       // request here, not a lookup and then a dry run; one that exists answers AlreadyExists
       if (!existing) {
         try {
-          await store.create(type, obj, { dryRun: true, fieldManager });
+          await store.create(type, creatable(obj), { dryRun: true, fieldManager });
           return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
         } catch (e) {
           if (!(e instanceof StoreError) || e.reason !== 'AlreadyExists') throw e;
@@ -279,7 +297,7 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
         existing ??= await store.get(type, obj.metadata.namespace, obj.metadata.name);
         if (!existing) {
           // deleted in between: check it as new again
-          await store.create(type, obj, { dryRun: true, fieldManager });
+          await store.create(type, creatable(obj), { dryRun: true, fieldManager });
           return { plan: { manifest, type, obj, unchanged: false }, errors: [], warnings };
         }
         try {
@@ -311,7 +329,7 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
       for (let attempt = 0; ; attempt++) {
         try {
           if (existing) await store.update(type, desiredFrom(existing, obj), { fieldManager });
-          else await store.create(type, obj, { fieldManager });
+          else await store.create(type, creatable(obj), { fieldManager });
           break;
         } catch (e) {
           // a controller wrote in between: lay the manifest over the newer object
@@ -327,7 +345,7 @@ export async function applyManifests(store: Store, manifests: Manifest[], opts: 
   };
   // each stage is written before the next starts: an object's Namespace (or CRD) is stored before it
   const written: Array<{ applied?: string; errors: string[] }> = [];
-  for (const stage of [0, 1, 2]) {
+  for (const stage of WRITE_STAGES) {
     written.push(...await mapBounded(plans.filter((p) => writeStage(p.type) === stage), applyConcurrency, write));
   }
   return {
