@@ -61,7 +61,15 @@ export function requestManagerController(shared: ControllerContext): ControllerS
             record(ctx, crt, [failed.event]);
             return undefined;
           }
-          const cr = await ctx.store.create(CertificateRequest, requestFor(crt, a, csr), { fieldManager: MANAGER });
+          let cr: CertificateRequestObj;
+          try {
+            cr = await ctx.store.create(CertificateRequest, requestFor(crt, a, csr), { fieldManager: MANAGER });
+          } catch (e) {
+            // as cert-manager: said on the Certificate (a request of that name that is not its own,
+            // imported from another cluster, blocks it), then retried with the controller's backoff
+            ctx.recorder.event(crt, 'Warning', 'RequestFailed', `Failed to create CertificateRequest: ${(e as Error).message}`);
+            throw e;
+          }
           ctx.recorder.event(crt, 'Normal', 'Requested', `Created new CertificateRequest resource "${cr.metadata.name}"`);
         }
       }
