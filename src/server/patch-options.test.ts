@@ -25,3 +25,10 @@ test('an apply patch for another version of the resource is refused, naming both
   assert.equal(r.status, 400, JSON.stringify(r.body));
   assert.equal(r.body.message, 'Incorrect version specified in apply patch. Specified patch version: cert-manager.io/v2, expected: cert-manager.io/v1');
 });
+
+test('an apply patch that carries metadata.managedFields is refused, as kube-apiserver refuses it', async () => {
+  const body = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mf', managedFields: [{ manager: 'old', operation: 'Update', apiVersion: 'v1' }] } });
+  const r = await requestJSON(api, 'PATCH', `${secrets}/mf?fieldManager=me`, body, 'application/apply-patch+yaml');
+  assert.equal(r.status, 400, JSON.stringify(r.body));
+  assert.equal(r.body.message, 'metadata.managedFields must be nil');
+});

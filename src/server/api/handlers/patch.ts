@@ -60,6 +60,8 @@ async function validatedPatch(ctx: ApiContext, call: ResourceCall, patchType: Pa
   if (patchType === 'apply') {
     const patch = parseApplyBody(text);
     const expected = apiVersionOf(route.type);
+    // kube-apiserver's field manager refuses what only it may write (kubernetes#81453)
+    if ((patch as { metadata?: { managedFields?: unknown } }).metadata?.managedFields != null) throw new HttpError(400, 'BadRequest', 'metadata.managedFields must be nil');
     const given = (patch as { apiVersion?: unknown }).apiVersion;
     if (typeof given === 'string' && given !== expected) {
       throw new HttpError(400, 'BadRequest', `Incorrect version specified in apply patch. Specified patch version: ${given}, expected: ${expected}`);
