@@ -20,6 +20,7 @@ import { checkTrustedPath, TrustedPathError } from '../server/trusted-path.ts';
 export interface ControllerFlags {
   autoApprove: boolean;
   approveSignerNames?: string;
+  enableCertificateOwnerRef?: boolean;
   clusterIssuerAmbientCredentials?: boolean;
   issuerAmbientCredentials?: boolean;
   backoffInitial?: string;
@@ -159,6 +160,7 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   return {
     noAutoApprove: !f.autoApprove,
     approveSignerNames: approveSignerNamesFlag(f.approveSignerNames),
+    enableCertificateOwnerRef: !!f.enableCertificateOwnerRef,
     backoffInitialMs: backoff.initialMs,
     backoffMaxMs: backoff.maxMs,
     secretsDir: f.secretsDir ? resolve(f.secretsDir) : undefined,
@@ -225,6 +227,7 @@ function booleanFlag(name: string): (value: string) => boolean {
 export function addControllerFlags(cmd: Command): Command {
   return cmd
     .option('--no-auto-approve', 'leave CertificateRequests for a person or another approver')
+    .option('--enable-certificate-owner-ref', "make each Certificate the owner of its Secret, so deleting the Certificate deletes the Secret (cert-manager's flag)")
     .option('--approve-signer-names <list>', 'signers whose requests are approved, comma-separated: <resource>.<group>/* or a signer\'s full name; "" approves every issuer (default: issuers.cert-manager.io/*,clusterissuers.cert-manager.io/*, as cert-manager)')
     .option('--cluster-resource-namespace <ns>', 'where the Secrets that ClusterIssuers refer to live', 'cert-manager')
     .option('--cluster-issuer-ambient-credentials [bool]', "let ClusterIssuers' DNS-01 solvers use this host's (pod's) own cloud credentials when they name none (cert-manager's flag)", booleanFlag('--cluster-issuer-ambient-credentials'), true)

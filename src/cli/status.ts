@@ -6,7 +6,7 @@ import type { Condition, KubeObject, Secret } from '../api/meta.ts';
 import { CertificateAnnotation } from '../api/annotations.ts';
 import type { Store } from '../store/store.ts';
 import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj, Challenge as ChallengeObj, Order as OrderObj } from '../api/types.ts';
-import { BACKOFF_EVENT_REASON, defaultBackoff, nextAttemptOf } from '../shared/backoff.ts';
+import { BACKOFF_EVENT_REASON, backoffEventOf, defaultBackoff } from '../shared/backoff.ts';
 import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';
 // imported, not import()ed: the command is one file of dist/ (scripts/build.mjs, `standalone`),
@@ -155,13 +155,14 @@ export async function certificateStatus(store: Store, namespace: string, name: s
 
   if (s.lastFailureTime) {
     const retry = retryScheduleFor(crt, certificates.items as CertificateObj[], backoff, leaf?.value?.notAfter);
-    // the server's own word for this failure, which knows its --backoff-initial; else computed from the flags here
+    // the server's own word for this failure (its attempt count, since the last failure), which
+    // knows its --backoff-initial; else computed from the flags here
     const failedAt = Date.parse(s.lastFailureTime);
-    const told = certificateEvents.items
+    const told = retry && certificateEvents.items
       .filter((e) => e.involvedObject?.uid === crt.metadata.uid && e.reason === BACKOFF_EVENT_REASON && Date.parse(e.lastTimestamp ?? '') >= failedAt)
-      .sort((a, b) => Date.parse(b.lastTimestamp ?? '') - Date.parse(a.lastTimestamp ?? ''))
-      .map((e) => nextAttemptOf(e.message))[0];
-    if (retry) out.push(`Failed Issuance Attempts: ${retry.attempts}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(told ?? retry.nextAttempt)}`);
+      .map((e) => backoffEventOf(e.message))
+      .find((b) => b?.attempts === retry.attempts);
+    if (retry) out.push(`Failed Issuance Attempts: ${retry.attempts}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(told?.nextAttempt ?? retry.nextAttempt)}`);
   }
   if (s.revision !== undefined) out.push(`Revision: ${s.revision}`);
 

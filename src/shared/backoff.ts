@@ -135,15 +135,13 @@ export function remainingBackoffMs(o: NextAttemptInput & { now: Date }): number 
  * whatever --backoff-initial the server runs with.
  */
 export const BACKOFF_EVENT_REASON = 'Backoff';
-const BACKOFF_NEXT = ': the next attempt will be at ';
-
 export function backoffEventMessage(attempts: number, at: string): string {
-  return `Backing off from re-issuance after ${attempts} failed attempt(s)${BACKOFF_NEXT}${at}`;
+  return `Backing off from re-issuance after ${attempts} failed attempt(s): the next attempt will be at ${at}`;
 }
 
-/** The next attempt a Backoff Event's message names, if it names one. */
-export function nextAttemptOf(message: string | undefined): Date | undefined {
-  const at = message?.slice(message.lastIndexOf(BACKOFF_NEXT) + BACKOFF_NEXT.length);
-  const t = message?.includes(BACKOFF_NEXT) ? Date.parse(at!) : NaN;
-  return Number.isNaN(t) ? undefined : new Date(t);
+/** The failed attempts and the next attempt a Backoff Event's message names, if it names them. */
+export function backoffEventOf(message: string | undefined): { attempts: number; nextAttempt: Date } | undefined {
+  const m = /^Backing off from re-issuance after (\d+) failed attempt\(s\): the next attempt will be at (.+)$/.exec(message ?? '');
+  const t = m ? Date.parse(m[2]) : NaN;
+  return Number.isNaN(t) ? undefined : { attempts: Number(m![1]), nextAttempt: new Date(t) };
 }

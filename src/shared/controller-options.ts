@@ -12,6 +12,8 @@ export interface ControllerOptions {
    * (default DEFAULT_APPROVE_SIGNER_NAMES: cert-manager.io's Issuers and ClusterIssuers)
    */
   approveSignerNames?: string[];
+  /** --enable-certificate-owner-ref: each Secret is owned by its Certificate (deleted with it) */
+  enableCertificateOwnerRef?: boolean;
   backoffInitialMs?: number;
   backoffMaxMs?: number;
   /** mirror issued Secrets to files */

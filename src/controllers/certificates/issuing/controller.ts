@@ -33,7 +33,7 @@ export function issuingController(shared: ControllerContext): ControllerSpec {
       const requests = ownedRequests(c, crt);
       if (!isTrue(crt.status?.conditions, 'Issuing')) {
         const secret = await targetSecret(ctx, c, crt);
-        const why = upkeepReason(crt, secret);
+        const why = upkeepReason(crt, secret, !!ctx.options.enableCertificateOwnerRef);
         if (why && secret) {
           ctx.logger.info({ certificate: key, why }, 're-applying Secret data and metadata');
           await writeSecret(ctx, crt, secret, {
@@ -68,7 +68,7 @@ export function issuingController(shared: ControllerContext): ControllerSpec {
       const chainPem = decodeBase64(cr.status!.certificate);
       // A retry after a conflict on the status write, or after a restart, finds the Secret
       // written already: write it once, so readers and the files mirror see one new version.
-      const written = alreadyHolds(crt, existing, d.keyPem, chainPem)
+      const written = alreadyHolds(crt, existing, d.keyPem, chainPem, !!ctx.options.enableCertificateOwnerRef)
         ? existing!
         : await writeSecret(ctx, crt, existing, { keyPem: d.keyPem, chainPem, caPem: decodeBase64(cr.status?.ca) || undefined, issuerRef: cr.spec.issuerRef });
       const status = issuedStatus(crt, d.revision);
@@ -96,10 +96,10 @@ async function passwordFor(ctx: ControllerContext, crt: CertificateObj, ks: { pa
   return ks.password;
 }
 
-function alreadyHolds(crt: CertificateObj, secret: Secret | undefined, keyPem: string, chainPem: string): boolean {
+function alreadyHolds(crt: CertificateObj, secret: Secret | undefined, keyPem: string, chainPem: string, ownerRef: boolean): boolean {
   if (!secret?.data || decodeBase64(secret.data['tls.crt']) !== chainPem) return false;
   const key = decodeBase64(secret.data['tls.key']);
-  return key === encodePrivateKey(keyPem, keySpecOf(crt.spec).encoding ?? 'PKCS1') && !upkeepReason(crt, secret);
+  return key === encodePrivateKey(keyPem, keySpecOf(crt.spec).encoding ?? 'PKCS1') && !upkeepReason(crt, secret, ownerRef);
 }
 
 /** The issuer annotations a Secret carries, kept absent when it has none (a temporary certificate). */
@@ -121,7 +121,7 @@ async function writeSecret(ctx: ControllerContext, crt: CertificateObj, existing
     jks: ks?.jks?.create ? await passwordFor(ctx, crt, ks.jks) : undefined,
   };
   const data = await buildSecretData(crt, { ...m, passwords });
-  const secret = composeSecret(crt, existing, data, certificateAnnotations(crt, m.chainPem, m.issuerRef));
+  const secret = composeSecret(crt, existing, data, certificateAnnotations(crt, m.chainPem, m.issuerRef), !!ctx.options.enableCertificateOwnerRef);
   // One write carries key and certificate together: a reader never sees one without the other.
   try {
     return await (existing

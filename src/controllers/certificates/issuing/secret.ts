@@ -1,6 +1,7 @@
 // Builds the target Secret of a Certificate from a key and the issued chain, cert-manager's
 // layout: tls.crt/tls.key/ca.crt, additional output formats, keystores, template metadata and
 // the cert-manager.io annotations. Key and certificate always land in the same write.
+import { ownerRefTo } from '../../../shared/ownership.ts';
 import { encodePrivateKey } from '../../../pki/keys.ts';
 import { keyFactsOf } from '../../../pki/key-facts.ts';
 import { combinedPEM, createJKS, createPKCS12, createTruststoreJKS, createTruststorePKCS12, pemToDER } from '../../../pki/encodings.ts';
@@ -90,7 +91,8 @@ export function certificateAnnotations(crt: CertificateObj, chainPem: string, is
  * The Secret to write: the existing one (if any) with certsmith's keys replaced, stale
  * managed keys removed, and everything owned by others left alone.
  */
-export function composeSecret(crt: CertificateObj, existing: Secret | undefined, data: Record<string, string>, annotations: Record<string, string>): Secret {
+/** `ownerRef`: --enable-certificate-owner-ref, the Certificate as the Secret's controlling owner (taken off without it). */
+export function composeSecret(crt: CertificateObj, existing: Secret | undefined, data: Record<string, string>, annotations: Record<string, string>, ownerRef = false): Secret {
   const tpl = crt.spec.secretTemplate ?? {};
   const prevTemplateKeys = (existing?.metadata.annotations?.[SECRET_TEMPLATE_KEYS_ANNOTATION] ?? '').split(',').filter(Boolean);
   const labels = { ...(existing?.metadata.labels ?? {}) };
@@ -111,16 +113,20 @@ export function composeSecret(crt: CertificateObj, existing: Secret | undefined,
   const merged: Record<string, string> = {};
   for (const [k, v] of Object.entries(existing?.data ?? {})) if (!MANAGED_KEYS.includes(k)) merged[k] = v;
   Object.assign(merged, data);
+  const owners = [...(existing?.metadata.ownerReferences ?? []).filter((r) => r.uid !== crt.metadata.uid), ...(ownerRef ? [ownerRefTo(crt)] : [])];
+  const metadata: Secret['metadata'] = {
+    ...(existing?.metadata ?? {}),
+    name: crt.spec.secretName,
+    namespace: crt.metadata.namespace,
+    labels,
+    annotations: anns,
+    ownerReferences: owners,
+  };
+  if (!owners.length) delete metadata.ownerReferences;
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: {
-      ...(existing?.metadata ?? {}),
-      name: crt.spec.secretName,
-      namespace: crt.metadata.namespace,
-      labels,
-      annotations: anns,
-    },
+    metadata,
     type: existing?.type ?? 'kubernetes.io/tls',
     data: merged,
   };

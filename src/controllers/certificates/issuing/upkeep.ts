@@ -6,6 +6,8 @@ import { firstViolation, secretPolicies } from '../policies.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { combinedPEM, pemToDER } from '../../../pki/encodings.ts';
+import { ownerRefTo } from '../../../shared/ownership.ts';
+import { isDeepStrictEqual } from 'node:util';
 
 /** The data keys the spec asks for, besides tls.crt/tls.key/ca.crt. */
 export function expectedExtraKeys(crt: CertificateObj, hasCA: boolean): string[] {
@@ -19,7 +21,8 @@ export function expectedExtraKeys(crt: CertificateObj, hasCA: boolean): string[]
 
 const EXTRA = ['key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 'keystore.jks', 'truststore.jks'];
 
-export function upkeepReason(crt: CertificateObj, secret: Secret | undefined): string | undefined {
+/** `ownerRef`: --enable-certificate-owner-ref, which makes the Certificate the Secret's owner. */
+export function upkeepReason(crt: CertificateObj, secret: Secret | undefined, ownerRef = false): string | undefined {
   if (!secret?.data?.['tls.crt'] || !secret.data['tls.key']) return undefined;
   // a Secret the trigger faults is its to judge: a key and certificate that do not match (rewriting
   // around them would store the pair once more), another issuer's, or another Certificate's (two
@@ -32,6 +35,10 @@ export function upkeepReason(crt: CertificateObj, secret: Secret | undefined): s
   const stale = staleOutputFormat(secret.data);
   if (stale) return `${stale} does not hold what tls.key and tls.crt imply`;
   if (secret.metadata.labels?.[ManagedLabel.fao] !== 'true') return `label ${ManagedLabel.fao} missing`;
+  // cert-manager's SecretOwnerRefMismatch: the reference follows the flag, both ways
+  const ref = secret.metadata.ownerReferences?.find((r) => r.uid === crt.metadata.uid);
+  if (ownerRef && !isDeepStrictEqual(ref, ownerRefTo(crt))) return `unexpected Secret Owner Reference value on Secret --enable-certificate-owner-ref=true`;
+  if (!ownerRef && ref) return `unexpected Secret Owner Reference on Secret --enable-certificate-owner-ref=false`;
   const tpl = crt.spec.secretTemplate ?? {};
   for (const [k, v] of Object.entries(tpl.labels ?? {})) if (secret.metadata.labels?.[k] !== v) return `secretTemplate label ${k} differs`;
   for (const [k, v] of Object.entries(tpl.annotations ?? {})) if (secret.metadata.annotations?.[k] !== v) return `secretTemplate annotation ${k} differs`;
