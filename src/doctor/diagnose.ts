@@ -15,7 +15,7 @@ import { checkHTTP01 } from './checks/http01.ts';
 import { checkCAA } from './checks/caa.ts';
 import { txtFindings } from './checks/txt.ts';
 import { checkAccount, checkIssuerReady, type IssuerFacts } from './checks/issuer.ts';
-import { checkLastProblem, type FailedACMEObject } from './checks/problem.ts';
+import { checkLastProblem, currentOrders, type FailedACMEObject } from './checks/problem.ts';
 import { checkRateLimits } from './checks/rate-limit.ts';
 import { checkBackoff } from './checks/backoff.ts';
 import { checkDelivery, DELIVERY_CHECKS } from './checks/delivery.ts';
@@ -157,9 +157,12 @@ export async function diagnose(store: Reader, crt: CertificateObj, opts: DoctorO
     findings.push(...checkRateLimits(orders.filter((o) => !['valid', 'invalid', 'errored', 'expired'].includes(o.status?.state ?? '')).map((o) => ({
       order: o.metadata.name!, ...(o.metadata.annotations ? { annotations: o.metadata.annotations } : {}), ...(o.status?.reason ? { reason: o.status.reason } : {}),
     })), now));
+    // an Order its request replaced (a retry that does not count) is not the Certificate's problem, nor are its Challenges
+    const current = currentOrders(orders);
+    const currentUids = new Set(current.map((o) => o.metadata.uid));
     const failed: FailedACMEObject[] = [
-      ...orders.map((o): FailedACMEObject => ({ kind: 'Order', name: o.metadata.name!, state: o.status?.state, reason: o.status?.reason, at: o.status?.failureTime ?? o.metadata.creationTimestamp })),
-      ...challenges.map((c): FailedACMEObject => ({ kind: 'Challenge', name: c.metadata.name!, state: c.status?.state, reason: c.status?.reason, at: c.metadata.creationTimestamp })),
+      ...current.map((o): FailedACMEObject => ({ kind: 'Order', name: o.metadata.name!, state: o.status?.state, reason: o.status?.reason, at: o.status?.failureTime ?? o.metadata.creationTimestamp })),
+      ...challenges.filter((c) => owned(c, currentUids)).map((c): FailedACMEObject => ({ kind: 'Challenge', name: c.metadata.name!, state: c.status?.state, reason: c.status?.reason, at: c.metadata.creationTimestamp })),
     ].filter((o) => !/^Rate limited by the ACME server/.test(o.reason ?? ''));
     const problem = checkLastProblem(failed, ready?.status === 'True');
     if (problem) findings.push(problem);

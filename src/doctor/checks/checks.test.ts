@@ -189,3 +189,13 @@ test('the report tells problems that block issuance from those that keep an issu
   ] });
   assert.match(text, /\n {2}Nothing blocks issuance\.\n {2}1 problem keeps the issued certificate from use \(files, deploy hook\)\.\n$/);
 });
+
+test('an Order its request already replaced with a newer one (a retry that does not count) is no problem of the Certificate; the newest Order of each request is', async () => {
+  const { currentOrders } = await import('./problem.ts');
+  const order = (name: string, request: string, created: string) => ({ metadata: { name, creationTimestamp: created, ownerReferences: [{ uid: request, controller: true }] } });
+  const orders = [order('a-1-old', 'r1', '2026-03-01T00:00:00Z'), order('a-1-new', 'r1', '2026-03-01T00:05:00Z'), order('b-1', 'r2', '2026-03-01T00:00:00Z')];
+  assert.deepEqual(currentOrders(orders).map((o) => o.metadata.name).sort(), ['a-1-new', 'b-1']);
+  // within one second the retry count the controllers stamp decides
+  const retry = { ...order('c-1-a', 'r3', '2026-03-01T00:00:00Z'), metadata: { ...order('c-1-a', 'r3', '2026-03-01T00:00:00Z').metadata, annotations: { [ACMEOrderAnnotation.retry]: '1' } } };
+  assert.deepEqual(currentOrders([retry, order('c-1-x', 'r3', '2026-03-01T00:00:00Z')]).map((o) => o.metadata.name), ['c-1-a']);
+});

@@ -3,6 +3,7 @@
 // "<context>: <type>: <detail> (HTTP n) [<identifier>: <type>: <detail>; ...]").
 import type { Finding } from '../finding.ts';
 import { byCodeUnits } from '../../api/ordering.ts';
+import { ACMEOrderAnnotation } from '../../api/annotations.ts';
 
 export interface FailedACMEObject {
   kind: 'Order' | 'Challenge';
@@ -11,6 +12,25 @@ export interface FailedACMEObject {
   reason?: string;
   /** failureTime (Orders), else the object's creation time; for picking the latest */
   at?: string;
+}
+
+interface OrderLike { metadata: { name?: string; creationTimestamp?: string; annotations?: Record<string, string>; ownerReferences?: { uid: string; controller?: boolean }[] } }
+
+/**
+ * The newest Order of each request: an older one was replaced inside its request (the account
+ * changed, the order was lost at the CA), a retry that does not count as a failed issuance, so its
+ * failure is no longer the Certificate's problem.
+ */
+export function currentOrders<T extends OrderLike>(orders: T[]): T[] {
+  const newest = new Map<string, T>();
+  // the retry count the controllers stamp orders first (creation times are whole seconds)
+  const key = (o: T) => `${String(Number(o.metadata.annotations?.[ACMEOrderAnnotation.retry] ?? 0)).padStart(4, '0')}\u0000${o.metadata.creationTimestamp ?? ''}\u0000${o.metadata.name ?? ''}`;
+  for (const o of orders) {
+    const request = o.metadata.ownerReferences?.find((r) => r.controller)?.uid ?? o.metadata.name ?? '';
+    const held = newest.get(request);
+    if (!held || byCodeUnits(key(held), key(o)) < 0) newest.set(request, o);
+  }
+  return [...newest.values()];
 }
 
 export interface ParsedProblem {

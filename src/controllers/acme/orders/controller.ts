@@ -21,7 +21,7 @@ import { accountGoneProblem, ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_R
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
 import { WrittenVersions } from '../written-versions.ts';
-import { decideOrder, decideOrderLook, failedStatus, orderIdentifiers, type ChallengeDraft, type OrderStep } from './order.ts';
+import { ACCOUNT_CHANGED_WHY, decideOrder, decideOrderLook, failedStatus, orderIdentifiers, type ChallengeDraft, type OrderStep } from './order.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 import { BoundedCache } from '../../../runtime/bounded-cache.ts';
 
@@ -422,7 +422,7 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
       const createdUnder = order.metadata.annotations?.[ANN_ACCOUNT];
       if (step.kind !== 'create' && createdUnder && client.accountUrl && createdUnder !== client.accountUrl) {
         // The issuer cache may lag behind a fresh registration; the client already holds the new account.
-        const reason = `The ACME account this order was created under (${createdUnder}) was replaced by ${client.accountUrl}: the ACME server forgot or deactivated it`;
+        const reason = `The ACME account this order was created under (${createdUnder}) was replaced by ${client.accountUrl}: ${ACCOUNT_CHANGED_WHY}`;
         await fail(order, failedStatus(order, 'errored', reason, ctx.clock.now()), 'account-gone');
         ctx.recorder.event(order, 'Warning', 'AccountChanged', `Order failed: ${reason}`);
         return;

@@ -98,6 +98,9 @@ export function requiredChallenges(input: OrderInput): { challenges: ChallengeDr
   return { challenges: out };
 }
 
+/** Why an issuer's account changes under its Orders: said without blaming the CA, which may not be the cause. */
+export const ACCOUNT_CHANGED_WHY = 'the issuer registered again, because the ACME server forgot or deactivated the account or because the issuer\'s account key Secret changed';
+
 export function failedStatus(order: Order, state: 'invalid' | 'errored' | 'expired', reason: string, now: Date): OrderStatus {
   return { ...(order.status ?? {}), state, reason, failureTime: order.status?.failureTime ?? rfc3339(now) };
 }
@@ -120,7 +123,7 @@ export function decideOrder(input: OrderInput, now: Date): OrderStep {
   if (!done && input.issuer?.ready && input.issuer.accountUrl && createdUnder && st.url && createdUnder !== input.issuer.accountUrl) {
     // RFC 8555 binds an order to its account: under the account the issuer has now, this one
     // can be neither read nor finished. Not the user's failure: the request retries with a new Order.
-    const reason = `The ACME account this order was created under (${createdUnder}) is no longer the issuer's account (${input.issuer.accountUrl}): the ACME server forgot or deactivated it`;
+    const reason = `The ACME account this order was created under (${createdUnder}) is no longer the issuer's account (${input.issuer.accountUrl}): ${ACCOUNT_CHANGED_WHY}`;
     return { kind: 'fail', status: failedStatus(order, 'errored', reason, now), event: { type: 'Warning', reason: 'AccountChanged', message: `Order failed: ${reason}` }, cause: 'account-gone' };
   }
   if (!done && input.issuer && !input.issuer.ready) return { kind: 'wait-issuer' };

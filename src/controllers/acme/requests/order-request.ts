@@ -105,7 +105,7 @@ export function retryOf(order: Order): number {
 
 const CAUSE_TEXT: Record<FailureCause, string> = {
   'solver-unavailable': 'certsmith was restarting while the ACME server validated its HTTP-01 challenge, so the token was not served',
-  'account-gone': 'the ACME server no longer knows the account the order belonged to',
+  'account-gone': 'the order belonged to an ACME account the issuer no longer uses (the ACME server forgot it, or the account key Secret changed)',
   'order-gone': 'the ACME server no longer knows the order (HTTP 404 for one of its URLs)',
   'order-invalidated': 'the ACME server made the order invalid although all its authorizations were valid',
 };
