@@ -36,25 +36,32 @@ export function registerGetCommand(program: Command) {
     .command('get')
     .description('show resources of a kind, as a table or as YAML/JSON')
     .argument('<kind>', 'resource kind, plural, singular or short name')
-    .argument('[name]', 'one object')
+    .argument('[names...]', 'objects by name')
     .option('-n, --namespace <ns>', 'namespace')
     .option('-A, --all-namespaces', 'every namespace')
     .option('-l, --selector <selector>', 'label selector, e.g. app=web,tier!=db')
     .option('-o, --output <format>', 'yaml | json | wide | name')
     .option('--show-managed-fields', 'keep metadata.managedFields in yaml and json output (hidden by default, as kubectl hides them)')
-    .action(async (kind: string, name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; selector?: string; output?: string; showManagedFields?: boolean }, cmd: Command) => {
+    .action(async (kind: string, names: string[], opts: { namespace?: string; allNamespaces?: boolean; selector?: string; output?: string; showManagedFields?: boolean }, cmd: Command) => {
       const type = resourceTypeNamed(kind);
       const format = (opts.output ?? 'table') as OutputFormat;
       if (!['table', 'wide', 'yaml', 'json', 'name'].includes(format)) throw new CliError(`unknown output format "${opts.output}": use yaml, json, wide or name`);
+      const name = names[0];
       if (name && opts.allNamespaces) throw new CliError('a resource cannot be retrieved by name across all namespaces');
       const conn = await connect(cmd);
       try {
         const ns = !type.namespaced || opts.allNamespaces ? undefined : opts.namespace ?? conn.namespace;
         let objs: KubeObject[];
+        const missing: string[] = [];
         if (name) {
-          const obj = await conn.store.get(type, ns, name);
-          if (!obj) throw new StoreError('NotFound', `${type.group ? `${type.plural}.${type.group}` : type.plural} "${name}" not found`);
-          objs = [obj];
+          // as kubectl: each name that is missing is an error line after what was found, and the exit is 1
+          objs = [];
+          for (const n of names) {
+            const obj = await conn.store.get(type, ns, n);
+            if (obj) objs.push(obj);
+            else missing.push(`${type.group ? `${type.plural}.${type.group}` : type.plural} "${n}" not found`);
+          }
+          if (missing.length === names.length && names.length === 1) throw new StoreError('NotFound', missing[0]);
         } else {
           objs = (await conn.store.list(type, { namespace: ns, labelSelector: opts.selector })).items;
         }
@@ -64,7 +71,7 @@ export function registerGetCommand(program: Command) {
         }
         // server-side apply's bookkeeping, which kubectl leaves out unless asked
         if (!opts.showManagedFields) objs = objs.map((o) => (o.metadata.managedFields ? { ...o, metadata: withoutManagedFields(o.metadata) } : o));
-        const single = name ? objs[0] : undefined;
+        const single = names.length === 1 ? objs[0] : undefined;
         const asList = () => ({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objs });
         switch (format) {
           case 'yaml': {
@@ -80,8 +87,10 @@ export function registerGetCommand(program: Command) {
             for (const o of objs) process.stdout.write(`${qualifiedKind(type)}/${o.metadata.name}\n`);
             break;
           default:
-            process.stdout.write(renderTable(type, objs, { wide: format === 'wide', withNamespace: !!opts.allNamespaces && type.namespaced }));
+            if (objs.length) process.stdout.write(renderTable(type, objs, { wide: format === 'wide', withNamespace: !!opts.allNamespaces && type.namespaced }));
         }
+        for (const m of missing) process.stderr.write(`error: ${m}\n`);
+        if (missing.length) process.exitCode = 1;
       } finally {
         await conn.store.close();
       }

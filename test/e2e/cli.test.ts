@@ -190,6 +190,13 @@ test('bad input gives a one-line error and a non-zero exit', async () => {
   const missing = await server.cli(['get', 'certificate', 'nope']);
   assert.equal(missing.code, 1);
   assert.equal(missing.stderr, 'error: certificates.cert-manager.io "nope" not found\n');
+  // several names, as kubectl takes them: what exists is shown, each missing one is an error line, exit 1
+  const several = await server.cli(['get', 'certificate', 'web', 'nope', '-o', 'name']);
+  assert.equal(several.code, 1, several.stderr);
+  assert.equal(several.stdout, 'certificate.cert-manager.io/web\n');
+  assert.equal(several.stderr, 'error: certificates.cert-manager.io "nope" not found\n');
+  const asList = await server.cli(['get', 'certificate', 'web', 'nope', '-o', 'json']);
+  assert.equal(JSON.parse(asList.stdout).kind, 'List', 'more than one name is a List, as kubectl prints it');
 
   const noServer = await run(process.execPath, [certsmithBin, '--kubeconfig', join(server.dataDir, 'missing-kubeconfig'), 'get', 'certs']);
   assert.equal(noServer.code, 1);
