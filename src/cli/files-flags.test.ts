@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { controllerOptionsFrom, type ControllerFlags } from './server.ts';
 import { CliError } from './cli-error.ts';
-import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -43,6 +43,20 @@ test('--secrets-dir below a folder another account controls is refused at start,
     chownSync(theirs, 65534, 65534);
     assert.throws(() => controllerOptionsFrom(flags({ secretsDir: join(theirs, 'live') })),
       (e: Error) => e instanceof CliError && e.message.startsWith(`--secrets-dir ${join(theirs, 'live')}: ${theirs} is owned by uid 65534`));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('--acme-http01-webroot that does not exist or is no folder is refused at start, naming the flag; an empty --secrets-dir too', () => {
+  const base = mkdtempSync(join(tmpdir(), 'webroot-flag-'));
+  try {
+    assert.throws(() => controllerOptionsFrom(flags({ acmeHttp01Webroot: join(base, 'missing') })),
+      (e: Error) => e instanceof CliError && e.message === `--acme-http01-webroot ${join(base, 'missing')}: no such directory (the web server's document root, which must exist)`);
+    writeFileSync(join(base, 'file'), '');
+    assert.throws(() => controllerOptionsFrom(flags({ acmeHttp01Webroot: join(base, 'file') })), /--acme-http01-webroot .*file: not a directory/);
+    assert.equal(controllerOptionsFrom(flags({ acmeHttp01Webroot: base })).acmeHTTP01Webroot, base);
+    assert.throws(() => controllerOptionsFrom(flags({ secretsDir: '' })), (e: Error) => e instanceof CliError && e.message.startsWith('--secrets-dir: an empty path'));
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

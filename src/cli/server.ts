@@ -1,5 +1,5 @@
 // certsmith server: the embedded API server on SQLite with every controller, for one host.
-import { mkdirSync, chmodSync } from 'node:fs';
+import { mkdirSync, chmodSync, statSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.ts';
@@ -132,6 +132,14 @@ function notificationFlags(f: ControllerFlags): ControllerOptions['notifications
 }
 
 export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
+  if (f.secretsDir === '') throw new CliError('--secrets-dir: an empty path; name the folder the files go to, or leave the flag out');
+  if (f.acmeHttp01Webroot !== undefined) {
+    // checked now, not when the first challenge comes
+    const root = resolve(f.acmeHttp01Webroot);
+    const st = statSync(root, { throwIfNoEntry: false });
+    if (!st) throw new CliError(`--acme-http01-webroot ${root}: no such directory (the web server's document root, which must exist)`);
+    if (!st.isDirectory()) throw new CliError(`--acme-http01-webroot ${root}: not a directory`);
+  }
   // each acts on the mirrored files: without them it would be ignored, and a reload never run
   if (!f.secretsDir) {
     const given = f.deployHook !== undefined ? '--deploy-hook' : f.filesOwner !== undefined ? '--files-owner' : f.keepFiles ? '--keep-files' : undefined;
