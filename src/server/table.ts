@@ -32,8 +32,17 @@ interface Column {
   format?: string;
   /** after Age, as kube prints a Service's SELECTOR */
   afterAge?: boolean;
+  /** the column's type in the Table (string unless said) */
+  type?: string;
   value: (o: KubeObject, now: Date) => unknown;
 }
+
+/** kube-apiserver's default table convertor (rest.NewDefaultTableConvertor), which CRDs are printed with. */
+const defaultColumns: Column[] = [
+  { name: 'Name', format: 'name', description: 'Name must be unique within a namespace.', value: (o) => o.metadata.name ?? '' },
+  { name: 'Created At', type: 'date', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', value: (o) => o.metadata.creationTimestamp ?? '' },
+];
+const DEFAULT_CONVERTOR_KINDS = new Set(['CustomResourceDefinition']);
 
 function condition(o: KubeObject, type: string): Condition | undefined {
   const conds = (o.status as { conditions?: Condition[] } | undefined)?.conditions;
@@ -208,8 +217,10 @@ const eventColumns: Column[] = [
 export function tableFor(type: ResourceType, objects: KubeObject[], opts: { now?: Date; includeObject?: 'None' | 'Metadata' | 'Object'; resourceVersion?: string; continue?: string } = {}): Table {
   const now = opts.now ?? new Date();
   const extra = columnsByKind[type.kind] ?? [];
-  const columns: Column[] = type.kind === 'Event' ? eventColumns : [nameColumn, ...extra.filter((c) => !c.afterAge), ageColumn, ...extra.filter((c) => c.afterAge)];
-  const columnDefinitions: TableColumnDefinition[] = columns.map((c) => ({ name: c.name, type: 'string', format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 }));
+  const columns: Column[] = type.kind === 'Event' ? eventColumns
+    : DEFAULT_CONVERTOR_KINDS.has(type.kind) ? defaultColumns
+    : [nameColumn, ...extra.filter((c) => !c.afterAge), ageColumn, ...extra.filter((c) => c.afterAge)];
+  const columnDefinitions: TableColumnDefinition[] = columns.map((c) => ({ name: c.name, type: c.type ?? 'string', format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 }));
   const include = opts.includeObject ?? 'Metadata';
   const rows = objects.map((o) => ({
     cells: columns.map((c) => c.value(o, now)),
