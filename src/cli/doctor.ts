@@ -42,7 +42,7 @@ function port(v: string, flag: string): number {
 export function registerDoctorCommand(program: Command) {
   program
     .command('doctor')
-    .description('check why Certificates are not issued (DNS, HTTP-01, CAA, DNS-01 TXT, ACME account, problems, rate limits, issuer, backoff); exit 1 when something blocks issuance')
+    .description('check why Certificates are not issued (DNS, HTTP-01, CAA, DNS-01 TXT, ACME account, problems, rate limits, issuer, backoff, files, deploy hook); exit 1 when something blocks issuance or delivery')
     .argument('[certificate]', 'Certificate name (default: every Certificate)')
     .option('-n, --namespace <ns>', 'namespace (default: all namespaces, or the kubeconfig\'s when a name is given)')
     .option('--acme-http01-solver-nameservers <list>', 'the server\'s resolvers for names (host:port, comma-separated; default the system\'s)')

@@ -1,4 +1,4 @@
-// certsmith get <kind> [NAME]: kubectl get for certsmith's kinds, with the same table columns.
+// certsmith get <kind> [NAME...]: kubectl get for certsmith's kinds, with the same table columns.
 import type { Command } from 'commander';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';

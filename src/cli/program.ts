@@ -33,7 +33,7 @@ const commandModules: Array<{ load: () => Promise<Register>; commands: CommandSu
   },
   {
     load: async () => (await import('./get.ts')).registerGetCommand,
-    commands: [{ term: 'get [options] <kind> [name]', description: 'show resources of a kind, as a table or as YAML/JSON' }],
+    commands: [{ term: 'get [options] <kind> [names...]', description: 'show resources of a kind, as a table or as YAML/JSON' }],
   },
   {
     load: async () => (await import('./delete.ts')).registerDeleteCommand,
@@ -83,7 +83,7 @@ const commandModules: Array<{ load: () => Promise<Register>; commands: CommandSu
   },
   {
     load: async () => (await import('./doctor.ts')).registerDoctorCommand,
-    commands: [{ term: 'doctor [options] [certificate]', description: 'check why Certificates are not issued (DNS, HTTP-01, CAA, DNS-01 TXT, ACME account, problems, rate limits, issuer, backoff); exit 1 when something blocks issuance' }],
+    commands: [{ term: 'doctor [options] [certificate]', description: 'check why Certificates are not issued (DNS, HTTP-01, CAA, DNS-01 TXT, ACME account, problems, rate limits, issuer, backoff, files, deploy hook); exit 1 when something blocks issuance or delivery' }],
   },
   {
     load: async () => (await import('./webhook.ts')).registerWebhookCommand,

@@ -236,6 +236,46 @@ export function validateSecret(type: ResourceType, obj: KubeObject, old?: KubeOb
   if (errs.list.length) throw invalidObjectError(type, s.metadata.name ?? '', errs.list);
 }
 
+/** metav1.Time and MicroTime: RFC 3339, seconds or fractions of them. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Leases and Events as kube-apiserver decodes and validates them: a value of the wrong type, or
+ * a time that does not parse, cannot be decoded (400); then the validation rules (422). They were
+ * stored as sent, and a Lease with a duration of "ten" reached the leader election.
+ */
+export function validateCoreKind(type: ResourceType, obj: KubeObject): void {
+  const lease = type.group === 'coordination.k8s.io' && type.kind === 'Lease';
+  const event = type.group === '' && type.kind === 'Event';
+  if (!lease && !event) return;
+  const o = obj as unknown as Record<string, unknown>;
+  const undecodable = (why: string) => new StoreError('BadRequest', `${type.kind} in version "v1" cannot be handled as a ${type.kind}: ${why}`);
+  const int32 = (v: unknown, path: string, struct: string) => {
+    if (v !== undefined && v !== null && !(typeof v === 'number' && Number.isInteger(v) && Math.abs(v) <= 2 ** 31)) {
+      throw undecodable(`json: cannot unmarshal ${typeof v === 'number' ? 'number' : typeof v} into Go struct field ${struct}.${path} of type int32`);
+    }
+  };
+  const time = (v: unknown) => {
+    if (v !== undefined && v !== null && !(typeof v === 'string' && RFC3339.test(v) && !Number.isNaN(Date.parse(v)))) throw undecodable(`parsing time ${JSON.stringify(String(v))}: not an RFC 3339 time`);
+  };
+  const errs = new Errors();
+  if (lease) {
+    const spec = (o.spec ?? {}) as Record<string, unknown>;
+    int32(spec.leaseDurationSeconds, 'spec.leaseDurationSeconds', 'LeaseSpec');
+    int32(spec.leaseTransitions, 'spec.leaseTransitions', 'LeaseSpec');
+    time(spec.acquireTime);
+    time(spec.renewTime);
+    if (typeof spec.leaseDurationSeconds === 'number' && spec.leaseDurationSeconds <= 0) errs.invalid('spec.leaseDurationSeconds', spec.leaseDurationSeconds, 'must be greater than 0');
+    if (typeof spec.leaseTransitions === 'number' && spec.leaseTransitions < 0) errs.invalid('spec.leaseTransitions', spec.leaseTransitions, 'must be greater than or equal to 0');
+  } else {
+    int32(o.count, 'count', 'Event');
+    for (const f of ['firstTimestamp', 'lastTimestamp', 'eventTime']) time(o[f]);
+    const involvedNs = (o.involvedObject as { namespace?: unknown } | undefined)?.namespace;
+    if (typeof involvedNs === 'string' && involvedNs && involvedNs !== obj.metadata.namespace) errs.invalid('involvedObject.namespace', involvedNs, 'does not match event.namespace');
+  }
+  if (errs.list.length) throw invalidObjectError(type, obj.metadata.name ?? '', errs.list);
+}
+
 /** The label every namespace carries, equal to its name (kube's LabelMetadataName, GA in 1.22). */
 export const metadataNameLabel = 'kubernetes.io/metadata.name';
 /** The finalizer the namespace controller holds a namespace with until its content is gone. */

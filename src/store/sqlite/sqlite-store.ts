@@ -17,7 +17,7 @@ import {
 } from '../store.ts';
 import {
   checkFinalizersAndOwners, checkKind, dropEmptyMetadata, checkLabels, checkName, checkNamespace, checkPatchedIdentity, checkUnconditionalUpdate, generatedNameSuffix,
-  namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource, validateSecret,
+  namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource, validateCoreKind, validateSecret,
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
 import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type KeyRow, type Statements } from './schema.ts';
@@ -487,6 +487,7 @@ export class SqliteStore implements Store {
     prepareNamespace(type, o);
     normalizeSecret(type, o);
     validateSecret(type, o);
+    validateCoreKind(type, o);
     if (opts.dryRun) {
       if (this.st.currentExists.get(type.group, type.plural, ns, meta.name!)) throw this.alreadyExists(type, meta.name!);
       checkObjectSize(type.kind, meta.name, JSON.stringify(o));
@@ -843,6 +844,7 @@ export class SqliteStore implements Store {
     }
     normalizeSecret(type, o);
     validateSecret(type, o, old);
+    validateCoreKind(type, o);
     const sameBody = jsonEqual(withoutMetadata(o), withoutMetadata(old));
     if (!sameBody && tracksGeneration(type)) meta.generation = (old.metadata.generation ?? 0) + 1;
     // a stale value is rewritten even when unchanged: rewriting is how keys are rotated
