@@ -244,6 +244,7 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
   const store: Store = {
     get: (type, namespace, name) => inner.get(type, namespace, name),
     // for the API's own reads that feed a write (the namespace of a create)
+    ...(inner.finalizeNamespace ? { finalizeNamespace: (name: string, finalizers: string[], opts?: WriteOptions) => inner.finalizeNamespace!(name, finalizers, opts) } : {}),
     ...(inner.getForUpdate ? { getForUpdate: <T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string) => inner.getForUpdate!<T>(type, namespace, name) } : {}),
     list: (type, opts?: ListOptions) => inner.list(type, opts),
     watch: <T extends KubeObject>(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, onError: (err: Error) => void) =>

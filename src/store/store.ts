@@ -101,6 +101,11 @@ export interface Store {
    * leaves this out, and get serves.
    */
   getForUpdate?<T extends KubeObject = KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined>;
+  /**
+   * A Namespace's /finalize subresource (the embedded store, which the API server serves): sets
+   * spec.finalizers; a terminating namespace left with none goes at once, content or not.
+   */
+  finalizeNamespace?(name: string, finalizers: string[], opts?: WriteOptions): Promise<KubeObject>;
   list<T extends KubeObject = KubeObject>(type: ResourceType, opts?: ListOptions): Promise<ListResult<T>>;
   /**
    * Streams changes. onError receives a StoreError with code 410 when resourceVersion is

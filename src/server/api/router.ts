@@ -13,6 +13,8 @@ import { watchObjects } from './handlers/watch.ts';
 import { createObject, updateObject } from './handlers/write.ts';
 import { dryRunOf, truthy } from './query.ts';
 import { resourceName, resourceRoute, type ResourceRoute } from './resource-route.ts';
+import { readObject } from './request-body.ts';
+import { isNamespaceType } from '../../api/resources.ts';
 import { withWarningRecorder } from '../warnings.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, statusBody, wantsTable } from './responses.ts';
 
@@ -70,12 +72,26 @@ async function serveResource(ctx: ApiContext, route: ResourceRoute, method: stri
   await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, user: userOf(req), table: wantsTable(req) });
 }
 
+/** PUT /api/v1/namespaces/NAME/finalize: the Namespace's spec.finalizers, as kube-apiserver's finalize subresource sets them. */
+async function finalizeNamespace(ctx: ApiContext, route: ResourceRoute, method: string, url: URL, req: http.IncomingMessage, res: http.ServerResponse) {
+  if (method !== 'PUT') throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported on namespaces/finalize`);
+  const body = await readObject(req) as { metadata?: { name?: string }; spec?: { finalizers?: unknown } };
+  if (body.metadata?.name !== route.name) {
+    throw new HttpError(400, 'BadRequest', `the name of the object (${body.metadata?.name ?? ''}) does not match the name on the URL (${route.name})`);
+  }
+  const finalizers = body.spec?.finalizers ?? [];
+  if (!Array.isArray(finalizers)) throw new HttpError(400, 'BadRequest', 'spec.finalizers must be a list');
+  const out = await ctx.store.finalizeNamespace!(route.name!, finalizers as string[], { dryRun: dryRunOf(url.searchParams.getAll('dryRun'), 'UpdateOptions'), user: requestUser(req) });
+  sendJSON(res, 200, out);
+}
+
 /** A resource request, with a known error answered as its Status and any other logged and answered as an InternalError. */
-async function serveResourceRequest(ctx: ApiContext, route: ResourceRoute, url: URL, req: http.IncomingMessage, res: http.ServerResponse, path: string) {
+async function serveResourceRequest(ctx: ApiContext, route: ResourceRoute, url: URL, req: http.IncomingMessage, res: http.ServerResponse, path: string,
+  serve: typeof serveResource = serveResource) {
   const method = req.method ?? 'GET';
   try {
     // warnings (fieldValidation=Warn, admission webhooks) reach this response's headers, a refusal's too
-    await withWarningRecorder(res, () => serveResource(ctx, route, method, url, req, res));
+    await withWarningRecorder(res, () => serve(ctx, route, method, url, req, res));
   } catch (e) {
     const status = errorStatus(e, route);
     if (!status) {
@@ -123,6 +139,9 @@ async function serveApiPath(ctx: ApiContext, segs: string[], url: URL, req: http
     return serveReview(reviews, rest, user, req, res, path);
   }
   const route = resourceRoute(group, version, rest);
+  if (route?.subresource === 'finalize' && isNamespaceType(route.type) && route.name && ctx.store.finalizeNamespace) {
+    return serveResourceRequest(ctx, route, url, req, res, path, finalizeNamespace);
+  }
   if (!route || (route.subresource && (route.subresource !== 'status' || !route.type.statusSubresource))) return notFoundPath(res, path);
   return serveResourceRequest(ctx, route, url, req, res, path);
 }

@@ -7,6 +7,7 @@ import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { KubeObject, ObjectMeta } from '../../api/meta.ts';
 import { rfc3339 } from '../../api/time.ts';
+import { qualifiedNameError } from '../../api/names.ts';
 import { apiVersionOf, isNamespaceType, NamespaceType, resourceTypeFor, tracksGeneration, type ResourceType } from '../../api/resources.ts';
 import { realClock, type Clock } from '../../runtime/clock.ts';
 import { applyJSONPatch, applyMergePatch, jsonEqual } from '../patch.ts';
@@ -963,6 +964,30 @@ export class SqliteStore implements Store {
     const next = plainCopy(owner);
     next.metadata.finalizers = finalizers;
     this.appendChange(key, 'MODIFIED', next, cur.rev, cur.value);
+  }
+
+  async finalizeNamespace(name: string, finalizers: string[], opts: WriteOptions = {}): Promise<KubeObject> {
+    this.assertOpen();
+    const bad = finalizers.find((f) => typeof f !== 'string' || qualifiedNameError(f));
+    if (bad !== undefined) {
+      throw new StoreError('Invalid', `Namespace "${name}" is invalid: spec.finalizers: Invalid value: ${JSON.stringify(bad)}: a finalizer must be a qualified name`,
+        [{ field: 'spec.finalizers', message: 'a finalizer must be a qualified name', reason: 'FieldValueInvalid' }]);
+    }
+    const apply = (): KubeObject => {
+      const cur = this.current(NamespaceType.group, NamespaceType.plural, '', name);
+      if (!cur) throw notFound(NamespaceType.group, NamespaceType.plural, name);
+      const next = JSON.parse(cur.value) as KubeObject;
+      next.spec = { ...(next.spec as object | undefined), finalizers };
+      if (opts.dryRun) return next;
+      // kube removes a namespace whose finalizers are all gone, whatever is left in it
+      if (next.metadata.deletionTimestamp && !finalizers.length && !next.metadata.finalizers?.length) {
+        this.activeNamespaces.delete(name);
+        return this.removeObject(keyOf(NamespaceType, '', name), next, cur.rev, 'Orphan', cur.value);
+      }
+      this.appendChange(keyOf(NamespaceType, '', name), 'MODIFIED', next, cur.rev, cur.value);
+      return next;
+    };
+    return opts.dryRun ? apply() : this.write(apply);
   }
 
   /** Removes a terminating namespace once nothing is left in it and nothing else holds it. */
