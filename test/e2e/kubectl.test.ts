@@ -183,8 +183,9 @@ test('kubectl api-resources lists the cert-manager kinds with their short names'
   const row = (plural: string) => r.stdout.split('\n').find((l) => l.split(/\s+/)[0] === plural)?.trim().split(/\s+/);
   assert.deepEqual(row('certificates'), ['certificates', 'cert,certs', 'cert-manager.io/v1', 'true', 'Certificate']);
   assert.deepEqual(row('certificaterequests'), ['certificaterequests', 'cr,crs', 'cert-manager.io/v1', 'true', 'CertificateRequest']);
-  assert.deepEqual(row('issuers'), ['issuers', 'cert-manager.io/v1', 'true', 'Issuer']);
-  assert.deepEqual(row('clusterissuers'), ['clusterissuers', 'cert-manager.io/v1', 'false', 'ClusterIssuer']);
+  // short names as cert-manager's CRDs declare them since v1.18
+  assert.deepEqual(row('issuers'), ['issuers', 'iss', 'cert-manager.io/v1', 'true', 'Issuer']);
+  assert.deepEqual(row('clusterissuers'), ['clusterissuers', 'ciss', 'cert-manager.io/v1', 'false', 'ClusterIssuer']);
   assert.deepEqual(row('orders'), ['orders', 'acme.cert-manager.io/v1', 'true', 'Order']);
   assert.deepEqual(row('challenges'), ['challenges', 'acme.cert-manager.io/v1', 'true', 'Challenge']);
   assert.deepEqual(row('secrets'), ['secrets', 'v1', 'true', 'Secret']);
