@@ -81,7 +81,7 @@ async function finalizeNamespace(ctx: ApiContext, route: ResourceRoute, method: 
   }
   const finalizers = body.spec?.finalizers ?? [];
   if (!Array.isArray(finalizers)) throw new HttpError(400, 'BadRequest', 'spec.finalizers must be a list');
-  const out = await ctx.store.finalizeNamespace!(route.name!, finalizers as string[], { dryRun: dryRunOf(url.searchParams.getAll('dryRun'), 'UpdateOptions'), user: requestUser(req) });
+  const out = await ctx.store.finalizeNamespace!(route.name!, finalizers as string[], { dryRun: dryRunOf(url.searchParams.getAll('dryRun'), 'UpdateOptions'), user: userOf(req) });
   sendJSON(res, 200, out);
 }
 
