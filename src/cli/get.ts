@@ -61,7 +61,7 @@ export function registerGetCommand(program: Command) {
             if (obj) objs.push(obj);
             else missing.push(`${type.group ? `${type.plural}.${type.group}` : type.plural} "${n}" not found`);
           }
-          if (missing.length === names.length && names.length === 1) throw new StoreError('NotFound', missing[0]);
+          if (names.length === 1 && missing.length) throw new StoreError('NotFound', missing[0]);
         } else {
           objs = (await conn.store.list(type, { namespace: ns, labelSelector: opts.selector })).items;
         }

@@ -3,7 +3,8 @@
 // the folder for a symlink to anywhere while certsmith is stopped, and certsmith would then write
 // the API token or private keys where that account reads them (or over root's files). Checked at
 // start, as OpenSSH's StrictModes checks the folders above authorized_keys: refused, not repaired.
-import { lstatSync, readlinkSync, statSync, type Stats } from 'node:fs';
+import { readlinkSync, statSync } from 'node:fs';
+import { entryAt } from './data-dir.ts';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 export class TrustedPathError extends Error {
@@ -18,15 +19,6 @@ const trustedOwner = (uid: number) => uid === 0 || uid === me();
 const STICKY = 0o1000;
 /** links followed before a path is taken to loop */
 const MAX_LINKS = 40;
-
-function entry(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-}
 
 /**
  * Refuses `path` (given to `flag`) when a folder on the way to it, or the folder itself, belongs
@@ -44,7 +36,7 @@ export function checkTrustedPath(path: string, flag: string): void {
   let at: string = sep;
   while (parts.length) {
     const next = join(at, parts.shift()!);
-    const st = entry(next);
+    const st = entryAt(next);
     if (!st) return; // certsmith makes the rest
     if (st.isSymbolicLink()) {
       if (!trustedOwner(st.uid)) throw refuse(`${next} is a symlink owned by uid ${st.uid}`);

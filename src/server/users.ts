@@ -5,6 +5,7 @@
 // userInfo tell a person's write from a controller's as they would on a cluster.
 import type http from 'node:http';
 import type { UserInfo } from '../api/meta.ts';
+import { HttpError } from './api/responses.ts';
 
 /** Whoever presents the kubeconfig's token: every verb on everything (there is no RBAC). */
 export const tokenUser: UserInfo = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
@@ -14,9 +15,6 @@ export const inProcessUser: UserInfo = {
   username: 'system:serviceaccount:certsmith:certsmith',
   groups: ['system:serviceaccounts', 'system:serviceaccounts:certsmith', 'system:authenticated'],
 };
-
-/** A request that asks to impersonate in a way kube-apiserver refuses. */
-export class ImpersonationError extends Error {}
 
 /**
  * Who a request runs as. The token's holder is a system:masters admin, whom kube-apiserver lets
@@ -34,7 +32,7 @@ export function requestUser(req: Pick<http.IncomingMessage, 'headersDistinct'>):
     if (name.startsWith('impersonate-extra-') && values) extra[decodeURIComponent(name.slice('impersonate-extra-'.length))] = values;
   }
   if (username === undefined) {
-    if (groups.length || uid !== undefined || Object.keys(extra).length) throw new ImpersonationError('requested groups, uid or extra without impersonating a user');
+    if (groups.length || uid !== undefined || Object.keys(extra).length) throw new HttpError(400, 'BadRequest', 'requested groups, uid or extra without impersonating a user');
     return tokenUser;
   }
   let all = groups;

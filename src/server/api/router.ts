@@ -3,7 +3,7 @@
 import type http from 'node:http';
 import { aggregatedGroupVersions, apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, typesIn } from '../discovery.ts';
 import { reviewAPI } from '../self-reviews.ts';
-import { ImpersonationError, requestUser } from '../users.ts';
+import { requestUser } from '../users.ts';
 import type { ApiContext, ResourceCall } from './context.ts';
 import { deleteCollection, deleteObject } from './handlers/delete.ts';
 import { proxyAggregated, serveHealth, serveOpenAPI, serveReview } from './handlers/non-resource.ts';
@@ -17,16 +17,6 @@ import { readObject } from './request-body.ts';
 import { isNamespaceType } from '../../api/resources.ts';
 import { withWarningRecorder } from '../warnings.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, statusBody, wantsTable } from './responses.ts';
-
-/** Who the request runs as (every request that got here presented the kubeconfig's token). */
-function userOf(req: http.IncomingMessage) {
-  try {
-    return requestUser(req);
-  } catch (e) {
-    if (e instanceof ImpersonationError) throw new HttpError(400, 'BadRequest', e.message);
-    throw e;
-  }
-}
 
 /** GET or HEAD (a request without a method is a GET): the requests discovery answers. */
 function isRead(req: http.IncomingMessage) {
@@ -69,7 +59,7 @@ async function serveResource(ctx: ApiContext, route: ResourceRoute, method: stri
   if (!handler) {
     throw new HttpError(405, 'MethodNotAllowed', route.name ? `${method} is not supported on ${resourceName(route.type)}` : `${method} is not supported on a ${route.type.plural} collection`);
   }
-  await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, user: userOf(req), table: wantsTable(req) });
+  await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, user: requestUser(req), table: wantsTable(req) });
 }
 
 /** PUT /api/v1/namespaces/NAME/finalize: the Namespace's spec.finalizers, as kube-apiserver's finalize subresource sets them. */
@@ -81,7 +71,7 @@ async function finalizeNamespace(ctx: ApiContext, route: ResourceRoute, method: 
   }
   const finalizers = body.spec?.finalizers ?? [];
   if (!Array.isArray(finalizers)) throw new HttpError(400, 'BadRequest', 'spec.finalizers must be a list');
-  const out = await ctx.store.finalizeNamespace!(route.name!, finalizers as string[], { dryRun: dryRunOf(url.searchParams.getAll('dryRun'), 'UpdateOptions'), user: userOf(req) });
+  const out = await ctx.store.finalizeNamespace!(route.name!, finalizers as string[], { dryRun: dryRunOf(url.searchParams.getAll('dryRun'), 'UpdateOptions'), user: requestUser(req) });
   sendJSON(res, 200, out);
 }
 
@@ -130,7 +120,7 @@ async function serveApiPath(ctx: ApiContext, segs: string[], url: URL, req: http
   if (reviews) {
     let user;
     try {
-      user = userOf(req);
+      user = requestUser(req);
     } catch (e) {
       const status = errorStatus(e);
       if (!status) throw e;

@@ -171,11 +171,11 @@ export function applyConfiguration(live: KubeObject, config: Json, req: ApplyReq
     .map((e) => ({ entry: e, paths: decodeFieldsV1(e.fieldsV1) }));
 
   // a field another applier owns may be applied again with its value (both then own it), not changed
-  const conflicts: { manager: string; entry: ManagedFieldsEntry; path: Path }[] = [];
+  const conflicts: { entry: ManagedFieldsEntry; path: Path }[] = [];
   for (const other of others) {
     for (const p of other.paths) {
       const clash = applied.find((a) => related(a, p) && !equal(valueAt(config, a.length <= p.length ? a : p), valueAt(live, a.length <= p.length ? a : p)));
-      if (clash) conflicts.push({ manager: other.entry.manager ?? '', entry: other.entry, path: p });
+      if (clash) conflicts.push({ entry: other.entry, path: p });
     }
   }
   if (conflicts.length && !req.force) {
@@ -188,7 +188,7 @@ export function applyConfiguration(live: KubeObject, config: Json, req: ApplyReq
   }
   // forced: the fields change hands
   for (const c of conflicts) {
-    const other = others.find((o) => o.entry.manager === c.manager)!;
+    const other = others.find((o) => o.entry.manager === c.entry.manager)!;
     other.paths = other.paths.filter((p) => key(p) !== key(c.path));
     other.entry.fieldsV1 = encodeFieldsV1(other.paths);
   }

@@ -13,7 +13,6 @@ import { ANN_ACCOUNT, ANN_CREATING, ANN_FAILURE_CAUSE, ANN_RATE_LIMITED, isFailu
 import { ANN_FINALIZED_AT, ANN_NEXT_LOOK, lookDueInMs, nextLookDelayMs, ORDER_PACE, preciseTime, waitedAtLook } from '../look-schedule.ts';
 
 export const FAILURE_STATES = ['invalid', 'expired', 'errored'];
-const CHALLENGE_FINAL_STATES = ['valid', ...FAILURE_STATES];
 export const FINAL_STATES = ['valid', ...FAILURE_STATES];
 
 /** A Challenge to create; the shell fills spec.key, which needs the account key. */
@@ -113,7 +112,7 @@ export function decideOrder(input: OrderInput, now: Date): OrderStep {
     // Final Challenges are kept for debugging, as cert-manager keeps them. One still in flight can
     // no longer help, holds its record, and holds back a replacement Order's Challenge for the
     // same name (the scheduler runs one per name and type): it goes, and its finalizer cleans up.
-    const inFlight = input.challenges.filter((c) => !CHALLENGE_FINAL_STATES.includes(c.status?.state ?? ''));
+    const inFlight = input.challenges.filter((c) => !FINAL_STATES.includes(c.status?.state ?? ''));
     return inFlight.length ? { kind: 'delete-challenges', names: inFlight.map((c) => c.metadata.name!) } : { kind: 'none' };
   }
   const done = state === 'valid' && !!st.certificate;

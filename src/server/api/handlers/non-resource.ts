@@ -6,7 +6,7 @@ import type { UserInfo } from '../../../api/meta.ts';
 import type { ReviewAPI } from '../../self-reviews.ts';
 import { AggregationError, aggregatedBackend, proxyRequest } from '../../aggregation.ts';
 import type { ApiContext } from '../context.ts';
-import { ImpersonationError, requestUser } from '../../users.ts';
+import { requestUser } from '../../users.ts';
 import { maxBodyBytes, readBodyBytes, readObject } from '../request-body.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, sendObject, statusBody } from '../responses.ts';
 
@@ -69,7 +69,6 @@ export async function proxyAggregated(ctx: ApiContext, api: { group: string; ver
     res.end(answer.body);
   } catch (e) {
     if (e instanceof AggregationError) return sendJSON(res, e.code, statusBody(e.code, e.reason, e.message));
-    if (e instanceof ImpersonationError) return sendJSON(res, 400, statusBody(400, 'BadRequest', e.message));
     const status = errorStatus(e);
     if (status) return sendJSON(res, status.code, status);
     ctx.log?.error({ err: { message: (e as Error)?.message }, method, path }, 'aggregated API request failed');
