@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'deploy/**', '.certsmith/**', 'bin/**', 'dist/**', 'bench/.compiled/**', '.test-build/**'] },
+  { ignores: ['node_modules/**', 'deploy/**', '.certsmith/**', 'bin/**', 'dist/**', 'bench/.compiled/**', '.test-build/**', '.test-dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

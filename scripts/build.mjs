@@ -15,7 +15,8 @@
 import { build } from 'esbuild';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -69,7 +70,11 @@ const builtinsByRequire = {
   },
 };
 
-const outdir = join(root, 'dist');
+// `--outdir DIR`: the test command (scripts/test.mjs) builds the tree as it is into .test-dist/,
+// which the tests' certsmith runs, leaving dist/ as npm ci or the user's last build made it
+const outdirArg = process.argv.indexOf('--outdir');
+const outdir = outdirArg > 0 ? resolve(process.argv[outdirArg + 1]) : join(root, 'dist');
+const outPrefix = `${relative(root, outdir)}/`;
 /**
  * Command modules built as one file each, everything they import inside it (esbuild without
  * splitting), for the commands a person types at a terminal and waits on. Split, a command
@@ -83,9 +88,14 @@ const standalone = ['get', 'status', 'delete', 'renew', 'approve'];
 /**
  * What main.js and every command must share, not each hold a copy of: main.ts tells a CliError
  * or a StoreError a command throws by its class. One file built apart, which the other builds
- * import in place of these modules.
+ * import in place of these modules. It holds the modules those import too, so that no other
+ * file has a second copy of one: a class of theirs is told by instanceof as well (a second
+ * GoLiteral printed kube's `[]string{"v2"}` as "object" in the server's 422s). The build checks it.
  */
-const shared = { name: 'cli-shared', modules: ['src/cli/cli-error.ts', 'src/store/store.ts'] };
+const shared = {
+  name: 'cli-shared',
+  modules: ['src/cli/cli-error.ts', 'src/store/store.ts', 'src/api/validation/field-errors.ts', 'src/api/duration.ts'],
+};
 
 const common = {
   absWorkingDir: root,
@@ -168,6 +178,11 @@ const single = await build({
   splitting: false,
   plugins: [sharedByImport, builtinsByRequire],
 });
+const sharedSources = new Set(Object.values(sharedBuild.metafile.outputs).flatMap((out) => Object.keys(out.inputs)).filter((input) => input.startsWith('src/')));
+for (const [file, out] of [main, split, single].flatMap((r) => Object.entries(r.metafile.outputs))) {
+  const copies = Object.keys(out.inputs).filter((input) => sharedSources.has(input));
+  if (copies.length) throw new Error(`${file} holds its own copy of ${copies.join(', ')}, which ${shared.name}.js holds: add it to shared.modules`);
+}
 for (const [file, out] of [...Object.entries(split.metafile.outputs), ...Object.entries(single.metafile.outputs)]) {
   // main.ts tells commander's errors by their class, as with `shared`
   if (Object.keys(out.inputs).some((input) => input.startsWith('node_modules/commander/'))) throw new Error(`${file} holds a copy of commander: a command imports its types only`);
@@ -178,6 +193,6 @@ for (const [file, out] of [...Object.entries(split.metafile.outputs), ...Object.
 // which sources each file of dist/ holds: test/e2e/compiled.test.ts checks from it that a
 // command loads only what it needs
 const chunks = Object.fromEntries([sharedBuild, main, split, single].flatMap((r) => Object.entries(r.metafile.outputs)).map(([file, out]) => [
-  file.replace(/^dist\//, ''), Object.keys(out.inputs).sort(),
+  file.startsWith(outPrefix) ? file.slice(outPrefix.length) : file, Object.keys(out.inputs).sort(),
 ]));
 writeFileSync(join(outdir, 'chunks.json'), `${JSON.stringify(chunks, null, 1)}\n`);

@@ -11,8 +11,11 @@
 // `dirname` and `filename` are replaced in every source file by the values of that file in
 // the tree, so fixtures, the dashboard's assets and the scripts tests spawn (still through
 // tsx) are found where they are. Source maps bring failures back to the .ts lines.
+//
+// The certsmith the tests spawn is the tree built as the product is (scripts/build.mjs into
+// .test-dist/; see test/rig/certsmith-source.mjs), not the sources through tsx.
 import { build } from 'esbuild';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import console from 'node:console';
 import process from 'node:process';
 import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -21,6 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.test-build');
+const productOut = join(root, '.test-dist');
 
 /** the *.test.ts files under a directory, or the file itself */
 function testFiles(path) {
@@ -75,8 +79,12 @@ await build({
   plugins: [importMetaOfSource],
 });
 
+// the certsmith the tests spawn (test/rig/certsmith-source.mjs): the tree built as the product is
+const product = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--outdir', productOut], { cwd: root, stdio: 'inherit', env: { ...process.env, CERTSMITH_TEST_BUILD: join(productOut, 'main.js') } });
+if (product.status !== 0) process.exit(product.status ?? 1);
+
 const bundles = files.map((f) => join(out, relative(root, f)).replace(/\.ts$/, '.js'));
 const child = spawn(process.execPath, [
   '--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=300000', ...bundles,
-], { cwd: root, stdio: 'inherit' });
+], { cwd: root, stdio: 'inherit', env: { ...process.env, CERTSMITH_TEST_BUILD: join(productOut, 'main.js') } });
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
