@@ -5,7 +5,7 @@
 // (sticky folders like /tmp aside), and a symlink in the path must be theirs too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, lchownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, lchownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkTrustedPath, TrustedPathError } from './trusted-path.ts';
@@ -69,6 +69,20 @@ test('a symlink in the path made by another account is refused, and so is one po
     chownSync(theirs, NOBODY, NOBODY);
     symlinkSync(join(theirs, 'inner'), join(base, 'to-theirs'));
     assert.throws(() => checkTrustedPath(join(base, 'to-theirs'), '--secrets-dir'), new RegExp(`${theirs} is owned by uid ${NOBODY}`));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('a file where a folder of the path should be is refused, naming it, as is a path that is a file', () => {
+  const base = mkdtempSync(join(tmpdir(), 'trusted-'));
+  try {
+    const file = join(base, 'state.db');
+    writeFileSync(file, '');
+    assert.throws(() => checkTrustedPath(join(file, 'live'), '--data-dir'), (e: Error) =>
+      e instanceof TrustedPathError && e.message === `--data-dir ${join(file, 'live')}: ${file} is not a folder`);
+    assert.throws(() => checkTrustedPath(file, '--secrets-dir'), (e: Error) =>
+      e instanceof TrustedPathError && e.message === `--secrets-dir ${file}: ${file} is not a folder`);
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

@@ -48,9 +48,11 @@ export function checkTrustedPath(path: string, flag: string): void {
       continue;
     }
     const real = statSync(next);
+    // a file on the way would fail later with a bare ENOTDIR or EEXIST
+    if (!real.isDirectory()) throw new TrustedPathError(`${flag} ${given}: ${next} is not a folder`);
     if (!trustedOwner(real.uid)) throw refuse(`${next} is owned by uid ${real.uid}, and certsmith runs as uid ${me()}`);
     // the last part is the folder itself: its own mode is the data dir's or the mirror's business
-    if (parts.length && real.isDirectory() && real.mode & 0o022 && !(real.mode & STICKY)) throw refuse(`${next} is writable by others (mode 0${(real.mode & 0o7777).toString(8)}) without the sticky bit`);
+    if (parts.length && real.mode & 0o022 && !(real.mode & STICKY)) throw refuse(`${next} is writable by others (mode 0${(real.mode & 0o7777).toString(8)}) without the sticky bit`);
     at = next;
   }
 }
