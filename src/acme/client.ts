@@ -279,10 +279,16 @@ export class AcmeClient {
    * Revokes a certificate this account ordered (RFC 8555 §7.6), signed with the account key.
    * reason: an RFC 5280 CRLReason code (0 unspecified, 1 keyCompromise, 4 superseded, 5 cessationOfOperation, ...).
    */
-  async revokeCertificate(certificateDer: Buffer, reason?: number): Promise<void> {
+  /**
+   * `signedBy: 'certificate key'`: this client was made with the certificate's own private key
+   * for its "account key", and the request carries that key's JWK instead of an account URL
+   * (RFC 8555 §7.6), so no account is needed: for a certificate whose account is lost or is
+   * another's.
+   */
+  async revokeCertificate(certificateDer: Buffer, reason?: number, signedBy: 'account' | 'certificate key' = 'account'): Promise<void> {
     const dir = await this.getDirectory();
     if (!dir.revokeCert) throw new Error(`ACME server ${this.directoryUrl} offers no revokeCert`);
-    await this.post(dir.revokeCert, { certificate: base64url(certificateDer), ...(reason !== undefined ? { reason } : {}) });
+    await this.post(dir.revokeCert, { certificate: base64url(certificateDer), ...(reason !== undefined ? { reason } : {}) }, { useJwk: signedBy === 'certificate key' });
   }
 
   /**

@@ -38,43 +38,93 @@ interface IssuerAccount {
   client(keyPem?: string): Promise<AcmeClient>;
 }
 
-async function issuerAccount(store: Store, ref: { name: string; kind?: string }, namespace: string, clusterResourceNamespace: string): Promise<IssuerAccount> {
+type AcmeSpec = NonNullable<NonNullable<AcmeIssuer['spec']>['acme']>;
+
+async function acmeIssuer(store: Store, ref: { name: string; kind?: string }, namespace: string): Promise<{ issuer: AcmeIssuer; acme: AcmeSpec; label: string; cluster: boolean }> {
   const cluster = ref.kind === 'ClusterIssuer';
   const issuer = await store.get<AcmeIssuer>(cluster ? ClusterIssuer : Issuer, cluster ? undefined : namespace, ref.name);
   const label = cluster ? `ClusterIssuer ${ref.name}` : `Issuer ${namespace}/${ref.name}`;
   if (!issuer) throw new CliError(`${label} not found`);
   const acme = issuer.spec?.acme;
   if (!acme) throw new CliError(`${label} is not an ACME issuer`);
+  return { issuer, acme, label, cluster };
+}
+
+/** How to reach the issuer's CA: its directory and the trust its spec gives. */
+const connectionOf = (acme: AcmeSpec) => ({
+  directoryUrl: acme.server,
+  caPem: acme.caBundle ? Buffer.from(acme.caBundle, 'base64').toString('utf8') : undefined,
+  skipTLSVerify: acme.skipTLSVerify,
+});
+
+/** The issuer has no account key (yet, or any more). */
+class NoAccountKeyError extends CliError {}
+
+async function issuerAccount(store: Store, ref: { name: string; kind?: string }, namespace: string, clusterResourceNamespace: string): Promise<IssuerAccount> {
+  const { issuer, acme, label, cluster } = await acmeIssuer(store, ref, namespace);
   const secretNamespace = cluster ? clusterResourceNamespace : namespace;
   const keyField = acme.privateKeySecretRef.key || 'tls.key';
   const secret = await store.get<Secret>(SecretType, secretNamespace, acme.privateKeySecretRef.name);
   const keyPem = Buffer.from(secret?.data?.[keyField] ?? '', 'base64').toString('utf8');
   if (!secret || !keyPem.includes('PRIVATE KEY')) {
-    throw new CliError(`${label}: its account key Secret ${secretNamespace}/${acme.privateKeySecretRef.name} (field ${keyField}) is missing; the issuer has no account yet`);
+    throw new NoAccountKeyError(`${label}: its account key Secret ${secretNamespace}/${acme.privateKeySecretRef.name} (field ${keyField}) is missing; the issuer has no account yet`);
   }
   const { AcmeClient } = await import('../acme/client.ts');
   return {
     issuer, secret, keyField, keyPem,
     async client(pem = keyPem) {
-      const client = new AcmeClient({
-        directoryUrl: acme.server, accountKeyPem: pem, accountUrl: pem === keyPem ? issuer.status?.acme?.uri : undefined,
-        caPem: acme.caBundle ? Buffer.from(acme.caBundle, 'base64').toString('utf8') : undefined, skipTLSVerify: acme.skipTLSVerify,
-      });
+      const client = new AcmeClient({ ...connectionOf(acme), accountKeyPem: pem, accountUrl: pem === keyPem ? issuer.status?.acme?.uri : undefined });
       if (!client.accountUrl) await client.findAccount();
       return client;
     },
   };
 }
 
-/** The leaf (first PEM block) of a Certificate's Secret. */
-async function issuedLeaf(store: Store, namespace: string, name: string): Promise<{ crt: KubeObject & { spec: { secretName: string; issuerRef: { name: string; kind?: string } } }; leafDer: Buffer }> {
+/** The leaf (first PEM block) of a Certificate's Secret, and the Secret. */
+async function issuedLeaf(store: Store, namespace: string, name: string): Promise<{ crt: KubeObject & { spec: { secretName: string; issuerRef: { name: string; kind?: string } } }; leafDer: Buffer; secret: Secret }> {
   const crt = await store.get<KubeObject & { spec: { secretName: string; issuerRef: { name: string; kind?: string } } }>(Certificate, namespace, name);
   if (!crt) throw new CliError(`certificate ${namespace}/${name} not found`);
   const secret = await store.get<Secret>(SecretType, namespace, crt.spec.secretName);
   const chain = Buffer.from(secret?.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
   const leafDer = certificateBlocks(chain)[0]?.der;
-  if (!leafDer) throw new CliError(`certificate ${namespace}/${name} has no issued certificate in Secret ${namespace}/${crt.spec.secretName}`);
-  return { crt, leafDer };
+  if (!leafDer || !secret) throw new CliError(`certificate ${namespace}/${name} has no issued certificate in Secret ${namespace}/${crt.spec.secretName}`);
+  return { crt, leafDer, secret };
+}
+
+/**
+ * A client for the issuer's CA that signs with the certificate's own key, which must be the key
+ * of the certificate in the Secret (a Secret whose key was rotated since holds another).
+ */
+async function certificateKeyClient(store: Store, issuerRef: { name: string; kind?: string }, namespace: string, secret: Secret, leaf: import('node:crypto').X509Certificate): Promise<AcmeClient> {
+  const { acme } = await acmeIssuer(store, issuerRef, namespace);
+  const keyPem = Buffer.from(secret.data?.['tls.key'] ?? '', 'base64').toString('utf8');
+  const secretName = `Secret ${namespace}/${secret.metadata.name}`;
+  if (!keyPem.includes('PRIVATE KEY')) throw new CliError(`--with-certificate-key: ${secretName} holds no tls.key to sign with`);
+  const { createPrivateKey, createPublicKey } = await import('node:crypto');
+  let key;
+  try {
+    key = createPrivateKey(keyPem);
+  } catch {
+    throw new CliError(`--with-certificate-key: the tls.key of ${secretName} is not a private key Node can read`);
+  }
+  if (!createPublicKey(key).equals(leaf.publicKey)) throw new CliError(`--with-certificate-key: the tls.key of ${secretName} is not the key of its certificate`);
+  if (key.asymmetricKeyType !== 'rsa' && key.asymmetricKeyType !== 'ec') {
+    throw new CliError(`--with-certificate-key: the certificate's ${key.asymmetricKeyType} key cannot sign an ACME request here (RSA and ECDSA can); revoke with the issuer's account`);
+  }
+  const { AcmeClient } = await import('../acme/client.ts');
+  return new AcmeClient({ ...connectionOf(acme), accountKeyPem: keyPem });
+}
+
+/**
+ * No account key to sign with, or the CA refusing the account (not this certificate's account,
+ * or gone): the certificate's own key may still revoke it, and the error says how.
+ */
+function withCertificateKeyHint(e: unknown): never {
+  const type = (e as { type?: unknown }).type;
+  if (e instanceof NoAccountKeyError || (typeof type === 'string' && /:(unauthorized|accountDoesNotExist)$/.test(type))) {
+    throw new CliError(`${(e as Error).message}\n(to revoke with the certificate's own private key instead of the account's, add --with-certificate-key)`);
+  }
+  throw e;
 }
 
 /** Pending key of an interrupted rollover, kept in the account Secret until the CA has it. */
@@ -127,21 +177,24 @@ export function registerAcmeAccountCommands(program: Command) {
     .option('-n, --namespace <ns>', 'namespace')
     .option('--reason <reason>', `why: ${Object.keys(REVOCATION_REASONS).join(', ')}`, 'unspecified')
     .option('--cluster-resource-namespace <ns>', "where a ClusterIssuer's account key Secret lives (the server's flag)", 'cert-manager')
-    .action(async (name: string, opts: { namespace?: string; reason: string; clusterResourceNamespace: string }, cmd: Command) => {
+    .option('--with-certificate-key', "sign the request with the certificate's own private key (its Secret's tls.key), not the issuer's account key: for a certificate whose account key is lost or is not the issuer's now (RFC 8555 §7.6; certbot revoke --key-path)")
+    .action(async (name: string, opts: { namespace?: string; reason: string; clusterResourceNamespace: string; withCertificateKey?: boolean }, cmd: Command) => {
       const reason = revocationReasonCode(opts.reason);
       const conn = await connect(cmd);
       try {
         const ns = opts.namespace ?? conn.namespace;
-        const { crt, leafDer } = await issuedLeaf(conn.store, ns, name);
-        const acct = await issuerAccount(conn.store, crt.spec.issuerRef, ns, opts.clusterResourceNamespace);
-        const client = await acct.client();
+        const { crt, leafDer, secret } = await issuedLeaf(conn.store, ns, name);
+        const crypto = await import('node:crypto');
+        const leaf = new crypto.X509Certificate(leafDer);
+        const client = opts.withCertificateKey
+          ? await certificateKeyClient(conn.store, crt.spec.issuerRef, ns, secret, leaf)
+          : await issuerAccount(conn.store, crt.spec.issuerRef, ns, opts.clusterResourceNamespace).then((acct) => acct.client()).catch(withCertificateKeyHint);
         try {
-          await client.revokeCertificate(leafDer, reason);
+          await client.revokeCertificate(leafDer, reason, opts.withCertificateKey ? 'certificate key' : 'account').catch(opts.withCertificateKey ? undefined : withCertificateKeyHint);
         } finally {
           client.close();
         }
-        const { X509Certificate } = await import('node:crypto');
-        process.stdout.write(`Revoked certificate ${new X509Certificate(leafDer).serialNumber} of Certificate ${ns}/${name} (reason ${opts.reason.toLowerCase()}); run \`certsmith renew -n ${ns} ${name}\` to replace it\n`);
+        process.stdout.write(`Revoked certificate ${leaf.serialNumber} of Certificate ${ns}/${name} (reason ${opts.reason.toLowerCase()})${opts.withCertificateKey ? ', signed with its own key' : ''}; run \`certsmith renew -n ${ns} ${name}\` to replace it\n`);
       } finally {
         await conn.store.close();
       }

@@ -77,6 +77,30 @@ test('certsmith revoke: the CA records the serial as revoked with the reason giv
   assert.equal(status.Reason, 1, 'RFC 5280 keyCompromise');
 });
 
+test('certsmith revoke --with-certificate-key: a certificate whose account key was lost is revoked with its own key; without the flag the error says so', async () => {
+  await apply(s, `apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: pebble-gone }\nspec:\n  acme:\n    server: ${pebble.directoryUrl}\n    caBundle: ${b64(pebble.caPem)}\n    privateKeySecretRef: { name: pebble-gone-account }\n    solvers: [ { http01: { ingress: {} } } ]`);
+  const name = 'orphaned';
+  await apply(s, `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${name}, namespace: default }\nspec: { secretName: ${name}-tls, dnsNames: [${name}-${uniq()}.example.test], privateKey: { algorithm: ECDSA }, issuerRef: { name: pebble-gone, kind: ClusterIssuer } }`);
+  await waitAllReady(s, [name], 60_000);
+  const leaf = new crypto.X509Certificate(await secretField('default', `${name}-tls`, 'tls.crt'));
+  const serial = BigInt(`0x${leaf.serialNumber}`).toString(16);
+  // the account key is lost: the issuer registers a new account, which did not order this certificate
+  const gone = await s.cli(['delete', 'secret', 'pebble-gone-account', '-n', 'cert-manager']);
+  assert.equal(gone.code, 0, gone.stderr);
+
+  const refused = await s.cli(['revoke', name, '-n', 'default']);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /--with-certificate-key/, refused.stderr);
+  assert.equal((await pebbleCertStatus(serial)).Status, 'Valid');
+
+  const r = await s.cli(['revoke', name, '-n', 'default', '--with-certificate-key', '--reason', 'keyCompromise']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`Revoked certificate ${leaf.serialNumber} of Certificate default/${name} \\(reason keycompromise\\), signed with its own key`));
+  const status = await pebbleCertStatus(serial);
+  assert.equal(status.Status, 'Revoked');
+  assert.equal(status.Reason, 1, 'RFC 5280 keyCompromise');
+});
+
 test('certsmith acme rollover-key: the old key is refused, the account keeps its URL, the next order uses the new key', async () => {
   await issue('before-rollover');
   const oldKey = await secretField('cert-manager', 'pebble-account', 'tls.key');
