@@ -7,7 +7,7 @@
 // which cost more CPU than most unit tests themselves (the files controller's test: 7.2
 // CPU-seconds through tsx, 4.7 bundled; the composition's: 3.6 and 1.2) and made the suite
 // CPU-bound on CI's two cores. esbuild bundles each test file with what it imports (packages
-// stay in node_modules) into .test-build/, beside nothing the tests read: `import.meta.url`,
+// stay in node_modules) into .test-build/, a folder the tests read nothing from: `import.meta.url`,
 // `dirname` and `filename` are replaced in every source file by the values of that file in
 // the tree, so fixtures, the dashboard's assets and the scripts tests spawn (still through
 // tsx) are found where they are. Source maps bring failures back to the .ts lines.
@@ -80,7 +80,7 @@ await build({
 });
 
 // the certsmith the tests spawn (test/rig/certsmith-source.mjs): the tree built as the product is
-const product = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--outdir', productOut], { cwd: root, stdio: 'inherit', env: { ...process.env, CERTSMITH_TEST_BUILD: join(productOut, 'main.js') } });
+const product = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--outdir', productOut], { cwd: root, stdio: 'inherit' });
 if (product.status !== 0) process.exit(product.status ?? 1);
 
 const bundles = files.map((f) => join(out, relative(root, f)).replace(/\.ts$/, '.js'));
