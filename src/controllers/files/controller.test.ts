@@ -186,11 +186,38 @@ test('deleting the Certificate removes its files, unless keepFiles', async () =>
     await lc.store.delete(Certificate, 'default', 'kept');
     await restart(lc, { secretsDir: dir, keepFiles: true });
     assert.ok(existsSync(join(dir, 'default', 'kept-tls', 'tls.key')));
-    // and without it, the next start cleans up
+    // and without it too: files no Certificate claimed while certsmith ran are not its to remove
+    // (a new, emptied or older store would otherwise take every key a web server uses)
     await restart(lc, { secretsDir: dir });
-    assert.equal(existsSync(join(dir, 'default', 'kept-tls')), false);
+    assert.ok(existsSync(join(dir, 'default', 'kept-tls', 'tls.key')));
   } finally {
     await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a new or emptied store started on a secrets dir leaves the files it finds there; its own Certificates still get theirs', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const first = await startLifecycle({ options: { secretsDir: dir } });
+  try {
+    await withCA(first);
+    await first.apply(certificate('web', { dnsNames: ['web.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await first.settle();
+  } finally {
+    await first.stop();
+  }
+  const key = readFileSync(join(dir, 'default', 'web-tls', 'tls.key'), 'utf8');
+  // another data dir (a typo, a restore without the WAL, a 0-byte state.db): a store that knows nothing
+  const fresh = await startLifecycle({ options: { secretsDir: dir } });
+  try {
+    await withCA(fresh);
+    await fresh.apply(certificate('api', { dnsNames: ['api.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await fresh.settle();
+    assert.equal(readFileSync(join(dir, 'default', 'web-tls', 'tls.key'), 'utf8'), key, 'the files found at start are left as they are');
+    assert.ok(existsSync(join(dir, 'default', 'api-tls', 'tls.key')));
+  } finally {
+    await fresh.stop();
     rmSync(root, { recursive: true, force: true });
   }
 });

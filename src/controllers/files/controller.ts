@@ -12,7 +12,7 @@ import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_SUCCEEDED, deployHookMessage } from '..
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { lineageFiles, lineageHash } from './lineage-files.ts';
-import { isSafeLineageName, listLineages, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
+import { isSafeLineageName, lineageExists, listLineages, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
 import { parseFileOwner, type FileOwner } from '../../shared/file-owner.ts';
 import { HookLedger } from './hook-ledger.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
@@ -108,6 +108,14 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
   const ledger = HookLedger.in(root);
   const failures = new Map<string, HookFailure>();
   const pending = new Map<string, HookJob>();
+  /**
+   * Lineages a Certificate claimed while this process ran. Only those are removed when no
+   * Certificate claims them any more: the files found at start that the store knows nothing of
+   * are kept, since a store that knows nothing (another --data-dir, a 0-byte state.db, a copy
+   * without its WAL, an older backup) would otherwise take every key a web server uses.
+   */
+  const claimedHere = new Set<string>();
+  const keptUnclaimed = new Set<string>();
   const stopping = new AbortController();
   let enqueueHook: (key: string) => void = () => {};
 
@@ -142,6 +150,14 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       const ref: LineageRef = { root, namespace, name };
       let secret = c.secrets.get(namespace, name);
       const crt = claimant(c, namespace, name, secret);
+      if (!crt && !claimedHere.has(key)) {
+        if (!keptUnclaimed.has(key) && await lineageExists(ref)) {
+          keptUnclaimed.add(key);
+          log.warn({ lineage: key, path: livePath(ref) }, 'files no Certificate in the store claims: kept (a Certificate deleted while certsmith was stopped, or a data dir that is not the one these files came from); remove the folder and its .versions folder by hand if they are not needed');
+        }
+        return;
+      }
+      if (crt) claimedHere.add(key);
       if (!crt || !mirrorsFiles(crt)) {
         pending.delete(key);
         failures.delete(key);

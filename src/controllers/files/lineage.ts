@@ -238,9 +238,21 @@ export async function removeLineage(ref: LineageRef): Promise<boolean> {
   });
 }
 
+/** Whether the lineage has files on disk (its versions folder), looked up without following a symlink. */
+export async function lineageExists(ref: LineageRef): Promise<boolean> {
+  return withDirs(async (keep) => {
+    const root = await SafeDir.openRoot(ref.root).catch(() => undefined);
+    if (!root) return false;
+    const ns = await keep(root).child(ref.namespace).catch(() => undefined);
+    if (!ns) return false;
+    keep(ns);
+    return !!(await lstatOrUndefined(ns.entry(versionsName(ref.name))));
+  });
+}
+
 /**
- * Every lineage on disk, so that files of Certificates deleted while certsmith was down are
- * found. A namespace entry that is a symlink is skipped: its lineages are not ours to find.
+ * Every lineage on disk, so that files no Certificate claims are found (and kept, with a
+ * warning: see the files controller). A namespace entry that is a symlink is skipped: its lineages are not ours to find.
  */
 export async function listLineages(root: string): Promise<{ namespace: string; name: string }[]> {
   const out: { namespace: string; name: string }[] = [];
