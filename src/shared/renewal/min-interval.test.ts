@@ -2,7 +2,8 @@
 // the trigger decision it changes. Times are passed in; nothing reads a clock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { holdForMinimumInterval, lastIssuanceTime, minimumIssuanceIntervalMs } from './min-interval.ts';
+import { holdForMinimumInterval, issuanceTimeOf, lastIssuanceTime, minimumIssuanceIntervalMs } from './min-interval.ts';
+import { parseCertificate } from '../../pki/parse.ts';
 import type { RenewalDecision } from './renewal-time.ts';
 import { decideTrigger } from '../../controllers/certificates/trigger/trigger.ts';
 import { defaultBackoff } from '../backoff.ts';
@@ -37,6 +38,26 @@ test('lastIssuanceTime: the later of notBefore and the request creation', () => 
     ['unparsable timestamp', 'yesterday', t0],
   ];
   for (const [name, created, want] of rows) assert.deepEqual(lastIssuanceTime(t0, created), want, name);
+});
+
+test('issuanceTimeOf: the request\'s creation only when that request issued this very certificate', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256 });
+  const csrPem = await createCSR({ dnsNames: ['a.example.test'] }, key);
+  const ours = await signCertificate({ csrPem, notBefore: t0, durationMs: 30 * DAY, selfSignKeyPem: key });
+  const other = await signCertificate({ csrPem, notBefore: at(-29 * DAY), durationMs: 30 * DAY, selfSignKeyPem: key });
+  const request = (certificatePem: string | undefined, created: Date) => ({
+    metadata: { creationTimestamp: created.toISOString() },
+    status: certificatePem ? { certificate: Buffer.from(certificatePem).toString('base64') } : {},
+  });
+  const leaf = parseCertificate(ours);
+  const rows: [string, ReturnType<typeof request> | undefined, Date][] = [
+    ['no request', undefined, t0],
+    ['the request that issued it, an hour after a backdated notBefore', request(ours, at(HOUR)), at(HOUR)],
+    // a Secret put back by hand with an older certificate: the request issued another one, days later
+    ['a request that issued another certificate', request(other, at(2 * DAY)), t0],
+    ['a request not issued yet', request(undefined, at(2 * DAY)), t0],
+  ];
+  for (const [name, cr, want] of rows) assert.deepEqual(issuanceTimeOf(leaf, cr), want, name);
 });
 
 test('holdForMinimumInterval table', () => {

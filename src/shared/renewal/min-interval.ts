@@ -17,6 +17,8 @@
 // (spec changed, Secret missing or altered, `certsmith renew`) are never held.
 import type { RenewalDecision } from './renewal-time.ts';
 import { isoTime } from '../../api/conditions.ts';
+import type { CertificateInfo } from '../../pki/parse.ts';
+import { decodeBase64, parseCertMemo } from '../parse-memo.ts';
 
 export const MINIMUM_INTERVAL_FLOOR_MS = 5 * 60_000;
 export const MINIMUM_INTERVAL_FRACTION = 0.1;
@@ -31,6 +33,18 @@ export function minimumIssuanceIntervalMs(notBefore: Date, notAfter: Date): numb
 export function lastIssuanceTime(notBefore: Date, requestCreated?: string): Date {
   const created = requestCreated ? Date.parse(requestCreated) : NaN;
   return Number.isFinite(created) && created > notBefore.getTime() ? new Date(created) : notBefore;
+}
+
+/**
+ * When this leaf was issued, as well as it is known: the current request's creation when that
+ * request issued this very certificate, else the leaf's notBefore. A Secret put back by hand
+ * with an older certificate is not the request's, whose creation days after it would hold its
+ * renewal past its expiry.
+ */
+export function issuanceTimeOf(leaf: CertificateInfo, request?: { metadata: { creationTimestamp?: string }; status?: { certificate?: string } }): Date {
+  const issued = request?.status?.certificate ? parseCertMemo(decodeBase64(request.status.certificate)).value : undefined;
+  const same = issued && issued.serialNumber === leaf.serialNumber && issued.notAfter.getTime() === leaf.notAfter.getTime();
+  return same ? lastIssuanceTime(leaf.notBefore, request!.metadata.creationTimestamp) : leaf.notBefore;
 }
 
 /** Moves a scheduled renewal that comes too soon after the last issuance to the earliest allowed time. */

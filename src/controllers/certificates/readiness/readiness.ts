@@ -6,7 +6,7 @@ import type { Condition } from '../../../api/meta.ts';
 import type { Certificate as CertificateObj, CertificateStatus } from '../../../api/types.ts';
 import { firstViolation, secretCertificate, secretPolicies, type CertificateInput } from '../policies.ts';
 import { renewalFor } from '../../../shared/renewal/renewal-decision.ts';
-import { lastIssuanceTime } from '../../../shared/renewal/min-interval.ts';
+import { issuanceTimeOf } from '../../../shared/renewal/min-interval.ts';
 import type { RenewalDecision } from '../../../shared/renewal/renewal-time.ts';
 
 export type ReadinessFields = Pick<CertificateStatus, 'conditions' | 'notBefore' | 'notAfter' | 'renewalTime' | 'renewal'>;
@@ -37,7 +37,7 @@ export function decideReadiness(input: CertificateInput, now: Date): ReadinessDe
   if (leaf) {
     fields.notBefore = rfc3339(leaf.notBefore);
     fields.notAfter = rfc3339(leaf.notAfter);
-    renewal = renewalFor(crt, leaf, lastIssuanceTime(leaf.notBefore, input.currentCR?.metadata.creationTimestamp));
+    renewal = renewalFor(crt, leaf, issuanceTimeOf(leaf, input.currentCR));
     if (renewal.kind === 'scheduled') fields.renewalTime = rfc3339(renewal.renewalTime);
   } else {
     renewal = undefined;

@@ -6,7 +6,7 @@ import { BACKOFF_EVENT_REASON, backoffEventMessage, failedAttemptsOf, nextAttemp
 import { isDeleting } from '../../../shared/ownership.ts';
 import { firstViolation, requestMismatches, secretCertificate, secretPolicies, type CertificateInput, type Violation } from '../policies.ts';
 import { renewalFor } from '../../../shared/renewal/renewal-decision.ts';
-import { lastIssuanceTime } from '../../../shared/renewal/min-interval.ts';
+import { issuanceTimeOf } from '../../../shared/renewal/min-interval.ts';
 import type { EventSpec } from '../../decision.ts';
 
 export interface TriggerInput extends CertificateInput {
@@ -41,7 +41,7 @@ export function decideTrigger(input: TriggerInput, now: Date, backoff: BackoffCo
     const leaf = secretCertificate(input.secret)!;
     // The renewal time includes the minimum interval between issuances (min-interval.ts): the
     // only reason held back is this time-driven one; every reason above is a user's doing.
-    const renewal = renewalFor(crt, leaf, lastIssuanceTime(leaf.notBefore, input.currentCR?.metadata.creationTimestamp));
+    const renewal = renewalFor(crt, leaf, issuanceTimeOf(leaf, input.currentCR));
     if (renewal.kind === 'scheduled') {
       const due = renewal.renewalTime.getTime() - now.getTime();
       if (due <= 0) {
