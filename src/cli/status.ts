@@ -6,7 +6,7 @@ import type { Condition, KubeObject, Secret } from '../api/meta.ts';
 import { CertificateAnnotation } from '../api/annotations.ts';
 import type { Store } from '../store/store.ts';
 import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj, Challenge as ChallengeObj, Order as OrderObj } from '../api/types.ts';
-import { BACKOFF_EVENT_REASON, backoffEventOf, defaultBackoff } from '../shared/backoff.ts';
+import { defaultBackoff } from '../shared/backoff.ts';
 import { parseDuration } from '../api/duration.ts';
 import { isoTime } from '../api/conditions.ts';
 // imported, not import()ed: the command is one file of dist/ (scripts/build.mjs, `standalone`),
@@ -14,7 +14,7 @@ import { isoTime } from '../api/conditions.ts';
 import { issuerFieldsOf, parseCertificate } from '../pki/parse.ts';
 import { usagesInGoWords } from '../pki/usages.ts';
 import { since, type EventFields } from '../server/table.ts';
-import { renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor } from '../shared/certificate-schedule.ts';
+import { renewalDecisionFor, renewalReasonInWords, renewalWindowInWords, retryScheduleFor, withServerNextAttempt } from '../shared/certificate-schedule.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
 import { alignColumns } from './columns.ts';
@@ -154,15 +154,9 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   }
 
   if (s.lastFailureTime) {
-    const retry = retryScheduleFor(crt, certificates.items as CertificateObj[], backoff, leaf?.value?.notAfter);
-    // the server's own word for this failure (its attempt count, since the last failure), which
-    // knows its --backoff-initial; else computed from the flags here
-    const failedAt = Date.parse(s.lastFailureTime);
-    const told = retry && certificateEvents.items
-      .filter((e) => e.involvedObject?.uid === crt.metadata.uid && e.reason === BACKOFF_EVENT_REASON && Date.parse(e.lastTimestamp ?? '') >= failedAt)
-      .map((e) => backoffEventOf(e.message))
-      .find((b) => b?.attempts === retry.attempts);
-    if (retry) out.push(`Failed Issuance Attempts: ${retry.attempts}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(told?.nextAttempt ?? retry.nextAttempt)}`);
+    const computed = retryScheduleFor(crt, certificates.items as CertificateObj[], backoff, leaf?.value?.notAfter);
+    const retry = computed && withServerNextAttempt(computed, crt, certificateEvents.items);
+    if (retry) out.push(`Failed Issuance Attempts: ${retry.attempts}`, `Last Failure Time: ${s.lastFailureTime}`, `Next Attempt: ${isoTime(retry.nextAttempt)}`);
   }
   if (s.revision !== undefined) out.push(`Revision: ${s.revision}`);
 

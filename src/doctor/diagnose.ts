@@ -8,7 +8,7 @@ import type { Store } from '../store/store.ts';
 import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../api/types.ts';
 import { selectSolver } from '../shared/solver-selection.ts';
 import type { BackoffConfig } from '../shared/backoff.ts';
-import { retryScheduleFor } from '../shared/certificate-schedule.ts';
+import { retryScheduleFor, withServerNextAttempt } from '../shared/certificate-schedule.ts';
 import type { Finding } from './finding.ts';
 import { checkResolution } from './checks/resolution.ts';
 import { checkHTTP01 } from './checks/http01.ts';
@@ -94,6 +94,9 @@ export async function diagnose(store: Reader, crt: CertificateObj, opts: DoctorO
   const timeoutMs = opts.timeoutMs ?? 5000;
   const findings: Finding[] = [];
   const ready = crt.status?.conditions?.find((c) => c.type === 'Ready');
+  // the namespace's Events: the server's Backoff Event and the deploy hook's outcome are read from them
+  let namespaceEvents: Promise<HookEvent[]> | undefined;
+  const events = () => (namespaceEvents ??= store.list<HookEvent>(EventType, { namespace: ns }).then((l) => l.items));
   const headline = `Certificate ${ns}/${crt.metadata.name}: ${ready?.status === 'True' ? 'Ready' : `not Ready${ready ? ` (${ready.reason ?? ''}: ${ready.message ?? ''})` : ''}`}`;
 
   const issuer = await issuerOf(store, crt);
@@ -172,14 +175,15 @@ export async function diagnose(store: Reader, crt: CertificateObj, opts: DoctorO
     // the schedule the trigger controller keeps (shared with `certsmith status` and the dashboard),
     // with the server's backoff settings; all Certificates, for its spread rule
     const all = (await store.list<CertificateObj>(Certificate)).items;
-    const retry = retryScheduleFor(crt, all, opts.backoff, crt.status.notAfter ? new Date(crt.status.notAfter) : undefined);
+    const computed = retryScheduleFor(crt, all, opts.backoff, crt.status.notAfter ? new Date(crt.status.notAfter) : undefined);
+    const retry = computed && withServerNextAttempt(computed, crt, await events());
     const b = retry && checkBackoff({
       certificate: crt.metadata.name!, ready: ready?.status === 'True', failedAttempts: retry.attempts, lastFailureTime: crt.status.lastFailureTime, nextAttempt: retry.nextAttempt,
     }, now);
     if (b) findings.push(b);
   }
   // issued but not delivered: the files a web server reads, the hook that reloads it
-  const hook = lastHookOutcome((await store.list<HookEvent>(EventType, { namespace: ns })).items, crt);
+  const hook = lastHookOutcome(await events(), crt);
   const filesMirrored = crt.status?.conditions?.find((c) => c.type === 'FilesMirrored');
   findings.push(...checkDelivery({ ...(filesMirrored ? { filesMirrored } : {}), ...(hook ? { hook } : {}) }));
   return { certificate: `${ns}/${crt.metadata.name}`, headline, findings };

@@ -2,7 +2,7 @@
 // read: one explanation shared by `certsmith status` and the dashboard, so they never disagree
 // with each other or with the trigger controller whose rules they describe.
 import type { Certificate as CertificateObj } from '../api/types.ts';
-import { failedAttemptsOf, failuresInSameMinute, nextAttemptTime, defaultBackoff, spreadsRetries, type BackoffConfig } from './backoff.ts';
+import { BACKOFF_EVENT_REASON, backoffEventOf, failedAttemptsOf, failuresInSameMinute, nextAttemptTime, defaultBackoff, spreadsRetries, type BackoffConfig } from './backoff.ts';
 import { renewalFor } from './renewal/renewal-decision.ts';
 import type { RenewalDecision } from './renewal/renewal-time.ts';
 import type { CertificateInfo } from '../pki/parse.ts';
@@ -47,4 +47,25 @@ export function retryScheduleFor(crt: CertificateObj, certificates: readonly Cer
   const spread = spreadsRetries(failuresInSameMinute(s.lastFailureTime, certificates));
   const nextAttempt = nextAttemptTime({ lastFailureTime, attempts: attempts || undefined, uid: crt.metadata.uid ?? '', cfg, spread, ...(notAfter ? { notAfter } : {}) });
   return { attempts: attempts || 1, lastFailureTime, nextAttempt };
+}
+
+/** What a Backoff Event is read by. */
+export interface BackoffEventFields {
+  reason?: string;
+  message?: string;
+  lastTimestamp?: string;
+  involvedObject?: { uid?: string };
+}
+
+/**
+ * The schedule with the next attempt that the server's own Backoff Event names for this failure
+ * (same attempt count, recorded since the last failure), when there is one: the server knows its
+ * --backoff-initial, a command only the flags it was given.
+ */
+export function withServerNextAttempt(retry: RetrySchedule, crt: CertificateObj, events: readonly BackoffEventFields[]): RetrySchedule {
+  const told = events
+    .filter((e) => e.involvedObject?.uid === crt.metadata.uid && e.reason === BACKOFF_EVENT_REASON && Date.parse(e.lastTimestamp ?? '') >= retry.lastFailureTime.getTime())
+    .map((e) => backoffEventOf(e.message))
+    .find((b) => b?.attempts === retry.attempts);
+  return told ? { ...retry, nextAttempt: told.nextAttempt } : retry;
 }
