@@ -6,6 +6,7 @@ import { StoreError } from '../store/store.ts';
 import { FakeClock } from './clock.ts';
 import { EventRecorder, type CoreEvent } from './events.ts';
 import { openTestStore } from './testing/test-store.ts';
+import { createLogger } from './logger.ts';
 
 async function setup() {
   const store = openTestStore();
@@ -115,4 +116,18 @@ test('a component recorder writes Events from that component; repeats aggregate 
   // 3 taken above: 22 more from either component, then none
   for (let i = 0; i < 30; i++) await (i % 2 ? trigger : recorder).event(crt, 'Warning', 'Failed', `attempt ${i}`);
   assert.equal((await events()).length, 2 + 22);
+});
+
+test('every Event is logged as it is recorded: a Warning at warn level, a Normal one at debug, naming the object', async () => {
+  const { store, clock, crt } = await setup();
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({ level: 'debug', destination: { write: (l: string) => { lines.push(JSON.parse(l)); } } });
+  const recorder = new EventRecorder({ store, clock, component: 'cert-manager-certificates-issuing', logger });
+  await recorder.event(crt, 'Warning', 'Failed', 'The certificate request has failed to complete and will be retried: issuer gone');
+  await recorder.event(crt, 'Normal', 'Issuing', 'The certificate has been successfully issued');
+  const logged = lines.map((l) => [l.level, l.component, l.kind, l.object, l.reason, l.msg]);
+  assert.deepEqual(logged, [
+    ['warn', 'cert-manager-certificates-issuing', 'Certificate', 'ns/web', 'Failed', 'The certificate request has failed to complete and will be retried: issuer gone'],
+    ['debug', 'cert-manager-certificates-issuing', 'Certificate', 'ns/web', 'Issuing', 'The certificate has been successfully issued'],
+  ]);
 });

@@ -48,6 +48,8 @@ export class EventRecorder {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly log: Logger;
+  /** the logger given, without the component binding: each Event names the component it comes from */
+  private readonly eventLog: Logger;
   private readonly component: string;
   private readonly host: string;
   private readonly seen: BoundedCache<string, Seen>;
@@ -67,7 +69,8 @@ export class EventRecorder {
     this.buckets = new BoundedCache(opts.cacheSize ?? 4096);
     this.spamBurst = opts.spamBurst ?? 25;
     this.refillMs = (opts.spamRefillSeconds ?? 300) * 1000;
-    this.log = (opts.logger ?? silentLogger).child({ component: opts.component });
+    this.eventLog = opts.logger ?? silentLogger;
+    this.log = this.eventLog.child({ component: opts.component });
   }
 
   /** Records an event about obj. Never rejects: a failure to record is logged, not raised. */
@@ -96,6 +99,9 @@ export class EventRecorder {
       this.log.debug({ reason, object: `${obj.metadata.namespace ?? ''}/${obj.metadata.name}` }, 'event dropped: too many events for this object');
       return Promise.resolve();
     }
+    // the log tells the story too, as cert-manager's event broadcaster writes every Event to its
+    // log: what went wrong at warn, the rest at debug (an Event never holds a key)
+    this.eventLog[type === 'Warning' ? 'warn' : 'debug']({ component, kind: obj.kind, object: `${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`, reason }, message);
     const previous = this.inFlight.get(key) ?? Promise.resolve();
     const write = previous.then(() => this.write(component, key, obj, type, reason, message)).catch((err: Error) => {
       this.log.warn({ reason, object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, err: err.message }, 'could not record event');
