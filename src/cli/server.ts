@@ -313,7 +313,7 @@ export function registerServerCommand(program: Command) {
         manifestProblems = [`error: ${e.file}: ${e.message}`];
       }
       // loaded here, not at the top: every other command would pay for the controllers' start-up
-      const [{ realClock }, { createLogger }, { compose }, { openSqliteStore }, { ensureServingCertificate }, { writeKubeconfig }] = await Promise.all([
+      const [{ realClock }, { createLogger }, { compose }, { openSqliteStore, DamagedStoreError }, { ensureServingCertificate }, { writeKubeconfig }] = await Promise.all([
         import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../composition/index.ts'), import('../store/sqlite/index.ts'),
         import('../server/tls.ts'), import('../server/kubeconfig.ts'),
       ]);
@@ -323,7 +323,14 @@ export function registerServerCommand(program: Command) {
         logger.info({ resources: encryption.resources.map((r) => ({ resources: r.resources, providers: r.providers.map((p) => p.type) })) }, 'encryption at rest');
       }
       // admission in front of the store: every writer (API, controllers, --apply) is defaulted and validated
-      const stack = compose({ store: await openSqliteStore({ path: join(dataDir, 'state.db'), encryption }), clock: realClock, logger, builtinAdmission: flags.builtinAdmission });
+      let stateStore;
+      try {
+        stateStore = openSqliteStore({ path: join(dataDir, 'state.db'), encryption });
+      } catch (e) {
+        if (e instanceof DamagedStoreError) throw new CliError(`--data-dir: ${e.message}`);
+        throw e;
+      }
+      const stack = compose({ store: stateStore, clock: realClock, logger, builtinAdmission: flags.builtinAdmission });
       const { store } = stack;
       const stopped: Array<() => Promise<void>> = [() => stack.stop()];
       const shutdown = async () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,6 +69,20 @@ test('every acknowledged write survives SIGKILL at random points', { timeout: 12
     }
     assert.ok(acked.length > 20, `enough writes happened (${acked.length})`);
     t.diagnostic(`${acked.length} acknowledged creates, counter at ${lastCounter}, across 4 kills`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a damaged state.db is refused naming the file, what SQLite found and what to do; the file is left as it was', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-damaged-'));
+  try {
+    const path = join(dir, 'state.db');
+    const garbage = Buffer.alloc(8192, 0x58);
+    writeFileSync(path, garbage);
+    assert.throws(() => openSqliteStore({ path }), (e: Error) =>
+      e.message.startsWith(`${path}: file is not a database (SQLITE_NOTADB)`) && /restore state\.db and its -wal file from a backup/.test(e.message), 'garbage');
+    assert.deepEqual(readFileSync(path), garbage, 'nothing overwritten');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
