@@ -18,6 +18,8 @@ import { checkAccount, checkIssuerReady, type IssuerFacts } from './checks/issue
 import { checkLastProblem, currentOrders, type FailedACMEObject } from './checks/problem.ts';
 import { checkRateLimits } from './checks/rate-limit.ts';
 import { checkBackoff } from './checks/backoff.ts';
+import { checkApproval } from './checks/approval.ts';
+import { CertificateAnnotation } from '../api/annotations.ts';
 import { checkDelivery, DELIVERY_CHECKS } from './checks/delivery.ts';
 import { lastHookOutcome, type HookEvent } from '../shared/deploy-hook-events.ts';
 import { fetchCAAIdentities, fetchChallenge, lookupAddresses, lookupCAA, txtVisibility } from './gather.ts';
@@ -109,6 +111,12 @@ export async function diagnose(store: Reader, crt: CertificateObj, opts: DoctorO
   const requests = (await store.list<CertificateRequestObj>(CertificateRequest, { namespace: ns })).items.filter((r) => owned(r, new Set([crt.metadata.uid])));
   const orders = (await store.list<OrderObj>(Order, { namespace: ns })).items.filter((o) => owned(o, new Set(requests.map((r) => r.metadata.uid))));
   const challenges = (await store.list<ChallengeObj>(Challenge, { namespace: ns })).items.filter((c) => owned(c, new Set(orders.map((o) => o.metadata.uid))));
+  // the request of the revision being issued: denied, or waiting for approval, nothing signs it
+  if (ready?.status !== 'True') {
+    const revisionOf = (r: CertificateRequestObj) => Number(r.metadata.annotations?.[CertificateAnnotation.revision] ?? 0);
+    const current = requests.reduce<CertificateRequestObj | undefined>((best, r) => (!best || revisionOf(r) > revisionOf(best) ? r : best), undefined);
+    findings.push(...checkApproval(`${ns}/${crt.metadata.name}`, current && { name: current.metadata.name!, conditions: current.status?.conditions ?? [] }));
+  }
 
   if (acme) {
     const nameservers = opts.nameservers?.length ? opts.nameservers : opts.dns01Nameservers?.length ? opts.dns01Nameservers : dns.getServers();

@@ -10,6 +10,7 @@ import { checkLastProblem, parseProblem } from './problem.ts';
 import { checkRateLimits } from './rate-limit.ts';
 import { checkBackoff } from './backoff.ts';
 import { checkDelivery } from './delivery.ts';
+import { checkApproval } from './approval.ts';
 import { ACMEOrderAnnotation } from '../../api/annotations.ts';
 import { relative } from '../finding.ts';
 
@@ -198,4 +199,18 @@ test('an Order its request already replaced with a newer one (a retry that does 
   // within one second the retry count the controllers stamp decides
   const retry = { ...order('c-1-a', 'r3', '2026-03-01T00:00:00Z'), metadata: { ...order('c-1-a', 'r3', '2026-03-01T00:00:00Z').metadata, annotations: { [ACMEOrderAnnotation.retry]: '1' } } };
   assert.deepEqual(currentOrders([retry, order('c-1-x', 'r3', '2026-03-01T00:00:00Z')]).map((o) => o.metadata.name), ['c-1-a']);
+});
+
+test('approval: the current request denied is an error naming who said what; one waiting for approval is a warning naming the command; an approved one, nothing', () => {
+  const request = (conditions: { type: string; status: 'True' | 'False'; reason?: string; message?: string }[]) => ({ name: 'web-1', conditions });
+  const [denied] = checkApproval('default/web', request([{ type: 'Denied', status: 'True', reason: 'Policy', message: 'not allowed by on-call' }, { type: 'Ready', status: 'False', reason: 'Denied', message: 'The CertificateRequest was denied by an approval controller' }]));
+  assert.equal(denied.severity, 'error');
+  assert.equal(denied.sentence, 'CertificateRequest web-1 was denied (Policy: not allowed by on-call), so it is never issued.');
+  assert.match(denied.fix ?? '', /certsmith renew -n default web/);
+  const [waiting] = checkApproval('default/web', request([]));
+  assert.equal(waiting.severity, 'warning');
+  assert.equal(waiting.sentence, 'CertificateRequest web-1 is neither approved nor denied: no issuer signs it until it is approved.');
+  assert.match(waiting.fix ?? '', /certsmith approve -n default web-1/);
+  assert.deepEqual(checkApproval('default/web', request([{ type: 'Approved', status: 'True', reason: 'cert-manager.io', message: 'auto' }])), []);
+  assert.deepEqual(checkApproval('default/web', undefined), []);
 });
