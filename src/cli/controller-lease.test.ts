@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { realClock } from '../runtime/clock.ts';
 import { silentLogger } from '../runtime/logger.ts';
-import { runServerControllers } from './controller-lease.ts';
+import { leaseName, runServerControllers, SERVER_IDENTITY_PREFIX, serverLeaseNamespace } from './controller-lease.ts';
+import { LeaseType } from '../api/resources.ts';
 
 test('controllers that fail to start make runServerControllers fail, naming the cause; a later failure is not swallowed either', async () => {
   const store = openSqliteStore({ path: ':memory:' });
@@ -26,6 +27,30 @@ test('controllers that fail to start make runServerControllers fail, naming the 
       onLaterStartFailure: (e) => later.push(e),
     });
     assert.equal(started, 1);
+    await running.stop();
+  } finally {
+    await store.close();
+  }
+});
+
+test('a Lease left by a server that ran on this data dir before is taken over at once, and nothing says this server waits for it', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  try {
+    const now = new Date().toISOString();
+    await store.create(LeaseType, {
+      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: leaseName, namespace: serverLeaseNamespace },
+      spec: { holderIdentity: `${SERVER_IDENTITY_PREFIX}killed-host_1234`, leaseDurationSeconds: 60, acquireTime: now, renewTime: now },
+    } as never);
+    const said: string[] = [];
+    let started = 0;
+    const running = await runServerControllers({
+      store, clock: realClock, logger: silentLogger, say: (line) => said.push(line),
+      start: async () => { started++; return { stop: async () => {} }; },
+      onLaterStartFailure: () => {},
+    });
+    assert.equal(started, 1);
+    assert.ok(!said.some((l) => /start once it is released or expires/.test(l)), said.join('\n'));
+    assert.ok(said.some((l) => l.includes(`${SERVER_IDENTITY_PREFIX}killed-host_1234`) && /takes over/.test(l)), said.join('\n'));
     await running.stop();
   } finally {
     await store.close();

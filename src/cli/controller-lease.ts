@@ -86,6 +86,11 @@ export async function runServerControllers(o: {
       },
       onNewLeader: (leader) => {
         if (leader === identity) return;
+        // a server that ran on this data dir before (the data dir's lock says it is gone): taken over at once
+        if (leader.startsWith(SERVER_IDENTITY_PREFIX)) {
+          o.say(`certsmith server: takes over the Lease ${serverLeaseNamespace}/${leaseName} from ${leader}, a server that ran on this data dir before`);
+          return;
+        }
         o.say(`certsmith server: the controllers of ${leader} hold the Lease ${serverLeaseNamespace}/${leaseName}; this server's controllers start once it is released or expires`);
         decided();
       },
