@@ -72,6 +72,12 @@ test('a certificate never issued is Not ready, not Renewing, and the Why is the 
   ] });
   assert.deepEqual(summarize(failed, undefined, { now: t0, backoff: defaultBackoff, certificates: [failed] }).why,
     { reason: 'Failed', message: 'The certificate request has failed to complete and will be retried: rejectedIdentifier' });
+  // a denied request: the Issuing condition carries the denial's reason (cert-manager's), not "Failed"
+  const denied = certificate({ lastFailureTime: t0.toISOString(), issuanceAttempts: 1, conditions: [
+    { type: 'Ready', status: 'False', reason: 'DoesNotExist', message: 'Issuing certificate as Secret does not exist' },
+    { type: 'Issuing', status: 'False', reason: 'Policy', message: 'not allowed by on-call' },
+  ] });
+  assert.deepEqual(summarize(denied, undefined, { now: t0, backoff: defaultBackoff, certificates: [denied] }).why, { reason: 'Policy', message: 'not allowed by on-call' });
   const ok = certificate({ conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' }] });
   assert.deepEqual(summarize(ok, undefined, { now: t0, backoff: defaultBackoff, certificates: [ok] }).why, { reason: 'Ready', message: 'Certificate is up to date and has not expired' });
 });

@@ -47,7 +47,7 @@ export interface CertificateSummary {
   state: CertificateState;
   states: CertificateState[];
   ready?: { status: string; reason?: string; message?: string };
-  /** why it is in its state: the failed Issuing condition when issuance failed (Ready then only says the Secret is missing), else Ready */
+  /** why it is in its state: the Issuing condition when issuance failed or was denied (Ready then only says the Secret is missing), else Ready */
   why?: { reason?: string; message?: string };
   revision?: number;
   timeline: TimelineView;
@@ -149,7 +149,7 @@ export function summarize(crt: CertificateObj, leaf: ParsedLeaf | undefined, ctx
   const states = statesOf(crt, timeline, ctx.now);
   const ready = condition(crt.status?.conditions, 'Ready');
   const issuing = condition(crt.status?.conditions, 'Issuing');
-  const why = issuing?.status === 'False' && issuing.reason === 'Failed' ? issuing : ready;
+  const why = issuing?.status === 'False' ? issuing : ready;
   const spec = crt.spec;
   return {
     namespace: crt.metadata.namespace ?? '',
