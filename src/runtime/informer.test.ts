@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { KubeObject, Secret } from '../api/meta.ts';
 import { Certificate, CertificateRequest, SecretType } from '../api/resources.ts';
-import { StoreError } from '../store/store.ts';
+import { StoreError, UnreadableValueError } from '../store/store.ts';
 import { FakeClock } from './clock.ts';
 import { Informer, InformerFactory } from './informer.ts';
 import { openTestStore } from './testing/test-store.ts';
@@ -139,6 +139,18 @@ test('a failed list is retried with backoff on the clock', async () => {
   clock.advance(2000);
   await settle();
   assert.equal(inf.hasSynced(), true);
+  inf.stop();
+});
+
+test('a list that can never succeed (stored values this store cannot read) fails the sync with its reason instead of retrying forever', async () => {
+  const store = openTestStore();
+  const clock = new FakeClock();
+  const why = 'secrets default/web-tls is encrypted with aesgcm key "key1", which the encryption configuration does not have';
+  store.list = (async () => { throw new UnreadableValueError(why); }) as typeof store.list;
+  const inf = new Informer(store, SecretType, { clock, listRetryBaseMs: 1000 });
+  inf.start();
+  await assert.rejects(inf.waitForSync(), (e: Error) => e.message === why);
+  assert.equal(clock.nextTimerAt(), undefined, 'not retried');
   inf.stop();
 });
 

@@ -2,7 +2,7 @@
 // read from it instead of the store, and its handlers turn changes into work-queue keys.
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
-import { isGone, type Store, type Watch, type WatchEvent } from '../store/store.ts';
+import { isGone, UnreadableValueError, type Store, type Watch, type WatchEvent } from '../store/store.ts';
 import { matchesLabels, parseLabelSelector } from '../store/selectors.ts';
 import { realClock, type Clock } from './clock.ts';
 import { silentLogger, type Logger } from './logger.ts';
@@ -345,6 +345,13 @@ export class Informer<T extends KubeObject = KubeObject> {
     } catch (err) {
       if (gen !== this.generation) return;
       this.listing = false;
+      // a value the store cannot read (encrypted with a key it is not given) stays unreadable:
+      // the controllers waiting for this informer fail to start, naming it, instead of waiting forever
+      if (err instanceof UnreadableValueError && !this.synced) {
+        for (const w of this.syncWaiters.splice(0)) w.reject(err);
+        this.log.error({ err: err.message }, 'list failed, and cannot succeed as the store is configured');
+        return;
+      }
       this.scheduleRelist(err as Error);
       return;
     }

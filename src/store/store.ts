@@ -160,6 +160,16 @@ export class StoreError extends Error {
   }
 }
 
+/**
+ * A stored value this store cannot read, and will not be able to until it is started otherwise
+ * (encrypted with a key its encryption configuration does not have): retrying cannot help.
+ */
+export class UnreadableValueError extends StoreError {
+  constructor(message: string) {
+    super('InternalError', message);
+  }
+}
+
 /** A 422 listing every problem, as kube-apiserver answers an invalid object: one cause per field error. */
 export function invalidObjectError(type: ResourceType, name: string, errors: FieldError[]): StoreError {
   return new StoreError('Invalid', invalidObjectMessage(type, name, errors), errors.map((e) => {

@@ -62,6 +62,12 @@ test('certsmith server --encryption-provider-config: examples issued, keys serve
     assertAbsent(stateFiles(server.dataDir), needles);
     // other resources stay plain: the Certificates are there as JSON
     assert.ok(stateFiles(server.dataDir).get('state.db')!.includes(Buffer.from(`"secretName":"${certs[0].spec.secretName}"`)));
+    // restored without its encryption file: the start fails naming the key the Secrets need, not
+    // a server that serves the API and renews nothing
+    await assert.rejects(startServer({ dataDir: server.dataDir, timeoutMs: 30_000 }), (e: Error) => {
+      assert.match(e.message, /the controllers failed to start: secrets [\w-]+\/[\w.-]+ is encrypted with aesgcm key "key1", which the encryption configuration does not have/);
+      return true;
+    });
   } finally {
     server.kill();
     server.cleanup();

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as YAMLModule from 'yaml';
 import { resourceTypes } from '../../api/resources.ts';
-import { StoreError } from '../store.ts';
+import { StoreError, UnreadableValueError } from '../store.ts';
 
 /** A key of the embedded store: the row a value belongs to. */
 export interface StorageKey { grp: string; plural: string; ns: string; name: string }
@@ -258,7 +258,7 @@ export class ValueTransformer {
     if (bytes === undefined || !hasPrefix(bytes, encryptedPrefix)) {
       const at = chain.readers.findIndex((r) => r.prefix.length === 0);
       if (at < 0) {
-        throw new StoreError('InternalError',
+        throw new UnreadableValueError(
           `${describeKey(key)} is stored unencrypted, and the encryption configuration for ${chain.resource} has no identity provider to read it (add "- identity: {}" as the last provider)`);
       }
       return { json: typeof stored === 'string' ? stored : stored.toString('utf8'), stale: at !== 0 };
@@ -275,7 +275,7 @@ export class ValueTransformer {
         failure = `could not be decrypted with ${r.describe} (wrong key material for that name, or damaged data)`;
       }
     }
-    throw new StoreError('InternalError', `${describeKey(key)} ${failure ?? `is encrypted with ${describePrefix(bytes)}, which the encryption configuration does not have`}`);
+    throw new UnreadableValueError(`${describeKey(key)} ${failure ?? `is encrypted with ${describePrefix(bytes)}, which the encryption configuration does not have`}`);
   }
 }
 
