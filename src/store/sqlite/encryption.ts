@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as YAMLModule from 'yaml';
 import { resourceTypes } from '../../api/resources.ts';
-import { StoreError, UnreadableValueError } from '../store.ts';
+import { UnreadableValueError } from '../store.ts';
 
 /** A key of the embedded store: the row a value belongs to. */
 export interface StorageKey { grp: string; plural: string; ns: string; name: string }
