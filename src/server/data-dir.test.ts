@@ -71,6 +71,23 @@ test('a data dir or token owned by another account is refused', { skip: isRoot ?
   assert.throws(() => checkDataDir(dir), (e: Error) => e.message.includes(dir) && /owned by uid 65534, but certsmith runs as uid 0: the data dir must belong to the service user/.test(e.message));
 }));
 
+test('a state.db, or its -wal or -shm, that is a symlink or owned by another account is refused, naming it; the file is left as it is', { skip: isRoot ? false : 'needs root to chown to another account' }, withDir((dir) => {
+  for (const name of ['state.db', 'state.db-wal', 'state.db-shm']) {
+    const path = join(dir, name);
+    writeFileSync(path, 'rows\n', { mode: 0o600 });
+    chownSync(path, NOBODY, NOBODY);
+    assert.throws(() => checkDataDir(dir), (e: Error) => e instanceof DataDirError && e.message === `${path} is owned by uid 65534, but certsmith runs as uid 0: the store's files must belong to the service user (chown it to the service user)`, name);
+    assert.equal(readFileSync(path, 'utf8'), 'rows\n');
+    rmSync(path);
+    writeFileSync(join(dir, 'elsewhere'), '', { mode: 0o600 });
+    symlinkSync(join(dir, 'elsewhere'), path);
+    assert.throws(() => checkDataDir(dir), (e: Error) => e instanceof DataDirError && e.message === `${path} is a symlink: certsmith follows no link below its data dir (put the file itself there)`, name);
+    rmSync(path);
+    rmSync(join(dir, 'elsewhere'));
+  }
+  checkDataDir(dir);
+}));
+
 // Nothing below the data dir is written through a symlink (the kubeconfig carries the token,
 // the pki folder the serving CA's key): a link planted there is replaced, its target untouched.
 test('the kubeconfig and the serving key and certificates are written as new files: a symlink at their path is replaced, never followed', async () => {

@@ -35,6 +35,15 @@ export function checkDataDir(dir: string): void {
     throw new DataDirError(`data dir ${dir} has mode ${octal(st.mode)}: it must not be writable by group or others (chmod 700 ${dir}), since whoever can write it can replace the API token`);
   }
   checkTokenFile(join(dir, 'token'));
+  // SQLite follows a link and opens whatever is there: the store's files are the service user's own
+  for (const name of ['state.db', 'state.db-wal', 'state.db-shm']) {
+    const path = join(dir, name);
+    const file = entryAt(path);
+    if (file?.isSymbolicLink()) throw new DataDirError(`${path} is a symlink: certsmith follows no link below its data dir (put the file itself there)`);
+    if (file && file.uid !== me()) {
+      throw new DataDirError(`${path} is owned by uid ${file.uid}, but certsmith runs as uid ${me()}: the store's files must belong to the service user (chown it to the service user)`);
+    }
+  }
 }
 
 /** What is at `path` itself (a symlink is not followed), or undefined when nothing is. */
