@@ -1,5 +1,5 @@
 // certsmith server: the embedded API server on SQLite with every controller, for one host.
-import { mkdirSync, chmodSync, statSync } from 'node:fs';
+import { mkdirSync, chmodSync, existsSync, statSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.ts';
@@ -323,6 +323,8 @@ export function registerServerCommand(program: Command) {
         logger.info({ resources: encryption.resources.map((r) => ({ resources: r.resources, providers: r.providers.map((p) => p.type) })) }, 'encryption at rest');
       }
       // admission in front of the store: every writer (API, controllers, --apply) is defaulted and validated
+      // a store restored without its token file gets a new token: said below, as kubeconfigs break
+      const hadStore = existsSync(join(dataDir, 'state.db'));
       let stateStore;
       try {
         stateStore = openSqliteStore({ path: join(dataDir, 'state.db'), encryption });
@@ -351,7 +353,11 @@ export function registerServerCommand(program: Command) {
         }
 
         const tls = await ensureServingCertificate(dataDir, { hosts: [host] });
+        const hadToken = existsSync(join(dataDir, 'token'));
         const token = ensureAccessToken(dataDir);
+        if (hadStore && !hadToken) {
+          logger.warn({ token: join(dataDir, 'token') }, 'made a new API token for a data dir whose store has none (restored without its token file?): kubeconfigs from before get 401 Unauthorized; use the new kubeconfig in the data dir');
+        }
         // the CLI on this host talks to the socket (no TLS set-up per command); kubectl and remote clients use HTTPS
         const api = await stack.serveApi({ host, port, tls, token, socketPath: join(dataDir, 'api.sock') });
         const clientHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;

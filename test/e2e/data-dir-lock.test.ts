@@ -36,8 +36,17 @@ test('a second server on the same data dir exits at once; after kill -9 the data
     try {
       const got = await again.cli(['get', 'issuers', '-A']);
       assert.equal(got.code, 0, got.stderr);
+      assert.doesNotMatch(again.output(), /made a new API token/, 'the token was there');
     } finally {
       await again.stop();
+    }
+    // restored without its token file: a new token, and the server says what that breaks
+    rmSync(join(dataDir, 'token'));
+    const restored = await startServer({ dataDir });
+    try {
+      assert.match(restored.output(), /made a new API token for a data dir whose store has none .*kubeconfigs from before get 401 Unauthorized/);
+    } finally {
+      await restored.stop();
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
