@@ -19,7 +19,7 @@ import { checkLastProblem, currentOrders, type FailedACMEObject } from './checks
 import { checkRateLimits } from './checks/rate-limit.ts';
 import { checkBackoff } from './checks/backoff.ts';
 import { checkApproval } from './checks/approval.ts';
-import { CertificateAnnotation } from '../api/annotations.ts';
+import { revisionOf } from '../shared/revisions.ts';
 import { checkDelivery, DELIVERY_CHECKS } from './checks/delivery.ts';
 import { lastHookOutcome, type HookEvent } from '../shared/deploy-hook-events.ts';
 import { fetchCAAIdentities, fetchChallenge, lookupAddresses, lookupCAA, txtVisibility } from './gather.ts';
@@ -96,9 +96,8 @@ export async function diagnose(store: Reader, crt: CertificateObj, opts: DoctorO
   const timeoutMs = opts.timeoutMs ?? 5000;
   const findings: Finding[] = [];
   const ready = crt.status?.conditions?.find((c) => c.type === 'Ready');
-  // the namespace's Events: the server's Backoff Event and the deploy hook's outcome are read from them
-  let namespaceEvents: Promise<HookEvent[]> | undefined;
-  const events = () => (namespaceEvents ??= store.list<HookEvent>(EventType, { namespace: ns }).then((l) => l.items));
+  // the namespace's Events (the server's Backoff Event, the deploy hook's outcome): read once per run by readingOnce
+  const events = async () => (await store.list<HookEvent>(EventType, { namespace: ns })).items;
   const headline = `Certificate ${ns}/${crt.metadata.name}: ${ready?.status === 'True' ? 'Ready' : `not Ready${ready ? ` (${ready.reason ?? ''}: ${ready.message ?? ''})` : ''}`}`;
 
   const issuer = await issuerOf(store, crt);
@@ -113,8 +112,7 @@ export async function diagnose(store: Reader, crt: CertificateObj, opts: DoctorO
   const challenges = (await store.list<ChallengeObj>(Challenge, { namespace: ns })).items.filter((c) => owned(c, new Set(orders.map((o) => o.metadata.uid))));
   // the request of the revision being issued: denied, or waiting for approval, nothing signs it
   if (ready?.status !== 'True') {
-    const revisionOf = (r: CertificateRequestObj) => Number(r.metadata.annotations?.[CertificateAnnotation.revision] ?? 0);
-    const current = requests.reduce<CertificateRequestObj | undefined>((best, r) => (!best || revisionOf(r) > revisionOf(best) ? r : best), undefined);
+    const current = requests.reduce<CertificateRequestObj | undefined>((best, r) => (!best || (revisionOf(r) ?? 0) > (revisionOf(best) ?? 0) ? r : best), undefined);
     findings.push(...checkApproval(`${ns}/${crt.metadata.name}`, current && { name: current.metadata.name!, conditions: current.status?.conditions ?? [] }));
   }
 
