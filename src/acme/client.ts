@@ -276,14 +276,12 @@ export class AcmeClient {
   }
 
   /**
-   * Revokes a certificate this account ordered (RFC 8555 §7.6), signed with the account key.
-   * reason: an RFC 5280 CRLReason code (0 unspecified, 1 keyCompromise, 4 superseded, 5 cessationOfOperation, ...).
-   */
-  /**
-   * `signedBy: 'certificate key'`: this client was made with the certificate's own private key
-   * for its "account key", and the request carries that key's JWK instead of an account URL
-   * (RFC 8555 §7.6), so no account is needed: for a certificate whose account is lost or is
-   * another's.
+   * Revokes a certificate (RFC 8555 §7.6), by default one this account ordered, signed with the
+   * account key. reason: an RFC 5280 CRLReason code (0 unspecified, 1 keyCompromise, 4 superseded,
+   * 5 cessationOfOperation, ...). `signedBy: 'certificate key'`: this client was made with the
+   * certificate's own private key for its "account key", and the request carries that key's JWK
+   * instead of an account URL, so no account is needed: for a certificate whose account is lost
+   * or is another's.
    */
   async revokeCertificate(certificateDer: Buffer, reason?: number, signedBy: 'account' | 'certificate key' = 'account'): Promise<void> {
     const dir = await this.getDirectory();
