@@ -7,7 +7,8 @@ import { triggerRenewal } from '../../src/cli/renew.ts';
 import { certificateStatus } from '../../src/cli/status.ts';
 import { startControllers } from '../../src/controllers/manager.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
-import { Certificate, CertificateRequest } from '../../src/api/resources.ts';
+import { Certificate, CertificateRequest, EventType } from '../../src/api/resources.ts';
+import type { CoreEvent } from '../../src/runtime/events.ts';
 import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../../src/api/types.ts';
 
 const HOUR = 3_600_000;
@@ -181,6 +182,22 @@ test('upgrade: a failure recorded by a version without the counter waits 1h, aft
     assert.ok(await pendingRequest(lc, 'app'), 'retried at lastFailureTime + 1h');
     await decideNext(lc, 'app', 'deny');
     assert.equal((await status(lc, 'app')).issuanceAttempts, 1, 'counting starts again at 1');
+  } finally {
+    await lc.stop();
+  }
+});
+
+test('a failure is announced by one Backoff Event with count 1, however often the trigger looks at it', async () => {
+  const lc = await setup();
+  try {
+    await decideNext(lc, 'app', 'deny');
+    // later looks during the same wait (a status write, a resync) decide the same backoff again
+    await lc.advance(10 * 60_000);
+    await lc.advance(10 * 60_000);
+    const backoffs = (await lc.store.list<CoreEvent>(EventType, { namespace: 'default' })).items
+      .filter((e) => e.involvedObject.name === 'app' && e.reason === 'Backoff');
+    assert.equal(backoffs.length, 1, backoffs.map((e) => e.message).join('\n'));
+    assert.equal(backoffs[0].count, 1, `${backoffs[0].message} recorded ${backoffs[0].count} times`);
   } finally {
     await lc.stop();
   }

@@ -1,6 +1,6 @@
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
 import { record, forController } from '../../context.ts';
-import { defaultBackoff, failureMinuteOf } from '../../../shared/backoff.ts';
+import { BACKOFF_EVENT_REASON, defaultBackoff, failureMinuteOf } from '../../../shared/backoff.ts';
 import { isSecretOwner } from '../../../shared/ownership.ts';
 import { certificateCaches, gatherCertificate, gatherFresh, watchCertificateGraph } from '../gather.ts';
 import { CERTIFICATES_BY_SECRET } from '../../../shared/certificate-index.ts';
@@ -11,6 +11,7 @@ import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
 import { decideTrigger } from './trigger.ts';
 import { triggerWakes } from '../wake.ts';
+import { splitKey } from '../../../runtime/controller.ts';
 
 const BY_FAILURE_MINUTE = 'failureMinute';
 
@@ -27,10 +28,23 @@ export function triggerController(shared: ControllerContext): ControllerSpec {
     initialMs: ctx.options.backoffInitialMs ?? defaultBackoff.initialMs,
     maxMs: ctx.options.backoffMaxMs ?? defaultBackoff.maxMs,
   };
+  // The Backoff Event each Certificate was last given: the decision names the same wait at every
+  // look (its own status write, a Secret or request update, a resync), and one failure is
+  // announced once, not counted up as if it had happened again.
+  const announced = new Map<string, string>();
   return {
     name: 'certificates-trigger',
     watch: (enqueue) => watchCertificateGraph(c, enqueue, triggerWakes),
-    reconcile: async (key) => withCertificate(ctx, c, key, async (cached) => {
+    reconcile: async (key) => {
+      const result = await reconcileCertificate(key);
+      const { namespace, name } = splitKey(key);
+      if (!c.certificates.get(namespace, name)) announced.delete(key);
+      return result;
+    },
+  };
+
+  function reconcileCertificate(key: string) {
+    return withCertificate(ctx, c, key, async (cached) => {
       const decide = (input: CertificateInput) => {
         const crt = input.certificate;
         const failedAt = crt.status?.lastFailureTime;
@@ -57,9 +71,15 @@ export function triggerController(shared: ControllerContext): ControllerSpec {
         const next: CertificateObj = { ...crt, status: { ...(crt.status ?? {}), conditions: d.conditions } };
         await writeCertificateStatus(ctx, crt, withReadiness(next, decideReadiness({ ...input, certificate: next }, ctx.clock.now()).fields), 'certificates-trigger');
       }
-      record(ctx, crt, d.events);
-      for (const e of d.events) if (e.reason === 'Backoff') ctx.logger.info({ certificate: key }, e.message);
+      const backoffEvent = d.events.find((e) => e.reason === BACKOFF_EVENT_REASON);
+      if (!backoffEvent) announced.delete(key);
+      const events = d.events.filter((e) => e !== backoffEvent || announced.get(key) !== e.message);
+      record(ctx, crt, events);
+      if (backoffEvent && events.includes(backoffEvent)) {
+        announced.set(key, backoffEvent.message);
+        ctx.logger.info({ certificate: key }, backoffEvent.message);
+      }
       return { requeueAfterMs: d.requeueAfterMs };
-    }),
-  };
+    });
+  }
 }
