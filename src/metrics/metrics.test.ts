@@ -149,3 +149,25 @@ test('ACME request latency quantiles cover the last 10 minutes, as Go\'s client_
     mock.timers.reset();
   }
 });
+
+test('the clock gauges are whole seconds, as upstream\'s clock.Now().Unix()', async () => {
+  const m = createMetrics({ clock: new FakeClock('2026-01-01T00:00:00.750Z') });
+  const text = await m.text();
+  assert.equal(sample(text, 'certmanager_clock_time_seconds_gauge'), Date.parse('2026-01-01T00:00:00Z') / 1000);
+  assert.equal(sample(text, 'certmanager_clock_time_seconds'), Date.parse('2026-01-01T00:00:00Z') / 1000);
+});
+
+test('process metrics as upstream\'s process collector gives them: start time, CPU, memory, descriptors', async () => {
+  const text = await createMetrics().text();
+  const start = sample(text, 'process_start_time_seconds');
+  assert.ok(start !== undefined && Math.abs(start - (Date.now() / 1000 - process.uptime())) <= 1, `process_start_time_seconds ${start}`);
+  assert.ok((sample(text, 'process_cpu_seconds_total') ?? 0) > 0);
+  assert.ok((sample(text, 'process_resident_memory_bytes') ?? 0) > 1e6);
+  assert.ok((sample(text, 'process_virtual_memory_bytes') ?? 0) > 1e6);
+  assert.ok((sample(text, 'process_open_fds') ?? 0) >= 3);
+  assert.ok((sample(text, 'process_max_fds') ?? 0) >= 64);
+  assert.ok((sample(text, 'nodejs_heap_size_used_bytes') ?? 0) > 1e6);
+  // nothing that samples in the background (an event-loop delay monitor wakes every 10 ms, which
+  // an idle server with 100,000 Certificates cannot afford)
+  assert.equal(text.includes('nodejs_eventloop_lag'), false);
+});

@@ -1,23 +1,10 @@
 // certsmith's Prometheus metrics under cert-manager's names, so that dashboards and alerts
 // written for cert-manager keep working. A registry of our own (not prom-client's global
 // one) keeps several controller sets in one process, and tests, from mixing their series.
-import { createRequire } from 'node:module';
-import type * as PromClient from 'prom-client';
 import type { Condition, KubeObject } from '../api/meta.ts';
 import { realClock, type Clock } from '../runtime/clock.ts';
-
-// The four classes used here, each from its own file: prom-client's index also loads its push
-// gateway, cluster aggregator and default metrics, and through them @opentelemetry/api, about
-// 90 files that every server and controller start paid for (~90 ms of CPU) and none uses.
-// They are the same modules the index loads, so a Registry made from 'prom-client' still works.
-const requirePromClient = createRequire(import.meta.url);
-const Counter = requirePromClient('prom-client/lib/counter') as typeof PromClient.Counter;
-const Gauge = requirePromClient('prom-client/lib/gauge') as typeof PromClient.Gauge;
-const Summary = requirePromClient('prom-client/lib/summary') as typeof PromClient.Summary;
-const Registry = requirePromClient('prom-client/lib/registry') as typeof PromClient.Registry;
-type Counter<T extends string> = PromClient.Counter<T>;
-type Summary<T extends string> = PromClient.Summary<T>;
-type Registry = PromClient.Registry;
+import { Counter, Gauge, Registry, Summary } from './prom-classes.ts';
+import { registerProcessMetrics } from './process.ts';
 
 /** Reasons the seed names; other values are allowed when a policy needs its own. */
 export type RenewalDeferredReason = 'outside_window' | 'disabled' | 'invalid_config' | (string & {});
@@ -40,6 +27,9 @@ interface CertificateLike extends KubeObject {
 
 const certificateLabels = ['name', 'namespace', 'issuer_name', 'issuer_kind', 'issuer_group'] as const;
 const acmeLabels = ['scheme', 'host', 'action', 'method', 'status'] as const;
+
+/** Whole seconds, as upstream's `float64(c.Now().Unix())`. */
+const clockSeconds = (clock: Clock) => Math.floor(clock.now().getTime() / 1000);
 
 function unixSeconds(t: string | undefined): number {
   if (!t) return 0;
@@ -94,6 +84,7 @@ export class CertsmithMetrics {
 
   constructor(opts: MetricsOptions = {}) {
     this.registry = opts.registry ?? new Registry();
+    registerProcessMetrics(this.registry);
     const none = () => [];
     this.sources = {
       certificates: opts.certificates ?? none, issuers: opts.issuers ?? none,
@@ -172,12 +163,12 @@ export class CertsmithMetrics {
     });
     new Gauge({
       name: 'certmanager_clock_time_seconds_gauge', help: 'The clock time given in seconds (from 1970/01/01 UTC).', registers,
-      collect() { this.set(clock.now().getTime() / 1000); },
+      collect() { this.set(clockSeconds(clock)); },
     });
     // upstream keeps serving the deprecated counter beside the gauge; dashboards and integrations read it
     new Counter({
       name: 'certmanager_clock_time_seconds', help: 'DEPRECATED: use clock_time_seconds_gauge instead. The clock time given in seconds (from 1970/01/01 UTC).', registers,
-      collect() { this.reset(); this.inc(clock.now().getTime() / 1000); },
+      collect() { this.reset(); this.inc(clockSeconds(clock)); },
     });
 
     this.syncCalls = new Counter({ name: 'certmanager_controller_sync_call_count', help: 'The number of sync() calls made by a controller.', labelNames: ['controller'], registers });
