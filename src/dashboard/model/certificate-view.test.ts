@@ -44,6 +44,9 @@ test('expiring: under 7 days left (of a long lifetime) or past the renewal time;
   assert.deepEqual(summarize(crt, undefined, ctx(at(21 * 24 * HOUR))).states, ['expiring', 'ready']);
   const renewing = certificate({ ...crt.status, conditions: [...ready, { type: 'Issuing', status: 'True' as const, reason: 'Renewing' }] });
   assert.equal(summarize(renewing, undefined, ctx(at(21 * 24 * HOUR))).state, 'renewing');
+  // a renewal still not done in the last tenth of the lifetime (a broken issuer, a pending
+  // request) is first of all a certificate about to expire
+  assert.deepEqual(summarize(renewing, undefined, ctx(at(28 * 24 * HOUR))).states, ['expiring', 'renewing', 'ready']);
 });
 
 test('expiring is judged by the lifetime too: a healthy 6-day certificate is Ready, not Expiring, until its last tenth or its renewal time', () => {

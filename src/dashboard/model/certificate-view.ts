@@ -133,12 +133,16 @@ export function statesOf(crt: CertificateObj, t: TimelineView, now: Date): Certi
   if (t.nextAttempt && Date.parse(t.nextAttempt) > now.getTime()) out.push('backing-off');
   if (t.lastFailureTime) out.push('failed');
   const notAfter = t.notAfter ? Date.parse(t.notAfter) : NaN;
-  // renewing is for a certificate that was issued; the first issuance shows as not ready
-  if (condition(conds, 'Issuing')?.status === 'True' && Number.isFinite(notAfter)) out.push('renewing');
   const notBefore = t.notBefore ? Date.parse(t.notBefore) : NaN;
   const renewal = t.renewalTime ? Date.parse(t.renewalTime) : NaN;
   const within = Number.isFinite(notBefore) ? Math.min(EXPIRING_WITHIN_MS, (notAfter - notBefore) / 10) : EXPIRING_WITHIN_MS;
-  if (notAfter - now.getTime() < within || renewal <= now.getTime()) out.push('expiring');
+  const nearEnd = notAfter - now.getTime() < within;
+  // a renewal still not done this close to the end (a broken issuer, a pending request) is first
+  // of all a certificate about to expire; past the renewal time alone, renewing says more
+  if (nearEnd) out.push('expiring');
+  // renewing is for a certificate that was issued; the first issuance shows as not ready
+  if (condition(conds, 'Issuing')?.status === 'True' && Number.isFinite(notAfter)) out.push('renewing');
+  if (!nearEnd && renewal <= now.getTime()) out.push('expiring');
   if (condition(conds, 'Ready')?.status === 'True') out.push('ready');
   if (!out.length) out.push('not-ready');
   return out;
