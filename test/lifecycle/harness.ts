@@ -39,9 +39,11 @@ export async function startLifecycle(o: {
   storeView?: (store: Store) => Store;
   /** false: no admission, as on a cluster with only the CRDs installed (no webhook); on by default */
   admission?: boolean;
+  /** a state.db of its own (kept after stop(), as a data dir is), instead of one in memory */
+  storePath?: string;
 } = {}): Promise<Lifecycle> {
   const clock = (o.clock ?? new FakeClock(o.start ?? '2026-01-01T00:00:00Z')) as FakeClock;
-  const stack = compose({ store: openSqliteStore({ path: ':memory:', clock }), clock, logger: silentLogger, admission: o.admission });
+  const stack = compose({ store: openSqliteStore({ path: o.storePath ?? ':memory:', clock }), clock, logger: silentLogger, admission: o.admission });
   const store = stack.store;
   const mismatchedSecretVersions: string[] = [];
   // Watches every Secret version: key and certificate must never disagree in any of them.

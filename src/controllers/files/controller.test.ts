@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLifecycle, withCA, certificate, type Lifecycle } from '../../../test/lifecycle/harness.ts';
@@ -247,6 +247,50 @@ test('a Secret whose key no longer fits its certificate (edited by hand) is not 
     }
   } finally {
     await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a store restored from an older backup sends the files back to its older certificate, with a Warning naming both certificates', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const db = join(root, 'state.db');
+  const backup = join(root, 'backup.db');
+  const live = join(dir, 'default', 'web-tls');
+  const first = await startLifecycle({ options: { secretsDir: dir }, storePath: db });
+  try {
+    await withCA(first);
+    await first.apply(certificate('web', { dnsNames: ['web.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await first.settle();
+  } finally {
+    await first.stop();
+  }
+  copyFileSync(db, backup);
+  const older = serialOf(join(live, 'tls.crt'));
+  const second = await startLifecycle({ options: { secretsDir: dir }, storePath: db, start: '2026-01-02T00:00:00Z' });
+  try {
+    await triggerRenewal(second.store, 'default', 'web', second.clock.now());
+    await second.settle();
+    assert.deepEqual(await events(second, 'web', 'FilesRolledBack'), [], 'a renewal is no rollback');
+  } finally {
+    await second.stop();
+  }
+  const newer = serialOf(join(live, 'tls.crt'));
+  assert.notEqual(newer, older);
+  copyFileSync(backup, db);
+  const restored = await startLifecycle({ options: { secretsDir: dir }, storePath: db, start: '2026-01-03T00:00:00Z' });
+  try {
+    await restored.settle();
+    // the store is the source of truth: the files follow it, and say so loudly
+    assert.equal(serialOf(join(live, 'tls.crt')), older);
+    assertServable(restored, live);
+    const warned = await events(restored, 'web', 'FilesRolledBack');
+    assert.equal(warned.length, 1);
+    assert.equal(warned[0].type, 'Warning');
+    const hex = (s: string) => s.replace('serial=', '').toLowerCase();
+    assert.ok(warned[0].message.toLowerCase().includes(hex(older)) && warned[0].message.toLowerCase().includes(hex(newer)), warned[0].message);
+  } finally {
+    await restored.stop();
     rmSync(root, { recursive: true, force: true });
   }
 });

@@ -11,12 +11,13 @@ import { CERTIFICATES_BY_SECRET } from '../../shared/certificate-index.ts';
 import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_SUCCEEDED, deployHookMessage } from '../../shared/deploy-hook-events.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
-import { lineageFiles, lineageHash } from './lineage-files.ts';
-import { isSafeLineageName, lineageExists, listLineages, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
+import { lineageFiles, lineageHash, rollbackOf } from './lineage-files.ts';
+import { isSafeLineageName, lineageExists, listLineages, liveCertificate, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
 import { parseFileOwner, type FileOwner } from '../../shared/file-owner.ts';
 import { HookLedger } from './hook-ledger.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
 import { formatDuration } from '../../api/duration.ts';
+import { isoTime } from '../../api/time.ts';
 import { getCondition, removeCondition, setCondition } from '../../api/conditions.ts';
 import { withCertificate, writeCertificateStatus } from '../certificates/shell.ts';
 import { CertificateAnnotation } from '../../api/annotations.ts';
@@ -30,6 +31,8 @@ const NAME = 'files';
 export const FILES_CONDITION = 'FilesMirrored';
 const HOOKS = 'files-deploy-hook';
 const TLS = 'kubernetes.io/tls';
+/** Event reason: the files now serve an older certificate than before (see rollbackOf) */
+const FILES_ROLLED_BACK = 'FilesRolledBack';
 /** deploy hooks running at once; they wait for each other, never for the files */
 const HOOK_WORKERS = 2;
 
@@ -176,8 +179,16 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       const lf = lineageFiles(secret.data);
       if (!lf) return;
       const hash = lineageHash(lf, owner?.text);
+      // what is live now, read only when these files are not the ones last published
+      const before = ledger.get(key)?.hash === hash ? undefined : await liveCertificate(ref).catch(() => undefined);
       const published = await guarded(crt, ref, 'FilesPublishFailed', 'Files under --secrets-dir not written', () => publishLineage(ref, lf, hash, { owner, keep: o.keepVersions }));
       if (published.changed) log.info({ lineage: key, version: published.version }, 'files updated');
+      const back = published.changed && before ? rollbackOf(before.pem, lf.find((f) => f.name === 'cert.pem')!.content.toString('utf8')) : undefined;
+      if (back) {
+        const message = `The files went back to an older certificate: serial ${back.next.serialNumber} (issued ${isoTime(back.next.notBefore)}) replaced serial ${back.live.serialNumber} (issued ${isoTime(back.live.notBefore)}), because the Secret holds the older one (a data dir restored from a backup, or the Secret put back by hand). \`certsmith renew -n ${crt.metadata.namespace} ${crt.metadata.name}\` issues a new certificate`;
+        log.warn({ lineage: key, version: published.version }, message);
+        filesEvents.event(crt, 'Warning', FILES_ROLLED_BACK, message);
+      }
       await filesCondition(crt, undefined);
       await deployWhenDue(crt, key, ref, secret, hash);
     },

@@ -3,7 +3,7 @@
 // chain.pem), so switching from certbot means changing a directory, not a config's file names.
 import { createHash } from 'node:crypto';
 import { certificateBlocks } from '../../pki/pem.ts';
-import { certificateMatchesKey } from '../../pki/parse.ts';
+import { certificateMatchesKey, parseCertificate, type CertificateInfo } from '../../pki/parse.ts';
 
 export interface LineageFile {
   name: string;
@@ -74,4 +74,21 @@ export function lineageHash(files: LineageFile[], owner = ''): string {
     h.update(f.content);
   }
   return h.digest('hex');
+}
+
+/**
+ * When the certificate about to be published was issued before the one the files serve now (a
+ * store restored from an older backup, a Secret put back by hand): both, for a warning. The
+ * store stays the source of truth; this only makes the step back visible.
+ */
+export function rollbackOf(livePem: string, nextPem: string): { live: CertificateInfo; next: CertificateInfo } | undefined {
+  let live: CertificateInfo;
+  let next: CertificateInfo;
+  try {
+    live = parseCertificate(livePem);
+    next = parseCertificate(nextPem);
+  } catch {
+    return undefined;
+  }
+  return next.notBefore.getTime() < live.notBefore.getTime() ? { live, next } : undefined;
 }

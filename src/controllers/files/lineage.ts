@@ -14,7 +14,7 @@
 // files owner. So that account can read what it serves but rename nothing, and no path below
 // DIR is ever followed through a symlink (see safe-dir.ts for how, and for the limits).
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readlink, rename, symlink, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, readlink, rename, symlink, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, join } from 'node:path';
 import type { LineageFile } from './lineage-files.ts';
@@ -118,6 +118,32 @@ export async function currentVersion(ref: LineageRef): Promise<{ version: string
     if (!root) return undefined;
     const ns = await keep(root).child(ref.namespace);
     return ns ? liveVersionIn(keep(ns), ref.name) : undefined;
+  });
+}
+
+/**
+ * The live version's tls.crt, read without following a symlink, when the live symlink points at
+ * one of ours: what the files serve now, to compare with what is about to replace it.
+ */
+export async function liveCertificate(ref: LineageRef): Promise<{ hash: string; pem: string } | undefined> {
+  check(ref);
+  return withDirs(async (keep) => {
+    const root = await SafeDir.openRoot(ref.root);
+    if (!root) return undefined;
+    const ns = await keep(root).child(ref.namespace);
+    if (!ns) return undefined;
+    const live = await liveVersionIn(keep(ns), ref.name);
+    if (!live) return undefined;
+    const versions = await ns.child(versionsName(ref.name));
+    if (!versions) return undefined;
+    const dir = await keep(versions).child(live.version);
+    if (!dir) return undefined;
+    try {
+      return { hash: live.hash, pem: await readFile(keep(dir).entry('tls.crt'), { encoding: 'utf8', flag: constants.O_RDONLY | constants.O_NOFOLLOW }) };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw dir.shownError(e);
+    }
   });
 }
 
