@@ -137,3 +137,12 @@ test('createCSR signs the request with spec.signatureAlgorithm when one is given
     parseCSR(pem);
   }
 });
+
+test('an IPv4-mapped IPv6 address is requested and issued as the IPv4 address, as Go\'s To4() in MarshalSANs does', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const csrPem = await createCSR({ ipAddresses: ['::ffff:1.2.3.4', '2001:db8::1'] }, key);
+  assert.deepEqual(parseCSR(csrPem).template.ipAddresses, ['1.2.3.4', '2001:db8::1']);
+  const pem = await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: key });
+  assert.match(execFileSync('openssl', ['x509', '-noout', '-checkip', '1.2.3.4'], { input: pem, encoding: 'utf8' }), /does match certificate/);
+  assert.deepEqual(parseCertificate(pem).template.ipAddresses, ['1.2.3.4', '2001:db8::1']);
+});

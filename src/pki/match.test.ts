@@ -6,6 +6,7 @@ import { certificateMismatches, csrMismatches } from './match.ts';
 import { parseCertificate } from './parse.ts';
 import { signCertificate } from './sign.ts';
 import type { CertificateTemplate } from './template.ts';
+import { canonicalIP } from './x509-fields.ts';
 
 const DAY = 86400_000;
 const spec: CertificateTemplate = {
@@ -100,4 +101,11 @@ test('certificate: fuzzy CN/DNS set as upstream, isCA, duration', async () => {
   assert.deepEqual(certificateMismatches(cert, { ...spec, isCA: true }), ['spec.isCA']);
   assert.deepEqual(certificateMismatches(cert, { ...spec, durationMs: 90 * DAY }), ['spec.duration']);
   assert.deepEqual(certificateMismatches(cert, { ...spec, uris: ['spiffe://x'], emailAddresses: ['a@b.c'] }), ['spec.uris', 'spec.emailAddresses']);
+});
+
+test('an IPv4-mapped IPv6 address in the spec matches the IPv4 address issued for it (Go\'s net.IP equality)', () => {
+  assert.equal(canonicalIP('::ffff:1.2.3.4'), '1.2.3.4');
+  assert.equal(canonicalIP('::FFFF:0102:0304'), '1.2.3.4');
+  assert.equal(canonicalIP('::1.2.3.4'), '::102:304', 'only the mapped form is IPv4');
+  assert.equal(canonicalIP('::ffff:1.2.3.0/120'), '::ffff:102:300/120', 'a range keeps its 16 bytes');
 });

@@ -264,12 +264,20 @@ function ipv6Bytes(text: string): number[] | undefined {
 }
 
 /** Octets of an address, or of address + mask for "addr/prefix" when ranges are allowed. */
+function isIPv4Mapped(addr: ArrayLike<number>): boolean {
+  if (addr.length !== 16) return false;
+  for (let i = 0; i < 10; i++) if (addr[i] !== 0) return false;
+  return addr[10] === 0xff && addr[11] === 0xff;
+}
+
 function ipOctets(text: string, allowRange: boolean): Buffer {
   const slash = text.indexOf('/');
   const addrText = slash >= 0 ? text.slice(0, slash) : text;
   const addr = ipv4Bytes(addrText) ?? ipv6Bytes(addrText);
   if (!addr) throw new Error(`invalid IP address ${JSON.stringify(text)}`);
-  if (slash < 0) return Buffer.from(addr);
+  // an IPv4-mapped IPv6 address (::ffff:a.b.c.d) is the IPv4 address, as Go's To4() makes it in
+  // upstream's MarshalSANs: 16 bytes would not match a client that reaches a.b.c.d over IPv4
+  if (slash < 0) return Buffer.from(isIPv4Mapped(addr) ? addr.slice(12) : addr);
   const prefixText = text.slice(slash + 1);
   const prefix = Number(prefixText);
   if (!allowRange || !/^\d{1,3}$/.test(prefixText) || prefix > addr.length * 8) throw new Error(`invalid IP range ${JSON.stringify(text)}`);
