@@ -146,3 +146,14 @@ test('an IPv4-mapped IPv6 address is requested and issued as the IPv4 address, a
   assert.match(execFileSync('openssl', ['x509', '-noout', '-checkip', '1.2.3.4'], { input: pem, encoding: 'utf8' }), /does match certificate/);
   assert.deepEqual(parseCertificate(pem).template.ipAddresses, ['1.2.3.4', '2001:db8::1']);
 });
+
+test('a "#hex" literalSubject value is the text its BER element holds, encoded like any other value, as go-ldap reads it for cert-manager', async () => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const csrPem = await createCSR({ literalSubject: 'CN=lit.example.com,O=Acme,1.2.3.4=#0403616263' }, key);
+  const pem = await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, selfSignKeyPem: key });
+  // an OCTET STRING copied into the Name made a certificate OpenSSL cannot load
+  const subject = execFileSync('openssl', ['x509', '-noout', '-subject', '-nameopt', 'RFC2253'], { input: pem, encoding: 'utf8' });
+  assert.equal(subject.trim(), 'subject=CN=lit.example.com,O=Acme,1.2.3.4=#1303616263', 'a PrintableString "abc"');
+  await assert.rejects(createCSR({ literalSubject: 'CN=x,1.2.3.4=#0402ff00' }, key), /the hex-encoded value of 1\.2\.3\.4 is not UTF-8 text/);
+  await assert.rejects(createCSR({ literalSubject: 'CN=x,1.2.3.4=#04036162' }, key), /the hex-encoded value of 1\.2\.3\.4 is not a BER element \(truncated or malformed\)/);
+});

@@ -42,7 +42,7 @@ const corpus: Case[] = [
         streetAddresses: ['Main St 1'], postalCodes: ['10115'], serialNumber: 'SN-42' },
       usages: ['key encipherment', 'digital signature', 'server auth', 'client auth'],
     },
-    text: [/DNS:app\.example\.com, DNS:www\.example\.com/, /IP Address:10\.1\.2\.3, IP Address:2001:DB8:0:0:0:0:0:1, IP Address:0:0:0:0:0:FFFF:C000:201/,
+    text: [/DNS:app\.example\.com, DNS:www\.example\.com/, /IP Address:10\.1\.2\.3, IP Address:2001:DB8:0:0:0:0:0:1, IP Address:192\.0\.2\.1(,|\n)/,
       /URI:spiffe:\/\/cluster\.local\/ns\/default\/sa\/app/, /email:ops@example\.com/, /othername: UPN::upn@example\.com/,
       /Key Usage: critical\s+Digital Signature, Key Encipherment\n/, /TLS Web Server Authentication, TLS Web Client Authentication/,
       /Basic Constraints: critical\s+CA:FALSE/],

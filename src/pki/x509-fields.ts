@@ -110,8 +110,8 @@ const LITERAL_SUBJECT_KEYS: Record<string, string> = {
   L: OID.locality, ST: OID.province, STREET: OID.street, POSTALCODE: OID.postalCode, UID: OID.uid, DC: OID.domainComponent,
 };
 
-/** One attribute of a literalSubject: its key as written, its OID, and its value (text, or the DER a "#hex" value names). */
-export interface LiteralSubjectAttribute { key: string; type: string; value: string | Buffer }
+/** One attribute of a literalSubject: its key as written, its OID, and its value as text. */
+export interface LiteralSubjectAttribute { key: string; type: string; value: string }
 
 /** Why a literalSubject cannot be used; `unrecognizedValue` is set when the cause is an unknown key. */
 export class LiteralSubjectError extends Error {
@@ -137,11 +137,11 @@ export function parseLiteralSubject(dn: string): LiteralSubjectAttribute[][] {
     const key = s.slice(i, eq).trim();
     if (!/^([A-Za-z][A-Za-z0-9-]*|\d+(\.\d+)+)$/.test(key)) throw new LiteralSubjectError(`invalid literalSubject: invalid attribute type ${JSON.stringify(key)}`);
     i = eq + 1;
-    let value: string | Buffer = '';
+    let value = '';
     if (s[i] === '#') {
       const m = /^#((?:[0-9A-Fa-f]{2})+)\s*/.exec(s.slice(i));
       if (!m) throw new LiteralSubjectError('invalid literalSubject: invalid hex-encoded attribute value');
-      value = Buffer.from(m[1], 'hex');
+      value = hexAttributeText(key, Buffer.from(m[1], 'hex'));
       i += m[0].length;
       if (i < s.length && s[i] !== ',' && s[i] !== '+') throw new LiteralSubjectError('invalid literalSubject: a hex-encoded attribute value must end at a separator');
     } else {
@@ -161,10 +161,7 @@ export function parseLiteralSubject(dn: string): LiteralSubjectAttribute[][] {
       value = text.trim();
     }
     const type = LITERAL_SUBJECT_KEYS[key] ?? (/^\d/.test(key) ? key : undefined);
-    if (!type) {
-      const shown = typeof value === 'string' ? value : `#${value.toString('hex')}`;
-      throw new LiteralSubjectError(`Literal subject contains unrecognized key with value [${shown}]`, shown);
-    }
+    if (!type) throw new LiteralSubjectError(`Literal subject contains unrecognized key with value [${value}]`, value);
     rdns[rdns.length - 1].push({ key, type, value });
     if (i < s.length) {
       if (s[i] === ',') rdns.push([]);
@@ -175,14 +172,24 @@ export function parseLiteralSubject(dn: string): LiteralSubjectAttribute[][] {
   return rdns;
 }
 
-function literalAttributeValue(a: LiteralSubjectAttribute): Buffer {
-  if (typeof a.value === 'string') return attributeValue(a.value);
-  const reader = new DERReader(a.value, 'attribute value');
+/**
+ * The text a "#hex" value (a BER element, RFC 4514 §2.4) stands for: its contents, as go-ldap's
+ * ParseDN reads them for cert-manager, which then encodes the text like any other value. Copying
+ * the element as it is would put e.g. an OCTET STRING in the Name, which OpenSSL cannot load.
+ */
+function hexAttributeText(key: string, ber: Buffer): string {
+  let contents: Buffer;
   try {
-    reader.read();
-    if (reader.done) return a.value;
-  } catch { /* reported below */ }
-  throw new LiteralSubjectError(`invalid literalSubject: the hex-encoded value of ${a.key} is not one DER element`);
+    // bytes after the first element are ignored, as go-asn1-ber's DecodePacketErr ignores them
+    contents = new DERReader(ber, 'attribute value').read().value;
+  } catch {
+    throw new LiteralSubjectError(`invalid literalSubject: the hex-encoded value of ${key} is not a BER element (truncated or malformed)`);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(contents);
+  } catch {
+    throw new LiteralSubjectError(`invalid literalSubject: the hex-encoded value of ${key} is not UTF-8 text`);
+  }
 }
 
 // Spec comparisons encode the same literalSubject on every reconcile.
@@ -193,7 +200,7 @@ export function encodeLiteralSubject(literal: string): Buffer {
   const hit = literalSubjectDER.get(literal);
   if (hit) return hit;
   const name: DistinguishedName = parseLiteralSubject(literal).reverse()
-    .map((rdn) => rdn.map((a) => ({ type: a.type, value: literalAttributeValue(a) })));
+    .map((rdn) => rdn.map((a) => ({ type: a.type, value: attributeValue(a.value) })));
   const der = encodeName(name);
   literalSubjectDER.set(literal, der);
   return der;

@@ -78,8 +78,7 @@ function effectiveCommonName(spec: Obj, p: string, errs: Errors): string {
     // A lone surrogate is reported once, by validateWellFormed.
     if (isWellFormed(spec.literalSubject)) {
       try {
-        const cn = parseLiteralSubject(spec.literalSubject).flat().find((a) => a.type === commonNameOID)?.value;
-        commonName = typeof cn === 'string' ? cn : cn ? `#${cn.toString('hex')}` : '';
+        commonName = parseLiteralSubject(spec.literalSubject).flat().find((a) => a.type === commonNameOID)?.value ?? '';
       } catch (err) {
         errs.invalid(lp, spec.literalSubject, (err as Error).message);
       }
