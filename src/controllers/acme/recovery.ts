@@ -3,7 +3,7 @@
 // Each decision here reads only its inputs, so that the shells stay thin and the table tests
 // can run them with a fake clock.
 import type { AcmeAuthorization, AcmeProblem, AcmeStatus } from '../../acme/client.ts';
-import { AcmeError } from '../../acme/errors.ts';
+import { AcmeError, isRefusal } from '../../acme/errors.ts';
 import type { ACMEState } from '../../api/types.ts';
 import { ACMEOrderAnnotation } from '../../api/annotations.ts';
 
@@ -98,7 +98,7 @@ export function isUnreachable(e: unknown): boolean {
  * valid, only status pending". Such a refusal means "read it", never "fail".
  */
 export function shouldReadAfterAcceptError(e: unknown): boolean {
-  return e instanceof AcmeError && e.status >= 400 && e.status < 500 && e.shortType !== 'rateLimited' && !accountGoneProblem(e);
+  return isRefusal(e) && !accountGoneProblem(e);
 }
 
 export type ChallengeAtCA =

@@ -3,7 +3,7 @@
 import { isTrue, setCondition } from '../../../api/conditions.ts';
 import type { Condition } from '../../../api/meta.ts';
 import type { ACMEIssuer, IssuerStatus } from '../../../api/types.ts';
-import { AcmeError } from '../../../acme/errors.ts';
+import { AcmeError, isTransientProblem } from '../../../acme/errors.ts';
 
 export interface AcmeIssuerObj {
   kind: string;
@@ -97,7 +97,7 @@ function ready(issuer: AcmeIssuerObj, status: 'True' | 'False', reason: string, 
  * (no answer, 5xx, rate limits) is retried with backoff.
  */
 export function isRetryable(err: unknown): boolean {
-  if (err instanceof AcmeError) return err.status === 0 || err.status >= 500 || err.shortType === 'rateLimited';
+  if (err instanceof AcmeError) return err.status === 0 || err.status >= 500 || isTransientProblem(err);
   return true;
 }
 

@@ -4,6 +4,7 @@
 // polling) are requeues, never sleeps.
 import { Challenge, Order } from '../../../api/resources.ts';
 import type { Challenge as ChallengeObj, ChallengeStatus, Order as OrderObj, ACMEState } from '../../../api/types.ts';
+import { isTransientProblem } from '../../../acme/errors.ts';
 import { AcmeError, type AcmeAuthorization, type AcmeClient } from '../../../acme/client.ts';
 import { getForUpdate, isConflict, isNotFound } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
@@ -64,7 +65,7 @@ function stateOf(s: string): ACMEState {
 
 /** cert-manager's handling of ACME errors on a Challenge: malformed → expired, other 4xx → errored, else retried. */
 function acmeFailure(e: unknown): ACMEState | undefined {
-  if (!(e instanceof AcmeError) || e.status === 0 || e.status >= 500 || e.shortType === 'rateLimited') return undefined;
+  if (!(e instanceof AcmeError) || e.status === 0 || e.status >= 500 || isTransientProblem(e)) return undefined;
   return e.shortType === 'malformed' ? 'expired' : 'errored';
 }
 

@@ -3,6 +3,7 @@
 import { Challenge, ClusterIssuer, Issuer, Order } from '../../../api/resources.ts';
 import type { KubeObject } from '../../../api/meta.ts';
 import type { ACMEIssuer, IssuerStatus, Challenge as ChallengeObj, Order as OrderObj, OrderStatus, ACMEState } from '../../../api/types.ts';
+import { isRefusal, isTransientProblem } from '../../../acme/errors.ts';
 import { AcmeError, failedOrderProblem, type AcmeClient, type AcmeOrder } from '../../../acme/client.ts';
 import { rateLimitWaitMs } from '../../../acme/errors.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
@@ -56,7 +57,7 @@ function stateOf(s: string): ACMEState {
 
 /** A problem the server stated about this request (4xx, or an order/authorization document's error). */
 function isTerminal(e: unknown): e is AcmeError {
-  return e instanceof AcmeError && e.status < 500 && e.shortType !== 'rateLimited';
+  return e instanceof AcmeError && e.status < 500 && !isTransientProblem(e);
 }
 
 export function orderController(shared: ControllerContext, rt: AcmeRuntime): ControllerSpec {
@@ -445,7 +446,7 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
 export function replacesRefused(e: unknown): boolean {
   if (!(e instanceof AcmeError)) return false;
   if (e.shortType === 'alreadyReplaced') return true;
-  return e.status >= 400 && e.status < 500 && e.shortType !== 'rateLimited' && e.shortType !== 'badNonce' && /replace/i.test(e.detail);
+  return isRefusal(e) && /replace/i.test(e.detail);
 }
 
 /** Whether a failed request certainly did not create anything at the CA. */

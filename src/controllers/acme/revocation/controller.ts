@@ -15,6 +15,7 @@ import { Certificate as CertificateType, SecretType } from '../../../api/resourc
 import type { Certificate } from '../../../api/types.ts';
 import type { KubeObject, Secret } from '../../../api/meta.ts';
 import { REVOKE_ON_DELETE_ANNOTATION, REVOKE_ON_KEY_ROTATION_ANNOTATION, SUPERSEDED_CERTIFICATES_ANNOTATION } from '../../../api/annotations.ts';
+import { isRefusal } from '../../../acme/errors.ts';
 import { AcmeError } from '../../../acme/client.ts';
 import { isConflict, isNotFound } from '../../../store/store.ts';
 import { splitKey } from '../../../runtime/controller.ts';
@@ -87,7 +88,7 @@ export function revocationController(shared: ControllerContext, rt: AcmeRuntime)
         ctx.recorder.event(crt, 'Normal', 'Revoked', `The certificate of the replaced private key (${what}) was revoked at the ACME server (superseded)`);
       } catch (e) {
         if (e instanceof AcmeError && e.type === 'urn:ietf:params:acme:error:alreadyRevoked') continue;
-        if (e instanceof AcmeError && e.status >= 400 && e.status < 500 && e.shortType !== 'rateLimited') {
+        if (isRefusal(e)) {
           // refused for good (another CA's certificate, an account that may not revoke it): asking again will not help
           ctx.recorder.event(crt, 'Warning', 'RevocationFailed', `The ACME server refused to revoke the replaced certificate ${what}: ${e.message}`);
           continue;
