@@ -187,8 +187,8 @@ export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRe
       events: [{ type: 'Warning', reason: 'OrderBadCertificate', message: `Deleted Order ${ns}/${name}: its certificate does not decode or does not match the request's public key` }],
     };
   }
-  const certs = splitPEM(chainPem);
-  const ca = certs.length > 1 ? certs[certs.length - 1] : undefined;
-  const ok = issued(status, certs.join(''), ca, now);
+  // no CA, as upstream's ACME Sign returns none: the chain ends at an intermediate (the root is
+  // not sent), which as ca.crt would be taken for a trust anchor
+  const ok = issued(status, splitPEM(chainPem).join(''), undefined, now);
   return { ...out, status: ok.status, events: [ok.event] };
 }
