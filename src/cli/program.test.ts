@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildProgram, commandNamed } from './program.ts';
 
@@ -48,4 +49,15 @@ test('certsmith get loads the get command, not the server, controllers or other 
   for (const other of ['server', 'controller', 'doctor', 'acme-account', 'dashboard', 'webhook', 'apply']) {
     assert.ok(!loaded.includes(other), `get loaded cli/${other}.ts: ${loaded.join(' ')}`);
   }
+});
+
+test('certsmith --version and -V print the installed version (package.json\'s) and exit 0; the help lists the flag', async () => {
+  const repo = join(import.meta.dirname, '..', '..');
+  const { version } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string };
+  for (const flag of ['--version', '-V']) {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'src', 'cli', 'main.ts'), flag], { cwd: repo, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, `${version}\n`);
+  }
+  assert.match((await buildProgram([])).helpInformation(), /-V, --version +print the version of certsmith/);
 });

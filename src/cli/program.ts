@@ -1,6 +1,7 @@
 // The certsmith program: its global options and a table of its commands, each registered by
 // the module it lives in. Separate from main.ts (the entry, which runs the program) so that a
 // test can build it.
+import { certsmithVersion } from './version.ts';
 import { Command, Help } from 'commander';
 
 type Register = (program: Command) => void;
@@ -124,6 +125,8 @@ export async function buildProgram(args: string[] = []): Promise<Command> {
     (await one.load())(program);
     return program;
   }
+  // only here, where no command is named: package.json is read for the help and --version alone
+  program.version(certsmithVersion(), '-V, --version', 'print the version of certsmith');
   const terms = new Map<string, string>();
   for (const c of commandModules.flatMap((m) => m.commands)) {
     program.command(nameOf(c)).description(c.description);

@@ -4,14 +4,16 @@
 // exec plugins and auth providers. @kubernetes/client-node resolves the credentials; HttpStore
 // carries the requests, with its QPS/burst limit and our StoreError mapping.
 import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { HttpStore } from '../http/http-store.ts';
 
 export interface ClusterStoreOptions {
-  /** a kubeconfig file; without it: $KUBECONFIG, in-cluster config, ~/.kube/config, ./.certsmith/kubeconfig */
+  /**
+   * a kubeconfig file; without it, the in-cluster service account. Which one is the caller's to
+   * decide (composition/kubeconfig-source.ts, kubectl's order), so every command reaches the same cluster.
+   */
   kubeconfig?: string;
   /** a context of the kubeconfig other than its current one */
   context?: string;
@@ -52,15 +54,10 @@ export function loadKubeConfig(o: { kubeconfig?: string; context?: string; servi
   };
   try {
     if (o.kubeconfig) fromFile(resolve(o.kubeconfig));
-    else if (process.env.KUBECONFIG) {
-      kc.loadFromDefault();
-      source = `$KUBECONFIG (${process.env.KUBECONFIG})`;
-    } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(`${o.serviceAccountRoot ?? ''}${serviceAccountTokenPath}`)) {
+    else if (existsSync(`${o.serviceAccountRoot ?? ''}${serviceAccountTokenPath}`)) {
       kc.loadFromCluster(o.serviceAccountRoot);
       source = 'in-cluster service account';
-    } else if (existsSync(join(homedir(), '.kube', 'config'))) fromFile(join(homedir(), '.kube', 'config'));
-    else if (existsSync(resolve('.certsmith', 'kubeconfig'))) fromFile(resolve('.certsmith', 'kubeconfig'));
-    else throw new ClusterConfigError('no cluster configuration: pass --kubeconfig, set $KUBECONFIG, run in a pod, or start "certsmith server"');
+    } else throw new ClusterConfigError(`no kubeconfig given and no service account token at ${o.serviceAccountRoot ?? ''}${serviceAccountTokenPath}`);
   } catch (e) {
     if (e instanceof ClusterConfigError) throw e;
     throw new ClusterConfigError(`cannot load the cluster configuration: ${(e as Error).message.split('\n')[0]}`);
