@@ -89,3 +89,20 @@ test('a keeper directory someone else prepared (open to others, or a symlink) is
     fs.rmSync(parent, { recursive: true, force: true });
   }
 });
+
+test('the control socket lives under $TMPDIR, which the systemd unit points at its kept runtime directory', () => {
+  const unit = fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', '..', 'deploy', 'systemd', 'certsmith.service'), 'utf8');
+  // the unit keeps the keeper (KillMode=process) and gives every start the same TMPDIR, kept across restarts
+  assert.match(unit, /^KillMode=process$/m);
+  assert.match(unit, /^RuntimeDirectory=certsmith$/m);
+  assert.match(unit, /^RuntimeDirectoryPreserve=yes$/m);
+  assert.match(unit, /^Environment=TMPDIR=%t\/certsmith$/m);
+  const before = process.env.TMPDIR;
+  process.env.TMPDIR = '/run/certsmith';
+  try {
+    assert.equal(path.dirname(keeperSocketPath('0.0.0.0', 80)), `/run/certsmith/certsmith-${process.getuid?.() ?? ''}`);
+  } finally {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
+  }
+});
