@@ -58,8 +58,9 @@ function validateSubject(spec: Obj, p: string, errs: Errors): void {
   if (commonName === '' && !['dnsNames', 'uris', 'emailAddresses', 'ipAddresses', 'otherNames'].some(nonEmpty)) {
     errs.invalid(p, '', 'at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set');
   }
-  if (commonName.length > 64) {
-    errs.invalid(child(p, isStr(spec.literalSubject) && spec.literalSubject ? 'literalSubject' : 'commonName'), commonName, 'must be no more than 64 characters');
+  // Go's len(): bytes, as upstream counts them
+  if (Buffer.byteLength(commonName) > 64) {
+    errs.tooLong(child(p, 'commonName'), 64);
   }
 }
 
@@ -119,7 +120,9 @@ function validatePrivateKey(spec: Obj, p: string, errs: Errors): void {
       ECDSA: ['ECDSAWithSHA256', 'ECDSAWithSHA384', 'ECDSAWithSHA512'],
       Ed25519: ['PureEd25519'],
     };
-    if (allowed[alg] && !allowed[alg].includes(spec.signatureAlgorithm)) errs.notSupported(child(p, 'signatureAlgorithm'), spec.signatureAlgorithm, allowed[alg]);
+    if (allowed[alg] && !allowed[alg].includes(spec.signatureAlgorithm)) {
+      errs.invalid(child(p, 'signatureAlgorithm'), spec.signatureAlgorithm, `for key algorithm ${alg} the allowed signature algorithms are [${allowed[alg].join(' ')}]`);
+    }
   }
 }
 
