@@ -6,39 +6,25 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
-import { startFaultProxy, type FaultProxy } from '../rig/fault-proxy.ts';
+import type { Pebble } from '../rig/index.ts';
+import type { FaultProxy } from '../rig/fault-proxy.ts';
 import { waitFor, type RunningServer } from '../e2e/harness.ts';
 import { AcmeClient } from '../../src/acme/client.ts';
-import { apply, startCertsmith, stopKeeper, waitAllReady, type Target } from './restart-rig.ts';
+import { apply, startProxiedRig, waitAllReady, type ProxiedRig } from './restart-rig.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-let cts: ChallTestSrv;
+let rig: ProxiedRig;
 let pebble: Pebble;
 let proxy: FaultProxy;
-let target: Target;
 let s: RunningServer;
-const dir = mkdtempSync(join(tmpdir(), 'certsmith-ari-none-'));
 
 before(async () => {
-  cts = await startChallTestSrv();
-  target = { cts, httpPort: await freePort() };
-  pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: target.httpPort });
-  proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
-  proxy.setRenewalInfo(() => ({ suggestedWindow: { start: new Date(Date.now() + 200 * 86400e3).toISOString(), end: new Date(Date.now() + 201 * 86400e3).toISOString() }, retryAfter: 3600 }));
-  s = await startCertsmith(target, dir);
+  rig = await startProxiedRig('ari-none', (p) => p.setRenewalInfo(() => ({
+    suggestedWindow: { start: new Date(Date.now() + 200 * 86400e3).toISOString(), end: new Date(Date.now() + 201 * 86400e3).toISOString() }, retryAfter: 3600,
+  })));
+  ({ pebble, proxy, server: s } = rig);
 });
-
-after(async () => {
-  await s?.stop();
-  if (target) await stopKeeper(target);
-  await proxy?.stop();
-  await Promise.all([pebble?.stop(), cts?.stop()]);
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => rig?.stop());
 
 const issuer = (name: string, extra = '') => `apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: ${name} }\nspec:\n  acme:\n    server: ${proxy.directoryUrl}\n    caBundle: ${b64(proxy.caPem)}\n${extra}    privateKeySecretRef: { name: ${name}-account }\n    solvers: [ { http01: { ingress: {} } } ]`;
 const cert = (name: string, iss: string) => `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: ${name}, namespace: default }\nspec: { secretName: ${name}-tls, dnsNames: [${name}-${crypto.randomBytes(3).toString('hex')}.example.test], privateKey: { algorithm: ECDSA }, issuerRef: { name: ${iss}, kind: ClusterIssuer } }`;

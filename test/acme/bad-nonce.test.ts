@@ -7,38 +7,21 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
-import { startFaultProxy, type FaultMatch, type FaultProxy } from '../rig/fault-proxy.ts';
+import type { FaultMatch, FaultProxy } from '../rig/fault-proxy.ts';
 import type { RunningServer } from '../e2e/harness.ts';
-import { apply, assertNoAttemptCounted, events, manifest, startCertsmith, stopKeeper, waitAllReady, type Target } from './restart-rig.ts';
+import { apply, assertNoAttemptCounted, events, manifest, startProxiedRig, waitAllReady, type ProxiedRig } from './restart-rig.ts';
 
-let cts: ChallTestSrv;
-let pebble: Pebble;
+let rig: ProxiedRig;
 let proxy: FaultProxy;
-let target: Target;
 let s: RunningServer;
-const dir = mkdtempSync(join(tmpdir(), 'certsmith-bad-nonce-'));
 /** more than the client's own retries of one request (AcmeClient: 10) */
 const REFUSALS = 12;
 
 before(async () => {
-  cts = await startChallTestSrv();
-  target = { cts, httpPort: await freePort() };
-  pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: target.httpPort });
-  proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
-  s = await startCertsmith(target, dir);
+  rig = await startProxiedRig('bad-nonce');
+  ({ proxy, server: s } = rig);
 });
-
-after(async () => {
-  await s?.stop();
-  if (target) await stopKeeper(target);
-  await proxy?.stop();
-  await Promise.all([pebble?.stop(), cts?.stop()]);
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => rig?.stop());
 
 function refuseNonces(match: FaultMatch) {
   const hits = Array.from({ length: REFUSALS }, () => proxy.answer(match, { status: 400, type: 'badNonce', detail: 'JWS has an invalid anti-replay nonce' }).hit);

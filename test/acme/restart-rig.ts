@@ -4,9 +4,12 @@
 import assert from 'node:assert/strict';
 import { AcmeClient } from '../../src/acme/client.ts';
 import { startServer, type RunningServer } from '../e2e/harness.ts';
-import type { ChallTestSrv } from '../rig/index.ts';
-import { newOrdersPerName, type FaultProxy } from '../rig/fault-proxy.ts';
+import { freePort, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from '../rig/index.ts';
+import { newOrdersPerName, startFaultProxy, type FaultProxy } from '../rig/fault-proxy.ts';
 import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { keeperSocketPath } from '../../src/controllers/acme/solvers/http01-keeper.ts';
 
 export interface Target {
@@ -68,6 +71,45 @@ export async function stopKeeper(t: Target): Promise<void> {
     sock.once('close', () => resolve());
     sock.once('error', () => resolve());
   });
+}
+
+/** challtestsrv, Pebble behind the fault proxy, and one certsmith server on a data dir of its own. */
+export interface ProxiedRig {
+  target: Target;
+  pebble: Pebble;
+  proxy: FaultProxy;
+  server: RunningServer;
+  /** stops all of it, the keeper too, and removes the data dir */
+  stop(): Promise<void>;
+}
+
+/** What the single-server tests behind the fault proxy share; `prepare` sets the proxy up before certsmith starts. */
+export async function startProxiedRig(name: string, prepare?: (proxy: FaultProxy) => void): Promise<ProxiedRig> {
+  const dir = mkdtempSync(join(tmpdir(), `certsmith-${name}-`));
+  let cts: ChallTestSrv | undefined;
+  let pebble: Pebble | undefined;
+  let proxy: FaultProxy | undefined;
+  let target: Target | undefined;
+  let server: RunningServer | undefined;
+  const stop = async () => {
+    await server?.stop();
+    if (target) await stopKeeper(target);
+    await proxy?.stop();
+    await Promise.all([pebble?.stop(), cts?.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    cts = await startChallTestSrv();
+    target = { cts, httpPort: await freePort() };
+    pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: target.httpPort });
+    proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
+    prepare?.(proxy);
+    server = await startCertsmith(target, dir);
+    return { target, pebble, proxy, server, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
