@@ -134,7 +134,8 @@ describe('ACME ClusterIssuer against Pebble and named', () => {
     if (process.env.SHOW_REQUESTS) console.log(`${ours} ACME requests: ${breakdown.join(', ')}`);
     assert.ok(ours <= 8, `${ours} ACME requests for one single-name certificate; all so far: ${breakdown.join(', ')}`);
 
-    // A valid Order keeps no Challenges; the CR got the chain and its top as ca.
+    // A valid Order keeps no Challenges; the CR got the chain and, as upstream's ACME Sign gives
+    // none, no ca (the chain's top is an intermediate, not a trust anchor).
     const orders = (await lc.store.list<OrderObj>(Order, { namespace: 'default' })).items;
     const order = orders.find((o) => o.spec.dnsNames?.includes(second))!;
     assert.equal(order.status?.state, 'valid');
@@ -142,7 +143,8 @@ describe('ACME ClusterIssuer against Pebble and named', () => {
     await waitFor('challenges of a valid order deleted', async () =>
       (await lc.store.list<ChallengeObj>(Challenge, { namespace: 'default' })).items.every((c) => !c.metadata.ownerReferences?.some((r) => r.uid === order.metadata.uid)));
     const cr = (await lc.requests()).find((r) => r.metadata.ownerReferences?.[0].name === 'http-two')!;
-    assert.ok(cr.status?.ca, 'request has ca');
+    assert.ok(cr.status?.certificate, 'request has the chain');
+    assert.equal(cr.status?.ca, undefined, 'request has no ca');
   });
 
   test('HTTP-01: a three-name certificate', async () => {
