@@ -15,7 +15,12 @@ if (!existsSync(main)) {
   process.stderr.write('certsmith: the compiled build (dist/) is missing: run `npm run build` (`npm ci` runs it)\n');
   process.exit(1);
 }
-// Node 22.1+ keeps V8's compiled code on disk between runs (NODE_COMPILE_CACHE, else the temp
-// folder): a command line starts often and briefly. Node 20 has no such API.
-module.enableCompileCache?.();
+// Node 22.1+ keeps V8's compiled code on disk between runs: a command line starts often and
+// briefly. Only in a folder no other account can write (compile-cache.mjs), never Node's default
+// in the shared temp folder. Node 20 has no such API.
+if (module.enableCompileCache) {
+  const { privateCompileCacheDir } = await import('./compile-cache.mjs');
+  const dir = privateCompileCacheDir();
+  if (dir) module.enableCompileCache(dir);
+}
 await import(main.href);

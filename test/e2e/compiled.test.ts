@@ -3,7 +3,9 @@
 // talks to it, and `--help` loads none of the heavy modules the commands load on demand.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { compiledBin, isReady, repoRoot, run, startServer, waitFor, type RunningServer } from './harness.ts';
 
@@ -161,5 +163,29 @@ test('certsmith server starts and answers without loading what only some request
   } finally {
     assert.equal(await traced.stop(), 0, traced.output().slice(-2000));
     traced.cleanup();
+  }
+});
+
+test('the compiled CLI keeps its compile cache in ~/.cache/certsmith, never in the shared temp folder Node defaults to', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'certsmith-cc-tmp-'));
+  const home = mkdtempSync(join(tmpdir(), 'certsmith-cc-home-'));
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, HOME: home };
+    delete env.NODE_COMPILE_CACHE;
+    delete env.XDG_CACHE_HOME;
+    const r = spawnSync(process.execPath, [compiledBin, '--version'], { env, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    // a cache another account can write lets it run code as whoever starts certsmith next (root)
+    assert.equal(existsSync(join(tmp, 'node-compile-cache')), false, 'nothing in the temp folder');
+    const ours = join(home, '.cache', 'certsmith');
+    if ((process.getBuiltinModule('node:module') as { enableCompileCache?: unknown }).enableCompileCache) {
+      assert.equal(statSync(ours).mode & 0o777, 0o700);
+      assert.ok(readdirSync(ours).length > 0, 'Node keeps its cache there');
+    } else {
+      assert.equal(existsSync(ours), false, `Node ${process.version} has no compile cache`);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
   }
 });

@@ -1,0 +1,1 @@
+export function privateCompileCacheDir(o?: { env?: NodeJS.ProcessEnv; uid?: number; home?: string }): string | undefined;
