@@ -36,10 +36,16 @@ const rows: Array<{ name: string; flag?: string; env?: Record<string, string>; f
   { name: 'nothing at all', files: [], want: 'none' },
 ];
 
+const UID = 1000;
+/** every file in the rows is the caller's, 0600, in a folder of theirs (0700) */
+const entry = (uid: number, mode: number, kind: 'file' | 'dir' | 'link') => ({ uid, mode, isFile: () => kind === 'file', isDirectory: () => kind === 'dir' });
+const ownFolder = '/work/site/.certsmith';
+
 for (const r of rows) {
   test(`kubeconfig resolution: ${r.name}`, () => {
     const files = new Set(r.files);
-    const got = resolveKubeconfig({ flag: r.flag, env: r.env ?? {}, home: HOME, cwd: CWD, exists: (p) => files.has(p) });
+    const lstat = (p: string) => (p === ownFolder ? entry(UID, 0o700, 'dir') : files.has(p) ? entry(UID, 0o600, 'file') : undefined);
+    const got = resolveKubeconfig({ flag: r.flag, env: r.env ?? {}, home: HOME, cwd: CWD, exists: (p) => files.has(p), uid: UID, lstat });
     if (r.want === 'none') {
       assert.equal(got.kind, 'none');
       assert.match((got as { message: string }).message, /--kubeconfig.*\$KUBECONFIG.*~\/\.kube\/config.*pod.*certsmith server/);
@@ -48,3 +54,20 @@ for (const r of rows) {
     }
   });
 }
+
+test('the current folder\'s kubeconfig is not used when another account could have put it there or may change it', () => {
+  const cases: Array<[string, Record<string, ReturnType<typeof entry>>, RegExp]> = [
+    ['the file belongs to another account', { [ownFolder]: entry(UID, 0o700, 'dir'), [own]: entry(1001, 0o600, 'file') }, /kubeconfig belongs to uid 1001, not to you \(uid 1000\)/],
+    ['the folder belongs to another account', { [ownFolder]: entry(1001, 0o755, 'dir'), [own]: entry(UID, 0o600, 'file') }, /\.certsmith belongs to uid 1001/],
+    ['the folder is writable by others', { [ownFolder]: entry(UID, 0o777, 'dir'), [own]: entry(UID, 0o600, 'file') }, /may be changed by other accounts \(mode 777\)/],
+    ['the file is group-writable', { [ownFolder]: entry(UID, 0o700, 'dir'), [own]: entry(UID, 0o620, 'file') }, /mode 620/],
+    ['the file is a symlink', { [ownFolder]: entry(UID, 0o700, 'dir'), [own]: entry(UID, 0o777, 'link') }, /is not a file \(a symlink\?\)/],
+  ];
+  for (const [name, stats, why] of cases) {
+    const got = resolveKubeconfig({ env: {}, home: HOME, cwd: CWD, exists: (p) => p === own, uid: UID, lstat: (p) => stats[p] });
+    assert.equal(got.kind, 'none', name);
+    const message = (got as { message: string }).message;
+    assert.match(message, why, name);
+    assert.match(message, /pass --kubeconfig to use it anyway/, name);
+  }
+});
