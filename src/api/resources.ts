@@ -36,6 +36,8 @@ export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
 export const EventType = rt('', 'v1', 'Event', 'events', true, false, ['ev']);
 export const NamespaceType = rt('', 'v1', 'Namespace', 'namespaces', false, true, ['ns']);
 export const isNamespaceType = (type: ResourceType): boolean => type.group === '' && type.kind === 'Namespace';
+/** kube-apiserver's namespace storage has no DeleteCollection: one DELETE would take every namespace. */
+export const supportsDeleteCollection = (type: ResourceType): boolean => !isNamespaceType(type);
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
 // The HTTP-01 solver's workload in Kubernetes mode (a Pod running `certsmith acmesolver`, its Service and Ingress).
 export const PodType = rt('', 'v1', 'Pod', 'pods', true, true, ['po'], ['all']);

@@ -4,7 +4,7 @@
 // as kube-aggregator lists them: by groupPriorityMinimum, then name; the versions of a group by
 // versionPriority, the first preferred. /apis/<group>/<version> of such a group is the backend's
 // own resource list, proxied.
-import { APIServiceType, resourceTypes, type ResourceType } from '../api/resources.ts';
+import { APIServiceType, resourceTypes, supportsDeleteCollection, type ResourceType } from '../api/resources.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { Store } from '../store/store.ts';
 import { discoveryEntry, reviewAPI, reviewAPIs } from './self-reviews.ts';
@@ -92,7 +92,7 @@ export function apiResourceList(group: string, version: string) {
   if (!types.length) return undefined;
   const resources = types.flatMap((t) => {
     const main = {
-      name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs,
+      name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: supportsDeleteCollection(t) ? verbs : verbs.filter((v) => v !== 'deletecollection'),
       ...(t.shortNames.length ? { shortNames: t.shortNames } : {}),
       ...(t.categories?.length ? { categories: t.categories } : {}),
     };

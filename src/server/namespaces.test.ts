@@ -164,3 +164,18 @@ test('a bad name or annotation key is refused with kube\'s rule in the cause, wh
   assert.equal(annotated.status, 422);
   assert.match(annotated.body.details.causes[0].message, /^Invalid value: "bad key": name part must consist of alphanumeric characters/);
 });
+
+// kube-apiserver's namespace storage has no DeleteCollection: a collection DELETE is 405 and
+// removes nothing, and discovery does not list the verb (one request took cert-manager, where
+// ClusterIssuers' Secrets live, and stopped at default).
+test('namespaces have no deletecollection: a collection DELETE is 405, deletes nothing, and discovery leaves the verb out', async () => {
+  assert.equal((await request('POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'aaa-keep' } }))).status, 201);
+  const r = await request('DELETE', '/api/v1/namespaces');
+  assert.equal(r.status, 405);
+  assert.equal(r.body.reason, 'MethodNotAllowed');
+  const names = (await request('GET', '/api/v1/namespaces')).body.items.map((n: { metadata: { name: string; deletionTimestamp?: string } }) => n.metadata.deletionTimestamp ? `${n.metadata.name} (deleting)` : n.metadata.name);
+  for (const ns of ['aaa-keep', 'cert-manager', 'default']) assert.ok(names.includes(ns), `${ns} still there: ${names}`);
+  const discovery = await request('GET', '/api/v1');
+  const verbs = discovery.body.resources.find((x: { name: string }) => x.name === 'namespaces').verbs;
+  assert.deepEqual(verbs, ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
+});

@@ -14,7 +14,7 @@ import { createObject, updateObject } from './handlers/write.ts';
 import { dryRunOf, truthy } from './query.ts';
 import { resourceName, resourceRoute, type ResourceRoute } from './resource-route.ts';
 import { readObject } from './request-body.ts';
-import { isNamespaceType } from '../../api/resources.ts';
+import { isNamespaceType, supportsDeleteCollection } from '../../api/resources.ts';
 import { withWarningRecorder } from '../warnings.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, statusBody, wantsTable } from './responses.ts';
 
@@ -39,9 +39,11 @@ const watchNamed: Handler = (ctx, call) => {
 };
 
 /** The handler for a verb: on a collection (no name) or on one object. */
-function handlerFor(method: string, named: boolean, q: URLSearchParams): Handler | undefined {
+function handlerFor(method: string, route: ResourceRoute, q: URLSearchParams): Handler | undefined {
+  const named = !!route.name;
   if (!named) {
     if (method === 'GET') return truthy(q.get('watch')) ? watchObjects : listObjects;
+    if (method === 'DELETE' && !supportsDeleteCollection(route.type)) return undefined;
     return ({ POST: createObject, DELETE: deleteCollection } as Record<string, Handler>)[method];
   }
   if (method === 'GET' && truthy(q.get('watch'))) return watchNamed;
@@ -55,7 +57,7 @@ async function serveResource(ctx: ApiContext, route: ResourceRoute, method: stri
   const dryRun = writeOptionsKind ? dryRunOf(q.getAll('dryRun'), writeOptionsKind) : false;
   // kube-apiserver serves a namespaced kind's cluster-wide collection for reads only: no delete of every namespace's objects at once
   const acrossNamespaces = route.type.namespaced && route.namespace === undefined && !route.name;
-  const handler = acrossNamespaces && method !== 'GET' ? undefined : handlerFor(method, !!route.name, q);
+  const handler = acrossNamespaces && method !== 'GET' ? undefined : handlerFor(method, route, q);
   if (!handler) {
     throw new HttpError(405, 'MethodNotAllowed', route.name ? `${method} is not supported on ${resourceName(route.type)}` : `${method} is not supported on a ${route.type.plural} collection`);
   }
