@@ -1068,7 +1068,11 @@ export class SqliteStore implements Store {
 
   /**
    * Namespaces are implicit: the first object written into one creates its Namespace object,
-   * so listing namespaces shows every namespace in use. A terminating one refuses new objects.
+   * so listing namespaces shows every namespace in use. A terminating one refuses new objects,
+   * and a deleted one is not made again: a write that comes after its deletion (an Event about an
+   * object that was in it, from a controller finishing its work) is refused with NotFound, as kube's
+   * NamespaceLifecycle refuses it for every client. (Once compaction has dropped the deletion,
+   * the name counts as never seen.)
    */
   private ensureNamespace(ns: string, type: ResourceType = NamespaceType, name = ns) {
     if (this.activeNamespaces.has(ns)) return;
@@ -1086,6 +1090,7 @@ export class SqliteStore implements Store {
     };
     prepareNamespace(NamespaceType, obj);
     const prev = this.st.lastRev.get(NamespaceType.group, NamespaceType.plural, '', ns)?.id ?? null;
+    if (prev !== null) throw notFound(NamespaceType.group, NamespaceType.plural, ns);
     this.appendChange(keyOf(NamespaceType, '', ns), 'ADDED', obj, prev, undefined);
     this.activeNamespaces.add(ns);
   }

@@ -210,6 +210,24 @@ test('sqlite: writes of one turn share a commit, are acknowledged only after it,
   }
 });
 
+test('sqlite: a deleted namespace is not made again by a write that comes after (an Event about an object that was in it)', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  try {
+    await store.create(Certificate, cert('gone', 'c'));
+    await store.delete(Certificate, 'gone', 'c');
+    await store.delete(NamespaceType, undefined, 'gone');
+    const event = { apiVersion: 'v1', kind: 'Event', metadata: { namespace: 'gone', name: 'c.1' }, involvedObject: { kind: 'Certificate', name: 'c', namespace: 'gone' }, reason: 'Issuing', message: 'x' };
+    // kube's NamespaceLifecycle refuses every client's create in a missing namespace
+    await assert.rejects(store.create(EventType, event), (e: StoreError) => e.code === 404 && e.message === 'namespaces "gone" not found');
+    assert.equal(await store.get(NamespaceType, undefined, 'gone'), undefined);
+    // one never seen is still made by the first object written into it
+    await store.create(Certificate, cert('never-seen', 'c'));
+    assert.ok(await store.get(NamespaceType, undefined, 'never-seen'));
+  } finally {
+    await store.close();
+  }
+});
+
 test('sqlite: a terminating namespace refuses new content, also after creates in it were accepted', async () => {
   const store = openSqliteStore({ path: ':memory:' });
   try {
