@@ -104,7 +104,9 @@ export class EventRecorder {
     this.eventLog[type === 'Warning' ? 'warn' : 'debug']({ component, kind: obj.kind, object: `${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`, reason }, message);
     const previous = this.inFlight.get(key) ?? Promise.resolve();
     const write = previous.then(() => this.write(component, key, obj, type, reason, message)).catch((err: Error) => {
-      this.log.warn({ reason, object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, err: err.message }, 'could not record event');
+      // NotFound: the object's namespace was deleted meanwhile (a controller finishing its work on
+      // something that was in it), which the Event has nothing to add to
+      this.log[isNotFound(err) ? 'debug' : 'warn']({ reason, object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, err: err.message }, 'could not record event');
     });
     this.inFlight.set(key, write);
     void write.then(() => { if (this.inFlight.get(key) === write) this.inFlight.delete(key); });
