@@ -183,7 +183,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       const before = ledger.get(key)?.hash === hash ? undefined : await liveCertificate(ref).catch(() => undefined);
       const published = await guarded(crt, ref, 'FilesPublishFailed', 'Files under --secrets-dir not written', () => publishLineage(ref, lf, hash, { owner, keep: o.keepVersions }));
       if (published.changed) log.info({ lineage: key, version: published.version }, 'files updated');
-      const back = published.changed && before ? rollbackOf(before.pem, lf.find((f) => f.name === 'cert.pem')!.content.toString('utf8')) : undefined;
+      const back = published.changed && before ? rollbackOf(before, lf.find((f) => f.name === 'cert.pem')!.content.toString('utf8')) : undefined;
       if (back) {
         const message = `The files went back to an older certificate: serial ${back.next.serialNumber} (issued ${isoTime(back.next.notBefore)}) replaced serial ${back.live.serialNumber} (issued ${isoTime(back.live.notBefore)}), because the Secret holds the older one (a data dir restored from a backup, or the Secret put back by hand). \`certsmith renew -n ${crt.metadata.namespace} ${crt.metadata.name}\` issues a new certificate`;
         log.warn({ lineage: key, version: published.version }, message);

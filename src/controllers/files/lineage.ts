@@ -110,36 +110,33 @@ async function liveVersionIn(ns: SafeDir, name: string): Promise<{ version: stri
   return st?.isDirectory() ? { version, hash: m[2] } : undefined;
 }
 
-/** The hash part of the version the live symlink points at, when it points at one of ours that exists. */
-export async function currentVersion(ref: LineageRef): Promise<{ version: string; hash: string } | undefined> {
+/** fn with the namespace folder and the live version, when the live symlink points at one of ours that exists. */
+function withLiveVersion<T>(ref: LineageRef, fn: (ns: SafeDir, live: { version: string; hash: string }, keep: (d: SafeDir) => SafeDir) => Promise<T | undefined>): Promise<T | undefined> {
   check(ref);
   return withDirs(async (keep) => {
     const root = await SafeDir.openRoot(ref.root);
-    if (!root) return undefined;
-    const ns = await keep(root).child(ref.namespace);
-    return ns ? liveVersionIn(keep(ns), ref.name) : undefined;
+    const ns = root && await keep(root).child(ref.namespace);
+    const live = ns && await liveVersionIn(keep(ns), ref.name);
+    return ns && live ? fn(ns, live, keep) : undefined;
   });
 }
 
+/** The hash part of the version the live symlink points at, when it points at one of ours that exists. */
+export function currentVersion(ref: LineageRef): Promise<{ version: string; hash: string } | undefined> {
+  return withLiveVersion(ref, async (_ns, live) => live);
+}
+
 /**
- * The live version's tls.crt, read without following a symlink, when the live symlink points at
- * one of ours: what the files serve now, to compare with what is about to replace it.
+ * The live version's tls.crt, read without following a symlink: what the files serve now, to
+ * compare with what is about to replace it.
  */
-export async function liveCertificate(ref: LineageRef): Promise<{ hash: string; pem: string } | undefined> {
-  check(ref);
-  return withDirs(async (keep) => {
-    const root = await SafeDir.openRoot(ref.root);
-    if (!root) return undefined;
-    const ns = await keep(root).child(ref.namespace);
-    if (!ns) return undefined;
-    const live = await liveVersionIn(keep(ns), ref.name);
-    if (!live) return undefined;
+export function liveCertificate(ref: LineageRef): Promise<string | undefined> {
+  return withLiveVersion(ref, async (ns, live, keep) => {
     const versions = await ns.child(versionsName(ref.name));
-    if (!versions) return undefined;
-    const dir = await keep(versions).child(live.version);
+    const dir = versions && await keep(versions).child(live.version);
     if (!dir) return undefined;
     try {
-      return { hash: live.hash, pem: await readFile(keep(dir).entry('tls.crt'), { encoding: 'utf8', flag: constants.O_RDONLY | constants.O_NOFOLLOW }) };
+      return await readFile(keep(dir).entry('tls.crt'), { encoding: 'utf8', flag: constants.O_RDONLY | constants.O_NOFOLLOW });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw dir.shownError(e);
