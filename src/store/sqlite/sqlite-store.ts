@@ -98,6 +98,12 @@ function notFound(grp: string, plural: string, name: string): StoreError {
 
 interface ContinueToken { rv: number; ns: string; name: string }
 
+/**
+ * How long a deleted namespace's content stays before it is deleted: kube's namespace controller
+ * works asynchronously, typically within a second or two.
+ */
+const NAMESPACE_SWEEP_DELAY_MS = 1000;
+
 function encodeContinue(t: ContinueToken): string {
   return Buffer.from(JSON.stringify({ v: 1, ...t })).toString('base64url');
 }
@@ -148,6 +154,8 @@ export class SqliteStore implements Store {
   private readonly inTx: <R>(fn: () => R) => R;
   private compactScheduled = false;
   private cancelCompactTimer: () => void = () => {};
+  /** cancels of the namespace sweeps not yet run */
+  private readonly namespaceSweeps = new Set<() => void>();
   private closed = false;
   /** set while writes fail for lack of space (see storageError) */
   private storageFault: string | undefined;
@@ -184,6 +192,7 @@ export class SqliteStore implements Store {
     this.rev = Math.max(this.st.maxRev.get()?.rev ?? 0, this.compactedRev);
     this.writeNow(() => this.ensureNamespace('default'));
     this.collectOrphans();
+    this.sweepTerminatingNamespaces();
     this.armCompactTimer();
   }
 
@@ -595,6 +604,7 @@ export class SqliteStore implements Store {
     this.commitBatch();
     this.closed = true;
     this.cancelCompactTimer();
+    for (const cancel of this.namespaceSweeps) cancel();
     this.hub.closeAll();
     await this.checkpointer?.close();
     this.db.close();
@@ -910,15 +920,45 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * A namespace's deletion, as the namespace controller finishes it: its content is deleted at
-   * once; what finalizers hold keeps the namespace Terminating (and refusing new content) until
-   * the last of it is gone (finishNamespace), as do finalizers on the namespace itself.
+   * A namespace's deletion, as kube-apiserver and its namespace controller do it: the namespace
+   * is Terminating at once (refusing new content), and its content is deleted a moment later
+   * (sweepNamespace), so a client that deletes the namespace and then what is in it, as `kubectl
+   * delete -f` does with a manifest that lists its Namespace first, still finds those objects.
+   * What finalizers hold keeps the namespace Terminating until the last of it is gone
+   * (finishNamespace), as do finalizers on the namespace itself.
    */
   private deleteNamespace(key: Key, old: KubeObject, rev: number): KubeObject {
     if (old.metadata.deletionTimestamp) return old;
-    this.deleteNamespaceContents(key.name);
-    if (!old.metadata.finalizers?.length && !this.st.anyInNamespace.get(key.name)) return this.removeObject(key, old, rev, 'Background');
-    return this.markDeleting(key, old, rev, { ...(old.status ?? {}), phase: 'Terminating' });
+    const marked = this.markDeleting(key, old, rev, { ...(old.status ?? {}), phase: 'Terminating' });
+    this.scheduleNamespaceSweep(key.name);
+    return marked;
+  }
+
+  private scheduleNamespaceSweep(ns: string) {
+    const cancel = this.clock.setTimer(NAMESPACE_SWEEP_DELAY_MS, () => {
+      this.namespaceSweeps.delete(cancel);
+      if (this.closed) return;
+      void this.write(() => this.sweepNamespace(ns)).catch(() => {
+        // the store closed meanwhile: the next open sweeps it (sweepTerminatingNamespaces)
+      });
+    });
+    this.namespaceSweeps.add(cancel);
+  }
+
+  /** The namespace controller's pass: the content of a Terminating namespace deleted, and the namespace with it once nothing holds it. */
+  private sweepNamespace(ns: string) {
+    const cur = this.current(NamespaceType.group, NamespaceType.plural, '', ns);
+    if (!cur || !(JSON.parse(cur.value) as KubeObject).metadata.deletionTimestamp) return;
+    this.deleteNamespaceContents(ns);
+    this.finishNamespace(ns);
+  }
+
+  /** At open: a namespace left Terminating by a process that stopped before its sweep. */
+  private sweepTerminatingNamespaces() {
+    for (const row of this.st.listAll.all(NamespaceType.group, NamespaceType.plural, '', '')) {
+      const json = this.jsonOf(NamespaceType.group, NamespaceType.plural, row.ns, row.name, row.value);
+      if (json.includes('"deletionTimestamp"')) this.scheduleNamespaceSweep(row.name);
+    }
   }
 
   /** Whether a live dependent of this owner blocks its deletion (ownerReferences[].blockOwnerDeletion). */

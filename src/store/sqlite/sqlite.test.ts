@@ -76,7 +76,15 @@ test('sqlite: what a store written before the collector ran on every write left 
   }
 });
 
-test('sqlite: namespaces are created on first use; deleting one removes its contents', async () => {
+/** A deleted namespace's content goes a moment after the namespace turns Terminating, as on kube: polls for it. */
+async function eventually(what: string, check: () => Promise<boolean>, ms = 5000) {
+  for (const end = Date.now() + ms; !(await check());) {
+    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('sqlite: namespaces are created on first use; deleting one makes it Terminating, then removes its contents and it', async () => {
   const store = openSqliteStore({ path: ':memory:' });
   try {
     assert.deepEqual((await store.list(NamespaceType)).items.map((n) => n.metadata.name), ['default']);
@@ -86,6 +94,8 @@ test('sqlite: namespaces are created on first use; deleting one removes its cont
     assert.deepEqual((await store.list(NamespaceType)).items.map((n) => n.metadata.name), ['default', 'team-a', 'team-b']);
     assert.deepEqual((await store.get(NamespaceType, undefined, 'team-a'))?.status, { phase: 'Active' });
     await store.delete(NamespaceType, undefined, 'team-a');
+    assert.equal((await store.get(NamespaceType, undefined, 'team-a'))?.status?.phase, 'Terminating');
+    await eventually('team-a removed', async () => (await store.get(NamespaceType, undefined, 'team-a')) === undefined);
     assert.equal((await store.list(Certificate, { namespace: 'team-a' })).items.length, 0);
     assert.equal(await store.get(SecretType, 'team-a', 's'), undefined);
     assert.ok(await store.get(Certificate, 'team-b', 'y'));
@@ -210,6 +220,26 @@ test('sqlite: writes of one turn share a commit, are acknowledged only after it,
   }
 });
 
+test('sqlite: a namespace left Terminating by a process that stopped before its sweep is swept at the next open', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-ns-sweep-'));
+  try {
+    const first = openSqliteStore({ path: join(dir, 'state.db') });
+    await first.create(Certificate, cert('left', 'c'));
+    await first.delete(NamespaceType, undefined, 'left');
+    await first.close();
+    const second = openSqliteStore({ path: join(dir, 'state.db') });
+    try {
+      assert.equal((await second.get(NamespaceType, undefined, 'left'))?.status?.phase, 'Terminating');
+      await eventually('left removed after the restart', async () => (await second.get(NamespaceType, undefined, 'left')) === undefined);
+      assert.equal(await second.get(Certificate, 'left', 'c'), undefined);
+    } finally {
+      await second.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('sqlite: a deleted namespace is not made again by a write that comes after (an Event about an object that was in it)', async () => {
   const store = openSqliteStore({ path: ':memory:' });
   try {
@@ -217,6 +247,8 @@ test('sqlite: a deleted namespace is not made again by a write that comes after 
     await store.delete(Certificate, 'gone', 'c');
     await store.delete(NamespaceType, undefined, 'gone');
     const event = { apiVersion: 'v1', kind: 'Event', metadata: { namespace: 'gone', name: 'c.1' }, involvedObject: { kind: 'Certificate', name: 'c', namespace: 'gone' }, reason: 'Issuing', message: 'x' };
+    await assert.rejects(store.create(EventType, event), (e: StoreError) => e.code === 403, 'Terminating: refused');
+    await eventually('gone removed', async () => (await store.get(NamespaceType, undefined, 'gone')) === undefined);
     // kube's NamespaceLifecycle refuses every client's create in a missing namespace
     await assert.rejects(store.create(EventType, event), (e: StoreError) => e.code === 404 && e.message === 'namespaces "gone" not found');
     assert.equal(await store.get(NamespaceType, undefined, 'gone'), undefined);
