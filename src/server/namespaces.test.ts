@@ -107,6 +107,12 @@ test('a namespace whose content has finalizers stays Terminating until the conte
   assert.ok(ns.metadata.deletionTimestamp);
   await eventually('the content without finalizers deleted', async () => (await request('GET', '/api/v1/namespaces/ending/secrets/plain')).status === 404);
   assert.ok((await request('GET', '/api/v1/namespaces/ending/secrets/held')).body.metadata.deletionTimestamp);
+  // what holds it, where `kubectl get ns ending -o yaml` shows it, as kube's namespace controller says it
+  const conditions = Object.fromEntries(((await request('GET', '/api/v1/namespaces/ending')).body.status.conditions as { type: string; status: string; message: string }[]).map((c) => [c.type, c]));
+  assert.equal(conditions.NamespaceContentRemaining.status, 'True');
+  assert.equal(conditions.NamespaceContentRemaining.message, 'Some resources are remaining: secrets. has 1 resource instances');
+  assert.equal(conditions.NamespaceFinalizersRemaining.message, 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances');
+  assert.equal(conditions.NamespaceDeletionDiscoveryFailure.status, 'False');
   const refused = await request('POST', '/api/v1/namespaces/ending/secrets', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'late' } }));
   assert.equal(refused.status, 403);
   assert.deepEqual(refused.body, {

@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { KubeObject, ObjectMeta } from '../../api/meta.ts';
+import type { Condition, KubeObject, ObjectMeta } from '../../api/meta.ts';
 import { rfc3339 } from '../../api/time.ts';
+import { namespaceDeletionConditions } from './namespace-conditions.ts';
 import { qualifiedNameError } from '../../api/names.ts';
 import { apiVersionOf, isNamespaceType, NamespaceType, resourceTypeFor, tracksGeneration, type ResourceType } from '../../api/resources.ts';
 import { realClock, type Clock } from '../../runtime/clock.ts';
@@ -103,6 +104,8 @@ interface ContinueToken { rv: number; ns: string; name: string }
  * works asynchronously, typically within a second or two.
  */
 const NAMESPACE_SWEEP_DELAY_MS = 1000;
+/** How often a namespace that content still holds is looked at again (its conditions brought up to date). */
+const NAMESPACE_RESYNC_MS = 5000;
 
 function encodeContinue(t: ContinueToken): string {
   return Buffer.from(JSON.stringify({ v: 1, ...t })).toString('base64url');
@@ -934,8 +937,8 @@ export class SqliteStore implements Store {
     return marked;
   }
 
-  private scheduleNamespaceSweep(ns: string) {
-    const cancel = this.clock.setTimer(NAMESPACE_SWEEP_DELAY_MS, () => {
+  private scheduleNamespaceSweep(ns: string, afterMs = NAMESPACE_SWEEP_DELAY_MS) {
+    const cancel = this.clock.setTimer(afterMs, () => {
       this.namespaceSweeps.delete(cancel);
       if (this.closed) return;
       void this.write(() => this.sweepNamespace(ns)).catch(() => {
@@ -945,12 +948,28 @@ export class SqliteStore implements Store {
     this.namespaceSweeps.add(cancel);
   }
 
-  /** The namespace controller's pass: the content of a Terminating namespace deleted, and the namespace with it once nothing holds it. */
+  /**
+   * The namespace controller's pass: the content of a Terminating namespace deleted, and the
+   * namespace with it once nothing holds it; while something does, its conditions say what
+   * (namespace-conditions.ts), and the pass comes again, as kube's controller requeues it.
+   */
   private sweepNamespace(ns: string) {
-    const cur = this.current(NamespaceType.group, NamespaceType.plural, '', ns);
-    if (!cur || !(JSON.parse(cur.value) as KubeObject).metadata.deletionTimestamp) return;
+    const before = this.current(NamespaceType.group, NamespaceType.plural, '', ns);
+    if (!before || !(JSON.parse(before.value) as KubeObject).metadata.deletionTimestamp) return;
     this.deleteNamespaceContents(ns);
     this.finishNamespace(ns);
+    const cur = this.current(NamespaceType.group, NamespaceType.plural, '', ns);
+    if (!cur) return;
+    const n = JSON.parse(cur.value) as KubeObject & { status?: { conditions?: Condition[] } };
+    const remaining = this.st.keysInNamespace.all(ns).flatMap((k) => {
+      const row = this.current(k.grp, k.plural, k.ns, k.name);
+      return row ? [{ plural: k.plural, group: k.grp, finalizers: (JSON.parse(row.value) as KubeObject).metadata.finalizers ?? [] }] : [];
+    });
+    const conditions = namespaceDeletionConditions(remaining, n.status?.conditions, rfc3339(this.clock.now()));
+    if (JSON.stringify(conditions) !== JSON.stringify(n.status?.conditions)) {
+      this.appendChange(keyOf(NamespaceType, '', ns), 'MODIFIED', { ...n, status: { ...(n.status ?? {}), conditions } }, cur.rev, cur.value);
+    }
+    this.scheduleNamespaceSweep(ns, NAMESPACE_RESYNC_MS);
   }
 
   /** At open: a namespace left Terminating by a process that stopped before its sweep. */

@@ -76,6 +76,8 @@ test('sqlite: what a store written before the collector ran on every write left 
   }
 });
 
+type NamespaceObj = KubeObject & { status?: { phase?: string; conditions?: { type: string; status: string; message?: string }[] } };
+
 /** A deleted namespace's content goes a moment after the namespace turns Terminating, as on kube: polls for it. */
 async function eventually(what: string, check: () => Promise<boolean>, ms = 5000) {
   for (const end = Date.now() + ms; !(await check());) {
@@ -94,7 +96,7 @@ test('sqlite: namespaces are created on first use; deleting one makes it Termina
     assert.deepEqual((await store.list(NamespaceType)).items.map((n) => n.metadata.name), ['default', 'team-a', 'team-b']);
     assert.deepEqual((await store.get(NamespaceType, undefined, 'team-a'))?.status, { phase: 'Active' });
     await store.delete(NamespaceType, undefined, 'team-a');
-    assert.equal((await store.get(NamespaceType, undefined, 'team-a'))?.status?.phase, 'Terminating');
+    assert.equal((await store.get<NamespaceObj>(NamespaceType, undefined, 'team-a'))?.status?.phase, 'Terminating');
     await eventually('team-a removed', async () => (await store.get(NamespaceType, undefined, 'team-a')) === undefined);
     assert.equal((await store.list(Certificate, { namespace: 'team-a' })).items.length, 0);
     assert.equal(await store.get(SecretType, 'team-a', 's'), undefined);
@@ -229,7 +231,7 @@ test('sqlite: a namespace left Terminating by a process that stopped before its 
     await first.close();
     const second = openSqliteStore({ path: join(dir, 'state.db') });
     try {
-      assert.equal((await second.get(NamespaceType, undefined, 'left'))?.status?.phase, 'Terminating');
+      assert.equal((await second.get<NamespaceObj>(NamespaceType, undefined, 'left'))?.status?.phase, 'Terminating');
       await eventually('left removed after the restart', async () => (await second.get(NamespaceType, undefined, 'left')) === undefined);
       assert.equal(await second.get(Certificate, 'left', 'c'), undefined);
     } finally {
