@@ -941,8 +941,9 @@ export class SqliteStore implements Store {
     const cancel = this.clock.setTimer(afterMs, () => {
       this.namespaceSweeps.delete(cancel);
       if (this.closed) return;
+      // a write that fails (no space left) is tried again; once closed, the next open sweeps it (sweepTerminatingNamespaces)
       void this.write(() => this.sweepNamespace(ns)).catch(() => {
-        // the store closed meanwhile: the next open sweeps it (sweepTerminatingNamespaces)
+        if (!this.closed) this.scheduleNamespaceSweep(ns, NAMESPACE_RESYNC_MS);
       });
     });
     this.namespaceSweeps.add(cancel);
