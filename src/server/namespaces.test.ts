@@ -13,18 +13,12 @@ import Database from 'better-sqlite3';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { NamespaceType } from '../api/resources.ts';
 import { startApiServer } from './api-server.ts';
+import { waitFor } from '../../test/e2e/harness.ts';
 
 const { api } = await startTestApiServer('ns');
 
 const request = (method: string, path: string, body?: string, contentType?: string) => requestJSON(api, method, path, body, contentType);
 
-/** A deleted namespace's content goes a moment after the namespace turns Terminating, as on kube: polls for it. */
-async function eventually(what: string, check: () => Promise<boolean>, ms = 5000) {
-  for (const end = Date.now() + ms; !(await check());) {
-    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const issuer = (name: string) => JSON.stringify({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name }, spec: { selfSigned: {} } });
 const notFound = (ns: string) => ({
@@ -105,7 +99,7 @@ test('a namespace whose content has finalizers stays Terminating until the conte
   const ns = (await request('GET', '/api/v1/namespaces/ending')).body;
   assert.equal(ns.status.phase, 'Terminating');
   assert.ok(ns.metadata.deletionTimestamp);
-  await eventually('the content without finalizers deleted', async () => (await request('GET', '/api/v1/namespaces/ending/secrets/plain')).status === 404);
+  await waitFor('the content without finalizers deleted', async () => (await request('GET', '/api/v1/namespaces/ending/secrets/plain')).status === 404, 5000, 50);
   assert.ok((await request('GET', '/api/v1/namespaces/ending/secrets/held')).body.metadata.deletionTimestamp);
   // what holds it, where `kubectl get ns ending -o yaml` shows it, as kube's namespace controller says it
   const conditions = Object.fromEntries(((await request('GET', '/api/v1/namespaces/ending')).body.status.conditions as { type: string; status: string; message: string }[]).map((c) => [c.type, c]));
@@ -138,7 +132,7 @@ test('a namespace with nothing holding it is Terminating at once and removed a m
   assert.equal((await request('POST', '/api/v1/namespaces/brief/secrets', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 't' } }))).status, 201);
   assert.equal((await request('DELETE', '/api/v1/namespaces/brief')).body.status.phase, 'Terminating');
   assert.equal((await request('DELETE', '/api/v1/namespaces/brief/secrets/s')).status, 200, 'kubectl delete -f: the next object');
-  await eventually('the namespace removed', async () => (await request('GET', '/api/v1/namespaces/brief')).status === 404);
+  await waitFor('the namespace removed', async () => (await request('GET', '/api/v1/namespaces/brief')).status === 404, 5000, 50);
   assert.equal((await request('GET', '/api/v1/namespaces/brief/secrets/t')).status, 404);
   assert.equal((await request('POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'brief' } }))).status, 201);
   assert.equal((await request('GET', '/api/v1/namespaces/brief/secrets/s')).status, 404);

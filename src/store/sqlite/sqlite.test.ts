@@ -10,6 +10,7 @@ import { runStoreConformance } from '../conformance.ts';
 import { isGone, type StoreError } from '../store.ts';
 import Database from 'better-sqlite3';
 import { openSqliteStore } from './index.ts';
+import { waitFor } from '../../../test/e2e/harness.ts';
 
 runStoreConformance('sqlite :memory:', async () => {
   const store = openSqliteStore({ path: ':memory:' });
@@ -76,15 +77,8 @@ test('sqlite: what a store written before the collector ran on every write left 
   }
 });
 
-type NamespaceObj = KubeObject & { status?: { phase?: string; conditions?: { type: string; status: string; message?: string }[] } };
+type NamespaceObj = KubeObject & { status?: { phase?: string } };
 
-/** A deleted namespace's content goes a moment after the namespace turns Terminating, as on kube: polls for it. */
-async function eventually(what: string, check: () => Promise<boolean>, ms = 5000) {
-  for (const end = Date.now() + ms; !(await check());) {
-    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test('sqlite: namespaces are created on first use; deleting one makes it Terminating, then removes its contents and it', async () => {
   const store = openSqliteStore({ path: ':memory:' });
@@ -97,7 +91,7 @@ test('sqlite: namespaces are created on first use; deleting one makes it Termina
     assert.deepEqual((await store.get(NamespaceType, undefined, 'team-a'))?.status, { phase: 'Active' });
     await store.delete(NamespaceType, undefined, 'team-a');
     assert.equal((await store.get<NamespaceObj>(NamespaceType, undefined, 'team-a'))?.status?.phase, 'Terminating');
-    await eventually('team-a removed', async () => (await store.get(NamespaceType, undefined, 'team-a')) === undefined);
+    await waitFor('team-a removed', async () => (await store.get(NamespaceType, undefined, 'team-a')) === undefined, 5000, 50);
     assert.equal((await store.list(Certificate, { namespace: 'team-a' })).items.length, 0);
     assert.equal(await store.get(SecretType, 'team-a', 's'), undefined);
     assert.ok(await store.get(Certificate, 'team-b', 'y'));
@@ -232,7 +226,7 @@ test('sqlite: a namespace left Terminating by a process that stopped before its 
     const second = openSqliteStore({ path: join(dir, 'state.db') });
     try {
       assert.equal((await second.get<NamespaceObj>(NamespaceType, undefined, 'left'))?.status?.phase, 'Terminating');
-      await eventually('left removed after the restart', async () => (await second.get(NamespaceType, undefined, 'left')) === undefined);
+      await waitFor('left removed after the restart', async () => (await second.get(NamespaceType, undefined, 'left')) === undefined, 5000, 50);
       assert.equal(await second.get(Certificate, 'left', 'c'), undefined);
     } finally {
       await second.close();
@@ -250,7 +244,7 @@ test('sqlite: a deleted namespace is not made again by a write that comes after 
     await store.delete(NamespaceType, undefined, 'gone');
     const event = { apiVersion: 'v1', kind: 'Event', metadata: { namespace: 'gone', name: 'c.1' }, involvedObject: { kind: 'Certificate', name: 'c', namespace: 'gone' }, reason: 'Issuing', message: 'x' };
     await assert.rejects(store.create(EventType, event), (e: StoreError) => e.code === 403, 'Terminating: refused');
-    await eventually('gone removed', async () => (await store.get(NamespaceType, undefined, 'gone')) === undefined);
+    await waitFor('gone removed', async () => (await store.get(NamespaceType, undefined, 'gone')) === undefined, 5000, 50);
     // kube's NamespaceLifecycle refuses every client's create in a missing namespace
     await assert.rejects(store.create(EventType, event), (e: StoreError) => e.code === 404 && e.message === 'namespaces "gone" not found');
     assert.equal(await store.get(NamespaceType, undefined, 'gone'), undefined);
