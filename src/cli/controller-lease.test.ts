@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqliteStore } from '../store/sqlite/index.ts';
-import { realClock } from '../runtime/clock.ts';
+import { FakeClock, realClock } from '../runtime/clock.ts';
 import { silentLogger } from '../runtime/logger.ts';
 import { leaseName, runServerControllers, SERVER_IDENTITY_PREFIX, serverLeaseNamespace } from './controller-lease.ts';
 import { LeaseType } from '../api/resources.ts';
@@ -54,5 +54,49 @@ test('a Lease left by a server that ran on this data dir before is taken over at
     await running.stop();
   } finally {
     await store.close();
+  }
+});
+
+test('a stop while controllers taken on later are still starting waits for them and stops them; their start failing then is not a failure to report', async () => {
+  // seen in CI: a server SIGTERMed while its controllers were starting had the start fail on the closing
+  // store, took that for a later start failure, sent itself a second SIGTERM and died of it (exit null)
+  for (const outcome of ['starts', 'fails'] as const) {
+    const store = openSqliteStore({ path: ':memory:' });
+    const clock = new FakeClock(new Date());
+    try {
+      const now = clock.now().toISOString();
+      await store.create(LeaseType, {
+        apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: leaseName, namespace: serverLeaseNamespace },
+        spec: { holderIdentity: 'other-host_controller', leaseDurationSeconds: 60, acquireTime: now, renewTime: now },
+      } as never);
+      const later: Error[] = [];
+      let stopped = 0;
+      let startCalled = false;
+      let finishStart: () => void = () => {};
+      const running = await runServerControllers({
+        store, clock, logger: silentLogger, say: () => {},
+        start: () => {
+          startCalled = true;
+          return new Promise((resolve, reject) => {
+            finishStart = () => (outcome === 'starts' ? resolve({ stop: async () => { stopped++; } }) : reject(new Error('store closed')));
+          });
+        },
+        onLaterStartFailure: (e) => later.push(e),
+      });
+      // the other holder stops renewing: the server takes the Lease once it expires and starts its controllers
+      for (let i = 0; i < 20 && !startCalled; i++) {
+        clock.advance(15_000 * 2.2);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      assert.ok(startCalled, 'the server took the Lease after it expired');
+      const stopping = running.stop();
+      await new Promise((r) => setTimeout(r, 5));
+      finishStart();
+      await stopping;
+      assert.equal(stopped, outcome === 'starts' ? 1 : 0, 'controllers that finished starting during the stop are stopped');
+      assert.deepEqual(later, [], 'a start that fails because the server is stopping is not a later start failure');
+    } finally {
+      await store.close();
+    }
   }
 });

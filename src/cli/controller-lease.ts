@@ -54,6 +54,8 @@ export async function runServerControllers(o: {
   onLaterStartFailure: (e: Error) => void;
 }): Promise<ServerControllers> {
   let running: { stop(): Promise<void> } | undefined;
+  /** a start under way: a stop waits for it, so that controllers finishing their start then are stopped too */
+  let starting: Promise<void> | undefined;
   let returned = false;
   let startFailure: Error | undefined;
   let elector: LeaderElector | undefined;
@@ -67,15 +69,17 @@ export async function runServerControllers(o: {
       supersedes: (holder) => holder.startsWith(SERVER_IDENTITY_PREFIX),
       onStartedLeading: () => {
         if (stopping) return;
-        o.start().then((r) => {
+        starting = o.start().then((r) => {
           running = r;
           decided();
         }, (e: Error) => {
+          // the server stopping (its store closing) under a start is not a failure to exit for
+          if (stopping) return;
           o.logger.error({ err: e.message }, 'the controllers failed to start');
           if (returned) o.onLaterStartFailure(e);
           else startFailure = e;
           decided();
-        });
+        }).finally(() => (starting = undefined));
       },
       onStoppedLeading: () => {
         if (stopping) return;
@@ -109,6 +113,7 @@ export async function runServerControllers(o: {
   return {
     async stop() {
       stopping = true;
+      await starting;
       await running?.stop();
       await elector?.stop();
     },

@@ -70,7 +70,11 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; env
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  // on 'close', once its output is all read: a server that died says so in output() (the signal too)
+  const exited = new Promise<number | null>((r) => child.on('close', (code, signal) => {
+    if (signal) out += `\n[the server was killed by ${signal}]\n`;
+    r(code);
+  }));
 
   const ready = await new Promise<{ url: string; kubeconfig: string }>((resolveReady, reject) => {
     let settled = false;
