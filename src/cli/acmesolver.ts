@@ -5,7 +5,7 @@ import type net from 'node:net';
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { untilSignal } from './signals.ts';
+import { listenForStop } from './signals.ts';
 
 export interface AcmeSolverOptions {
   /** '' (or omitted) for every interface, as the Pod needs */
@@ -102,6 +102,7 @@ export function registerAcmeSolverCommand(program: Command) {
     .option('--token <token>', 'the challenge token to verify against')
     .option('--key <key>', 'the challenge key to respond with')
     .action(async (flags: AcmeSolverFlags) => {
+      const stop = listenForStop();
       const port = Number(flags.listenPort);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--listen-port "${flags.listenPort}": expected a port number`);
       for (const f of ['domain', 'token', 'key'] as const) if (!flags[f]) throw new CliError(`--${f} is required`);
@@ -116,7 +117,7 @@ export function registerAcmeSolverCommand(program: Command) {
         throw new CliError(`cannot listen on ${flags.listenHost || '*'}:${port}: ${(e as Error).message}`);
       }
       logger.info({ port: solver.port, domain: flags.domain, token: flags.token }, 'acmesolver listening');
-      await untilSignal(logger);
+      await stop.until(logger);
       await solver.close();
     });
 }

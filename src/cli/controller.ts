@@ -7,7 +7,7 @@ import { Certificate } from '../api/resources.ts';
 import { CliError } from './cli-error.ts';
 import { connectToCluster } from './cluster-connection.ts';
 import { addControllerFlags, controllerOptionsFrom, type ControllerFlags } from './server.ts';
-import { untilSignal } from './signals.ts';
+import { listenForStop } from './signals.ts';
 import { currentLeaseHolder, leaderIdentity, leaseName } from './controller-lease.ts';
 
 interface ControllerCommandFlags extends ControllerFlags {
@@ -56,6 +56,7 @@ export function registerControllerCommand(program: Command) {
     .option('--kube-api-burst <n>', 'requests allowed above the QPS limit in a burst', '50')
     .option('--acme-http01-solver-image <image>', 'image of the HTTP-01 solver Pods (runs `certsmith acmesolver`)', 'certsmith:latest'))
     .action(async (flags: ControllerCommandFlags, cmd: Command) => {
+      const stop = listenForStop();
       const { kubeconfig } = cmd.optsWithGlobals() as { kubeconfig?: string };
       // in a cluster, HTTP-01 tokens are served by solver Pods behind an Ingress, as cert-manager does
       const options = {
@@ -161,7 +162,7 @@ export function registerControllerCommand(program: Command) {
       if (servers) shutdownSteps.push(() => servers.close());
       shutdownSteps.push(() => store.close());
 
-      await untilSignal(logger);
+      await stop.until(logger);
       stopping = true;
       for (const step of shutdownSteps) await step().catch((e: Error) => logger.warn({ err: e.message }, 'shutdown step failed'));
       // a controller that left a handle open must not keep a stopped process alive

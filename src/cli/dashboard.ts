@@ -7,7 +7,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { parseDuration } from '../api/duration.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
-import { untilSignal } from './signals.ts';
+import { listenForStop } from './signals.ts';
 import { parseListen } from './listen-flag.ts';
 
 interface DashboardFlags {
@@ -67,6 +67,7 @@ export function registerDashboardCommand(program: Command) {
     .option('--backoff-initial <duration>', 'the controllers\' --backoff-initial, to show the next attempt', '1h')
     .option('--backoff-max <duration>', 'the controllers\' --backoff-max', '32h')
     .action(async (flags: DashboardFlags, cmd: Command) => {
+      const stop = listenForStop();
       const backoff = { initialMs: duration(flags.backoffInitial, '--backoff-initial'), maxMs: duration(flags.backoffMax, '--backoff-max') };
       // before the kubeconfig is read: a wrong address is the first thing to hear about
       await loopbackListen(flags.listen, '--listen');
@@ -81,7 +82,7 @@ export function registerDashboardCommand(program: Command) {
         throw e;
       }
       process.stdout.write(`certsmith dashboard on ${dashboard.url} (reading ${conn.config.server})\n`);
-      await untilSignal(logger);
+      await stop.until(logger);
       await dashboard.close();
       await conn.store.close();
     });

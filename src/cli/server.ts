@@ -11,7 +11,7 @@ import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
 import { parseListen } from './listen-flag.ts';
-import { untilSignal } from './signals.ts';
+import { listenForStop } from './signals.ts';
 import { backoffFromFlags, BackoffFlagError } from '../composition/backoff.ts';
 import { checkDataDir, DataDirError, ensureAccessToken, lockDataDir } from '../server/data-dir.ts';
 import { parseFileOwner } from '../shared/file-owner.ts';
@@ -284,6 +284,7 @@ export function registerServerCommand(program: Command) {
     .option('--files-owner <user[:group]>', 'owner of the mirrored files (uid:gid or names), e.g. so a web server user can read the key')
     .option('--deploy-hook <cmd>', 'command run after each issuance or renewal'))
     .action(async (flags: ServerFlags) => {
+      const stop = listenForStop();
       const { host, port } = parseListen(flags.listen);
       // the embedded server always serves the Gateway API types, so its shim is on unless turned off
       const options = { ...controllerOptionsFrom(flags), enableGatewayAPI: flags.enableGatewayApi ?? true };
@@ -392,7 +393,7 @@ export function registerServerCommand(program: Command) {
         throw e;
       }
 
-      await untilSignal(logger);
+      await stop.until(logger);
       await shutdown();
       // a controller that left a handle open must not keep a stopped server alive
       setTimeout(() => process.exit(process.exitCode ?? 0), 2000).unref();

@@ -1,15 +1,29 @@
-// Long-running commands (server, controller, acmesolver) run until SIGINT or SIGTERM.
+// Long-running commands (server, controller, webhook, dashboard, acmesolver) run until SIGINT or
+// SIGTERM. Each listens from the first line of its action, before it starts anything: a signal
+// during start-up (systemd stopping a unit it has just started, a test stopping a server the
+// moment it says it listens) is then a clean stop once the start is done, where the signal's
+// default action would kill the process half-way (seen: exit by SIGTERM, nothing shut down).
 import type { Logger } from '../runtime/logger.ts';
 
-export function untilSignal(logger: Logger): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const onSignal = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
+export interface StopRequest {
+  /** resolves at the first SIGINT or SIGTERM, saying so in the log; a second one ends the process at once */
+  until(logger: Logger): Promise<void>;
+}
+
+export function listenForStop(): StopRequest {
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      resolve();
+      resolve(signal);
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   });
+  return {
+    async until(logger) {
+      const signal = await signalled;
+      logger.info({ signal }, 'shutting down');
+    },
+  };
 }

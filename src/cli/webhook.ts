@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { parseListen } from './listen-flag.ts';
 import { connectToCluster } from './cluster-connection.ts';
-import { untilSignal } from './signals.ts';
+import { listenForStop } from './signals.ts';
 
 interface WebhookFlags {
   listen: string;
@@ -50,6 +50,7 @@ export function registerWebhookCommand(program: Command) {
     .option('--dns-names <names>', 'comma-separated names of the serving certificate; IP addresses become IP SANs (default: certsmith-webhook, certsmith-webhook.<ns>, certsmith-webhook.<ns>.svc)')
     .option('--context <name>', 'kubeconfig context to use instead of the current one')
     .action(async (flags: WebhookFlags, cmd: Command) => {
+      const stop = listenForStop();
       const { kubeconfig } = cmd.optsWithGlobals() as { kubeconfig?: string };
       const address = webhookListenAddress(flags);
       const dnsNames = parseDNSNames(flags.dnsNames, flags.namespace);
@@ -96,7 +97,7 @@ export function registerWebhookCommand(program: Command) {
       logger.info({ url, paths: ['/validate', '/mutate', '/healthz', '/readyz'], caSecret: `${flags.namespace}/${flags.caSecretName}`, dnsNames }, 'webhook serving');
       process.stdout.write(`certsmith webhook serving on ${url} (/validate, /mutate); CA in Secret ${flags.namespace}/${flags.caSecretName}\n`);
 
-      await untilSignal(logger);
+      await stop.until(logger);
       certificates.stop();
       await server.close().catch(() => {});
       await store.close().catch(() => {});

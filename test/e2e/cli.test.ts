@@ -1,11 +1,13 @@
 // The CLI and kubectl against a real `certsmith server` process, as a user drives them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, statSync, lstatSync, existsSync, readFileSync, mkdirSync, rmSync } from 'node:fs';
+import { writeFileSync, statSync, lstatSync, existsSync, readFileSync, mkdirSync, rmSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
 import https from 'node:https';
 import YAML from 'yaml';
-import { startServer, run, certsmithBin, type RunningServer } from './harness.ts';
+import { startServer, run, certsmithBin, repoRoot, type RunningServer } from './harness.ts';
 
 let server: RunningServer;
 
@@ -334,4 +336,42 @@ test('an invalid --apply manifest does not keep the server down: it serves and r
   // a path that does not exist is a mistake in the command line itself: refused at once
   await assert.rejects(startServer({ dataDir: server.dataDir, args: ['--apply', join(dir, 'missing')] }), /exited with 1 before it was ready[\s\S]*--apply [^\n]*missing: no such file or directory/);
   server = await startServer({ dataDir: server.dataDir });
+});
+
+test('SIGTERM while the server starts is a clean stop once it has started, never a kill mid-way (systemd may stop it at any time)', async () => {
+  // seen in CI: the signal arrived between "listening" and the handler's installation and killed the
+  // server by its default action (exit null); here it is sent earlier still, as the --apply manifests load
+  const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-e2e-sigterm-'));
+  try {
+    const manifest = join(dataDir, 'issuer.yaml');
+    writeFileSync(manifest, 'apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: { name: applied-at-start }\nspec: { selfSigned: {} }\n');
+    const child = spawn(process.execPath, [certsmithBin, 'server', '--data-dir', join(dataDir, 'state'), '--apply', manifest,
+      '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--health-listen', '127.0.0.1:0'], {
+      cwd: repoRoot, env: { ...process.env, CERTSMITH_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let signalled = false;
+    const onData = (d: Buffer) => {
+      out += d;
+      if (!signalled && out.includes('manifest applied')) {
+        signalled = true;
+        child.kill('SIGTERM');
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('close', (c, s) => r([c, s])));
+    assert.ok(signalled, `the manifest was applied:\n${out}`);
+    assert.deepEqual([code, signal], [0, null], `a clean exit, not death by the signal:\n${out}`);
+    assert.match(out, /shutting down/);
+    // and what it applied before it stopped is there at the next start
+    const again = await startServer({ dataDir: join(dataDir, 'state') });
+    try {
+      assert.equal((await again.cli(['get', 'clusterissuers', '-o', 'name'])).stdout, 'clusterissuer.cert-manager.io/applied-at-start\n');
+    } finally {
+      assert.equal(await again.stop(), 0, again.output());
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
