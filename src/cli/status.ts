@@ -71,8 +71,8 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   const ref = crt.spec.issuerRef;
   const kind = ref.kind || 'Issuer';
   const rev = (s.revision ?? 0) + 1;
-  const requests = namespaceRequests.items
-    .filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === crt.metadata.uid) && r.metadata.annotations?.[CertificateAnnotation.revision] === String(rev));
+  const owned = namespaceRequests.items.filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === crt.metadata.uid));
+  const requests = owned.filter((r) => r.metadata.annotations?.[CertificateAnnotation.revision] === String(rev));
   const none = { items: [] };
   const [issuer, secret, orders, challenges, certificates, requestEvents, issuerEvents, secretEvents] = await Promise.all([
     kind === 'ClusterIssuer' ? store.get(ClusterIssuer, undefined, ref.name) : kind === 'Issuer' ? store.get(Issuer, namespace, ref.name) : undefined,
@@ -135,7 +135,7 @@ export async function certificateStatus(store: Store, namespace: string, name: s
   // Renewal: when and why.
   let renewal = `Renewal Time: ${s.renewalTime ?? '<none>'}`;
   if (leaf?.value) {
-    const r = renewalDecisionFor(crt, leaf.value);
+    const r = renewalDecisionFor(crt, leaf.value, owned);
     renewal += ` (${renewalReasonInWords(r)})`;
     const window = renewalWindowInWords(r);
     if (window) renewal += `\n  Renewal window: ${window}`;

@@ -1,17 +1,23 @@
 // When a Certificate renews and why, and when a failed one is tried again, in the words people
 // read: one explanation shared by `certsmith status` and the dashboard, so they never disagree
 // with each other or with the trigger controller whose rules they describe.
-import type { Certificate as CertificateObj } from '../api/types.ts';
+import type { Certificate as CertificateObj, CertificateRequest as CertificateRequestObj } from '../api/types.ts';
 import { BACKOFF_EVENT_REASON, backoffEventOf, failedAttemptsOf, failuresInSameMinute, nextAttemptTime, defaultBackoff, spreadsRetries, type BackoffConfig } from './backoff.ts';
 import { renewalFor } from './renewal/renewal-decision.ts';
+import { issuanceTimeOf } from './renewal/min-interval.ts';
+import { requestForRevision } from './revisions.ts';
 import type { RenewalDecision } from './renewal/renewal-time.ts';
 import type { CertificateInfo } from '../pki/parse.ts';
 
 export type { RenewalDecision };
 
-/** The renewal decision the trigger controller acts on, for the certificate in the Secret. */
-export function renewalDecisionFor(crt: CertificateObj, leaf: CertificateInfo): RenewalDecision {
-  return renewalFor(crt, leaf);
+/**
+ * The renewal decision the trigger controller acts on, for the certificate in the Secret.
+ * `requests`: the Certificate's CertificateRequests; the one of its current revision, when it
+ * issued this leaf, dates the issuance as the trigger dates it (for the minimum interval).
+ */
+export function renewalDecisionFor(crt: CertificateObj, leaf: CertificateInfo, requests: readonly CertificateRequestObj[] = []): RenewalDecision {
+  return renewalFor(crt, leaf, issuanceTimeOf(leaf, requestForRevision(requests, crt.status?.revision)));
 }
 
 /** "RenewBefore: renews 360h before expiry" style: the rule that set the time, then why. */

@@ -23,3 +23,9 @@ export function requestName(crtName: string, revision: number): string {
   return `${base}-${revision}`;
 }
 
+/** The one request that carries this revision; undefined when none or several do. */
+export function requestForRevision(requests: readonly CertificateRequestObj[], revision: number | undefined): CertificateRequestObj | undefined {
+  if (revision === undefined) return undefined;
+  const matches = requests.filter((r) => r.metadata.annotations?.[CertificateAnnotation.revision] === String(revision));
+  return matches.length === 1 ? matches[0] : undefined;
+}

@@ -6,13 +6,13 @@ import type { Informer } from '../../runtime/informer.ts';
 import { controllerOwnerKey, splitKey } from '../../runtime/controller.ts';
 import { wakeOnEverything, type CertificateWakes } from './wake.ts';
 import type { ControllerContext } from '../context.ts';
-import { CertificateAnnotation, ManagedLabel } from '../../api/annotations.ts';
+import { ManagedLabel } from '../../api/annotations.ts';
 import { CERTIFICATES_BY_SECRET, indexCertificatesBySecret } from '../../shared/certificate-index.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { controllerOwnerUID } from '../../shared/ownership.ts';
 import type { CertificateInput } from './policies.ts';
-import { nextRevision } from '../../shared/revisions.ts';
+import { nextRevision, requestForRevision } from '../../shared/revisions.ts';
 import { secretCache } from '../../shared/secret-cache.ts';
 import { getForUpdate } from '../../store/store.ts';
 
@@ -145,12 +145,6 @@ export async function targetSecret(ctx: ControllerContext, c: CertificateCaches,
   const cached = c.secrets.get(crt.metadata.namespace, crt.spec.secretName);
   if (!cached || cached.data || cached.metadata.labels?.[ManagedLabel.fao] === 'true') return cached;
   return ctx.store.get<Secret>(SecretType, crt.metadata.namespace, crt.spec.secretName);
-}
-
-export function requestForRevision(requests: CertificateRequestObj[], revision: number | undefined): CertificateRequestObj | undefined {
-  if (revision === undefined) return undefined;
-  const matches = requests.filter((r) => r.metadata.annotations?.[CertificateAnnotation.revision] === String(revision));
-  return matches.length === 1 ? matches[0] : undefined;
 }
 
 export async function gatherCertificate(ctx: ControllerContext, c: CertificateCaches, crt: CertificateObj): Promise<CertificateInput> {

@@ -4,9 +4,9 @@
 import { SecretType } from '../../api/resources.ts';
 import type { ControllerContext, ControllerSpec, ReconcileResult } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
-import { certificateCaches, ownedRequests, requestForRevision, type CertificateCaches } from '../certificates/gather.ts';
+import { certificateCaches, ownedRequests, type CertificateCaches } from '../certificates/gather.ts';
 import { issuanceCompleting, secretCertificate } from '../certificates/policies.ts';
-import { nextRevision } from '../../shared/revisions.ts';
+import { nextRevision, requestForRevision } from '../../shared/revisions.ts';
 import { CERTIFICATES_BY_SECRET } from '../../shared/certificate-index.ts';
 import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_SUCCEEDED, deployHookMessage } from '../../shared/deploy-hook-events.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';

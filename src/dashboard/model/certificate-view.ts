@@ -87,7 +87,7 @@ export interface ViewContext {
 const condition = (conds: Condition[] | undefined, type: string) => conds?.find((c) => c.type === type);
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
-function timelineOf(crt: CertificateObj, leaf: ParsedLeaf | undefined, ctx: ViewContext): TimelineView {
+function timelineOf(crt: CertificateObj, leaf: ParsedLeaf | undefined, ctx: ViewContext, requests: readonly CertificateRequestObj[]): TimelineView {
   const s = crt.status ?? {};
   const spec = (crt.spec as { renewal?: { policy?: string; windows?: { cron?: string | string[]; duration?: string; windowDuration?: string; timeZone?: string; timezone?: string }[] } }).renewal;
   const t: TimelineView = {
@@ -101,7 +101,7 @@ function timelineOf(crt: CertificateObj, leaf: ParsedLeaf | undefined, ctx: View
   };
   if (s.renewal?.windows && s.renewal.windows.valid === false) t.windowsProblem = s.renewal.windows.message ?? 'the renewal windows do not parse';
   if (leaf?.info) {
-    const d = renewalDecisionFor(crt, leaf.info);
+    const d = renewalDecisionFor(crt, leaf.info, requests);
     t.renewalReason = renewalReasonInWords(d);
     if (d.kind === 'scheduled') {
       t.renewalRule = d.reason;
@@ -148,8 +148,9 @@ export function statesOf(crt: CertificateObj, t: TimelineView, now: Date): Certi
   return out;
 }
 
-export function summarize(crt: CertificateObj, leaf: ParsedLeaf | undefined, ctx: ViewContext): CertificateSummary {
-  const timeline = timelineOf(crt, leaf, ctx);
+/** `requests`: the Certificate's own CertificateRequests (its renewal time is dated from the current one) */
+export function summarize(crt: CertificateObj, leaf: ParsedLeaf | undefined, ctx: ViewContext, requests: readonly CertificateRequestObj[] = []): CertificateSummary {
+  const timeline = timelineOf(crt, leaf, ctx, requests);
   const states = statesOf(crt, timeline, ctx.now);
   const ready = condition(crt.status?.conditions, 'Ready');
   const issuing = condition(crt.status?.conditions, 'Issuing');
@@ -220,7 +221,7 @@ export function detail(crt: CertificateObj, leaf: ParsedLeaf | undefined, relate
     .sort((a, b) => byCodeUnits(b.lastTimestamp ?? '', a.lastTimestamp ?? ''));
   const filesMirrored = condition(crt.status?.conditions, 'FilesMirrored');
   return {
-    ...summarize(crt, leaf, ctx),
+    ...summarize(crt, leaf, ctx, requests),
     conditions: crt.status?.conditions ?? [],
     ...(leaf?.public ? { leaf: leaf.public } : {}),
     ...(leaf?.error ? { leafProblem: leaf.error } : {}),

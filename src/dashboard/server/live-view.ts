@@ -224,7 +224,17 @@ export class LiveView {
     const crts = [...ctx.certificates];
     const live = new Set(crts.map((c) => cacheKey(c.metadata.namespace, c.metadata.name ?? '')));
     for (const k of this.leaves.keys()) if (!live.has(k)) this.leaves.delete(k);
-    const certificates = await Promise.all(crts.map(async (c) => summarize(c, await this.leafFor(c), ctx)));
+    // each Certificate's requests, found in one pass (not a scan of all requests per Certificate)
+    const requestsOf = new Map<string, CertificateRequestObj[]>();
+    for (const r of this.requests.list()) {
+      for (const o of r.metadata.ownerReferences ?? []) {
+        if (o.kind !== 'Certificate' || !o.uid) continue;
+        const owned = requestsOf.get(o.uid);
+        if (owned) owned.push(r);
+        else requestsOf.set(o.uid, [r]);
+      }
+    }
+    const certificates = await Promise.all(crts.map(async (c) => summarize(c, await this.leafFor(c), ctx, requestsOf.get(c.metadata.uid ?? '') ?? [])));
     certificates.sort((a, b) => byCodeUnits(a.namespace, b.namespace) || byCodeUnits(a.name, b.name));
     return { version, generatedAt: ctx.now.toISOString(), upstream: this.upstream, certificates };
   }
