@@ -15,6 +15,8 @@ describe('AcmeClient retry and wait policy (scripted server)', () => {
   let nonceCounter = 0;
   let posts = 0;
   let heads = 0;
+  /** the new-nonce endpoint down: HEAD answers 503 with no nonce, GET the problem document */
+  let nonceDown = false;
 
   before(async () => {
     server = http.createServer((req, res) => {
@@ -22,6 +24,12 @@ describe('AcmeClient retry and wait policy (scripted server)', () => {
       if (req.url === '/dir') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ newNonce: `${base}/nonce`, newAccount: `${base}/acct`, newOrder: `${base}/order` }));
+        return;
+      }
+      if (req.url === '/nonce' && nonceDown) {
+        if (req.method === 'HEAD') heads++;
+        res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '120' });
+        res.end(req.method === 'GET' ? JSON.stringify({ type: 'urn:ietf:params:acme:error:serverInternal', detail: 'the CA is in maintenance until 10:00 UTC', status: 503 }) : undefined);
         return;
       }
       if (req.method === 'HEAD') {
@@ -60,6 +68,22 @@ describe('AcmeClient retry and wait policy (scripted server)', () => {
   }
 
   const pendingAuthz = { status: 'pending', identifier: { type: 'dns', value: 'a.test' }, challenges: [] };
+
+  test('a new-nonce endpoint that fails says why: the problem document from a GET of it (a HEAD answer has no body)', async () => {
+    nonceDown = true;
+    try {
+      const c = client([]);
+      const err = await c.getOrder(`${base}/order/1`).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof AcmeError, String(err));
+      assert.equal(err.status, 503);
+      assert.equal(err.shortType, 'serverInternal');
+      assert.match(err.message, /new nonce: urn:ietf:params:acme:error:serverInternal: the CA is in maintenance until 10:00 UTC \(HTTP 503\)/);
+      assert.equal(err.retryAfterMs, 120_000);
+      assert.equal(posts, 0);
+    } finally {
+      nonceDown = false;
+    }
+  });
 
   test('rateLimited with Retry-After waits that long and retries', async () => {
     const sleeps: number[] = [];

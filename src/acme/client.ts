@@ -513,8 +513,13 @@ export class AcmeClient {
     if (fromDir) return fromDir;
     const res = await this.request('HEAD', dir.newNonce);
     const nonce = header(res, 'replay-nonce');
-    if (!nonce) throw new Error(`ACME server sent no Replay-Nonce from ${dir.newNonce} (HTTP ${res.status})`);
-    return nonce;
+    if (nonce) return nonce;
+    // an answer to HEAD has no body: the resource also answers GET (RFC 8555 §7.2), whose problem document says why
+    if (res.status >= 400) {
+      const got = await this.request('GET', dir.newNonce).catch(() => undefined);
+      throw this.problemFrom(got && got.status >= 400 ? got : res, 'new nonce');
+    }
+    throw new Error(`ACME server sent no Replay-Nonce from ${dir.newNonce} (HTTP ${res.status})`);
   }
 
   private keepNonce(res: HttpResponse): void {
