@@ -6,7 +6,8 @@ import { reviewAPI } from '../self-reviews.ts';
 import { requestUser } from '../users.ts';
 import type { ApiContext, ResourceCall } from './context.ts';
 import { deleteCollection, deleteObject } from './handlers/delete.ts';
-import { proxyAggregated, serveHealth, serveOpenAPI, serveReview } from './handlers/non-resource.ts';
+import { proxyAggregated, serveOpenAPI, serveReview } from './handlers/non-resource.ts';
+import { serveHealth } from './handlers/health.ts';
 import { patchObject } from './handlers/patch.ts';
 import { getObject, listObjects } from './handlers/read.ts';
 import { watchObjects } from './handlers/watch.ts';
@@ -166,7 +167,7 @@ export async function handleRequest(ctx: ApiContext, req: http.IncomingMessage, 
     return sendJSON(res, 400, statusBody(400, 'BadRequest', `the request path ${JSON.stringify(req.url)} is malformed`));
   }
   const path = url.pathname.replace(/\/+$/, '') || '/';
-  if (path === '/healthz' || path === '/readyz' || path === '/livez') return serveHealth(ctx.store, path, res);
+  if (serveHealth(ctx.store, path, url.searchParams, res)) return;
   if (!ctx.authorized(req)) return sendJSON(res, 401, statusBody(401, 'Unauthorized', 'Unauthorized'));
   let segs: string[];
   try {

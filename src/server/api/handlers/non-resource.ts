@@ -1,7 +1,6 @@
-// The paths that are not a stored resource: health probes, OpenAPI documents, access reviews
+// The paths that are not a stored resource (health probes aside: health.ts): OpenAPI documents, access reviews
 // (answered, never stored) and aggregated APIs (passed on to their backend).
 import type http from 'node:http';
-import type { Store } from '../../../store/store.ts';
 import type { UserInfo } from '../../../api/meta.ts';
 import type { ReviewAPI } from '../../self-reviews.ts';
 import { AggregationError, aggregatedBackend, proxyRequest } from '../../aggregation.ts';
@@ -9,13 +8,6 @@ import type { ApiContext } from '../context.ts';
 import { requestUser } from '../../users.ts';
 import { maxBodyBytes, readBodyBytes, readObject } from '../request-body.ts';
 import { HttpError, errorStatus, notFoundPath, sendJSON, sendObject, statusBody } from '../responses.ts';
-
-/** /healthz, /livez and /readyz; not ready while writes fail for lack of space, so a load balancer or supervisor sees it. */
-export function serveHealth(store: Store, path: string, res: http.ServerResponse) {
-  const problem = path === '/readyz' ? store.storageProblem?.() : undefined;
-  res.writeHead(problem ? 503 : 200, { 'Content-Type': 'text/plain' });
-  res.end(problem ? `[-]storage failed: ${problem}\nreadyz check failed\n` : 'ok');
-}
 
 // The OpenAPI documents load on the first request for one, not with the server: generating them
 // brings the schema builder (typebox) and the YAML printer, ~320 files kubectl may never ask for (issue 17).
