@@ -37,6 +37,20 @@ export function pemToDER(pem: string): Buffer {
   return first.der;
 }
 
+/**
+ * Why a certificate bundle (a Secret's tls.crt or ca.crt) is not one: a PEM block of another type
+ * in it, e.g. the private key of a combined PEM. cert-manager parses every block of such a
+ * bundle as a certificate (pki.DecodeX509CertificateChainBytes) and refuses it otherwise, and a
+ * key there would land in files and chains meant for anyone to read. Undefined when it holds
+ * certificates only. Scans the BEGIN lines alone: it runs at every reconcile.
+ */
+export function nonCertificateBlockIn(bundle: string, name: string): string | undefined {
+  for (const m of bundle.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----/g)) {
+    if (m[1] !== 'CERTIFICATE') return `error parsing X.509 certificate: ${name} holds a "${m[1]}" PEM block, not a certificate`;
+  }
+  return undefined;
+}
+
 export function certificateBlocks(bundle: string): PEMBlock[] {
   return decodePEMBlocks(bundle).filter((b) => b.type === 'CERTIFICATE');
 }

@@ -8,6 +8,7 @@ import { decodeBase64, keyFactsMemo, parseCertMemo, requestCSRContent } from '..
 import { issuerRefKey, keySpecOf, templateOf } from '../../shared/certificate-template.ts';
 import { parseDuration } from '../../api/duration.ts';
 import { keySpecMismatches } from '../../pki/keys.ts';
+import { nonCertificateBlockIn } from '../../pki/pem.ts';
 import { csrMismatches, certificateMismatches } from '../../pki/match.ts';
 import { TEMPORARY_CA_COMMON_NAME } from '../../pki/temporary.ts';
 
@@ -38,8 +39,10 @@ const secretHasData: Policy = ({ secret }) => {
 const keyPairValid: Policy = ({ secret }) => {
   const key = keyFactsMemo(decodeBase64(secret!.data!['tls.key']));
   if (key.error) return { reason: 'InvalidKeyPair', message: `Issuing certificate as Secret contains invalid private key data: ${key.error}` };
-  const cert = parseCertMemo(decodeBase64(secret!.data!['tls.crt']));
-  if (cert.error) return { reason: 'InvalidCertificate', message: `Issuing certificate as Secret contains an invalid certificate: ${cert.error}` };
+  const crtPem = decodeBase64(secret!.data!['tls.crt']);
+  const cert = parseCertMemo(crtPem);
+  const certError = cert.error ?? nonCertificateBlockIn(crtPem, 'tls.crt');
+  if (certError) return { reason: 'InvalidCertificate', message: `Issuing certificate as Secret contains an invalid certificate: ${certError}` };
   if (key.value!.fingerprint !== cert.value!.publicKeyFingerprint) {
     return { reason: 'InvalidKeyPair', message: 'Issuing certificate as Secret contains a private key that does not match the certificate' };
   }

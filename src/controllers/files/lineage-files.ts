@@ -2,7 +2,7 @@
 // names certbot users already point their servers at (fullchain.pem, privkey.pem, cert.pem,
 // chain.pem), so switching from certbot means changing a directory, not a config's file names.
 import { createHash } from 'node:crypto';
-import { certificateBlocks } from '../../pki/pem.ts';
+import { certificateBlocks, nonCertificateBlockIn } from '../../pki/pem.ts';
 import { certificateMatchesKey, parseCertificate, type CertificateInfo } from '../../pki/parse.ts';
 
 export interface LineageFile {
@@ -36,13 +36,16 @@ export function lineageFiles(data: Record<string, string> | undefined): LineageF
   const crt = data?.['tls.crt'] ? Buffer.from(data['tls.crt'], 'base64') : undefined;
   const key = data?.['tls.key'] ? Buffer.from(data['tls.key'], 'base64') : undefined;
   if (!crt?.length || !key?.length) return undefined;
-  const blocks = certificateBlocks(crt.toString('utf8'));
+  const crtText = crt.toString('utf8');
+  const blocks = certificateBlocks(crtText);
   if (!blocks.length || !certificateMatchesKey(blocks[0].pem, key.toString('utf8'))) return undefined;
+  // a key in tls.crt (a combined PEM) would be copied into files anyone may read: the Certificate is re-issued for it (InvalidCertificate)
+  if (nonCertificateBlockIn(crtText, 'tls.crt')) return undefined;
 
   const files: LineageFile[] = [];
   for (const [name, mode] of COPIED) {
     const v = data?.[name];
-    if (v) files.push({ name, content: Buffer.from(v, 'base64'), mode });
+    if (v) files.push({ name, content: name === 'ca.crt' ? certificatesOnly(Buffer.from(v, 'base64')) : Buffer.from(v, 'base64'), mode });
   }
   const keyText = withTrailingNewline(key.toString('utf8'));
   const chainText = withTrailingNewline(crt.toString('utf8'));
@@ -56,6 +59,12 @@ export function lineageFiles(data: Record<string, string> | undefined): LineageF
     { name: 'chain.pem', content: Buffer.from(blocks.slice(1).map((b) => b.pem).join('')), mode: PUBLIC },
   );
   return files.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/** ca.crt as the Secret has it, or its certificates alone when it holds anything else (a key pasted into it): no one checks ca.crt before it lands in a 0644 file */
+function certificatesOnly(pem: Buffer): Buffer {
+  const text = pem.toString('utf8');
+  return nonCertificateBlockIn(text, 'ca.crt') ? Buffer.from(certificateBlocks(text).map((b) => b.pem).join('')) : pem;
 }
 
 function withTrailingNewline(s: string): string {

@@ -47,6 +47,18 @@ test('a Secret becomes cert-manager and certbot file names, keys 0600', () => {
   assert.notEqual(lineageHash(files), lineageHash(files, '33:33'), 'another owner is another version');
 });
 
+test('no private key in a file others may read: a tls.crt holding a key is not mirrored, a ca.crt holding one is written with its certificates alone', () => {
+  // seen: a combined PEM (certificate then key, as certbot and HAProxy users keep it) in an adopted
+  // Secret's tls.crt, and a CA key pasted into ca.crt, were mirrored 0644 (0750 folders with --files-owner)
+  assert.equal(lineageFiles({ 'tls.crt': b64(cert('leaf1') + key('1')), 'tls.key': b64(key('1')) }), undefined, 'tls.crt with the key in it: re-issued first (InvalidCertificate), no files');
+  assert.equal(lineageFiles({ 'tls.crt': b64(key('1') + cert('leaf1')), 'tls.key': b64(key('1')) }), undefined, 'the key before the certificate');
+  const files = lineageFiles(secretData('1', { 'ca.crt': b64(cert('root') + key('ca') + cert('root2')) }))!;
+  const ca = files.find((f) => f.name === 'ca.crt')!;
+  assert.equal(ca.content.toString(), cert('root') + cert('root2'));
+  assert.equal(ca.mode, 0o644);
+  for (const f of files.filter((x) => x.mode !== 0o600)) assert.doesNotMatch(f.content.toString('latin1'), /PRIVATE KEY/, f.name);
+});
+
 test('publishes a version behind a symlink with 0700 folders, skips unchanged content, keeps three versions', withRoot(async (root) => {
   const ref = { root, namespace: 'default', name: 'web-tls' };
   const live = join(root, 'default', 'web-tls');

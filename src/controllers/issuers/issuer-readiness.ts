@@ -5,6 +5,7 @@ import type { Condition } from '../../api/meta.ts';
 import type { Secret } from '../../api/meta.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo } from '../../shared/parse-memo.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
+import { nonCertificateBlockIn } from '../../pki/pem.ts';
 import type { IssuerView } from '../requests/signing.ts';
 import type { EventSpec } from '../decision.ts';
 import { UNSUPPORTED_ISSUER_REASON, issuerTypeOf, unsupportedIssuerMessage } from '../requests/signing.ts';
@@ -24,10 +25,14 @@ export function decideIssuerReady(issuer: IssuerView, caSecret: Secret | undefin
     const keyPem = decodeBase64(caSecret?.data?.['tls.key']);
     const cert = certPem ? parseCertMemo(certPem).value : undefined;
     const key = keyPem ? parseKeyMemo(keyPem).value : undefined;
+    // ca.crt too: it joins the chain of what the issuer signs
+    const notCertificates = nonCertificateBlockIn(certPem, 'tls.crt') ?? nonCertificateBlockIn(decodeBase64(caSecret?.data?.['ca.crt']), 'ca.crt');
     if (!caSecret) {
       next = { type: 'Ready', status: 'False', reason: 'ErrGetKeyPair', message: `Error getting keypair for CA issuer: secrets "${name}" not found`, observedGeneration: gen };
     } else if (!cert || !key) {
       next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: `Error getting keypair for CA issuer: secret "${name}" does not hold a valid PEM tls.crt and tls.key`, observedGeneration: gen };
+    } else if (notCertificates) {
+      next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: `Error getting keypair for CA issuer: ${notCertificates}`, observedGeneration: gen };
     } else if (publicKeyFingerprint(key) !== cert.publicKeyFingerprint) {
       next = { type: 'Ready', status: 'False', reason: 'ErrInvalidKeyPair', message: `Error getting keypair for CA issuer: the private key in secret "${name}" does not match its certificate`, observedGeneration: gen };
     } else if (!cert.isCA) {

@@ -77,3 +77,17 @@ test('SelfSigned issuer crlDistributionPoints reach the certificate it signs, as
   assert.match(text, /X509v3 CRL Distribution Points:\s*\n\s*Full Name:\s*\n\s*URI:http:\/\/crl\.ss\.example\.test\/y\.crl/);
   assert.doesNotMatch(text, /Authority Information Access/);
 });
+
+test('a CA Secret with a private key among its certificates signs nothing: the chain goes into every issued Secret', async () => {
+  const ca = await caKeyPair('ca');
+  const cr = certificateRequest({ csrPem: await csr({ dnsNames: ['a.example.test'] }, await key('main')) });
+  for (const [secret, where] of [
+    [secretFor({ name: 'ca-keypair', keyPem: ca.keyPem, certPem: ca.certPem + ca.keyPem }), 'tls.crt'],
+    [secretFor({ name: 'ca-keypair', keyPem: ca.keyPem, certPem: ca.certPem, caPem: ca.certPem + ca.keyPem }), 'ca.crt'],
+  ] as const) {
+    const out = await signWithCA(cr, secret, 'ca-keypair', NOW);
+    assert.equal(out.kind, 'pending', JSON.stringify(out));
+    assert.match((out as { message: string }).message, new RegExp(`^Failed to parse signing CA keypair from secret ca-keypair: error parsing X\\.509 certificate: ${where.replace('.', '\\.')} holds a "[A-Z ]*PRIVATE KEY" PEM block, not a certificate$`));
+    assert.doesNotMatch(JSON.stringify(out), /MII/, 'no key material in the outcome');
+  }
+});

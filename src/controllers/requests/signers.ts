@@ -8,6 +8,7 @@ import type { Secret } from '../../api/meta.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
 import { signCertificate, type AuthorityURLs } from '../../pki/sign.ts';
 import { splitPEM } from '../../pki/parse.ts';
+import { nonCertificateBlockIn } from '../../pki/pem.ts';
 
 export type SignOutcome =
   | { kind: 'issued'; certificatePem: string; caPem?: string }
@@ -42,7 +43,11 @@ export async function signSelfSigned(cr: CertificateRequestObj, keySecret: Secre
 export async function signWithCA(cr: CertificateRequestObj, caSecret: Secret | undefined, secretName: string, now: Date, urls?: AuthorityURLs): Promise<SignOutcome> {
   if (!caSecret) return { kind: 'pending', reason: 'SecretMissing', message: `Referenced secret ${secretName} not found` };
   const keyPem = decodeBase64(caSecret.data?.['tls.key']);
-  const chain = [...splitPEM(decodeBase64(caSecret.data?.['tls.crt'])), ...splitPEM(decodeBase64(caSecret.data?.['ca.crt']))];
+  const [crtPem, caPem] = [decodeBase64(caSecret.data?.['tls.crt']), decodeBase64(caSecret.data?.['ca.crt'])];
+  // the chain goes into every Secret the issuer signs for: nothing but certificates (a key pasted there stays out)
+  const notCertificates = nonCertificateBlockIn(crtPem, 'tls.crt') ?? nonCertificateBlockIn(caPem, 'ca.crt');
+  if (notCertificates) return { kind: 'pending', reason: 'SecretInvalidData', message: `Failed to parse signing CA keypair from secret ${secretName}: ${notCertificates}` };
+  const chain = [...splitPEM(crtPem), ...splitPEM(caPem)];
   if (!keyPem || !parseKeyMemo(keyPem).value || chain.length === 0 || !parseCertMemo(chain[0]).value) {
     return { kind: 'pending', reason: 'SecretInvalidData', message: `Failed to parse signing CA keypair from secret ${secretName}: the secret must hold a PEM tls.crt and tls.key` };
   }

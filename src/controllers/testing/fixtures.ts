@@ -124,11 +124,12 @@ export function issuedAnnotations(name = 'a', issuer: { name: string; kind?: str
   };
 }
 
-/** A Secret holding keyPem and certPem (PEM, stored base64 as Kubernetes does); undefined entries are left out. */
-export function secretFor(o: { keyPem?: string; certPem?: string; name?: string; annotations?: Record<string, string>; data?: Record<string, string> | null }): Secret {
+/** A Secret holding keyPem, certPem and caPem (PEM, stored base64 as Kubernetes does); undefined entries are left out. */
+export function secretFor(o: { keyPem?: string; certPem?: string; caPem?: string; name?: string; annotations?: Record<string, string>; data?: Record<string, string> | null }): Secret {
   const data = o.data === null ? undefined : o.data ?? {
     ...(o.keyPem !== undefined ? { 'tls.key': b64(o.keyPem) } : {}),
     ...(o.certPem !== undefined ? { 'tls.crt': b64(o.certPem) } : {}),
+    ...(o.caPem !== undefined ? { 'ca.crt': b64(o.caPem) } : {}),
   };
   return {
     apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
