@@ -51,6 +51,15 @@ export interface ControllerSpec {
  * The context a controller works with: the shared one, with Events recorded as that controller.
  * `kubectl describe` shows the source in its From column and `--field-selector source=` filters on it.
  */
+/**
+ * The field manager a controller writes as, "cert-manager-<controller>": cert-manager's, whose
+ * controllers write as the prefix of their user agent (util.PrefixFromUserAgent), so
+ * managedFields, server-side apply conflicts and GitOps settings keyed on a manager read the same.
+ */
+export function fieldManagerOf(controller: string): string {
+  return controller.startsWith('cert-manager-') ? controller : `cert-manager-${controller}`;
+}
+
 export function forController(ctx: ControllerContext, controller: string): ControllerContext {
   return { ...ctx, recorder: ctx.recorderFor(controller) };
 }

@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startLifecycle, certificate, withCA } from './harness.ts';
-import { EventType } from '../../src/api/resources.ts';
+import { Certificate, CertificateRequest, EventType, Issuer, SecretType, type ResourceType } from '../../src/api/resources.ts';
+import type { KubeObject } from '../../src/api/meta.ts';
 import type { CoreEvent } from '../../src/runtime/events.ts';
 
 test('each Event of an issuance names the controller that recorded it, as cert-manager does', async () => {
@@ -45,6 +46,26 @@ test('each Event of an issuance names the controller that recorded it, as cert-m
       'root The certificate has been successfully issued',
       'web The certificate has been successfully issued',
     ]);
+  } finally {
+    await lc.stop();
+  }
+});
+
+test('each write names its controller as cert-manager\'s field managers do ("cert-manager-<controller>"), so managedFields, apply conflicts and GitOps settings read the same', async () => {
+  // cert-manager's controller context: FieldManager = util.PrefixFromUserAgent(restConfig.UserAgent),
+  // the user agent being "cert-manager-<component>/<version> ..."
+  const lc = await startLifecycle();
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('web', { dnsNames: ['web.example.test'] }));
+    await lc.settle();
+    const managers = async (type: ResourceType, name: string) => ((await lc.store.get<KubeObject>(type, 'default', name))?.metadata.managedFields ?? []).map((m) => (m as { manager?: string }).manager ?? '').sort();
+    assert.deepEqual(await managers(SecretType, 'web-tls'), ['cert-manager-certificates-issuing']);
+    assert.deepEqual(await managers(CertificateRequest, 'web-1'), ['cert-manager-certificates-request-manager']);
+    // the harness applies without a field manager, and status writes are not recorded in managedFields (yet): what is there is a controller's
+    for (const [type, name] of [[Certificate, 'web'], [Issuer, 'ca'], [SecretType, 'ca-keypair']] as const) {
+      for (const m of await managers(type, name)) assert.match(m, /^cert-manager-/, `${type.kind} ${name}`);
+    }
   } finally {
     await lc.stop();
   }

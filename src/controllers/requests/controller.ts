@@ -4,6 +4,7 @@ import { CertificateRequest } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { CertificateAnnotation } from '../../api/annotations.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
+import { fieldManagerOf } from '../context.ts';
 import { forController, record } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
@@ -84,5 +85,5 @@ export function requestController(shared: ControllerContext): ControllerSpec {
 }
 
 export async function writeStatus(ctx: ControllerContext, cr: CertificateRequestObj, status: NonNullable<CertificateRequestObj['status']>): Promise<CertificateRequestObj> {
-  return ctx.store.updateStatus<CertificateRequestObj>(CertificateRequest, { ...cr, status }, { fieldManager: MANAGER });
+  return ctx.store.updateStatus<CertificateRequestObj>(CertificateRequest, { ...cr, status }, { fieldManager: fieldManagerOf(MANAGER) });
 }

@@ -9,6 +9,7 @@ import { rateLimitWaitMs } from '../../../acme/errors.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { fieldManagerOf } from '../../context.ts';
 import { record, forController } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
@@ -71,13 +72,13 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
 
   async function writeStatus(order: OrderObj, status: OrderStatus): Promise<OrderObj> {
     if (JSON.stringify(status) === JSON.stringify(order.status ?? {})) return order;
-    return written.noteWrite(await ctx.store.updateStatus(Order, { ...order, status }, { fieldManager: MANAGER })) as OrderObj;
+    return written.noteWrite(await ctx.store.updateStatus(Order, { ...order, status }, { fieldManager: fieldManagerOf(MANAGER) })) as OrderObj;
   }
 
   async function annotate(order: OrderObj, annotations: Record<string, string>): Promise<OrderObj> {
     return written.noteWrite(await ctx.store.update(Order, {
       ...order, metadata: { ...order.metadata, annotations: { ...(order.metadata.annotations ?? {}), ...annotations } },
-    }, { fieldManager: MANAGER })) as OrderObj;
+    }, { fieldManager: fieldManagerOf(MANAGER) })) as OrderObj;
   }
 
   /** Fails the Order; with a cause, the request controller retries it without counting an issuance attempt. */
@@ -209,7 +210,7 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
       // (a reset or a timeout after sending leaves it: the order may exist).
       if (notSent(e)) {
         const { [ANN_CREATING]: _, ...rest } = marked.metadata.annotations ?? {};
-        await ctx.store.update(Order, { ...marked, metadata: { ...marked.metadata, annotations: rest } }, { fieldManager: MANAGER }).then((o) => written.noteWrite(o));
+        await ctx.store.update(Order, { ...marked, metadata: { ...marked.metadata, annotations: rest } }, { fieldManager: fieldManagerOf(MANAGER) }).then((o) => written.noteWrite(o));
       }
       throw e;
     }
@@ -236,7 +237,7 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
     for (const draft of drafts) {
       const key = draft.spec.type === 'HTTP-01' ? client.keyAuthorization(draft.spec.token) : client.dns01TxtValue(draft.spec.token);
       try {
-        await ctx.store.create(Challenge, { ...draft, spec: { ...draft.spec, key } }, { fieldManager: MANAGER });
+        await ctx.store.create(Challenge, { ...draft, spec: { ...draft.spec, key } }, { fieldManager: fieldManagerOf(MANAGER) });
       } catch (e) {
         if (!(e instanceof StoreError && e.reason === 'AlreadyExists')) throw e;
         continue;

@@ -1,6 +1,7 @@
 import { StoreError } from '../../../store/store.ts';
 import { SecretType } from '../../../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
+import { fieldManagerOf } from '../../context.ts';
 import { record, forController } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, targetSecret, watchCertificateGraph } from '../gather.ts';
 import { CertificateAnnotation } from '../../../api/annotations.ts';
@@ -125,8 +126,8 @@ async function writeSecret(ctx: ControllerContext, crt: CertificateObj, existing
   // One write carries key and certificate together: a reader never sees one without the other.
   try {
     return await (existing
-      ? ctx.store.update(SecretType, secret, { fieldManager: MANAGER })
-      : ctx.store.create(SecretType, secret, { fieldManager: MANAGER }));
+      ? ctx.store.update(SecretType, secret, { fieldManager: fieldManagerOf(MANAGER) })
+      : ctx.store.create(SecretType, secret, { fieldManager: fieldManagerOf(MANAGER) }));
   } catch (e) {
     // refused for what it holds (an annotation past kube's limits, say): retrying will not help
     // until the spec changes, so it is told where people look, not only in the log
