@@ -25,7 +25,7 @@ import { WrittenVersions } from '../written-versions.ts';
 import { solverFor, usesEmbeddedResponder } from './solvers.ts';
 import { ProviderThrottledError } from '../solvers/dns01/secret-ref.ts';
 import {
-  accountGoneProblem, ANN_ACCOUNT, ANN_FAILURE_CAUSE, challengeAtCA, isUnreachable, notFoundAtCA, shouldReadAfterAcceptError, solverWasUnavailable, type FailureCause,
+  accountGoneProblem, ANN_ACCOUNT, ANN_FAILURE_CAUSE, challengeAtCA, isUnreachable, notFoundAtCA, shouldReadAfterAcceptError, solverWasUnavailable, type FailureCause, RETRY_BOUNDS,
 } from '../recovery.ts';
 import { retryBackoff } from '../../../runtime/workqueue.ts';
 
@@ -200,7 +200,7 @@ export function challengeController(shared: ControllerContext, rt: AcmeRuntime):
       const when = acceptedByEarlierProcess
         ? 'the challenge was accepted before certsmith restarted, so its HTTP-01 responder was not serving the token while the ACME server validated'
         : `the HTTP-01 responder's connection was lost or replaced at ${responderLostAt!.toISOString()}, after the challenge was accepted, so the token may not have been served while the ACME server validated`;
-      const why = `${reason} (${when}; the Order is retried and this does not count as a failed issuance)`;
+      const why = `${reason} (${when}; the Order is retried, at most ${RETRY_BOUNDS['solver-unavailable']} times per request, without counting as a failed issuance)`;
       ctx.recorder.event(c, 'Warning', 'SolverUnavailable', why);
       return { next: await failForCause(c, 'solver-unavailable', { state, reason: why }) };
     }

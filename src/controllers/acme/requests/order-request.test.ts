@@ -127,6 +127,8 @@ test('decideOrderRequest: one row per outcome', async () => {
       check: (d) => {
         assert.equal(d.createOrder, undefined);
         assert.match(readyText(d)!, /^Failed: Failed to wait for order resource "o-2"/);
+        // the Challenge's reason promised a retry that does not count: the request says this one counts
+        assert.match(readyText(d)!, /; the request was retried with a new Order 2 times for this cause already \(at most 2\), so this failure counts as a failed issuance attempt$/);
       },
     },
     {

@@ -166,7 +166,13 @@ export function decideOrderRequest(input: OrderRequestInput, now: Date): OrderRe
 
   const state = order.status?.state ?? '';
   if (ORDER_FAILURE_STATES.includes(state)) {
-    const f = failed(status, 'OrderFailed', `Failed to wait for order resource "${name}" to become ready: order is in "${state}" state: ${order.status?.reason ?? ''}`, now);
+    // a cause that is retried without counting, its retries used up: the reason (the Challenge's)
+    // says the Order is retried and it does not count, and now it does
+    const cause = order.metadata.annotations?.[ANN_FAILURE_CAUSE];
+    const counted = isFailureCause(cause)
+      ? `; the request was retried with a new Order ${RETRY_BOUNDS[cause]} times for this cause already (at most ${RETRY_BOUNDS[cause]}), so this failure counts as a failed issuance attempt`
+      : '';
+    const f = failed(status, 'OrderFailed', `Failed to wait for order resource "${name}" to become ready: order is in "${state}" state: ${order.status?.reason ?? ''}${counted}`, now);
     return { ...out, status: f.status, events: [f.event] };
   }
   // A reason on an Order that has not failed says why it waits (rate limited by the CA: until when).
