@@ -11,7 +11,7 @@ import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideIssuing, issuedStatus } from './issuing.ts';
-import { buildSecretData, certificateAnnotations, composeSecret } from './secret.ts';
+import { buildSecretData, certificateAnnotations, composeSecret, ISSUING_CONTROLLER } from './secret.ts';
 import { upkeepReason } from './upkeep.ts';
 import { encodePrivateKey } from '../../../pki/keys.ts';
 import { keySpecOf, templateOf } from '../../../shared/certificate-template.ts';
@@ -21,7 +21,7 @@ import { isTrue } from '../../../api/conditions.ts';
 import type { SecretKeySelector } from '../../../api/types.ts';
 import { issuingWakes } from '../wake.ts';
 
-const MANAGER = 'certificates-issuing';
+const MANAGER = ISSUING_CONTROLLER;
 
 export function issuingController(shared: ControllerContext): ControllerSpec {
   const ctx = forController(shared, MANAGER);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { generatePrivateKey } from '../../../pki/keys.ts';
 import { createCSR } from '../../../pki/csr.ts';
 import { signCertificate } from '../../../pki/sign.ts';
-import { CertificateAnnotation, ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION } from '../../../api/annotations.ts';
+import { CertificateAnnotation, ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION, SubjectAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { decideIssuing } from './issuing.ts';
@@ -187,6 +187,38 @@ test('composeSecret: a temporary certificate drops the issuer annotations and ca
   assert.equal(out.metadata.annotations?.team, 'x');
   assert.equal(out.metadata.annotations?.[CertificateAnnotation.certificateName], 'a');
   assert.deepEqual(Object.keys(out.data!).sort(), ['other', 'tls.crt', 'tls.key']);
+});
+
+test('composeSecret: what the last issuance wrote and this one does not is removed, what only someone else wrote stays (cert-manager\'s forced server-side apply)', async () => {
+  const f = await fixture();
+  const chain = await f.signed(f.keyPem, now, 3_600_000);
+  const data = await buildSecretData(f.crt, { keyPem: f.keyPem, chainPem: chain, issuerRef: { name: 'ca' }, passwords: {} });
+  const annotations = certificateAnnotations(f.crt, chain, { name: 'ca' });
+  assert.equal(annotations[SubjectAnnotation.serialNumber], undefined, 'the new certificate has no subject serial number');
+  const earlier = (managedFields?: unknown[]): Secret => ({
+    apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
+    metadata: {
+      name: 'a-tls', namespace: 'default', ...(managedFields ? { managedFields: managedFields as never } : {}),
+      // what an earlier certificate (a temporary one, or before emailAddresses and subject were taken out of the spec) was
+      annotations: { [CertificateAnnotation.emailSANs]: 'a@example.test', [SubjectAnnotation.countries]: 'US', [SubjectAnnotation.serialNumber]: '1234567890', team: 'x' },
+    },
+    data: { 'tls.key': b64(f.otherKey), 'tls.crt': b64('x'), 'ca.crt': b64('bundle'), 'keystore.p12': b64('p12'), other: b64('kept') },
+  });
+  const ours = { manager: 'cert-manager-certificates-issuing', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:ca.crt': {}, 'f:keystore.p12': {}, 'f:tls.crt': {}, 'f:tls.key': {} } } };
+  const users = { manager: 'kubectl-patch', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:ca.crt': {} } } };
+  const rows: { why: string; managedFields?: unknown[]; keys: string[] }[] = [
+    { why: 'no record of who wrote them: certsmith\'s keys, removed', keys: ['other', 'tls.crt', 'tls.key'] },
+    { why: 'written by the last issuance: removed', managedFields: [ours], keys: ['other', 'tls.crt', 'tls.key'] },
+    { why: 'a trust bundle a user added to a Secret whose issuer returns no CA: kept', managedFields: [{ ...ours, fieldsV1: { 'f:data': { 'f:keystore.p12': {}, 'f:tls.crt': {}, 'f:tls.key': {} } } }, users], keys: ['ca.crt', 'other', 'tls.crt', 'tls.key'] },
+    { why: 'an older certsmith\'s manager name counts as ours', managedFields: [{ ...ours, manager: 'certificates-issuing' }], keys: ['other', 'tls.crt', 'tls.key'] },
+  ];
+  for (const r of rows) {
+    const out = composeSecret(f.crt, earlier(r.managedFields), data, annotations);
+    assert.deepEqual(Object.keys(out.data!).sort(), r.keys, r.why);
+    for (const k of [CertificateAnnotation.emailSANs, SubjectAnnotation.countries, SubjectAnnotation.serialNumber]) assert.equal(out.metadata.annotations?.[k], undefined, `${r.why}: ${k} of the earlier certificate`);
+    assert.equal(out.metadata.annotations?.team, 'x', r.why);
+    assert.equal(out.metadata.annotations?.[CertificateAnnotation.altNames], 'a.example.test', r.why);
+  }
 });
 
 test('buildSecretData: the key facts it records for tls.key are what reading tls.key cold gives', async () => {

@@ -10,6 +10,7 @@ import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { encodeBase64, keyFactsMemo, parseCertCached, parseKeyMemo } from '../../../shared/parse-memo.ts';
 import { keySpecOf } from '../../../shared/certificate-template.ts';
+import { fieldManagerOf } from '../../context.ts';
 
 /** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
 export const MANAGED_KEYS = ['tls.crt', 'tls.key', 'ca.crt', 'key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 'keystore.jks', 'truststore.jks'];
@@ -87,6 +88,42 @@ export function certificateAnnotations(crt: CertificateObj, chainPem: string, is
   return a;
 }
 
+/** Every annotation certificateAnnotations may write: one it does not write this time is an earlier certificate's. */
+const CERTIFICATE_ANNOTATION_KEYS: string[] = [
+  CertificateAnnotation.commonName, CertificateAnnotation.altNames, CertificateAnnotation.ipSANs, CertificateAnnotation.uriSANs,
+  CertificateAnnotation.emailSANs, CertificateAnnotation.certificateName,
+  CertificateAnnotation.issuerName, CertificateAnnotation.issuerKind, CertificateAnnotation.issuerGroup,
+  ...Object.values(SubjectAnnotation),
+];
+
+/** the controller that writes a Certificate's Secret */
+export const ISSUING_CONTROLLER = 'certificates-issuing';
+/** its field manager now, and before it took cert-manager's name */
+const ISSUING_MANAGERS = [fieldManagerOf(ISSUING_CONTROLLER), ISSUING_CONTROLLER];
+
+/**
+ * The managed data keys (ca.crt, keystores, ...) that only other managers set, by the Secret's
+ * managedFields: cert-manager's forced apply removes a key it applied before and not now, and
+ * leaves one it never applied (a trust bundle a user put into a Secret whose issuer returns no
+ * CA). Without a record of who set a key, it is taken for certsmith's.
+ */
+function ownedByOthersOnly(existing: Secret | undefined): Set<string> {
+  const owners = new Map<string, Set<string>>();
+  for (const entry of existing?.metadata.managedFields ?? []) {
+    const e = entry as { manager?: string; subresource?: string; fieldsV1?: { 'f:data'?: Record<string, unknown> } };
+    if (e.subresource) continue;
+    for (const field of Object.keys(e.fieldsV1?.['f:data'] ?? {})) {
+      if (!field.startsWith('f:')) continue;
+      const key = field.slice(2);
+      if (!owners.has(key)) owners.set(key, new Set());
+      owners.get(key)!.add(e.manager ?? '');
+    }
+  }
+  const out = new Set<string>();
+  for (const [key, managers] of owners) if (MANAGED_KEYS.includes(key) && ![...managers].some((m) => ISSUING_MANAGERS.includes(m))) out.add(key);
+  return out;
+}
+
 /**
  * The Secret to write: the existing one (if any) with certsmith's keys replaced, stale
  * managed keys removed, and everything owned by others left alone.
@@ -103,15 +140,17 @@ export function composeSecret(crt: CertificateObj, existing: Secret | undefined,
     if (where === 'a:') delete anns[key];
   }
   Object.assign(labels, tpl.labels ?? {}, { [ManagedLabel.fao]: 'true' });
-  // As cert-manager's server-side apply: issuer annotations not applied this time are removed.
-  for (const k of [CertificateAnnotation.issuerName, CertificateAnnotation.issuerKind, CertificateAnnotation.issuerGroup]) if (!(k in annotations)) delete anns[k];
+  // As cert-manager's forced server-side apply: what it applied last time and not now is removed
+  // (the email SANs and subject of an earlier certificate, the issuer of a temporary one)
+  for (const k of CERTIFICATE_ANNOTATION_KEYS) if (!(k in annotations)) delete anns[k];
   Object.assign(anns, tpl.annotations ?? {}, annotations);
   const templateKeys = [...Object.keys(tpl.labels ?? {}).map((k) => `l:${k}`), ...Object.keys(tpl.annotations ?? {}).map((k) => `a:${k}`)];
   if (templateKeys.length) anns[SECRET_TEMPLATE_KEYS_ANNOTATION] = templateKeys.join(',');
   else delete anns[SECRET_TEMPLATE_KEYS_ANNOTATION];
 
   const merged: Record<string, string> = {};
-  for (const [k, v] of Object.entries(existing?.data ?? {})) if (!MANAGED_KEYS.includes(k)) merged[k] = v;
+  const othersOnly = ownedByOthersOnly(existing);
+  for (const [k, v] of Object.entries(existing?.data ?? {})) if (!MANAGED_KEYS.includes(k) || othersOnly.has(k)) merged[k] = v;
   Object.assign(merged, data);
   const owners = [...(existing?.metadata.ownerReferences ?? []).filter((r) => r.uid !== crt.metadata.uid), ...(ownerRef ? [ownerRefTo(crt)] : [])];
   const metadata: Secret['metadata'] = {
