@@ -5,7 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startLifecycle, withCA, certificate, condition } from './harness.ts';
-import { SecretType } from '../../src/api/resources.ts';
+import { CertificateRequest, SecretType } from '../../src/api/resources.ts';
+import type { CertificateRequest as CertificateRequestObj } from '../../src/api/types.ts';
+import { signWithCA } from '../../src/controllers/requests/signers.ts';
 import type { Secret } from '../../src/api/meta.ts';
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
@@ -90,6 +92,47 @@ test('two Certificates naming one Secret do not take turns rewriting it (the fuz
     await lc.advance(60_000);
     await lc.settle();
     assert.equal((await lc.secret('shared-tls'))!.metadata.resourceVersion, before, 'the Secret is left alone');
+  } finally {
+    await lc.stop();
+  }
+});
+
+test('a ca.crt a user added to a Secret whose issuer returns no CA survives a renewal; the earlier certificate\'s subject annotations do not', async () => {
+  // cert-manager's forced server-side apply keeps a data key only another manager set, and drops
+  // what it applied before and not now; the cache keeps no managedFields, so they are read when it matters
+  const lc = await startLifecycle({ options: { approveSignerNames: ['issuers.cert-manager.io/*', 'clusterissuers.cert-manager.io/*', 'fooissuers.example.com/*'] } });
+  try {
+    await withCA(lc);
+    // an external issuer (another API group) that returns no CA: its controller is played here with the CA above
+    const signPending = async () => {
+      await lc.settle();
+      for (const cr of await lc.requests()) {
+        if (cr.metadata.annotations?.['cert-manager.io/certificate-name'] !== 'bundle' || cr.status?.certificate || condition(cr, 'Approved')?.status !== 'True') continue;
+        const signed = await signWithCA(cr, await lc.store.get<Secret>(SecretType, 'default', 'ca-keypair'), 'ca-keypair', lc.clock.now());
+        await lc.store.updateStatus<CertificateRequestObj>(CertificateRequest, {
+          ...cr, status: { ...cr.status, certificate: Buffer.from((signed as { certificatePem: string }).certificatePem).toString('base64'),
+            conditions: [...(cr.status?.conditions ?? []), { type: 'Ready', status: 'True', reason: 'Issued', message: 'Certificate fetched from issuer successfully', lastTransitionTime: lc.clock.now().toISOString().replace('.000Z', 'Z') }] },
+        });
+      }
+      await lc.settle();
+    };
+    await lc.apply(certificate('bundle', { dnsNames: ['bundle.example.test'], emailAddresses: ['a@example.test'], subject: { countries: ['US'] }, issuerRef: { name: 'foo', kind: 'FooIssuer', group: 'example.com' } }));
+    await signPending();
+    let s = (await lc.secret('bundle-tls'))!;
+    assert.equal(s.metadata.annotations?.['cert-manager.io/subject-countries'], 'US');
+    assert.equal(s.data?.['ca.crt'], undefined, 'the issuer returned no CA');
+    // a user adds a trust bundle, as kubectl patch does
+    await lc.store.update<Secret>(SecretType, { ...s, data: { ...s.data, 'ca.crt': Buffer.from('my trust bundle').toString('base64') } }, { fieldManager: 'kubectl-patch' });
+    // a re-issue for a spec without the email SAN and the subject
+    const current = await lc.certificate('bundle');
+    const { emailAddresses: _e, subject: _s, ...spec } = current.spec;
+    await lc.apply({ ...current, metadata: { ...current.metadata, resourceVersion: undefined }, spec });
+    await signPending();
+    assert.equal((await lc.certificate('bundle')).status?.revision, 2);
+    s = (await lc.secret('bundle-tls'))!;
+    assert.equal(Buffer.from(s.data?.['ca.crt'] ?? '', 'base64').toString(), 'my trust bundle', 'the user\'s ca.crt stays');
+    assert.equal(s.metadata.annotations?.['cert-manager.io/subject-countries'], undefined, 'the earlier certificate\'s subject');
+    assert.equal(s.metadata.annotations?.['cert-manager.io/email-sans'], undefined, 'the earlier certificate\'s email SAN');
   } finally {
     await lc.stop();
   }

@@ -11,7 +11,7 @@ import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { decideReadiness, withReadiness } from '../readiness/readiness.ts';
 import { withCertificate, writeCertificateStatus } from '../shell.ts';
 import { decideIssuing, issuedStatus } from './issuing.ts';
-import { buildSecretData, certificateAnnotations, composeSecret, ISSUING_CONTROLLER } from './secret.ts';
+import { buildSecretData, certificateAnnotations, composeSecret, ISSUING_CONTROLLER, MANAGED_KEYS } from './secret.ts';
 import { upkeepReason } from './upkeep.ts';
 import { encodePrivateKey } from '../../../pki/keys.ts';
 import { keySpecOf, templateOf } from '../../../shared/certificate-template.ts';
@@ -122,7 +122,11 @@ async function writeSecret(ctx: ControllerContext, crt: CertificateObj, existing
     jks: ks?.jks?.create ? await passwordFor(ctx, crt, ks.jks) : undefined,
   };
   const data = await buildSecretData(crt, { ...m, passwords });
-  const secret = composeSecret(crt, existing, data, certificateAnnotations(crt, m.chainPem, m.issuerRef), !!ctx.options.enableCertificateOwnerRef);
+  // who set a managed key this write leaves out (a user's ca.crt, kept) is in managedFields, which
+  // the cache does not keep: read from the store only then
+  const dropping = existing && Object.keys(existing.data ?? {}).some((k) => MANAGED_KEYS.includes(k) && !(k in data));
+  const current = dropping ? (await ctx.store.get<Secret>(SecretType, existing.metadata.namespace, existing.metadata.name!)) ?? existing : existing;
+  const secret = composeSecret(crt, current, data, certificateAnnotations(crt, m.chainPem, m.issuerRef), !!ctx.options.enableCertificateOwnerRef);
   // One write carries key and certificate together: a reader never sees one without the other.
   try {
     return await (existing
