@@ -10,6 +10,10 @@
 const { existsSync } = process.getBuiltinModule('node:fs');
 const module = process.getBuiltinModule('node:module');
 
+// first of all: a long-running command stopped while it loads stops cleanly once loaded
+const { holdSignals } = await import('./held-signals.mjs');
+holdSignals(process.argv.slice(2));
+
 const main = new URL('../dist/main.js', import.meta.url);
 if (!existsSync(main)) {
   process.stderr.write('certsmith: the compiled build (dist/) is missing: run `npm run build` (`npm ci` runs it)\n');
