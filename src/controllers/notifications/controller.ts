@@ -13,8 +13,7 @@ import { NOTIFICATIONS_FIRING_ANNOTATION } from '../../api/annotations.ts';
 import { isNotFound } from '../../store/store.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
-import { fieldManagerOf } from '../context.ts';
-import { forController } from '../context.ts';
+import { forController, fieldManagerOf } from '../context.ts';
 import {
   activeNotifications, decideNotifications, formatAnnounced, nextNotificationChange, parseAnnounced,
   DEFAULT_NOTIFICATION_POLICY, type Announced, type NotificationKind, type NotificationPolicy,

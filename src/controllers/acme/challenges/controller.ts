@@ -9,8 +9,7 @@ import { AcmeError, type AcmeAuthorization, type AcmeClient } from '../../../acm
 import { getForUpdate, isConflict, isNotFound } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { fieldManagerOf } from '../../context.ts';
-import { forController } from '../../context.ts';
+import { forController, fieldManagerOf } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';

@@ -1,8 +1,7 @@
 import { StoreError } from '../../../store/store.ts';
 import { SecretType } from '../../../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { fieldManagerOf } from '../../context.ts';
-import { record, forController } from '../../context.ts';
+import { record, forController, fieldManagerOf } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, targetSecret, watchCertificateGraph } from '../gather.ts';
 import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
