@@ -50,6 +50,33 @@ for (const field of ['tls-combined.pem', 'key.der'] as const) {
 
 // cert-manager's SecretSecretTemplateManagedFieldsMismatch and SecretManagedLabelsAndAnnotationsManagedFieldsMismatch:
 // a template key taken out of the spec leaves the Secret at once, and a detail annotation removed by hand comes back
+test('the record of the template keys applied last is put back when something strips it, so a key later removed from secretTemplate still leaves the Secret', async () => {
+  // seen: a Secret copied or replaced without certsmith's annotation (a reflector, kubectl replace) kept, for good, the
+  // labels and annotations later taken out of spec.secretTemplate
+  const lc = await startLifecycle();
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('tpl', { dnsNames: ['tpl.example.test'], secretTemplate: { labels: { team: 'a', env: 'b' } } }));
+    await lc.settle();
+    let s = (await lc.secret('tpl-tls'))!;
+    const { 'certsmith.io/secret-template-keys': marker, ...others } = s.metadata.annotations ?? {};
+    assert.ok(marker, 'certsmith records which keys it applied');
+    await lc.store.update<Secret>(SecretType, { ...s, metadata: { ...s.metadata, annotations: others } });
+    await lc.settle();
+    s = (await lc.secret('tpl-tls'))!;
+    assert.equal(s.metadata.annotations?.['certsmith.io/secret-template-keys'], marker, 'put back');
+    const crt = await lc.certificate('tpl');
+    await lc.apply({ ...crt, metadata: { ...crt.metadata, resourceVersion: undefined }, spec: { ...crt.spec, secretTemplate: { labels: { team: 'a' } } } });
+    await lc.settle();
+    s = (await lc.secret('tpl-tls'))!;
+    assert.equal(s.metadata.labels?.env, undefined, 'env left the Secret');
+    assert.equal(s.metadata.labels?.team, 'a');
+    assert.equal((await lc.certificate('tpl')).status?.revision, 1, 'without a new issuance');
+  } finally {
+    await lc.stop();
+  }
+});
+
 test('secretTemplate keys removed from the spec leave the Secret, and a removed detail annotation is put back, without a new issuance', async () => {
   const lc = await startLifecycle();
   try {

@@ -88,6 +88,18 @@ export function certificateAnnotations(crt: CertificateObj, chainPem: string, is
   return a;
 }
 
+/**
+ * The value of SECRET_TEMPLATE_KEYS_ANNOTATION for the spec's secretTemplate ("l:team,a:note"), or
+ * undefined when it has no keys: which keys certsmith applied, so that one taken out of the
+ * template later is removed from the Secret (cert-manager reads that from managedFields, which
+ * the informer cache does not keep).
+ */
+export function templateKeysRecord(crt: CertificateObj): string | undefined {
+  const tpl = crt.spec.secretTemplate ?? {};
+  const keys = [...Object.keys(tpl.labels ?? {}).map((k) => `l:${k}`), ...Object.keys(tpl.annotations ?? {}).map((k) => `a:${k}`)];
+  return keys.length ? keys.join(',') : undefined;
+}
+
 /** Every annotation certificateAnnotations may write: one it does not write this time is an earlier certificate's. */
 const CERTIFICATE_ANNOTATION_KEYS: string[] = [
   CertificateAnnotation.commonName, CertificateAnnotation.altNames, CertificateAnnotation.ipSANs, CertificateAnnotation.uriSANs,
@@ -144,8 +156,8 @@ export function composeSecret(crt: CertificateObj, existing: Secret | undefined,
   // (the email SANs and subject of an earlier certificate, the issuer of a temporary one)
   for (const k of CERTIFICATE_ANNOTATION_KEYS) if (!(k in annotations)) delete anns[k];
   Object.assign(anns, tpl.annotations ?? {}, annotations);
-  const templateKeys = [...Object.keys(tpl.labels ?? {}).map((k) => `l:${k}`), ...Object.keys(tpl.annotations ?? {}).map((k) => `a:${k}`)];
-  if (templateKeys.length) anns[SECRET_TEMPLATE_KEYS_ANNOTATION] = templateKeys.join(',');
+  const templateKeys = templateKeysRecord(crt);
+  if (templateKeys) anns[SECRET_TEMPLATE_KEYS_ANNOTATION] = templateKeys;
   else delete anns[SECRET_TEMPLATE_KEYS_ANNOTATION];
 
   const merged: Record<string, string> = {};

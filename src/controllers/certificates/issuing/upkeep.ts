@@ -1,7 +1,7 @@
 // Post-issuance upkeep: a Secret whose extra outputs or template metadata no longer match the
 // spec is rebuilt from its own key and certificate, with no new request.
 import { ManagedLabel, SECRET_TEMPLATE_KEYS_ANNOTATION } from '../../../api/annotations.ts';
-import { certificateAnnotations } from './secret.ts';
+import { certificateAnnotations, templateKeysRecord } from './secret.ts';
 import { firstViolation, secretPolicies } from '../policies.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
@@ -48,6 +48,9 @@ export function upkeepReason(crt: CertificateObj, secret: Secret | undefined, ow
     if (where === 'l:' && !(key in (tpl.labels ?? {}))) return `label ${key} is no longer in spec.secretTemplate`;
     if (where === 'a:' && !(key in (tpl.annotations ?? {}))) return `annotation ${key} is no longer in spec.secretTemplate`;
   }
+  // the record of the template keys, stripped by something that copied or replaced the Secret: without it a key
+  // later taken out of the template would stay
+  if (secret.metadata.annotations?.[SECRET_TEMPLATE_KEYS_ANNOTATION] !== templateKeysRecord(crt)) return `annotation ${SECRET_TEMPLATE_KEYS_ANNOTATION} does not list spec.secretTemplate's keys`;
   // the annotations that describe the certificate (names, subject, the Certificate's name), removed or edited by hand
   const detail = certificateAnnotations(crt, chainPem, undefined);
   for (const [k, v] of Object.entries(detail)) if (secret.metadata.annotations?.[k] !== v) return `annotation ${k} does not describe the certificate`;
