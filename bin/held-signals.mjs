@@ -8,14 +8,24 @@
 const LONG_RUNNING = ['server', 'controller', 'webhook', 'dashboard', 'acmesolver'];
 const RELEASE = Symbol.for('certsmith.releaseHeldSignal');
 
-/** The command named on the command line: the first argument that is neither an option nor --kubeconfig's value. */
-export function commandOf(args) {
-  return args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '--kubeconfig');
+/**
+ * The command a command line names: its first operand after the program's own options (`help get`
+ * names get). Here, not in src/cli/program.ts, which imports it: bin/ needs it before the bundle loads.
+ */
+export function commandNamed(args) {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--kubeconfig') i++; // the one global option that takes a value
+    else if (a === '--') return args[i + 1];
+    else if (a === 'help' && args[i + 1] && !args[i + 1].startsWith('-')) return args[i + 1];
+    else if (!a.startsWith('-')) return a;
+  }
+  return undefined;
 }
 
 /** Holds SIGTERM and SIGINT for a long-running command; true when it did. */
 export function holdSignals(args, proc = process) {
-  if (!LONG_RUNNING.includes(commandOf(args))) return false;
+  if (!LONG_RUNNING.includes(commandNamed(args))) return false;
   let held;
   const hold = (signal) => { held ??= signal; };
   proc.on('SIGTERM', hold);

@@ -3,6 +3,10 @@
 // test can build it.
 import { certsmithVersion } from './version.ts';
 import { Command, Help } from 'commander';
+import { commandNamed } from '../../bin/held-signals.mjs';
+
+// bin/ decides with it which commands hold a signal while the bundle loads; the program, which module to load
+export { commandNamed };
 
 type Register = (program: Command) => void;
 
@@ -93,18 +97,6 @@ const commandModules: Array<{ load: () => Promise<Register>; commands: CommandSu
 ];
 
 const nameOf = (c: CommandSummary) => c.term.split(' ')[0];
-
-/** The command a command line names: its first operand after the program's own options (`help get` names get). */
-export function commandNamed(args: string[]): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--kubeconfig') i++; // the one global option that takes a value
-    else if (a === '--') return args[i + 1];
-    else if (a === 'help' && args[i + 1] && !args[i + 1].startsWith('-')) return args[i + 1];
-    else if (!a.startsWith('-')) return a;
-  }
-  return undefined;
-}
 
 /**
  * The program for `args` (argv without node and script): with the module of the command they

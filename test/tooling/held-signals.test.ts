@@ -4,15 +4,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { commandOf, holdSignals, releaseHeldSignal } from '../../bin/held-signals.mjs';
+import { commandNamed, holdSignals, releaseHeldSignal } from '../../bin/held-signals.mjs';
 import { listenForStop } from '../../src/cli/signals.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 
 test('the command is the first argument that is neither an option nor --kubeconfig\'s value', () => {
-  assert.equal(commandOf(['server', '--data-dir', 'd']), 'server');
-  assert.equal(commandOf(['--kubeconfig', 'server', 'get', 'certificates']), 'get');
-  assert.equal(commandOf(['--kubeconfig=k', 'controller']), 'controller');
-  assert.equal(commandOf([]), undefined);
+  assert.equal(commandNamed(['server', '--data-dir', 'd']), 'server');
+  assert.equal(commandNamed(['--kubeconfig', 'server', 'get', 'certificates']), 'get');
+  assert.equal(commandNamed(['--kubeconfig=k', 'controller']), 'controller');
+  assert.equal(commandNamed([]), undefined);
 });
 
 test('signals are held for long-running commands only, and the one that came is handed over', () => {
