@@ -48,7 +48,7 @@ export function lineageFiles(data: Record<string, string> | undefined): LineageF
     if (v) files.push({ name, content: name === 'ca.crt' ? certificatesOnly(Buffer.from(v, 'base64')) : Buffer.from(v, 'base64'), mode });
   }
   const keyText = withTrailingNewline(key.toString('utf8'));
-  const chainText = withTrailingNewline(crt.toString('utf8'));
+  const chainText = withTrailingNewline(crtText);
   files.push(
     { name: 'fullchain.pem', content: crt, mode: PUBLIC },
     { name: 'privkey.pem', content: key, mode: PRIVATE },
