@@ -5,7 +5,7 @@ import type { Condition } from '../../api/meta.ts';
 import type { Secret } from '../../api/meta.ts';
 import { decodeBase64, parseCertMemo, parseKeyMemo } from '../../shared/parse-memo.ts';
 import { publicKeyFingerprint } from '../../pki/keys.ts';
-import { nonCertificateBlockIn } from '../../pki/pem.ts';
+import { caChainProblem } from '../requests/signers.ts';
 import type { IssuerView } from '../requests/signing.ts';
 import type { EventSpec } from '../decision.ts';
 import { UNSUPPORTED_ISSUER_REASON, issuerTypeOf, unsupportedIssuerMessage } from '../requests/signing.ts';
@@ -25,8 +25,7 @@ export function decideIssuerReady(issuer: IssuerView, caSecret: Secret | undefin
     const keyPem = decodeBase64(caSecret?.data?.['tls.key']);
     const cert = certPem ? parseCertMemo(certPem).value : undefined;
     const key = keyPem ? parseKeyMemo(keyPem).value : undefined;
-    // ca.crt too: it joins the chain of what the issuer signs
-    const notCertificates = nonCertificateBlockIn(certPem, 'tls.crt') ?? nonCertificateBlockIn(decodeBase64(caSecret?.data?.['ca.crt']), 'ca.crt');
+    const notCertificates = caChainProblem(caSecret);
     if (!caSecret) {
       next = { type: 'Ready', status: 'False', reason: 'ErrGetKeyPair', message: `Error getting keypair for CA issuer: secrets "${name}" not found`, observedGeneration: gen };
     } else if (!cert || !key) {

@@ -39,15 +39,22 @@ export async function signSelfSigned(cr: CertificateRequestObj, keySecret: Secre
   }
 }
 
+/**
+ * Why a CA issuer's Secret cannot give the chain of what it signs: a PEM block other than a
+ * certificate in tls.crt or ca.crt (a key pasted there would go into every Secret it signs for).
+ * Its readiness and its signing ask the same.
+ */
+export function caChainProblem(caSecret: Secret | undefined): string | undefined {
+  return nonCertificateBlockIn(decodeBase64(caSecret?.data?.['tls.crt']), 'tls.crt') ?? nonCertificateBlockIn(decodeBase64(caSecret?.data?.['ca.crt']), 'ca.crt');
+}
+
 /** `urls`: the CA issuer's CRL, OCSP and issuing-certificate URLs, written into every certificate it signs. */
 export async function signWithCA(cr: CertificateRequestObj, caSecret: Secret | undefined, secretName: string, now: Date, urls?: AuthorityURLs): Promise<SignOutcome> {
   if (!caSecret) return { kind: 'pending', reason: 'SecretMissing', message: `Referenced secret ${secretName} not found` };
   const keyPem = decodeBase64(caSecret.data?.['tls.key']);
-  const [crtPem, caPem] = [decodeBase64(caSecret.data?.['tls.crt']), decodeBase64(caSecret.data?.['ca.crt'])];
-  // the chain goes into every Secret the issuer signs for: nothing but certificates (a key pasted there stays out)
-  const notCertificates = nonCertificateBlockIn(crtPem, 'tls.crt') ?? nonCertificateBlockIn(caPem, 'ca.crt');
+  const notCertificates = caChainProblem(caSecret);
   if (notCertificates) return { kind: 'pending', reason: 'SecretInvalidData', message: `Failed to parse signing CA keypair from secret ${secretName}: ${notCertificates}` };
-  const chain = [...splitPEM(crtPem), ...splitPEM(caPem)];
+  const chain = [...splitPEM(decodeBase64(caSecret.data?.['tls.crt'])), ...splitPEM(decodeBase64(caSecret.data?.['ca.crt']))];
   if (!keyPem || !parseKeyMemo(keyPem).value || chain.length === 0 || !parseCertMemo(chain[0]).value) {
     return { kind: 'pending', reason: 'SecretInvalidData', message: `Failed to parse signing CA keypair from secret ${secretName}: the secret must hold a PEM tls.crt and tls.key` };
   }
