@@ -48,18 +48,19 @@ export interface ControllerSpec {
 }
 
 /**
- * The context a controller works with: the shared one, with Events recorded as that controller.
- * `kubectl describe` shows the source in its From column and `--field-selector source=` filters on it.
+ * cert-manager's name for a controller, "cert-manager-<controller>" (the prefix of its user agent,
+ * util.PrefixFromUserAgent): the field manager it writes as and the source its Events carry, so
+ * managedFields, server-side apply conflicts, `kubectl describe`'s From column and filters keyed
+ * on them read as cert-manager's.
  */
-/**
- * The field manager a controller writes as, "cert-manager-<controller>": cert-manager's, whose
- * controllers write as the prefix of their user agent (util.PrefixFromUserAgent), so
- * managedFields, server-side apply conflicts and GitOps settings keyed on a manager read the same.
- */
-export function fieldManagerOf(controller: string): string {
+export function componentNameOf(controller: string): string {
   return controller.startsWith('cert-manager-') ? controller : `cert-manager-${controller}`;
 }
 
+/**
+ * The context a controller works with: the shared one, with Events recorded as that controller.
+ * `kubectl describe` shows the source in its From column and `--field-selector source=` filters on it.
+ */
 export function forController(ctx: ControllerContext, controller: string): ControllerContext {
   return { ...ctx, recorder: ctx.recorderFor(controller) };
 }

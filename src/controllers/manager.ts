@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../runtime/logger.ts';
 import { createMetrics, type CertsmithMetrics } from '../metrics/registry.ts';
 import { startOperationalServers, type OperationalServers } from '../metrics/http.ts';
 import { Certificate, Challenge, ClusterIssuer, Issuer } from '../api/resources.ts';
-import type { ControllerContext, ControllerSpec, Recorder } from './context.ts';
+import { componentNameOf, type ControllerContext, type ControllerSpec, type Recorder } from './context.ts';
 import type { ControllerOptions } from '../shared/controller-options.ts';
 
 export type { ControllerOptions };
@@ -49,7 +49,7 @@ export async function startControllers(o: {
   const recorders = new Map<string, Recorder>();
   const recorderFor = (controller: string) => {
     let r = recorders.get(controller);
-    if (!r) recorders.set(controller, r = events.forComponent(`cert-manager-${controller}`));
+    if (!r) recorders.set(controller, r = events.forComponent(componentNameOf(controller)));
     return r;
   };
   const ctx: ControllerContext = {

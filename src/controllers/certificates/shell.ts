@@ -3,7 +3,7 @@
 import { Certificate } from '../../api/resources.ts';
 import { isConflict } from '../../store/store.ts';
 import type { ControllerContext } from '../context.ts';
-import { fieldManagerOf } from '../context.ts';
+import { componentNameOf } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateCaches } from './gather.ts';
 import type { Certificate as CertificateObj, CertificateStatus } from '../../api/types.ts';
@@ -27,5 +27,5 @@ export async function withCertificate<R>(ctx: ControllerContext, c: CertificateC
 }
 
 export async function writeCertificateStatus(ctx: ControllerContext, crt: CertificateObj, status: CertificateStatus, manager: string): Promise<CertificateObj> {
-  return ctx.store.updateStatus<CertificateObj>(Certificate, { ...crt, status }, { fieldManager: fieldManagerOf(manager) });
+  return ctx.store.updateStatus<CertificateObj>(Certificate, { ...crt, status }, { fieldManager: componentNameOf(manager) });
 }

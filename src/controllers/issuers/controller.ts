@@ -3,7 +3,7 @@
 import { ClusterIssuer, Issuer } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
-import { fieldManagerOf } from '../context.ts';
+import { componentNameOf } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import { issuerResourceNamespace } from '../../shared/issuer-lookup.ts';
 import type { AnyIssuer } from '../../api/types.ts';
@@ -39,7 +39,7 @@ export function issuerController(ctx: ControllerContext, cluster: boolean): Cont
       const caSecret = issuer.spec.ca ? await readSecret(ctx, issuerResourceNamespace(ctx, issuer), issuer.spec.ca.secretName) : undefined;
       const conditions = decideIssuerReady(issuer, caSecret, ctx.clock.now());
       if (conditions) {
-        await ctx.store.updateStatus(type, { ...issuer, status: { ...(issuer.status ?? {}), conditions } } as KubeObject, { fieldManager: fieldManagerOf('issuers') });
+        await ctx.store.updateStatus(type, { ...issuer, status: { ...(issuer.status ?? {}), conditions } } as KubeObject, { fieldManager: componentNameOf('issuers') });
         const event = issuerReadyEvent(issuer, conditions);
         // from cert-manager-issuers (or -clusterissuers), as cert-manager's issuers controllers record them
         if (event) ctx.recorderFor(cluster ? 'clusterissuers' : 'issuers').event(issuer, event.type, event.reason, event.message);

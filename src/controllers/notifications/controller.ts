@@ -13,7 +13,7 @@ import { NOTIFICATIONS_FIRING_ANNOTATION } from '../../api/annotations.ts';
 import { isNotFound } from '../../store/store.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
-import { forController, fieldManagerOf } from '../context.ts';
+import { forController, componentNameOf } from '../context.ts';
 import {
   activeNotifications, decideNotifications, formatAnnounced, nextNotificationChange, parseAnnounced,
   DEFAULT_NOTIFICATION_POLICY, type Announced, type NotificationKind, type NotificationPolicy,
@@ -52,7 +52,7 @@ export function notificationsController(shared: ControllerContext, o: Notificati
   async function recordAnnounced(crt: Certificate & KubeObject, announced: Announced): Promise<void> {
     const value = formatAnnounced(announced, targetNames) || null;
     await ctx.store.patch(CertificateType, crt.metadata.namespace, crt.metadata.name!, 'merge',
-      { metadata: { annotations: { [NOTIFICATIONS_FIRING_ANNOTATION]: value } } }, { fieldManager: fieldManagerOf(MANAGER) })
+      { metadata: { annotations: { [NOTIFICATIONS_FIRING_ANNOTATION]: value } } }, { fieldManager: componentNameOf(MANAGER) })
       .catch((e) => { if (!isNotFound(e)) throw e; });
   }
 

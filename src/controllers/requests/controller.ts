@@ -4,7 +4,7 @@ import { CertificateRequest } from '../../api/resources.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { CertificateAnnotation } from '../../api/annotations.ts';
 import type { ControllerContext, ControllerSpec } from '../context.ts';
-import { forController, record, fieldManagerOf } from '../context.ts';
+import { forController, record, componentNameOf } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../../api/types.ts';
 import { failed, gateRequest, issued, issuerTypeOf, pending, requestSettled, type IssuerView } from './signing.ts';
@@ -84,5 +84,5 @@ export function requestController(shared: ControllerContext): ControllerSpec {
 }
 
 export async function writeStatus(ctx: ControllerContext, cr: CertificateRequestObj, status: NonNullable<CertificateRequestObj['status']>): Promise<CertificateRequestObj> {
-  return ctx.store.updateStatus<CertificateRequestObj>(CertificateRequest, { ...cr, status }, { fieldManager: fieldManagerOf(MANAGER) });
+  return ctx.store.updateStatus<CertificateRequestObj>(CertificateRequest, { ...cr, status }, { fieldManager: componentNameOf(MANAGER) });
 }

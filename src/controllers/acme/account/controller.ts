@@ -5,7 +5,7 @@ import { AcmeError, generateAccountKey } from '../../../acme/client.ts';
 import { rateLimitWaitMs } from '../../../acme/errors.ts';
 import { rfc3339 } from '../../../api/time.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { forController, fieldManagerOf } from '../../context.ts';
+import { forController, componentNameOf } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { issuerResourceNamespace } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64, parseKeyMemo } from '../../../shared/parse-memo.ts';
@@ -48,7 +48,7 @@ async function accountKey(ctx: ControllerContext, issuer: IssuerObj): Promise<Ac
   // new key gets a new account. Done only where certsmith may generate keys at all.
   if (secret && getCondition(issuer.status?.conditions, 'Ready')?.reason === 'AccountDeactivated' && !acme.disableAccountKeyGeneration) {
     const pem = generateAccountKey();
-    await ctx.store.update<Secret>(SecretType, { ...secret, data: { ...(secret.data ?? {}), [field]: Buffer.from(pem).toString('base64') } }, { fieldManager: fieldManagerOf('issuers-acme') });
+    await ctx.store.update<Secret>(SecretType, { ...secret, data: { ...(secret.data ?? {}), [field]: Buffer.from(pem).toString('base64') } }, { fieldManager: componentNameOf('issuers-acme') });
     ctx.recorder.event(issuer, 'Normal', 'AccountKeyReplaced', `Generated a new ACME account key in secret "${namespace}/${ref.name}": the account of the old key was deactivated`);
     return { pem, generated: true };
   }
@@ -61,7 +61,7 @@ async function accountKey(ctx: ControllerContext, issuer: IssuerObj): Promise<Ac
       apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
       metadata: { name: ref.name, namespace, labels: { 'app.kubernetes.io/managed-by': 'cert-manager' } },
       data: { [field]: Buffer.from(pem).toString('base64') },
-    }, { fieldManager: fieldManagerOf('issuers-acme') });
+    }, { fieldManager: componentNameOf('issuers-acme') });
     return { pem, generated: true };
   }
   const pem = decodeBase64(secret.data?.[field]);
@@ -103,7 +103,7 @@ export function acmeIssuerController(shared: ControllerContext, rt: AcmeRuntime,
 
   async function writeStatus(issuer: IssuerObj, status: NonNullable<IssuerObj['status']>): Promise<void> {
     if (!statusChanged(issuer.status, status)) return;
-    await ctx.store.updateStatus(type, { ...issuer, status } as KubeObject, { fieldManager: fieldManagerOf(manager) });
+    await ctx.store.updateStatus(type, { ...issuer, status } as KubeObject, { fieldManager: componentNameOf(manager) });
   }
 
   return {

@@ -9,7 +9,7 @@ import { AcmeError, type AcmeAuthorization, type AcmeClient } from '../../../acm
 import { getForUpdate, isConflict, isNotFound } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { forController, fieldManagerOf } from '../../context.ts';
+import { forController, componentNameOf } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { clientForIssuer, reportAccountGone } from '../issuer-account.ts';
@@ -46,7 +46,7 @@ export function challengeSchedulerController(shared: ControllerContext): Control
     async reconcile() {
       for (const c of scheduleChallenges(challenges.list())) {
         try {
-          await ctx.store.updateStatus(Challenge, { ...c, status: { ...(c.status ?? {}), processing: true } }, { fieldManager: fieldManagerOf(MANAGER) });
+          await ctx.store.updateStatus(Challenge, { ...c, status: { ...(c.status ?? {}), processing: true } }, { fieldManager: componentNameOf(MANAGER) });
         } catch (e) {
           // The cache was behind; the update that made it so re-runs this pass.
           if (isConflict(e) || isNotFound(e)) continue;
@@ -92,13 +92,13 @@ export function challengeController(shared: ControllerContext, rt: AcmeRuntime):
   async function annotate(c: ChallengeObj, annotations: Record<string, string>): Promise<ChallengeObj> {
     return written.noteWrite(await ctx.store.update<ChallengeObj>(Challenge, {
       ...c, metadata: { ...c.metadata, annotations: { ...(c.metadata.annotations ?? {}), ...annotations } },
-    }, { fieldManager: fieldManagerOf(MANAGER) })) as ChallengeObj;
+    }, { fieldManager: componentNameOf(MANAGER) })) as ChallengeObj;
   }
 
   async function setStatus(c: ChallengeObj, patch: Partial<ChallengeStatus>): Promise<ChallengeObj> {
     const status = { ...(c.status ?? {}), ...patch };
     if (JSON.stringify(status) === JSON.stringify(c.status ?? {})) return c;
-    return written.noteWrite(await ctx.store.updateStatus<ChallengeObj>(Challenge, { ...c, status }, { fieldManager: fieldManagerOf(MANAGER) })) as ChallengeObj;
+    return written.noteWrite(await ctx.store.updateStatus<ChallengeObj>(Challenge, { ...c, status }, { fieldManager: componentNameOf(MANAGER) })) as ChallengeObj;
   }
 
   async function client(c: ChallengeObj) {
@@ -113,7 +113,7 @@ export function challengeController(shared: ControllerContext, rt: AcmeRuntime):
     if (c.metadata.annotations?.[ANN_FAILURE_CAUSE] !== cause) {
       cur = written.noteWrite(await ctx.store.update<ChallengeObj>(Challenge, {
         ...c, metadata: { ...c.metadata, annotations: { ...(c.metadata.annotations ?? {}), [ANN_FAILURE_CAUSE]: cause } },
-      }, { fieldManager: fieldManagerOf(MANAGER) })) as ChallengeObj;
+      }, { fieldManager: componentNameOf(MANAGER) })) as ChallengeObj;
     }
     return setStatus(cur, patch);
   }
@@ -252,7 +252,7 @@ export function challengeController(shared: ControllerContext, rt: AcmeRuntime):
   async function recordCleanUp(c: ChallengeObj): Promise<void> {
     const { status, finalizers } = afterCleanUp(c);
     const cur = status ? await setStatus(c, status) : c;
-    if (finalizers) await ctx.store.update(Challenge, { ...cur, metadata: { ...cur.metadata, finalizers } }, { fieldManager: fieldManagerOf(MANAGER) });
+    if (finalizers) await ctx.store.update(Challenge, { ...cur, metadata: { ...cur.metadata, finalizers } }, { fieldManager: componentNameOf(MANAGER) });
   }
 
   /** The challenge's state at the CA, from the Order's copy of its authorization, else asked once. */
@@ -344,7 +344,7 @@ export function challengeController(shared: ControllerContext, rt: AcmeRuntime):
       case 'cleanup':
         return cleanUp(c);
       case 'add-finalizer':
-        return { next: written.noteWrite(await ctx.store.update<ChallengeObj>(Challenge, { ...c, metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER] } }, { fieldManager: fieldManagerOf(MANAGER) })) as ChallengeObj };
+        return { next: written.noteWrite(await ctx.store.update<ChallengeObj>(Challenge, { ...c, metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER] } }, { fieldManager: componentNameOf(MANAGER) })) as ChallengeObj };
       case 'initial-state':
         return initialState(c);
       case 'present':

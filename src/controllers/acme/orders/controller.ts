@@ -9,7 +9,7 @@ import { rateLimitWaitMs } from '../../../acme/errors.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
 import { controllerOwnerKey } from '../../../runtime/controller.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record, forController, fieldManagerOf } from '../../context.ts';
+import { record, forController, componentNameOf } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
@@ -71,13 +71,13 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
 
   async function writeStatus(order: OrderObj, status: OrderStatus): Promise<OrderObj> {
     if (JSON.stringify(status) === JSON.stringify(order.status ?? {})) return order;
-    return written.noteWrite(await ctx.store.updateStatus(Order, { ...order, status }, { fieldManager: fieldManagerOf(MANAGER) })) as OrderObj;
+    return written.noteWrite(await ctx.store.updateStatus(Order, { ...order, status }, { fieldManager: componentNameOf(MANAGER) })) as OrderObj;
   }
 
   async function annotate(order: OrderObj, annotations: Record<string, string>): Promise<OrderObj> {
     return written.noteWrite(await ctx.store.update(Order, {
       ...order, metadata: { ...order.metadata, annotations: { ...(order.metadata.annotations ?? {}), ...annotations } },
-    }, { fieldManager: fieldManagerOf(MANAGER) })) as OrderObj;
+    }, { fieldManager: componentNameOf(MANAGER) })) as OrderObj;
   }
 
   /** Fails the Order; with a cause, the request controller retries it without counting an issuance attempt. */
@@ -209,7 +209,7 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
       // (a reset or a timeout after sending leaves it: the order may exist).
       if (notSent(e)) {
         const { [ANN_CREATING]: _, ...rest } = marked.metadata.annotations ?? {};
-        await ctx.store.update(Order, { ...marked, metadata: { ...marked.metadata, annotations: rest } }, { fieldManager: fieldManagerOf(MANAGER) }).then((o) => written.noteWrite(o));
+        await ctx.store.update(Order, { ...marked, metadata: { ...marked.metadata, annotations: rest } }, { fieldManager: componentNameOf(MANAGER) }).then((o) => written.noteWrite(o));
       }
       throw e;
     }
@@ -236,7 +236,7 @@ export function orderController(shared: ControllerContext, rt: AcmeRuntime): Con
     for (const draft of drafts) {
       const key = draft.spec.type === 'HTTP-01' ? client.keyAuthorization(draft.spec.token) : client.dns01TxtValue(draft.spec.token);
       try {
-        await ctx.store.create(Challenge, { ...draft, spec: { ...draft.spec, key } }, { fieldManager: fieldManagerOf(MANAGER) });
+        await ctx.store.create(Challenge, { ...draft, spec: { ...draft.spec, key } }, { fieldManager: componentNameOf(MANAGER) });
       } catch (e) {
         if (!(e instanceof StoreError && e.reason === 'AlreadyExists')) throw e;
         continue;

@@ -4,7 +4,7 @@ import type { KubeObject } from '../../../api/meta.ts';
 import type { Order as OrderObj } from '../../../api/types.ts';
 import { isNotFound, StoreError } from '../../../store/store.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record, forController, fieldManagerOf } from '../../context.ts';
+import { record, forController, componentNameOf } from '../../context.ts';
 import { splitKey } from '../../../runtime/controller.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
 import { ariEnabled } from '../../../shared/renewal/renewal-decision.ts';
@@ -60,7 +60,7 @@ export function acmeRequestController(shared: ControllerContext): ControllerSpec
       }
       if (decision.createOrder) {
         try {
-          await ctx.store.create(Order, decision.createOrder, { fieldManager: fieldManagerOf(MANAGER) });
+          await ctx.store.create(Order, decision.createOrder, { fieldManager: componentNameOf(MANAGER) });
         } catch (e) {
           // The cache had not seen our own earlier create yet.
           if (!(e instanceof StoreError && e.reason === 'AlreadyExists')) throw e;

@@ -24,7 +24,7 @@ import { lookupIssuer } from '../../../shared/issuer-lookup.ts';
 import { decodeBase64 } from '../../../shared/parse-memo.ts';
 import { certificateBlocks } from '../../../pki/pem.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { forController, fieldManagerOf } from '../../context.ts';
+import { forController, componentNameOf } from '../../context.ts';
 import { clientForIssuer } from '../issuer-account.ts';
 import { acmeAction } from '../account/registry.ts';
 import type { AcmeRuntime } from '../runtime.ts';
@@ -56,7 +56,7 @@ export function revocationController(shared: ControllerContext, rt: AcmeRuntime)
 
   async function recordPending(crt: CertificateObj, pending: string[]): Promise<void> {
     await ctx.store.patch(CertificateType, crt.metadata.namespace, crt.metadata.name!, 'merge',
-      { metadata: { annotations: { [SUPERSEDED_CERTIFICATES_ANNOTATION]: pending.length ? pending.join(',') : null } } }, { fieldManager: fieldManagerOf(MANAGER) })
+      { metadata: { annotations: { [SUPERSEDED_CERTIFICATES_ANNOTATION]: pending.length ? pending.join(',') : null } } }, { fieldManager: componentNameOf(MANAGER) })
       .catch((e) => { if (!isNotFound(e)) throw e; });
   }
 
@@ -110,7 +110,7 @@ export function revocationController(shared: ControllerContext, rt: AcmeRuntime)
       const finalizers = present ? [...others, REVOKE_FINALIZER] : others;
       if (finalizers.length === (fresh.metadata.finalizers ?? []).length && present === (fresh.metadata.finalizers ?? []).includes(REVOKE_FINALIZER)) return;
       try {
-        await ctx.store.update(CertificateType, { ...fresh, metadata: { ...fresh.metadata, finalizers } }, { fieldManager: fieldManagerOf(MANAGER) });
+        await ctx.store.update(CertificateType, { ...fresh, metadata: { ...fresh.metadata, finalizers } }, { fieldManager: componentNameOf(MANAGER) });
         return;
       } catch (e) {
         if (isNotFound(e)) return;

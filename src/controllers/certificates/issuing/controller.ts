@@ -1,7 +1,7 @@
 import { StoreError } from '../../../store/store.ts';
 import { SecretType } from '../../../api/resources.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record, forController, fieldManagerOf } from '../../context.ts';
+import { record, forController, componentNameOf } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, targetSecret, watchCertificateGraph } from '../gather.ts';
 import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
@@ -129,8 +129,8 @@ async function writeSecret(ctx: ControllerContext, crt: CertificateObj, existing
   // One write carries key and certificate together: a reader never sees one without the other.
   try {
     return await (existing
-      ? ctx.store.update(SecretType, secret, { fieldManager: fieldManagerOf(MANAGER) })
-      : ctx.store.create(SecretType, secret, { fieldManager: fieldManagerOf(MANAGER) }));
+      ? ctx.store.update(SecretType, secret, { fieldManager: componentNameOf(MANAGER) })
+      : ctx.store.create(SecretType, secret, { fieldManager: componentNameOf(MANAGER) }));
   } catch (e) {
     // refused for what it holds (an annotation past kube's limits, say): retrying will not help
     // until the spec changes, so it is told where people look, not only in the log

@@ -10,7 +10,7 @@ import { type Certificate as CertificateObj } from '../../../api/types.ts';
 import { type Secret } from '../../../api/meta.ts';
 import { encodeBase64, keyFactsMemo, parseCertCached, parseKeyMemo } from '../../../shared/parse-memo.ts';
 import { keySpecOf } from '../../../shared/certificate-template.ts';
-import { fieldManagerOf } from '../../context.ts';
+import { componentNameOf } from '../../context.ts';
 
 /** Data keys certsmith writes; anything else in the Secret belongs to someone else and is kept. */
 export const MANAGED_KEYS = ['tls.crt', 'tls.key', 'ca.crt', 'key.der', 'tls-combined.pem', 'keystore.p12', 'truststore.p12', 'keystore.jks', 'truststore.jks'];
@@ -111,7 +111,7 @@ const CERTIFICATE_ANNOTATION_KEYS: string[] = [
 /** the controller that writes a Certificate's Secret */
 export const ISSUING_CONTROLLER = 'certificates-issuing';
 /** its field manager now, and before it took cert-manager's name */
-const ISSUING_MANAGERS = [fieldManagerOf(ISSUING_CONTROLLER), ISSUING_CONTROLLER];
+const ISSUING_MANAGERS = [componentNameOf(ISSUING_CONTROLLER), ISSUING_CONTROLLER];
 
 /**
  * The managed data keys (ca.crt, keystores, ...) that only other managers set, by the Secret's

@@ -2,7 +2,7 @@ import { SecretType } from '../../../api/resources.ts';
 import { isNotFound } from '../../../store/store.ts';
 import { encodePrivateKey, generatePrivateKey } from '../../../pki/keys.ts';
 import type { ControllerContext, ControllerSpec } from '../../context.ts';
-import { record, forController, fieldManagerOf } from '../../context.ts';
+import { record, forController, componentNameOf } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, targetSecret, watchCertificateGraph } from '../gather.ts';
 import { ManagedLabel } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj } from '../../../api/types.ts';
@@ -71,5 +71,5 @@ async function createKeySecret(ctx: ControllerContext, crt: CertificateObj, keyP
     type: 'Opaque',
     data: { 'tls.key': encodeBase64(keyPem) },
   };
-  return ctx.store.create(SecretType, secret, { fieldManager: fieldManagerOf(MANAGER) });
+  return ctx.store.create(SecretType, secret, { fieldManager: componentNameOf(MANAGER) });
 }

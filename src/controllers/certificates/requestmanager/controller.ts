@@ -1,7 +1,7 @@
 import { CertificateRequest } from '../../../api/resources.ts';
 import { isNotFound } from '../../../store/store.ts';
 import { createCSR } from '../../../pki/csr.ts';
-import { record, type ControllerContext, type ControllerSpec, forController, fieldManagerOf } from '../../context.ts';
+import { record, type ControllerContext, type ControllerSpec, forController, componentNameOf } from '../../context.ts';
 import { certificateCaches, nextKeySecrets, ownedRequests, watchCertificateGraph } from '../gather.ts';
 import { CertificateAnnotation } from '../../../api/annotations.ts';
 import { type Certificate as CertificateObj, type CertificateRequest as CertificateRequestObj } from '../../../api/types.ts';
@@ -63,7 +63,7 @@ export function requestManagerController(shared: ControllerContext): ControllerS
           }
           let cr: CertificateRequestObj;
           try {
-            cr = await ctx.store.create(CertificateRequest, requestFor(crt, a, csr), { fieldManager: fieldManagerOf(MANAGER) });
+            cr = await ctx.store.create(CertificateRequest, requestFor(crt, a, csr), { fieldManager: componentNameOf(MANAGER) });
           } catch (e) {
             // as cert-manager: said on the Certificate (a request of that name that is not its own,
             // imported from another cluster, blocks it), then retried with the controller's backoff
