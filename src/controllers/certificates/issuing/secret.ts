@@ -120,20 +120,14 @@ const ISSUING_MANAGERS = [componentNameOf(ISSUING_CONTROLLER), ISSUING_CONTROLLE
  * CA). Without a record of who set a key, it is taken for certsmith's.
  */
 function ownedByOthersOnly(existing: Secret | undefined): Set<string> {
-  const owners = new Map<string, Set<string>>();
+  const [ours, others] = [new Set<string>(), new Set<string>()];
   for (const entry of existing?.metadata.managedFields ?? []) {
     const e = entry as { manager?: string; subresource?: string; fieldsV1?: { 'f:data'?: Record<string, unknown> } };
     if (e.subresource) continue;
-    for (const field of Object.keys(e.fieldsV1?.['f:data'] ?? {})) {
-      if (!field.startsWith('f:')) continue;
-      const key = field.slice(2);
-      if (!owners.has(key)) owners.set(key, new Set());
-      owners.get(key)!.add(e.manager ?? '');
-    }
+    const into = ISSUING_MANAGERS.includes(e.manager ?? '') ? ours : others;
+    for (const field of Object.keys(e.fieldsV1?.['f:data'] ?? {})) if (field.startsWith('f:')) into.add(field.slice(2));
   }
-  const out = new Set<string>();
-  for (const [key, managers] of owners) if (MANAGED_KEYS.includes(key) && ![...managers].some((m) => ISSUING_MANAGERS.includes(m))) out.add(key);
-  return out;
+  return new Set([...others].filter((key) => MANAGED_KEYS.includes(key) && !ours.has(key)));
 }
 
 /**
