@@ -14,6 +14,10 @@ import type { BackoffConfig } from '../../shared/backoff.ts';
 import { detail, summarize, type CertificateDetail, type CertificateSummary, type RelatedObjects, type ViewContext } from '../model/certificate-view.ts';
 import { leafOf, type ParsedLeaf } from '../model/public-certificate.ts';
 import { byCodeUnits } from '../../api/ordering.ts';
+import { controllerOwnerUID } from '../../shared/ownership.ts';
+
+/** the requests informer's index: a request's controlling owner (its Certificate) */
+const BY_CONTROLLER = 'controller';
 
 export interface Snapshot {
   /** grows with every change seen: the browser refetches what it shows when it moves */
@@ -84,6 +88,8 @@ export class LiveView {
     const store = this.observedStore(opts.store);
     this.certificates = new Informer<CertificateObj>(store, Certificate, common);
     this.requests = new Informer<CertificateRequestObj>(store, CertificateRequest, common);
+    // each Certificate's requests, for its renewal time (dated from the current one, as the controllers do)
+    this.requests.addIndex(BY_CONTROLLER, (r) => { const uid = controllerOwnerUID(r); return uid ? [uid] : []; });
     this.orders = new Informer(store, Order, common);
     this.challenges = new Informer(store, Challenge, common);
     this.events = new Informer(store, EventType, common);
@@ -224,17 +230,7 @@ export class LiveView {
     const crts = [...ctx.certificates];
     const live = new Set(crts.map((c) => cacheKey(c.metadata.namespace, c.metadata.name ?? '')));
     for (const k of this.leaves.keys()) if (!live.has(k)) this.leaves.delete(k);
-    // each Certificate's requests, found in one pass (not a scan of all requests per Certificate)
-    const requestsOf = new Map<string, CertificateRequestObj[]>();
-    for (const r of this.requests.list()) {
-      for (const o of r.metadata.ownerReferences ?? []) {
-        if (o.kind !== 'Certificate' || !o.uid) continue;
-        const owned = requestsOf.get(o.uid);
-        if (owned) owned.push(r);
-        else requestsOf.set(o.uid, [r]);
-      }
-    }
-    const certificates = await Promise.all(crts.map(async (c) => summarize(c, await this.leafFor(c), ctx, requestsOf.get(c.metadata.uid ?? '') ?? [])));
+    const certificates = await Promise.all(crts.map(async (c) => summarize(c, await this.leafFor(c), ctx, this.requests.byIndex(BY_CONTROLLER, c.metadata.uid ?? ''))));
     certificates.sort((a, b) => byCodeUnits(a.namespace, b.namespace) || byCodeUnits(a.name, b.name));
     return { version, generatedAt: ctx.now.toISOString(), upstream: this.upstream, certificates };
   }
