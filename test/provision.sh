@@ -14,6 +14,8 @@ command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v chromium >/dev/null || need+=(chromium)
 # monitoring: promtool checks and unit-tests deploy/monitoring's alerting rules
 command -v promtool >/dev/null || need+=(prometheus)
+# a host that sleeps: the server under libfaketime sees its wall clock jump (test/e2e/clock-jump.test.ts)
+command -v faketime >/dev/null || need+=(faketime)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "provision: installing ${need[*]}" >&2
