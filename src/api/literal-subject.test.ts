@@ -34,3 +34,19 @@ test('admission and the CSR builder agree on every literalSubject, good or bad',
   }
   assert.deepEqual(parseLiteralSubject('CN=a,OU=x+OU=y').map((rdn) => rdn.map((a) => a.key)), [['CN'], ['OU', 'OU']]);
 });
+
+test('unknown keys are refused one error each, and the CN beside them still counts (upstream reads the whole DN first)', () => {
+  // only dnsNames-less Certificates show it: the CN is their one identity
+  const noSans = (literalSubject: string): KubeObject => {
+    const o = cert(literalSubject);
+    delete (o.spec as Record<string, unknown>).dnsNames;
+    return o;
+  };
+  const errors = validate(Certificate, noSans('CN=x, FOO=bar, BAZ=qux')).map((e) => `${e.field}: ${e.message}`);
+  assert.deepEqual(errors, [
+    'spec.literalSubject: Literal subject contains unrecognized key with value [bar]',
+    'spec.literalSubject: Literal subject contains unrecognized key with value [qux]',
+  ]);
+  // a DN that cannot be read at all has no CN to count
+  assert.ok(validate(Certificate, noSans('CN=x,')).some((e) => /at least one of commonName/.test(e.message)));
+});

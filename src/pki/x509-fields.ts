@@ -113,23 +113,39 @@ const LITERAL_SUBJECT_KEYS: Record<string, string> = {
 /** One attribute of a literalSubject: its key as written, its OID, and its value as text. */
 export interface LiteralSubjectAttribute { key: string; type: string; value: string }
 
-/** Why a literalSubject cannot be used; `unrecognizedValue` is set when the cause is an unknown key. */
+/** Why a literalSubject cannot be used. */
 export class LiteralSubjectError extends Error {
-  constructor(message: string, readonly unrecognizedValue?: string) {
+  constructor(message: string) {
     super(message);
   }
 }
 
+const unrecognizedKey = (value: string) => `Literal subject contains unrecognized key with value [${value}]`;
+
 /**
- * The one RFC 4514 parser of spec.literalSubject, used by admission and by the CSR builder: the
- * RDNs as written (last RDN of the Name first), each a list of attributes ('+' joins them).
+ * The RDNs of a literalSubject the CSR builder can encode (last RDN of the Name first), each a
+ * list of attributes ('+' joins them); throws LiteralSubjectError for any it cannot.
  */
 export function parseLiteralSubject(dn: string): LiteralSubjectAttribute[][] {
+  const { rdns, unrecognized } = readLiteralSubject(dn);
+  if (unrecognized.length) throw new LiteralSubjectError(unrecognized[0]);
+  return rdns;
+}
+
+/**
+ * The one RFC 4514 parser of spec.literalSubject, used by admission and (through
+ * parseLiteralSubject) by the CSR builder. A DN that cannot be read throws; an attribute whose key
+ * is neither one of cert-manager's nor an OID is left out and named in `unrecognized` (upstream's
+ * message for it), so admission reports each of them and still finds the CN beside them, as
+ * upstream's webhook does.
+ */
+export function readLiteralSubject(dn: string): { rdns: LiteralSubjectAttribute[][]; unrecognized: string[] } {
   // A lone surrogate would be encoded as U+FFFD, like Buffer.from (see utf8String).
   if (!isWellFormedString(dn)) throw new LiteralSubjectError('invalid literalSubject: not well-formed Unicode (lone UTF-16 surrogate)');
   const s = dn.trim();
   if (s === '') throw new LiteralSubjectError('invalid literalSubject: empty distinguished name');
   const rdns: LiteralSubjectAttribute[][] = [[]];
+  const unrecognized: string[] = [];
   let i = 0;
   while (i < s.length) {
     const eq = s.indexOf('=', i);
@@ -161,15 +177,15 @@ export function parseLiteralSubject(dn: string): LiteralSubjectAttribute[][] {
       value = text.trim();
     }
     const type = LITERAL_SUBJECT_KEYS[key] ?? (/^\d/.test(key) ? key : undefined);
-    if (!type) throw new LiteralSubjectError(`Literal subject contains unrecognized key with value [${value}]`, value);
-    rdns[rdns.length - 1].push({ key, type, value });
+    if (type) rdns[rdns.length - 1].push({ key, type, value });
+    else unrecognized.push(unrecognizedKey(value));
     if (i < s.length) {
       if (s[i] === ',') rdns.push([]);
       i++; // the ',' or '+' separator
       if (i >= s.length) throw new LiteralSubjectError('invalid literalSubject: DN ended with a trailing separator');
     }
   }
-  return rdns;
+  return { rdns, unrecognized };
 }
 
 /**

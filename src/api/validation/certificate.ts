@@ -1,7 +1,7 @@
 // Certificate: cert-manager's ValidateCertificateSpec (numbered as there), plus the renewal
 // windows, read by the parser the renewal controller uses (src/api/renewal-windows.ts).
 import { isIP } from 'node:net';
-import { parseLiteralSubject } from '../../pki/x509-fields.ts';
+import { readLiteralSubject } from '../../pki/x509-fields.ts';
 import { formatDuration } from '../duration.ts';
 import { CAInjectorAnnotation, CERT_MANAGER_PREFIX } from '../annotations.ts';
 import { defaultCertificateDurationMs, minimumCertificateDurationMs, minimumRenewBeforeMs } from '../defaults.ts';
@@ -79,7 +79,9 @@ function effectiveCommonName(spec: Obj, p: string, errs: Errors): string {
     // A lone surrogate is reported once, by validateWellFormed.
     if (isWellFormed(spec.literalSubject)) {
       try {
-        commonName = parseLiteralSubject(spec.literalSubject).flat().find((a) => a.type === commonNameOID)?.value ?? '';
+        const { rdns, unrecognized } = readLiteralSubject(spec.literalSubject);
+        commonName = rdns.flat().find((a) => a.type === commonNameOID)?.value ?? '';
+        for (const message of unrecognized) errs.invalid(lp, spec.literalSubject, message);
       } catch (err) {
         errs.invalid(lp, spec.literalSubject, (err as Error).message);
       }
