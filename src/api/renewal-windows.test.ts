@@ -79,3 +79,33 @@ test('every problem of every window is reported, at its field', () => {
     ['spec.renewal.windows[2].cron', 'cronDescriptor'],
   ]);
 });
+
+test('a CRON_TZ= or TZ= prefix names the zone of its expression, as robfig/cron (cert-manager\'s parser) reads it', () => {
+  const { windows, problems } = checkRenewalWindows([
+    { cron: 'CRON_TZ=America/Denver 0 2 * * 1-5', windowDuration: '2h' },
+    { cron: ['TZ=Asia/Kolkata @daily', '0 3 * * *'], duration: '1h' },
+  ]);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(windows.map((w) => [w.index, w.cron, w.timeZone]), [
+    [0, '0 2 * * 1-5', 'America/Denver'],
+    [1, '@daily', 'Asia/Kolkata'],
+    [1, '0 3 * * *', 'UTC'],
+  ]);
+  assert.deepEqual(windowErrors([{ cron: 'CRON_TZ=UTC 0 2 * * *', windowDuration: '2h' }]), []);
+});
+
+test('a CRON_TZ= prefix naming no zone, or beside a timeZone (upstream then reads six fields), is refused by both', () => {
+  for (const [windows, message] of [
+    [[{ cron: 'CRON_TZ=Mars/Olympus 0 2 * * *', windowDuration: '2h' }], /unknown time zone "Mars\/Olympus"/],
+    [[{ cron: 'CRON_TZ=UTC', windowDuration: '2h' }], /5 fields, (got|found) 0/],
+    [[{ cron: 'CRON_TZ=UTC 0 2 * * *', windowDuration: '2h', timezone: 'Europe/Paris' }], /CRON_TZ/],
+  ] as const) {
+    const controller = parseWindows(windows);
+    assert.ok('error' in controller, JSON.stringify(windows));
+    assert.match(controller.error, /^spec\.renewal\.windows\[0\]\.cron: /);
+    const errs = windowErrors([...windows]);
+    assert.equal(errs.length, 1, JSON.stringify(errs));
+    assert.equal(errs[0].field, 'spec.renewal.windows[0].cron');
+    assert.match(errs[0].message, message);
+  }
+});

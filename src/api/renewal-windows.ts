@@ -38,7 +38,7 @@ export type WindowProblemCode =
   | 'notList' | 'notObject' | 'wrongType'
   | 'unknownTimeZone'
   | 'durationRequired' | 'durationInvalid' | 'durationNotPositive'
-  | 'cronRequired' | 'cronEmptyList' | 'cronEmpty' | 'cronDescriptor' | 'cronFields' | 'cronSyntax';
+  | 'cronRequired' | 'cronEmptyList' | 'cronEmpty' | 'cronDescriptor' | 'cronFields' | 'cronSyntax' | 'cronTimeZone';
 
 export interface WindowProblem {
   code: WindowProblemCode;
@@ -159,7 +159,7 @@ export function checkRenewalWindows(windows: unknown, path = 'spec.renewal.windo
       return;
     }
     if (crons.length === 0) problems.push({ code: 'cronEmptyList', field: cronField, value: w.cron, message: 'must list at least one cron expression' });
-    const ok: { cron: string; neverOpens: boolean }[] = [];
+    const ok: { cron: string; neverOpens: boolean; timeZone: string }[] = [];
     for (const { expr, field } of crons) {
       if (typeof expr !== 'string') {
         problems.push({ code: 'wrongType', field, value: expr, message: 'must be a non-empty cron expression' });
@@ -169,11 +169,25 @@ export function checkRenewalWindows(windows: unknown, path = 'spec.renewal.windo
         problems.push({ code: 'cronEmpty', field, value: expr, message: 'must be a non-empty cron expression' });
         continue;
       }
-      const result = checkCronExpression(expr);
+      // robfig/cron's own zone prefix (cert-manager's parser): "CRON_TZ=Europe/Paris 0 2 * * *"
+      const prefix = /^(CRON_TZ|TZ)=(\S*)\s*/.exec(expr.trim());
+      let cronZone = timeZone;
+      if (prefix) {
+        const problem = typeof zoneValue === 'string' && zoneValue !== ''
+          ? `a ${prefix[1]}= prefix cannot be used with ${zoneField}: name the zone once`
+          : isKnownTimeZone(prefix[2]) ? undefined : `unknown time zone "${prefix[2]}" in the ${prefix[1]}= prefix`;
+        if (problem) {
+          problems.push({ code: 'cronTimeZone', field, value: expr, message: problem });
+          continue;
+        }
+        cronZone = prefix[2];
+      }
+      const cron = prefix ? expr.trim().slice(prefix[0].length) : expr;
+      const result = checkCronExpression(cron);
       if (!result.ok) problems.push({ code: result.code, field, value: expr, message: result.message, detail: result.detail, fieldCount: result.fieldCount });
-      else ok.push({ cron: expr.trim(), neverOpens: result.neverOpens });
+      else ok.push({ cron: cron.trim(), neverOpens: result.neverOpens, timeZone: cronZone });
     }
-    if (problems.length === before) for (const c of ok) parsed.push({ index, cron: c.cron, durationMs, timeZone, neverOpens: c.neverOpens });
+    if (problems.length === before) for (const c of ok) parsed.push({ index, cron: c.cron, durationMs, timeZone: c.timeZone, neverOpens: c.neverOpens });
   });
   return { windows: parsed, problems };
 }

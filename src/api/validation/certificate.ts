@@ -227,6 +227,7 @@ function windowFieldError(p: WindowProblem, errs: Errors): void {
     case 'cronDescriptor': return errs.invalid(p.field, p.value, `invalid cron syntax: unrecognized descriptor ${JSON.stringify(String(p.value).trim())}. ${cronHint}`);
     case 'cronFields': return errs.invalid(p.field, p.value, `invalid cron syntax: expected exactly 5 fields, found ${p.fieldCount}: ${JSON.stringify(String(p.value).trim())}. ${cronHint}`);
     case 'cronSyntax': return errs.invalid(p.field, p.value, `invalid cron syntax: ${p.detail}. ${cronHint}`);
+    case 'cronTimeZone': return errs.invalid(p.field, p.value, `invalid cron syntax: ${p.message}`);
   }
 }
 

@@ -220,6 +220,15 @@ test('both input spellings give the same decision', () => {
   });
   assert.deepEqual(certManager, seed);
   assert.equal(seed.kind === 'scheduled' && seed.renewalTime.toISOString(), '2026-02-08T00:59:59.000Z');
+  // robfig/cron's zone prefix, which cert-manager's parser reads, names the same zone
+  const cronTz = computeRenewal({
+    ...common,
+    windows: [
+      { cron: 'CRON_TZ=America/Denver 0 23 * * 1-5', windowDuration: '6h' },
+      { cron: 'TZ=America/Denver 0 10 * * 6,0', windowDuration: '8h' },
+    ],
+  });
+  assert.deepEqual(cronTz, seed);
   // The seed's spelling wins when both are present.
   const both = parseWindows([{ cron: '0 1 * * *', duration: '1h', windowDuration: '5h', timeZone: 'Asia/Kolkata', timezone: 'UTC' }]);
   assert.ok('windows' in both);
