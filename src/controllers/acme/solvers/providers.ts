@@ -10,6 +10,7 @@ import type { ChallengeSolver } from './solver.ts';
 import { selfCheckHTTP01 } from './http01.ts';
 import { cleanUpWebroot, presentWebroot } from './webroot.ts';
 import { ExecDNSHooks, selectsExecHook, type HookChallenge } from './dns01/exec-hook.ts';
+import { remainingChallenges } from './dns01/remaining-challenges.ts';
 import { checkTXT } from './dns01/txt-check.ts';
 import { challengeRecordName } from './dns01/challenge-record.ts';
 import { rfc2136Solver } from './dns01/rfc2136-solver.ts';
@@ -52,16 +53,16 @@ function hooksOf(options: ControllerOptions): ExecDNSHooks {
   return h;
 }
 
-/** The order's names and how many of its other DNS-01 challenges are still to be presented (certbot's hook variables). */
+/** The order's names and how many of its DNS-01 challenges come after this one (certbot's hook variables). */
 async function hookChallenge(ctx: ControllerContext, c: Challenge): Promise<HookChallenge> {
   const owner = c.metadata.ownerReferences?.find((r) => r.kind === 'Order');
   const ns = c.metadata.namespace;
   const order = owner ? await ctx.store.get<Order>(OrderType, ns, owner.name) : undefined;
-  const siblings = owner ? (await ctx.store.list<Challenge>(ChallengeType, { namespace: ns })).items.filter((x) => x.metadata.uid !== c.metadata.uid && x.metadata.ownerReferences?.some((r) => r.uid === owner.uid)) : [];
+  const ofOrder = owner ? (await ctx.store.list<Challenge>(ChallengeType, { namespace: ns })).items.filter((x) => x.metadata.ownerReferences?.some((r) => r.uid === owner.uid)) : [];
   return {
     domain: c.spec.dnsName,
     value: c.spec.key,
-    remaining: siblings.filter((x) => x.spec.type === 'DNS-01' && !x.status?.presented).length,
+    remaining: remainingChallenges(c, ofOrder, (order?.status?.authorizations ?? []).map((a) => a.url)),
     allDomains: order?.spec.dnsNames?.length ? order.spec.dnsNames : [c.spec.wildcard ? `*.${c.spec.dnsName}` : c.spec.dnsName],
   };
 }
