@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   const dnsResults: Result[] = [];
   try {
     // certsmith: one controller set, the account registered before timing starts.
-    const lc = await startLifecycle({ clock: realClock, options: { acmeHTTP01Listen: `127.0.0.1:${httpPort}`, acmeHTTP01SolverNameservers: [cts.dnsServer] } });
+    const lc = await startLifecycle({ clock: realClock, options: { acmeHTTP01Listen: `127.0.0.1:${httpPort}`, acmeHTTP01SelfCheckPort: httpPort, acmeHTTP01SolverNameservers: [cts.dnsServer] } });
     try {
       await lc.apply({
         apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'pebble' },

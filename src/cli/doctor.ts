@@ -4,6 +4,7 @@ import net from 'node:net';
 import type { Command } from 'commander';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
+import { parsePortFlag } from './listen-flag.ts';
 import { parseDuration } from '../api/duration.ts';
 
 interface DoctorFlags {
@@ -33,12 +34,6 @@ function nameservers(v: string | undefined, flag: string): string[] {
   return servers;
 }
 
-function port(v: string, flag: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new CliError(`${flag} must be a port number from 1 to 65535, got "${v}"`);
-  return n;
-}
-
 export function registerDoctorCommand(program: Command) {
   program
     .command('doctor')
@@ -58,8 +53,8 @@ export function registerDoctorCommand(program: Command) {
         nameservers: nameservers(flags.acmeHttp01SolverNameservers, '--acme-http01-solver-nameservers'),
         dns01Nameservers: nameservers(flags.dns01RecursiveNameservers, '--dns01-recursive-nameservers'),
         dns01NameserversOnly: !!flags.dns01RecursiveNameserversOnly,
-        authoritativePort: port(flags.dns01AuthoritativePort, '--dns01-authoritative-port'),
-        http01Port: port(flags.http01Port, '--http01-port'),
+        authoritativePort: parsePortFlag(flags.dns01AuthoritativePort, '--dns01-authoritative-port'),
+        http01Port: parsePortFlag(flags.http01Port, '--http01-port'),
         caaIdentities: flags.caaIdentity,
         backoff: { initialMs: parseDuration(flags.backoffInitial), maxMs: parseDuration(flags.backoffMax) },
         now: () => new Date(),

@@ -10,7 +10,7 @@ import type { EncryptionConfiguration } from '../store/sqlite/encryption.ts';
 import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
-import { parseListen } from './listen-flag.ts';
+import { parseListen, parsePortFlag } from './listen-flag.ts';
 import { listenForStop } from './signals.ts';
 import { backoffFromFlags, BackoffFlagError } from '../composition/backoff.ts';
 import { checkDataDir, DataDirError, ensureAccessToken, lockDataDir } from '../server/data-dir.ts';
@@ -30,6 +30,7 @@ export interface ControllerFlags {
   filesOwner?: string;
   deployHook?: string;
   acmeHttp01Listen?: string;
+  acmeHttp01SelfCheckPort?: string;
   acmeHttp01SolverNameservers?: string;
   acmeHttp01Webroot?: string;
   dns01AuthHook?: string;
@@ -176,6 +177,7 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     filesOwner: f.filesOwner,
     deployHook: f.deployHook,
     acmeHTTP01Listen: f.acmeHttp01Listen,
+    acmeHTTP01SelfCheckPort: f.acmeHttp01SelfCheckPort === undefined ? undefined : parsePortFlag(f.acmeHttp01SelfCheckPort, '--acme-http01-self-check-port'),
     acmeHTTP01SolverNameservers: list(f.acmeHttp01SolverNameservers),
     acmeHTTP01Webroot: f.acmeHttp01Webroot ? resolve(f.acmeHttp01Webroot) : undefined,
     dns01AuthHook: f.dns01AuthHook ? resolve(f.dns01AuthHook) : undefined,
@@ -242,7 +244,8 @@ export function addControllerFlags(cmd: Command): Command {
     .option('--issuer-ambient-credentials [bool]', "let namespaced Issuers' DNS-01 solvers do so too (cert-manager's flag)", booleanFlag('--issuer-ambient-credentials'), false)
     .option('--backoff-initial <duration>', 'first retry delay after a failed issuance (default 1h)')
     .option('--backoff-max <duration>', 'longest retry delay (default 32h)')
-    .option('--acme-http01-listen <host:port>', 'address of the HTTP-01 challenge responder')
+    .option('--acme-http01-listen <host:port>', 'address of the HTTP-01 challenge responder (default :80; behind a web server that proxies /.well-known/acme-challenge/ to it, a private address)')
+    .option('--acme-http01-self-check-port <port>', 'port the HTTP-01 self-check fetches each name\'s token from, as the CA does (default 80; only a test CA such as Pebble validates on another)')
     .option('--acme-http01-solver-nameservers <list>', 'comma-separated host:port resolvers for HTTP-01 self-checks')
     .option('--acme-http01-webroot <dir>', "write HTTP-01 tokens to DIR/.well-known/acme-challenge/ for the host's own web server (nginx, Apache) instead of listening (single host)")
     .option('--dns01-recursive-nameservers <list>', 'comma-separated host:port resolvers for DNS-01 self-checks')

@@ -30,7 +30,7 @@ export interface ControllerOptions {
   http01Mode?: 'embedded' | 'kubernetes';
   /** image of the Kubernetes-mode solver Pod (cert-manager's --acme-http01-solver-image); default certsmith:latest */
   acmeHTTP01SolverImage?: string;
-  /** port the Kubernetes-mode self-check GETs on the domain; 80 unless a test routes it elsewhere */
+  /** port every HTTP-01 self-check GETs on the domain, as the CA does (--acme-http01-self-check-port); 80 unless a test CA validates elsewhere */
   acmeHTTP01SelfCheckPort?: number;
   acmeHTTP01SolverNameservers?: string[];
   /**

@@ -29,6 +29,7 @@ describe('ACME ClusterIssuer against Pebble and named', () => {
       clock: realClock,
       options: {
         acmeHTTP01Listen: `127.0.0.1:${httpPort}`,
+        acmeHTTP01SelfCheckPort: httpPort,
         acmeHTTP01SolverNameservers: [named.server],
         dns01RecursiveNameservers: [named.server],
         // named's NS record points at port 53, where nothing listens on this machine.

@@ -25,7 +25,7 @@ describe('ACME faults', () => {
     cts = await startChallTestSrv();
     const httpPort = await freePort();
     pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort, nonceReject: 30, eabKeys: { [EAB_KID]: EAB_HMAC } });
-    lc = await startLifecycle({ clock: realClock, options: { acmeHTTP01Listen: `127.0.0.1:${httpPort}`, acmeHTTP01SolverNameservers: [cts.dnsServer] } });
+    lc = await startLifecycle({ clock: realClock, options: { acmeHTTP01Listen: `127.0.0.1:${httpPort}`, acmeHTTP01SelfCheckPort: httpPort, acmeHTTP01SolverNameservers: [cts.dnsServer] } });
   });
   after(async () => {
     await lc?.stop();

@@ -54,7 +54,7 @@ before(async () => {
   // the configuration a user writes: the ACME solver's listener, and where notifications go
   s = await startServer({
     dataDir: dir,
-    args: ['--acme-http01-listen', `127.0.0.1:${httpPort}`, '--acme-http01-solver-nameservers', cts.dnsServer, '--notify-webhook', receiver.url],
+    args: ['--acme-http01-listen', `127.0.0.1:${httpPort}`, '--acme-http01-self-check-port', String(httpPort), '--acme-http01-solver-nameservers', cts.dnsServer, '--notify-webhook', receiver.url],
   });
 });
 

@@ -41,7 +41,7 @@ const incarnations = new WeakMap<RunningServer, Incarnation[]>();
 export async function startCertsmith(t: Target, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
   const s = await startServer({
     dataDir, env,
-    args: ['--acme-http01-listen', `127.0.0.1:${t.httpPort}`, '--acme-http01-solver-nameservers', t.cts.dnsServer],
+    args: ['--acme-http01-listen', `127.0.0.1:${t.httpPort}`, '--acme-http01-self-check-port', String(t.httpPort), '--acme-http01-solver-nameservers', t.cts.dnsServer],
   });
   envOf.set(s, env);
   incarnations.set(s, [{ readyAt: new Date().toISOString(), output: () => s.output() }]);

@@ -27,7 +27,7 @@ describe('an unreachable ACME server shows on the Issuer', () => {
     const httpPort = await freePort();
     pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort });
     proxy = await startFaultProxy({ upstream: pebble.directoryUrl, upstreamCaPem: pebble.caPem });
-    lc = await startLifecycle({ clock: realClock, options: { acmeHTTP01Listen: `127.0.0.1:${httpPort}`, acmeHTTP01SolverNameservers: [cts.dnsServer] } });
+    lc = await startLifecycle({ clock: realClock, options: { acmeHTTP01Listen: `127.0.0.1:${httpPort}`, acmeHTTP01SelfCheckPort: httpPort, acmeHTTP01SolverNameservers: [cts.dnsServer] } });
     await lc.apply({
       apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'pebble' },
       spec: { acme: { server: proxy.directoryUrl, caBundle: b64(proxy.caPem), privateKeySecretRef: { name: 'pebble-account' }, solvers: [{ http01: { ingress: {} } }] } },

@@ -184,7 +184,7 @@ describe('dashboard in chromium against a real server', () => {
       '--listen', `127.0.0.1:${apiPort}`, '--dashboard-listen', `127.0.0.1:${serverDashboardPort}`,
       '--apply', 'examples/', '--apply', join(workDir, 'acme.yaml'),
       '--secrets-dir', join(workDir, 'live'), '--deploy-hook', join(workDir, 'deploy-hook.sh'),
-      '--acme-http01-listen', `127.0.0.1:${http01Port}`, '--acme-http01-solver-nameservers', cts.dnsServer,
+      '--acme-http01-listen', `127.0.0.1:${http01Port}`, '--acme-http01-self-check-port', String(http01Port), '--acme-http01-solver-nameservers', cts.dnsServer,
       // the DNS-01 hook adds no record: the self-check at the only resolver never sees the TXT
       '--dns01-exec', join(workDir, 'dns01-noop.sh'), '--dns01-recursive-nameservers', cts.dnsServer, '--dns01-recursive-nameservers-only',
     ];

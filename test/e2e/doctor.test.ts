@@ -66,7 +66,7 @@ describe('certsmith doctor', () => {
     const hook = path.join(dir, 'auth.sh');
     fs.writeFileSync(hook, `#!/bin/sh\nset -eu\ncurl -sf -X POST -d "{\\"host\\":\\"_acme-challenge.$CERTBOT_DOMAIN.\\",\\"value\\":\\"stale-value\\"}" ${cts.managementUrl}/set-txt\n`, { mode: 0o755 });
     server = await startServer({
-      args: ['--acme-http01-listen', `127.0.0.1:${httpPort}`, '--acme-http01-solver-nameservers', cts.dnsServer,
+      args: ['--acme-http01-listen', `127.0.0.1:${httpPort}`, '--acme-http01-self-check-port', String(httpPort), '--acme-http01-solver-nameservers', cts.dnsServer,
         '--dns01-recursive-nameservers', cts.dnsServer, '--dns01-recursive-nameservers-only', '--dns01-auth-hook', hook],
     });
     await apply({

@@ -86,15 +86,17 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 before(async () => {
   cts = await startChallTestSrv();
   // Pebble validates HTTP-01 on a port nobody serves: the challenge fails at the CA after
-  // certsmith's own self-check (against its responder) passed.
+  // certsmith's own self-check passed (pointed at its responder's own port).
   pebble = await startPebble({ dnsServer: cts.dnsServer, httpPort: await freePort() });
+  const responderPort = await freePort();
   const metricsPort = await freePort();
   offlineHost = `127.0.0.1:${await freePort()}`;
   const started = Date.now();
   server = await startServer({
     args: [
       '--apply', join(repoRoot, 'examples'), '--metrics-listen', `127.0.0.1:${metricsPort}`,
-      '--acme-http01-listen', `127.0.0.1:${await freePort()}`, '--acme-http01-solver-nameservers', cts.dnsServer,
+      '--acme-http01-listen', `127.0.0.1:${responderPort}`, '--acme-http01-self-check-port', String(responderPort),
+      '--acme-http01-solver-nameservers', cts.dnsServer,
     ],
   });
   const manifests = [

@@ -22,7 +22,13 @@ function nginxBinary(): string {
   return 'nginx';
 }
 
-export async function startNginx(opts: { port: number; /** server names answered 404 for everything (validation fails there) */ refuse?: string[] }): Promise<Nginx> {
+export async function startNginx(opts: {
+  port: number;
+  /** server names answered 404 for everything (validation fails there) */
+  refuse?: string[];
+  /** the README's other way: challenges proxied to certsmith's listener on this 127.0.0.1 port instead of served from the webroot */
+  proxyChallengesTo?: number;
+}): Promise<Nginx> {
   const dir = await makeTempDir('nginx');
   // mkdtemp makes 0700: the workers (nobody) must traverse down to the webroot
   await fsp.chmod(dir, 0o755);
@@ -54,8 +60,9 @@ http {
     root ${webroot};
     # what the README tells users to add
     location ^~ /.well-known/acme-challenge/ {
-      default_type text/plain;
-      try_files $uri =404;
+      ${opts.proxyChallengesTo ? `proxy_pass http://127.0.0.1:${opts.proxyChallengesTo};
+      proxy_set_header Host $host;` : `default_type text/plain;
+      try_files $uri =404;`}
     }
   }
   ${refused}

@@ -21,7 +21,9 @@ function http01Solver(ctx: ControllerContext, rt: AcmeRuntime, c: Challenge): Ch
       const server = await rt.http01();
       // Tokens live in memory: after a restart a presented challenge must be served again.
       await server.present(c.spec.token, c.spec.key);
-      return selfCheckHTTP01({ dnsName: c.spec.dnsName, token: c.spec.token, keyAuth: c.spec.key, port: server.port, nameservers: ctx.options.acmeHTTP01SolverNameservers });
+      // where the CA fetches it (port 80), not the listener's own port: behind a web server that
+      // proxies the path to a private listener, only the web server's port shows what the CA will see
+      return selfCheckHTTP01({ dnsName: c.spec.dnsName, token: c.spec.token, keyAuth: c.spec.key, port: ctx.options.acmeHTTP01SelfCheckPort ?? 80, nameservers: ctx.options.acmeHTTP01SolverNameservers });
     },
     async cleanUp() {
       await (await rt.http01()).cleanUp(c.spec.token);
