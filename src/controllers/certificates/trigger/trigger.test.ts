@@ -31,6 +31,14 @@ test('backs off 1h·2^(n-1) from lastFailureTime, capped at 32h', () => {
   }
 });
 
+test('a failure dated after now (the wall clock was stepped back) waits the delay from now, not the step as well', () => {
+  // stepped back a day: without the bound, a 1h backoff would wait 25h
+  const d = decideTrigger(failing({ lastFailureTime: new Date(now.getTime() + 24 * HOUR).toISOString(), issuanceAttempts: 1 }), now, defaultBackoff);
+  assert.equal(d.conditions, undefined, 'still backing off');
+  assert.equal(d.requeueAfterMs, HOUR);
+  assert.match(d.events[0].message, new RegExp(`next attempt will be at ${new Date(now.getTime() + HOUR).toISOString().replace('.000', '')}`));
+});
+
 test('an object from before the feature (no counter) waits 1h; cert-manager\'s counter is read too', () => {
   const d = decideTrigger(failing({ lastFailureTime: new Date(now.getTime() - 59 * 60_000).toISOString() }), now, defaultBackoff);
   assert.equal(d.requeueAfterMs, 60_000);

@@ -72,8 +72,11 @@ function backoffWait(input: TriggerInput, now: Date, cfg: BackoffConfig): Trigge
   // The certificate still in use bounds the wait: a retry always comes before it would expire
   // without another attempt (backoff.ts expiryBoundedDelay).
   const notAfter = input.secret ? secretCertificate(input.secret)?.notAfter : undefined;
+  // a failure dated after now means the wall clock was stepped back since: wait the delay from now,
+  // not the length of the step as well
+  const lastFailureTime = new Date(Math.min(Date.parse(status.lastFailureTime), now.getTime()));
   const next = nextAttemptTime({
-    lastFailureTime: new Date(status.lastFailureTime), attempts, uid: input.certificate.metadata.uid ?? '', cfg,
+    lastFailureTime, attempts, uid: input.certificate.metadata.uid ?? '', cfg,
     spread: spreadsRetries(input.failuresInSameMinute), ...(notAfter ? { notAfter } : {}),
   });
   const left = next.getTime() - now.getTime();
