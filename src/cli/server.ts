@@ -317,7 +317,7 @@ export function registerServerCommand(program: Command) {
         manifestProblems = [`error: ${e.file}: ${e.message}`];
       }
       // loaded here, not at the top: every other command would pay for the controllers' start-up
-      const [{ realClock }, { createLogger }, { compose }, { openSqliteStore, DamagedStoreError }, { ensureServingCertificate }, { writeKubeconfig }] = await Promise.all([
+      const [{ realClock }, { createLogger }, { compose }, { openSqliteStore, DamagedStoreError }, { ensureServingCertificate, keepServingCertificateFresh }, { writeKubeconfig }] = await Promise.all([
         import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../composition/index.ts'), import('../store/sqlite/index.ts'),
         import('../server/tls.ts'), import('../server/kubeconfig.ts'),
       ]);
@@ -368,6 +368,20 @@ export function registerServerCommand(program: Command) {
         const server = `https://${clientHost.includes(':') ? `[${clientHost}]` : clientHost}:${api.port}`;
         const kubeconfig = join(dataDir, 'kubeconfig');
         writeKubeconfig(kubeconfig, { server, caPem: tls.caPem, token, socketPath: api.socketPath });
+        let servedCA = tls.caPem;
+        const stopServingRenewal = keepServingCertificateFresh({
+          dataDir, hosts: [host], clock: realClock, current: tls,
+          apply(next) {
+            api.setServingCertificate(next);
+            if (next.caPem !== servedCA) {
+              servedCA = next.caPem;
+              writeKubeconfig(kubeconfig, { server, caPem: next.caPem, token, socketPath: api.socketPath });
+            }
+            logger.info('renewed the API server\'s serving certificate');
+          },
+          onError: (e) => logger.warn({ err: { message: e.message } }, 'could not renew the API server\'s serving certificate; the current one is served until the next check'),
+        });
+        stopped.push(async () => stopServingRenewal());
 
         if (flags.controllers) {
           // as one more replica on cert-manager's Lease, so that a `certsmith controller --leader-elect` beside it waits

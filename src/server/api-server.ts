@@ -78,6 +78,8 @@ export interface RunningApiServer {
   port: number;
   /** the Unix socket it also serves on, when one was asked for and the path fits in a socket address */
   socketPath?: string;
+  /** serves new connections with this certificate (the HTTPS listener; the socket has none) */
+  setServingCertificate(tls: { certPem: string; keyPem: string }): void;
   close(): Promise<void>;
 }
 
@@ -185,6 +187,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     url,
     port,
     ...(socketServer ? { socketPath: opts.socketPath } : {}),
+    setServingCertificate(tls) {
+      if (server instanceof https.Server) server.setSecureContext({ cert: tls.certPem, key: tls.keyPem });
+    },
     async close() {
       for (const finish of [...ctx.openWatches]) finish();
       // closing a listening Unix socket removes its file

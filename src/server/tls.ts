@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { X509Certificate, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { createSelfSignedCA, issueServingPair } from '../pki/serving.ts';
+import type { Clock } from '../runtime/clock.ts';
 
 // The certificates are built by certsmith's own signer (pki/sign.ts, what the CA and SelfSigned
 // issuers use), which the server loads anyway, and checked with Node's X509Certificate:
@@ -43,14 +44,17 @@ export async function ensureServingCertificate(dataDir: string, opts: ServingCer
 
   let ca = loadPair(files.caCert, files.caKey);
   let caRenewed = false;
-  if (!ca || nearExpiry(ca.cert, now)) {
+  // not for a clock that is behind the CA (a box without a real-time clock booting before NTP
+  // steps it, a step back): kubeconfigs handed out trust this CA, and a new one would break them
+  // for good once the clock is right; the serving certificate, below, is re-issued valid now
+  if (!ca || dueForRenewal(ca.cert, now)) {
     ca = await createCA(now);
     writePair(files.caCert, files.caKey, ca.certPem, ca.keyPem);
     caRenewed = true;
   }
 
   let serving = loadPair(files.cert, files.key);
-  if (!serving || caRenewed || nearExpiry(serving.cert, now) || !covers(serving.cert, hosts) || !issuedBy(serving.cert, ca.cert)) {
+  if (!serving || caRenewed || dueForRenewal(serving.cert, now) || notYetValid(serving.cert, now) || !covers(serving.cert, hosts) || !issuedBy(serving.cert, ca.cert)) {
     serving = await createServing(ca, hosts, now);
     writePair(files.cert, files.key, serving.certPem, serving.keyPem);
   }
@@ -78,11 +82,54 @@ function writePair(certPath: string, keyPath: string, certPem: string, keyPem: s
 }
 
 /** Renew once two thirds of the lifetime have passed, as cert-manager does by default. */
-function nearExpiry(cert: X509Certificate, now: Date): boolean {
+function dueForRenewal(cert: X509Certificate, now: Date): boolean {
   const notBefore = Date.parse(cert.validFrom);
   const notAfter = Date.parse(cert.validTo);
-  const lifetime = notAfter - notBefore;
-  return now.getTime() >= notAfter - lifetime / 3 || now.getTime() < notBefore;
+  return now.getTime() >= notAfter - (notAfter - notBefore) / 3;
+}
+
+function notYetValid(cert: X509Certificate, now: Date): boolean {
+  return now.getTime() < Date.parse(cert.validFrom);
+}
+
+/** How often a running server looks at its serving certificate. */
+export const SERVING_CHECK_MS = 10 * 60_000;
+
+/**
+ * Keeps a running server's certificate valid: it was looked at only at start, so a server up for
+ * a year served an expired one, and after the wall clock stepped back, one not yet valid, and
+ * kubectl failed until a restart. Every SERVING_CHECK_MS the files are checked as at start and
+ * what changed is handed to apply (the listener's new context; a new CA, which only a CA near
+ * its own expiry brings, for the kubeconfig too). Returns the function that stops it.
+ */
+export function keepServingCertificateFresh(o: {
+  dataDir: string;
+  hosts?: string[];
+  clock: Clock;
+  current: ServingCertificate;
+  apply: (tls: ServingCertificate) => void;
+  onError?: (e: Error) => void;
+}): () => void {
+  let current = o.current;
+  let cancel: (() => void) | undefined;
+  let stopped = false;
+  const arm = () => {
+    cancel = o.clock.setTimer(SERVING_CHECK_MS, () => {
+      cancel = undefined;
+      ensureServingCertificate(o.dataDir, { hosts: o.hosts, now: o.clock.now() }).then((next) => {
+        if (stopped || next.certPem === current.certPem) return;
+        current = next;
+        o.apply(next);
+      }, (e: Error) => o.onError?.(e)).finally(() => {
+        if (!stopped) arm();
+      });
+    });
+  };
+  arm();
+  return () => {
+    stopped = true;
+    cancel?.();
+  };
 }
 
 /** Every host among the certificate's subjectAltNames (IP addresses as iPAddress entries, names as dNSName entries). */
