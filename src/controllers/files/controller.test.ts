@@ -120,6 +120,43 @@ test('issued files verify with openssl, renewal replaces them and runs the hook 
   }
 });
 
+test('files laid out anew for the same certificate (an upgrade adds a file): written again, the hook not run again; after a crash before the hook, it runs', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const runsFile = join(root, 'runs');
+  const options: ControllerOptions = { secretsDir: dir, deployHook: `echo "$CERTSMITH_CERTIFICATE_NAME $CERTSMITH_REVISION" >> ${runsFile}` };
+  const lc = await startLifecycle({ options });
+  const runs = () => readFileSync(runsFile, 'utf8').trim().split('\n');
+  // the ledger as an older certsmith left it: the same revision, files that hashed otherwise
+  const ledgerSays = (change: (r: { hash: string; revision?: number }) => void) => {
+    const ledger = JSON.parse(readFileSync(join(dir, '.hooks.json'), 'utf8'));
+    change(ledger['default/web-tls']);
+    writeFileSync(join(dir, '.hooks.json'), JSON.stringify(ledger));
+  };
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('web', { dnsNames: ['web.example.test'] }));
+    await lc.settle();
+    assert.deepEqual(runs(), ['web 1']);
+
+    await lc.running.stop();
+    ledgerSays((r) => { r.hash = 'files-of-an-older-layout'; });
+    await restart(lc, options);
+    assert.deepEqual(runs(), ['web 1'], 'the same certificate and key: no reload of the web server');
+    const current = JSON.parse(readFileSync(join(dir, '.hooks.json'), 'utf8'))['default/web-tls'];
+    assert.notEqual(current.hash, 'files-of-an-older-layout', 'the ledger now names the files as they are');
+
+    // killed after the files of revision 1 went live and before its hook ran: the ledger names revision 0's
+    await lc.running.stop();
+    ledgerSays((r) => { r.hash = 'files-of-revision-0'; r.revision = 0; });
+    await restart(lc, options);
+    assert.deepEqual(runs(), ['web 1', 'web 1'], 'the hook a crash interrupted runs at the restart');
+  } finally {
+    await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('a failing hook yields a Warning Event and retries with backoff; other Certificates go on meanwhile', async () => {
   const root = tmp();
   const dir = join(root, 'live');

@@ -190,7 +190,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
         filesEvents.event(crt, 'Warning', FILES_ROLLED_BACK, message);
       }
       await filesCondition(crt, undefined);
-      await deployWhenDue(crt, key, ref, secret, hash);
+      await deployWhenDue(crt, key, ref, secret, hash, before !== undefined && before === lf.find((f) => f.name === 'tls.crt')?.content.toString('utf8'));
     },
   };
 
@@ -248,9 +248,20 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
     });
   }
 
-  async function deployWhenDue(crt: CertificateObj, key: string, ref: LineageRef, secret: Secret, hash: string): Promise<void> {
-    if (ledger.get(key)?.hash === hash) {
+  /** sameAsLive: the certificate these files hold is the one that was live before they were written */
+  async function deployWhenDue(crt: CertificateObj, key: string, ref: LineageRef, secret: Secret, hash: string, sameAsLive: boolean): Promise<void> {
+    const record = ledger.get(key);
+    if (record?.hash === hash) {
       pending.delete(key);
+      return;
+    }
+    // Files written anew for the certificate the hook already ran for (a newer certsmith adds a
+    // file, --files-owner changed): the hook is for a new certificate, not a new layout, so the
+    // web servers of a fleet are not reloaded by an upgrade. The ledger's revision tells a hook
+    // already run from one a crash interrupted after the files went live.
+    if (sameAsLive && record && record.revision === crt.status?.revision) {
+      pending.delete(key);
+      await ledger.set(key, { ...record, hash });
       return;
     }
     // the status still describes the previous certificate; its update wakes us again
