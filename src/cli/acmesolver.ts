@@ -108,8 +108,8 @@ export function registerAcmeSolverCommand(program: Command) {
       for (const f of ['domain', 'token', 'key'] as const) if (!flags[f]) throw new CliError(`--${f} is required`);
       // the solver's one line per request is its whole purpose: not silenced like the controllers under test
       // pino is loaded by this command only: every other command would pay for it at start
-      const { createLogger } = await import('../runtime/logger.ts');
-      const logger = createLogger({ name: 'acmesolver', level: (process.env.CERTSMITH_LOG_LEVEL as 'info' | undefined) ?? 'info' });
+      const { createLogger, logLevelFromEnv } = await import('../runtime/logger.ts');
+      const logger = createLogger({ name: 'acmesolver', level: logLevelFromEnv() ?? 'info' });
       let solver: RunningAcmeSolver;
       try {
         solver = await startAcmeSolver({ host: flags.listenHost, port, domain: flags.domain!, token: flags.token!, key: flags.key!, logger });

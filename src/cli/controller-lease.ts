@@ -9,6 +9,7 @@ import { LeaderElector, type Lease } from '../runtime/leaderelection.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Store } from '../store/store.ts';
+import { CliError } from './cli-error.ts';
 
 /** The Lease cert-manager's controller elects its leader on, so the two never run side by side unnoticed. */
 export const leaseName = 'cert-manager-controller';
@@ -108,7 +109,8 @@ export async function runServerControllers(o: {
   if (startFailure) {
     stopping = true;
     await elector?.stop();
-    throw new Error(`the controllers failed to start: ${startFailure.message}`);
+    // a flag's problem (a port in use) already says what to change
+    throw startFailure instanceof CliError ? startFailure : new Error(`the controllers failed to start: ${startFailure.message}`);
   }
   return {
     async stop() {

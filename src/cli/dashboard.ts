@@ -25,8 +25,8 @@ function duration(value: string | undefined, flag: string): number | undefined {
   }
 }
 
-/** HOST:PORT of a loopback address, or a CliError naming the flag. */
-async function loopbackListen(listen: string, flag: string): Promise<{ host: string; port: number }> {
+/** HOST:PORT of a loopback address, or a CliError naming the flag (the server checks its --dashboard-listen with it before it starts anything). */
+export async function loopbackListen(listen: string, flag: string): Promise<{ host: string; port: number }> {
   const { host, port } = parseListen(listen, flag);
   const { checkLoopback, DashboardAddressError } = await import('../dashboard/index.ts');
   try {

@@ -15,3 +15,23 @@ export function parsePortFlag(v: string, flag: string): number {
   if (!Number.isInteger(n) || n < 1 || n > 65535) throw new CliError(`${flag} must be a port number from 1 to 65535, got "${v}"`);
   return n;
 }
+
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the address is in use (another program listens there); choose another port',
+  EACCES: 'not allowed to listen there (a port below 1024 needs root or CAP_NET_BIND_SERVICE)',
+  EADDRNOTAVAIL: 'no network interface of this host has that address',
+};
+
+/**
+ * A failure to listen, said by the flag that named the address ("--metrics-listen
+ * 127.0.0.1:9402: the address is in use ..."), or the error unchanged when none of them did.
+ */
+export function listenFailure(e: unknown, flags: [flag: string, value: string | undefined][]): unknown {
+  const err = e as (NodeJS.ErrnoException & { port?: number }) | undefined;
+  const reason = err?.code ? LISTEN_FAILURES[err.code] : undefined;
+  if (!reason) return e;
+  for (const [flag, value] of flags) {
+    if (value && parseListen(value, flag).port === err!.port) return new CliError(`${flag} ${value}: ${reason}`);
+  }
+  return e;
+}

@@ -10,7 +10,7 @@ import type { EncryptionConfiguration } from '../store/sqlite/encryption.ts';
 import { readManifests, ManifestError } from './manifests.ts';
 import { applyManifests } from './apply-manifests.ts';
 import { CliError } from './cli-error.ts';
-import { parseListen, parsePortFlag } from './listen-flag.ts';
+import { listenFailure, parseListen, parsePortFlag } from './listen-flag.ts';
 import { listenForStop } from './signals.ts';
 import { backoffFromFlags, BackoffFlagError } from '../composition/backoff.ts';
 import { checkDataDir, DataDirError, ensureAccessToken, lockDataDir } from '../server/data-dir.ts';
@@ -289,6 +289,8 @@ export function registerServerCommand(program: Command) {
     .action(async (flags: ServerFlags) => {
       const stop = listenForStop();
       const { host, port } = parseListen(flags.listen);
+      // refused now, not once the controllers have issued and the files and hooks have run
+      if (flags.dashboardListen) await (await import('./dashboard.ts')).loopbackListen(flags.dashboardListen, '--dashboard-listen');
       // the embedded server always serves the Gateway API types, so its shim is on unless turned off
       const options = { ...controllerOptionsFrom(flags), enableGatewayAPI: flags.enableGatewayApi ?? true };
       const encryption = await encryptionFlag(flags.encryptionProviderConfig);
@@ -363,7 +365,8 @@ export function registerServerCommand(program: Command) {
           logger.warn({ token: join(dataDir, 'token') }, 'made a new API token for a data dir whose store has none (restored without its token file?): kubeconfigs from before get 401 Unauthorized; use the new kubeconfig in the data dir');
         }
         // the CLI on this host talks to the socket (no TLS set-up per command); kubectl and remote clients use HTTPS
-        const api = await stack.serveApi({ host, port, tls, token, socketPath: join(dataDir, 'api.sock') });
+        const api = await stack.serveApi({ host, port, tls, token, socketPath: join(dataDir, 'api.sock') })
+          .catch((e) => { throw listenFailure(e, [['--listen', flags.listen]]); });
         const clientHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
         const server = `https://${clientHost.includes(':') ? `[${clientHost}]` : clientHost}:${api.port}`;
         const kubeconfig = join(dataDir, 'kubeconfig');
@@ -388,11 +391,12 @@ export function registerServerCommand(program: Command) {
           const { runServerControllers } = await import('./controller-lease.ts');
           const controllers = await runServerControllers({
             store, clock: realClock, logger,
-            start: () => stack.startControllers({ options: { ...options, apiServerCABundle: tls.caPem } }),
+            start: () => stack.startControllers({ options: { ...options, apiServerCABundle: tls.caPem } })
+              .catch((e) => { throw listenFailure(e, [['--metrics-listen', flags.metricsListen], ['--health-listen', flags.healthListen]]); }),
             say: (line) => process.stderr.write(`${line}\n`),
             onLaterStartFailure: (e) => {
               // a server without its controllers would answer /readyz and renew nothing: exit, and let the supervisor restart it
-              process.stderr.write(`error: the controllers failed to start: ${e.message}\n`);
+              process.stderr.write(e instanceof CliError ? `error: ${e.message}\n` : `error: the controllers failed to start: ${e.message}\n`);
               process.exitCode = 1;
               process.kill(process.pid, 'SIGTERM');
             },

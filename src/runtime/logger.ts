@@ -26,9 +26,21 @@ export interface CreateLoggerOptions {
   destination?: DestinationStream;
 }
 
-function defaultLevel(): LogLevel {
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** CERTSMITH_LOG_LEVEL, checked: pino's own refusal ("default level:verbose must be included in custom levels") named neither the variable nor the levels */
+export function logLevelFromEnv(): LogLevel | undefined {
   const fromEnv = process.env.CERTSMITH_LOG_LEVEL;
-  if (fromEnv) return fromEnv as LogLevel;
+  if (!fromEnv) return undefined;
+  if (!(LOG_LEVELS as readonly string[]).includes(fromEnv)) {
+    throw new Error(`CERTSMITH_LOG_LEVEL "${fromEnv}" is not a log level: use one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return fromEnv as LogLevel;
+}
+
+function defaultLevel(): LogLevel {
+  const fromEnv = logLevelFromEnv();
+  if (fromEnv) return fromEnv;
   // node's test runner marks the processes it spawns; test output stays readable that way.
   return process.env.NODE_TEST_CONTEXT ? 'silent' : 'info';
 }

@@ -375,3 +375,47 @@ test('SIGTERM while the server starts is a clean stop once it has started, never
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test('the server refuses a bad --dashboard-listen or a bad CERTSMITH_LOG_LEVEL before it stores or issues anything, naming what is wrong', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-early-'));
+  try {
+    const start = (args: string[], env: NodeJS.ProcessEnv = {}) => run(process.execPath, [certsmithBin, 'server', '--data-dir', join(dataDir, 'state'),
+      '--apply', join(repoRoot, 'examples'), '--secrets-dir', join(dataDir, 'live'),
+      '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--health-listen', '127.0.0.1:0', ...args], { env: { ...process.env, ...env }, timeoutMs: 60_000 });
+    const dashboard = await start(['--dashboard-listen', '0.0.0.0:0']);
+    assert.equal(dashboard.code, 1, dashboard.stderr);
+    assert.match(dashboard.stderr, /--dashboard-listen 0\.0\.0\.0:0: "0\.0\.0\.0" is not a loopback address/);
+    assert.doesNotMatch(dashboard.stdout + dashboard.stderr, /manifest applied|listening/);
+    assert.equal(existsSync(join(dataDir, 'state', 'state.db')), false, 'nothing stored');
+    assert.equal(existsSync(join(dataDir, 'live', 'default')), false, 'nothing issued to files');
+
+    const level = await start([], { CERTSMITH_LOG_LEVEL: 'verbose' });
+    assert.equal(level.code, 1, level.stderr);
+    assert.match(level.stderr, /CERTSMITH_LOG_LEVEL "verbose" is not a log level: use one of trace, debug, info, warn, error, fatal, silent/);
+    assert.equal(existsSync(join(dataDir, 'state', 'state.db')), false);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a port in use is named by its flag, --listen and --metrics-listen alike', async () => {
+  const net = await import('node:net');
+  const holder = net.createServer();
+  await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+  const busy = `127.0.0.1:${(holder.address() as import('node:net').AddressInfo).port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-busy-'));
+  try {
+    const start = (listen: string, metrics: string) => run(process.execPath, [certsmithBin, 'server', '--data-dir', join(dataDir, 'state'),
+      '--listen', listen, '--metrics-listen', metrics, '--health-listen', '127.0.0.1:0'], { timeoutMs: 60_000 });
+    const api = await start(busy, '127.0.0.1:0');
+    assert.equal(api.code, 1, api.stderr);
+    assert.match(api.stderr, new RegExp(`^error: --listen ${busy}: the address is in use \\(another program listens there\\); choose another port`, 'm'));
+    const metrics = await start('127.0.0.1:0', busy);
+    assert.equal(metrics.code, 1, metrics.stderr);
+    assert.match(metrics.stderr, new RegExp(`^error: --metrics-listen ${busy}: the address is in use`, 'm'));
+    assert.doesNotMatch(metrics.stderr, /controllers failed/);
+  } finally {
+    holder.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
