@@ -13,3 +13,7 @@ test('deployHookRevision reads back the revision deployHookMessage wrote; 0 for 
   for (const [name, message, want] of rows) assert.equal(deployHookRevision(message), want, name);
   assert.equal(deployHookMessage(3, 'exited with status 0', ': reloaded'), 'Deploy hook for revision 3 exited with status 0: reloaded');
 });
+
+test('a certificate certsmith adopted (no revision yet) is named as such, not as revision "?"', () => {
+  assert.equal(deployHookMessage(undefined, 'exited with status 0'), 'Deploy hook for the adopted certificate (no revision yet) exited with status 0');
+});

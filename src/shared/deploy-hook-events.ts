@@ -10,9 +10,12 @@ export const DEPLOY_HOOK_REASONS: ReadonlySet<string> = new Set([DEPLOY_HOOK_SUC
 
 const PREFIX = 'Deploy hook for revision ';
 
-/** "Deploy hook for revision N <status>[ (attempt n, retrying in d)][: output]" */
+/**
+ * "Deploy hook for revision N <status>[ (attempt n, retrying in d)][: output]"; a Secret adopted
+ * as it was (from certbot, another cluster) has no revision until certsmith first issues one.
+ */
 export function deployHookMessage(revision: number | undefined, status: string, rest = ''): string {
-  return `${PREFIX}${revision ?? '?'} ${status}${rest}`;
+  return `${revision === undefined ? 'Deploy hook for the adopted certificate (no revision yet)' : `${PREFIX}${revision}`} ${status}${rest}`;
 }
 
 /** The revision a deploy-hook Event is about; 0 when it names none. */
