@@ -319,7 +319,7 @@ export function registerServerCommand(program: Command) {
         manifestProblems = [`error: ${e.file}: ${e.message}`];
       }
       // loaded here, not at the top: every other command would pay for the controllers' start-up
-      const [{ realClock }, { createLogger }, { compose }, { openSqliteStore, DamagedStoreError }, { ensureServingCertificate, keepServingCertificateFresh }, { writeKubeconfig }] = await Promise.all([
+      const [{ realClock }, { createLogger }, { compose }, { openSqliteStore, DamagedStoreError, StoreFormatError }, { ensureServingCertificate, keepServingCertificateFresh }, { writeKubeconfig }] = await Promise.all([
         import('../runtime/clock.ts'), import('../runtime/logger.ts'), import('../composition/index.ts'), import('../store/sqlite/index.ts'),
         import('../server/tls.ts'), import('../server/kubeconfig.ts'),
       ]);
@@ -335,7 +335,7 @@ export function registerServerCommand(program: Command) {
       try {
         stateStore = openSqliteStore({ path: join(dataDir, 'state.db'), encryption });
       } catch (e) {
-        if (e instanceof DamagedStoreError) throw new CliError(`--data-dir: ${e.message}`);
+        if (e instanceof DamagedStoreError || e instanceof StoreFormatError) throw new CliError(`--data-dir: ${e.message}`);
         throw e;
       }
       const stack = compose({ store: stateStore, clock: realClock, logger, builtinAdmission: flags.builtinAdmission });

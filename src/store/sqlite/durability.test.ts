@@ -87,3 +87,31 @@ test('a damaged state.db is refused naming the file, what SQLite found and what 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a store records its format; one written by a newer certsmith is refused naming both formats, and left as it was', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-format-'));
+  try {
+    const path = join(dir, 'state.db');
+    const store = openSqliteStore({ path });
+    await store.create(SecretType, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'default' }, data: {} });
+    await store.close();
+    const db = new Database(path);
+    const format = Number((db.prepare("SELECT v FROM meta WHERE k = 'format'").get() as { v: string } | undefined)?.v);
+    assert.ok(format >= 1, 'the format is recorded');
+    db.prepare("UPDATE meta SET v = ? WHERE k = 'format'").run(String(format + 1));
+    db.close();
+    const before = readFileSync(path);
+    assert.throws(() => openSqliteStore({ path }), (e: Error) =>
+      e.message === `${path}: written by a newer certsmith (store format ${format + 1}; this one reads format ${format} and older): run that version or a later one, or restore state.db from a backup taken before the upgrade`);
+    assert.deepEqual(readFileSync(path), before, 'nothing written');
+    // an older store (no format recorded) opens and is stamped
+    const old = new Database(path);
+    old.prepare("DELETE FROM meta WHERE k = 'format'").run();
+    old.close();
+    const reopened = openSqliteStore({ path });
+    assert.equal((await reopened.get(SecretType, 'default', 's'))?.metadata.name, 's');
+    await reopened.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

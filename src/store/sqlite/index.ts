@@ -2,6 +2,7 @@
 import { SqliteStore, type SqliteStoreOptions } from './sqlite-store.ts';
 
 export { SqliteStore, type SqliteStoreOptions };
+export { StoreFormatError } from './schema.ts';
 
 /** What SQLite says of a file that is not, or no longer, a database it can read. */
 const DAMAGED = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB']);

@@ -8,6 +8,25 @@ import type { StoredValue } from './encryption.ts';
 export const changeTypeCode = { ADDED: 1, MODIFIED: 2, DELETED: 3 } as const;
 export const changeTypeName = { 1: 'ADDED', 2: 'MODIFIED', 3: 'DELETED' } as const;
 
+/**
+ * The layout and meaning of what this build writes, recorded in meta as `format` (a store from
+ * before the record is format 1). A build that changes them so that an older one would misread
+ * the store raises it (and migrates older stores where it opens them); an older build then
+ * refuses the store instead of running on it (issue: a downgrade ran silently).
+ */
+export const STORE_FORMAT = 1;
+
+export class StoreFormatError extends Error {}
+
+/** Refuses a store a newer build wrote, before anything is written to it. */
+export function checkStoreFormat(db: Database.Database, path: string): void {
+  const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+  const recorded = hasMeta ? Number((db.prepare("SELECT v FROM meta WHERE k = 'format'").get() as { v: string } | undefined)?.v ?? 1) : 1;
+  if (recorded > STORE_FORMAT) {
+    throw new StoreFormatError(`${path}: written by a newer certsmith (store format ${recorded}; this one reads format ${STORE_FORMAT} and older): run that version or a later one, or restore state.db from a backup taken before the upgrade`);
+  }
+}
+
 export function createSchema(db: Database.Database): void {
   db.exec(`
     CREATE TABLE IF NOT EXISTS log (

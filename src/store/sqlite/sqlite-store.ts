@@ -22,7 +22,7 @@ import {
   namespaceTerminating, normalizeSecret, prepareNamespace, qualifiedResource, validateCoreKind, validateSecret,
 } from './admission.ts';
 import { ValueTransformer, type EncryptionConfiguration, type StoredValue } from './encryption.ts';
-import { changeTypeCode, changeTypeName, createSchema, prepareStatements, type KeyRow, type Statements } from './schema.ts';
+import { changeTypeCode, changeTypeName, checkStoreFormat, createSchema, prepareStatements, STORE_FORMAT, type KeyRow, type Statements } from './schema.ts';
 import { WatchHub, type ChangeRecord, type InitialPages } from './watch-hub.ts';
 import { BackgroundCheckpointer, type CheckpointResult } from './background-checkpoint.ts';
 import { checkObject, checkObjectSize, checkObjectUpdate, checkValueShape, isMap } from '../object-checks.ts';
@@ -172,6 +172,12 @@ export class SqliteStore implements Store {
     const onDisk = o.path !== ':memory:' && o.path !== '';
     if (onDisk) ownerOnlyFile(o.path);
     this.db = new Database(o.path);
+    try {
+      checkStoreFormat(this.db, o.path);
+    } catch (e) {
+      this.db.close();
+      throw e;
+    }
     // before anything is written: only a new database takes it without a VACUUM (see below)
     this.db.pragma('auto_vacuum = INCREMENTAL');
     this.db.pragma('journal_mode = WAL');
@@ -189,6 +195,7 @@ export class SqliteStore implements Store {
     // (INCREMENTAL needs the pointer map that only VACUUM adds to an existing file)
     if (this.db.pragma('auto_vacuum', { simple: true }) !== 2) this.db.exec('VACUUM');
     this.st = prepareStatements(this.db);
+    if (this.st.getMeta.get('format')?.v !== String(STORE_FORMAT)) this.st.setMeta.run('format', String(STORE_FORMAT));
     const run = this.db.transaction((fn: () => unknown) => fn());
     this.inTx = <R>(fn: () => R) => run(fn) as R;
     this.compactedRev = Number(this.st.getMeta.get('compacted')?.v ?? 0);
