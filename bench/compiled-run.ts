@@ -1,17 +1,23 @@
 // Benchmarks that hold the server in their own process (to count issuances, read its caches,
 // force collections) run its code as the product does: bundled by esbuild, as dist/ is, and
-// run by plain node. Under tsx the same process also holds tsx's loader thread and its caches
+// run by node with the flags of bin/certsmith.mjs's #! line. Under tsx the same process also holds tsx's loader thread and its caches
 // of transpiled sources and source maps (about 40 MB of RSS before any Certificate exists) and
 // transpiles each module a controller first imports in the middle of a measurement.
 // A benchmark calls runCompiled(import.meta.url) first: run through tsx, it bundles itself into
 // bench/.compiled/, runs that with the same arguments and exits with its status; run compiled,
 // it returns and the benchmark goes on.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const COMPILED = 'CERTSMITH_BENCH_COMPILED';
+
+/** node's flags on bin/certsmith.mjs's #! line: the product runs with them, so the benchmarks do */
+function productNodeFlags(): string[] {
+  const first = readFileSync(fileURLToPath(new URL('../bin/certsmith.mjs', import.meta.url)), 'utf8').split('\n', 1)[0];
+  return (/^#!\/usr\/bin\/env -S node (.*)$/.exec(first)?.[1] ?? '').split(' ').filter(Boolean);
+}
 
 /** node's own flags (--cpu-prof, --heapsnapshot-signal ...) pass on; tsx's loader flags do not */
 function withoutTsx(args: string[]): string[] {
@@ -41,7 +47,7 @@ export async function runCompiled(entryUrl: string): Promise<void> {
     // bundled CommonJS (none of certsmith's own code) may still call require
     banner: { js: "import { createRequire as __certsmithRequire } from 'node:module'; const require = __certsmithRequire(import.meta.url);" },
   });
-  const r = spawnSync(process.execPath, [...withoutTsx(process.execArgv), outfile, ...process.argv.slice(2)], {
+  const r = spawnSync(process.execPath, [...productNodeFlags(), ...withoutTsx(process.execArgv), outfile, ...process.argv.slice(2)], {
     stdio: 'inherit', env: { ...process.env, [COMPILED]: '1' },
   });
   process.exit(r.status ?? 1);
