@@ -7,6 +7,7 @@ import { parseCertificate } from '../../pki/parse.ts';
 import type { RenewalDecision } from './renewal-time.ts';
 import { decideTrigger } from '../../controllers/certificates/trigger/trigger.ts';
 import { defaultBackoff } from '../backoff.ts';
+import { renewalFor } from './renewal-decision.ts';
 import { generatePrivateKey } from '../../pki/keys.ts';
 import { createCSR } from '../../pki/csr.ts';
 import { signCertificate } from '../../pki/sign.ts';
@@ -84,6 +85,24 @@ test('holdForMinimumInterval table', () => {
     assert.deepEqual(got.baseTime, r.d.baseTime, `${r.name}: baseTime is still the renewBefore time`);
     assert.match(got.message, /held until .* by the minimum interval between issuances/, r.name);
   }
+});
+
+test('a renewal held past the end of its window moves to the start of the next window before expiry, not outside every window', () => {
+  // 48h with renewBefore 24h, windows 02:00-03:00Z daily: the window before the renewBefore time
+  // ends 7 minutes before the 4.8h hold does
+  const notBefore = new Date('2026-11-27T22:23:32Z');
+  const notAfter = new Date('2026-11-29T22:23:32Z');
+  const windows = [{ cron: '0 3 * * *', duration: '1h', timeZone: 'Europe/Berlin' }];
+  const d = renewalFor({ spec: { renewBefore: '24h', renewal: { windows } } } as never, { notBefore, notAfter } as never);
+  assert.equal(d.kind, 'scheduled');
+  if (d.kind !== 'scheduled') return;
+  assert.equal(d.renewalTime.toISOString(), '2026-11-29T02:00:00.000Z', d.message);
+  assert.equal(d.window?.start.toISOString(), '2026-11-29T02:00:00.000Z');
+  assert.match(d.message, /held until 2026-11-28T03:11:32Z by the minimum interval/);
+  assert.match(d.message, /the start of the next renewal window/);
+  // no window left before expiry: the held time stands
+  const late = renewalFor({ spec: { renewBefore: '24h', renewal: { windows: [{ cron: '0 3 28 11 *', duration: '1h', timeZone: 'Europe/Berlin' }] } } } as never, { notBefore, notAfter } as never);
+  assert.equal(late.kind === 'scheduled' && late.renewalTime.toISOString(), '2026-11-28T03:11:32.000Z');
 });
 
 test('trigger: the minimum interval holds time-driven renewal only, never what a user caused', async () => {

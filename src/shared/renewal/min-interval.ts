@@ -15,7 +15,7 @@
 // above 90% of the duration), which no sensible configuration asks for, and bounds any
 // Certificate to at most ~10 renewals per lifetime and 12 per hour. Issuances a user caused
 // (spec changed, Secret missing or altered, `certsmith renew`) are never held.
-import type { RenewalDecision } from './renewal-time.ts';
+import { nextWindowStartAfter, parseWindows, windowContaining, type RenewalDecision } from './renewal-time.ts';
 import { isoTime } from '../../api/conditions.ts';
 import type { CertificateInfo } from '../../pki/parse.ts';
 import { decodeBase64, parseCertMemo } from '../parse-memo.ts';
@@ -47,18 +47,31 @@ export function issuanceTimeOf(leaf: CertificateInfo, request?: { metadata: { cr
   return same ? lastIssuanceTime(leaf.notBefore, request!.metadata.creationTimestamp) : leaf.notBefore;
 }
 
-/** Moves a scheduled renewal that comes too soon after the last issuance to the earliest allowed time. */
+/**
+ * Moves a scheduled renewal that comes too soon after the last issuance to the earliest allowed
+ * time; when the renewal was placed in a renewal window and that time is outside every window, to
+ * the start of the next window before expiry (renewals happen inside maintenance windows), else
+ * the earliest time stands.
+ */
 export function holdForMinimumInterval(
   d: RenewalDecision, leaf: { notBefore: Date; notAfter: Date }, issuedAt: Date = leaf.notBefore,
   interval = { ms: minimumIssuanceIntervalMs(leaf.notBefore, leaf.notAfter), rule: 'max(5m, 10% of the validity)' },
+  /** spec.renewal.windows, read only when a hold moves a renewal that was placed in a window */
+  windowsSpec?: unknown,
 ): RenewalDecision {
   if (d.kind !== 'scheduled') return d;
   // Whole seconds, like every renewal time (status fields are RFC 3339 seconds).
   const earliest = new Date(Math.ceil((issuedAt.getTime() + interval.ms) / 1000) * 1000);
   if (d.renewalTime.getTime() >= earliest.getTime()) return d;
-  return {
-    ...d,
-    renewalTime: earliest,
-    message: `${d.message}; held until ${isoTime(earliest)} by the minimum interval between issuances (${interval.rule} after the last one)`,
-  };
+  const held = `${d.message}; held until ${isoTime(earliest)} by the minimum interval between issuances (${interval.rule} after the last one)`;
+  const parsed = d.window && windowsSpec ? parseWindows(windowsSpec) : undefined;
+  const windows = parsed && 'windows' in parsed ? parsed.windows : [];
+  if (windows.length && !windowContaining(windows, earliest)) {
+    const next = nextWindowStartAfter(windows, earliest, leaf.notAfter);
+    if (next && next.start.getTime() < leaf.notAfter.getTime()) {
+      return { ...d, renewalTime: next.start, window: next, message: `${held}, which is outside every renewal window: renewing at ${isoTime(next.start)}, the start of the next renewal window` };
+    }
+    return { ...d, renewalTime: earliest, window: undefined, message: `${held}; no renewal window opens after that before the certificate expires` };
+  }
+  return { ...d, renewalTime: earliest, message: held };
 }

@@ -44,7 +44,7 @@ export function renewalFor(certificate: CertificateObj, leaf: CertificateInfo, i
     ...(ari ? { ari } : {}),
   });
   if (d.kind === 'scheduled' && d.reason.startsWith('ARI')) return holdForCaAnswer(d, leaf, certificate.status?.revision, issuedAt);
-  return holdForMinimumInterval(d, leaf, issuedAt);
+  return holdForMinimumInterval(d, leaf, issuedAt, undefined, renewal.windows);
 }
 
 /**
