@@ -157,6 +157,57 @@ test('files laid out anew for the same certificate (an upgrade adds a file): wri
   }
 });
 
+test('a Certificate whose Secret holds a certificate about to be replaced (re-applied with another spec, secretName switched back) publishes no stale files and runs the hook once, for the new one', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const runsFile = join(root, 'runs');
+  const lc = await startLifecycle({ options: { secretsDir: dir, deployHook: `echo "$CERTSMITH_CERTIFICATE_NAME $CERTSMITH_SECRET_NAME $CERTSMITH_REVISION $(openssl x509 -noout -ext subjectAltName -in "$CERTSMITH_CERT_PATH" | tail -n +2 | tr -d ' ')" >> ${runsFile}` } });
+  const runs = () => (existsSync(runsFile) ? readFileSync(runsFile, 'utf8').trim().split('\n') : []);
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('c', { dnsNames: ['c.example.test'] }));
+    await lc.settle();
+    assert.deepEqual(runs(), ['c c-tls 1 DNS:c.example.test']);
+    // deleted and re-applied with one more name: its kept Secret is for the old spec
+    await lc.store.delete(Certificate, 'default', 'c');
+    await lc.settle();
+    await lc.apply(certificate('c', { dnsNames: ['c.example.test', 'c2.example.test'] }));
+    await lc.settle();
+    assert.deepEqual(runs(), ['c c-tls 1 DNS:c.example.test', 'c c-tls 1 DNS:c.example.test,DNS:c2.example.test'], 'no run for the stale certificate');
+
+    // secretName moved away and back: c-tls still holds revision 1's certificate, the Certificate is at 2
+    await lc.apply(certificate('c', { dnsNames: ['c.example.test', 'c2.example.test'], secretName: 'c2-tls' }));
+    await lc.settle();
+    await lc.apply(certificate('c', { dnsNames: ['c.example.test', 'c2.example.test'], secretName: 'c-tls' }));
+    await lc.settle();
+    const last = runs().slice(2);
+    assert.deepEqual(last.map((l) => l.split(' ').slice(0, 3).join(' ')), ['c c2-tls 2', 'c c-tls 3'], JSON.stringify(runs()));
+  } finally {
+    await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a secretName changed away from a Secret its Certificate owns (--enable-certificate-owner-ref): the old files go as without the flag, not kept and never renewed', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const lc = await startLifecycle({ options: { secretsDir: dir, enableCertificateOwnerRef: true } });
+  try {
+    await withCA(lc);
+    await lc.apply(certificate('a', { dnsNames: ['a.example.test'] }));
+    await lc.settle();
+    assert.ok(existsSync(join(dir, 'default', 'a-tls')));
+    await lc.apply(certificate('a', { dnsNames: ['a.example.test'], secretName: 'a2-tls' }));
+    await lc.settle();
+    assert.ok(existsSync(join(dir, 'default', 'a2-tls')));
+    assert.ok(await lc.store.get<Secret>(SecretType, 'default', 'a-tls'), 'the old Secret is kept, as cert-manager keeps it');
+    assert.equal(existsSync(join(dir, 'default', 'a-tls')), false, 'the old files are not the Certificate\'s any more');
+  } finally {
+    await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('a failing hook yields a Warning Event and retries with backoff; other Certificates go on meanwhile', async () => {
   const root = tmp();
   const dir = join(root, 'live');

@@ -5,7 +5,7 @@ import { SecretType } from '../../api/resources.ts';
 import type { ControllerContext, ControllerSpec, ReconcileResult } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
 import { certificateCaches, ownedRequests, type CertificateCaches } from '../certificates/gather.ts';
-import { issuanceCompleting, secretCertificate } from '../certificates/policies.ts';
+import { firstViolation, issuanceCompleting, secretCertificate, secretPolicies } from '../certificates/policies.ts';
 import { nextRevision, requestForRevision } from '../../shared/revisions.ts';
 import { CERTIFICATES_BY_SECRET } from '../../shared/certificate-index.ts';
 import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_SUCCEEDED, deployHookMessage } from '../../shared/deploy-hook-events.ts';
@@ -166,7 +166,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
         failures.delete(key);
         if (!ctx.options.keepFiles) {
           const removed = await guarded(crt, ref, 'FilesRemoveFailed', 'Files under --secrets-dir not removed', () => removeLineage(ref));
-          if (removed) log.info({ lineage: key }, crt ? 'removed files of a Certificate that is not mirrored' : 'removed files of a deleted Certificate');
+          if (removed) log.info({ lineage: key }, crt ? 'removed files of a Certificate that is not mirrored' : 'removed files of a Secret no Certificate names (deleted, or its secretName changed)');
         }
         if (crt) await filesCondition(crt, undefined);
         await ledger.delete(key);
@@ -178,6 +178,11 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       if (!secret || secret.type !== TLS) return;
       const lf = lineageFiles(secret.data);
       if (!lf) return;
+      // a Secret about to be issued anew (it no longer fits the spec, the key or the current
+      // request: a Certificate re-applied with other names, a secretName switched back to an old
+      // Secret) keeps the files serving what they have, and no hook runs for a certificate that
+      // is being replaced
+      if (crt && replacedSoon(c, crt, secret)) return;
       const hash = lineageHash(lf, owner?.text);
       // what is live now, read only when these files are not the ones last published
       const before = ledger.get(key)?.hash === hash ? undefined : await liveCertificate(ref).catch(() => undefined);
@@ -334,6 +339,17 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
   }
 }
 
+/** Whether the trigger will issue anew for this Secret: a check other than time fails (policies.ts). */
+function replacedSoon(c: CertificateCaches, crt: CertificateObj, secret: Secret): boolean {
+  const requests = ownedRequests(c, crt);
+  const revision = crt.status?.revision;
+  return firstViolation(secretPolicies, {
+    certificate: crt, secret,
+    currentCR: revision === undefined ? undefined : requestForRevision(requests, revision),
+    nextCR: requestForRevision(requests, nextRevision(crt)),
+  }) !== undefined;
+}
+
 /**
  * The Certificate this Secret's files belong to: its controlling owner, or the Certificate
  * naming it in spec.secretName whose name the Secret's certificate-name annotation carries.
@@ -344,8 +360,9 @@ function claimant(c: CertificateCaches, namespace: string, name: string, secret:
   if (!secret) return named[0];
   const ref = secret.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'Certificate');
   if (ref) {
+    // the owner reference stays on a Secret its Certificate no longer names (secretName changed), as upstream leaves it
     const owner = c.certificates.get(namespace, ref.name);
-    if (owner && owner.metadata.uid === ref.uid) return owner;
+    if (owner && owner.metadata.uid === ref.uid && owner.spec.secretName === name) return owner;
   }
   const annotated = secret.metadata.annotations?.[CertificateAnnotation.certificateName];
   return named.find((crt) => crt.metadata.name === annotated);

@@ -100,6 +100,10 @@ test('a renewal held past the end of its window moves to the start of the next w
   assert.equal(d.window?.start.toISOString(), '2026-11-29T02:00:00.000Z');
   assert.match(d.message, /held until 2026-11-28T03:11:32Z by the minimum interval/);
   assert.match(d.message, /the start of the next renewal window/);
+  // EarliestWindow: a weekly window that opens within the first tenth of a 90-day life is skipped for the next one
+  const weekly = renewalFor({ spec: { renewal: { policy: 'EarliestWindow', windows: [{ cron: '0 2 * * 0', duration: '4h' }] } } } as never,
+    { notBefore: new Date('2026-11-30T08:04:26Z'), notAfter: new Date('2027-02-28T08:04:26Z') } as never);
+  assert.equal(weekly.kind === 'scheduled' && weekly.renewalTime.toISOString(), '2026-12-13T02:00:00.000Z', weekly.kind === 'scheduled' ? weekly.message : weekly.kind);
   // no window left before expiry: the held time stands
   const late = renewalFor({ spec: { renewBefore: '24h', renewal: { windows: [{ cron: '0 3 28 11 *', duration: '1h', timeZone: 'Europe/Berlin' }] } } } as never, { notBefore, notAfter } as never);
   assert.equal(late.kind === 'scheduled' && late.renewalTime.toISOString(), '2026-11-28T03:11:32.000Z');
