@@ -151,6 +151,12 @@ test('files laid out anew for the same certificate (an upgrade adds a file): wri
     ledgerSays((r) => { r.hash = 'files-of-revision-0'; r.revision = 0; });
     await restart(lc, options);
     assert.deepEqual(runs(), ['web 1', 'web 1'], 'the hook a crash interrupted runs at the restart');
+
+    // ca.crt replaced by hand (another CA to trust, for a server that checks client certificates): the hook runs
+    const secret = (await lc.store.get<Secret>(SecretType, 'default', 'web-tls'))!;
+    await lc.store.update(SecretType, { ...secret, data: { ...secret.data, 'ca.crt': secret.data!['tls.crt'] } });
+    await lc.settle();
+    assert.deepEqual(runs(), ['web 1', 'web 1', 'web 1'], 'a new ca.crt is new material for the web server');
   } finally {
     await lc.stop();
     rmSync(root, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_SUCCEEDED, deployHookMessage } from '..
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
 import { lineageFiles, lineageHash, rollbackOf } from './lineage-files.ts';
-import { isSafeLineageName, lineageExists, listLineages, liveCertificate, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
+import { isSafeLineageName, lineageExists, listLineages, liveCertificates, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
 import { parseFileOwner, type FileOwner } from '../../shared/file-owner.ts';
 import { HookLedger } from './hook-ledger.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
@@ -185,17 +185,18 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       if (crt && replacedSoon(c, crt, secret)) return;
       const hash = lineageHash(lf, owner?.text);
       // what is live now, read only when these files are not the ones last published
-      const before = ledger.get(key)?.hash === hash ? undefined : await liveCertificate(ref).catch(() => undefined);
+      const before = ledger.get(key)?.hash === hash ? undefined : await liveCertificates(ref).catch(() => undefined);
       const published = await guarded(crt, ref, 'FilesPublishFailed', 'Files under --secrets-dir not written', () => publishLineage(ref, lf, hash, { owner, keep: o.keepVersions }));
       if (published.changed) log.info({ lineage: key, version: published.version }, 'files updated');
-      const back = published.changed && before ? rollbackOf(before, lf.find((f) => f.name === 'cert.pem')!.content.toString('utf8')) : undefined;
+      const back = published.changed && before ? rollbackOf(before.tls, lf.find((f) => f.name === 'cert.pem')!.content.toString('utf8')) : undefined;
       if (back) {
         const message = `The files went back to an older certificate: serial ${back.next.serialNumber} (issued ${isoTime(back.next.notBefore)}) replaced serial ${back.live.serialNumber} (issued ${isoTime(back.live.notBefore)}), because the Secret holds the older one (a data dir restored from a backup, or the Secret put back by hand). \`certsmith renew -n ${crt.metadata.namespace} ${crt.metadata.name}\` issues a new certificate`;
         log.warn({ lineage: key, version: published.version }, message);
         filesEvents.event(crt, 'Warning', FILES_ROLLED_BACK, message);
       }
       await filesCondition(crt, undefined);
-      await deployWhenDue(crt, key, ref, secret, hash, before !== undefined && before === lf.find((f) => f.name === 'tls.crt')?.content.toString('utf8'));
+      const served = (name: string) => lf.find((f) => f.name === name)?.content.toString('utf8');
+      await deployWhenDue(crt, key, ref, secret, hash, before !== undefined && before.tls === served('tls.crt') && before.ca === served('ca.crt'));
     },
   };
 
@@ -253,7 +254,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
     });
   }
 
-  /** sameAsLive: the certificate these files hold is the one that was live before they were written */
+  /** sameAsLive: the certificates these files hold (tls.crt, ca.crt) are the ones live before they were written */
   async function deployWhenDue(crt: CertificateObj, key: string, ref: LineageRef, secret: Secret, hash: string, sameAsLive: boolean): Promise<void> {
     const record = ledger.get(key);
     if (record?.hash === hash) {

@@ -127,20 +127,24 @@ export function currentVersion(ref: LineageRef): Promise<{ version: string; hash
 }
 
 /**
- * The live version's tls.crt, read without following a symlink: what the files serve now, to
- * compare with what is about to replace it.
+ * The live version's tls.crt and ca.crt (undefined when it has none), read without following a
+ * symlink: what the files serve now, to compare with what is about to replace it.
  */
-export function liveCertificate(ref: LineageRef): Promise<string | undefined> {
+export function liveCertificates(ref: LineageRef): Promise<{ tls: string; ca?: string } | undefined> {
   return withLiveVersion(ref, async (ns, live, keep) => {
     const versions = await ns.child(versionsName(ref.name));
     const dir = versions && await keep(versions).child(live.version);
     if (!dir) return undefined;
-    try {
-      return await readFile(keep(dir).entry('tls.crt'), { encoding: 'utf8', flag: constants.O_RDONLY | constants.O_NOFOLLOW });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw dir.shownError(e);
-    }
+    const read = async (name: string) => {
+      try {
+        return await readFile(keep(dir).entry(name), { encoding: 'utf8', flag: constants.O_RDONLY | constants.O_NOFOLLOW });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw dir.shownError(e);
+      }
+    };
+    const tls = await read('tls.crt');
+    return tls === undefined ? undefined : { tls, ca: await read('ca.crt') };
   });
 }
 
