@@ -70,6 +70,7 @@ export const realClock: Clock = {
     clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
   }),
 };
+
 interface FakeTimer { at: number; fn: () => void; id: number }
 
 /** A clock that only moves when told to; timers due by the new time fire in order. */
