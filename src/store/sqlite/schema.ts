@@ -12,7 +12,7 @@ export const changeTypeName = { 1: 'ADDED', 2: 'MODIFIED', 3: 'DELETED' } as con
  * The layout and meaning of what this build writes, recorded in meta as `format` (a store from
  * before the record is format 1). A build that changes them so that an older one would misread
  * the store raises it (and migrates older stores where it opens them); an older build then
- * refuses the store instead of running on it (issue: a downgrade ran silently).
+ * refuses the store instead of running on it (a downgrade used to run on silently).
  */
 export const STORE_FORMAT = 1;
 
