@@ -1,6 +1,6 @@
 // Benchmarks that hold the server in their own process (to count issuances, read its caches,
 // force collections) run its code as the product does: bundled by esbuild, as dist/ is, and
-// run by node with the flags of bin/certsmith.mjs's #! line. Under tsx the same process also holds tsx's loader thread and its caches
+// run by node with the flags bin/certsmith.mjs runs it with. Under tsx the same process also holds tsx's loader thread and its caches
 // of transpiled sources and source maps (about 40 MB of RSS before any Certificate exists) and
 // transpiles each module a controller first imports in the middle of a measurement.
 // A benchmark calls runCompiled(import.meta.url) first: run through tsx, it bundles itself into
@@ -13,10 +13,10 @@ import { fileURLToPath } from 'node:url';
 
 const COMPILED = 'CERTSMITH_BENCH_COMPILED';
 
-/** node's flags on bin/certsmith.mjs's #! line: the product runs with them, so the benchmarks do */
+/** node's flags in bin/certsmith.mjs's exec line: the product runs with them, so the benchmarks do */
 function productNodeFlags(): string[] {
-  const first = readFileSync(fileURLToPath(new URL('../bin/certsmith.mjs', import.meta.url)), 'utf8').split('\n', 1)[0];
-  return (/^#!\/usr\/bin\/env -S node (.*)$/.exec(first)?.[1] ?? '').split(' ').filter(Boolean);
+  const text = readFileSync(fileURLToPath(new URL('../bin/certsmith.mjs', import.meta.url)), 'utf8');
+  return (/^":" \/\/; exec node (.*) "\$0" "\$@"$/m.exec(text)?.[1] ?? '').split(' ').filter(Boolean);
 }
 
 /** node's own flags (--cpu-prof, --heapsnapshot-signal ...) pass on; tsx's loader flags do not */

@@ -1,9 +1,13 @@
-#!/usr/bin/env -S node --no-memory-reducer
-// (--no-memory-reducer: V8's memory reducer, made for a browser tab going idle, runs full
-// collections once allocation slows after a burst; a server's heap is mostly caches alive for the
-// whole run, so they free little and cost the most when there is nothing to do: 6-9 of them in
-// the minute after 100,000 issuances, about 10 % of a core. V8 reads the flag only at start; the
-// Dockerfile's ENTRYPOINT passes the same flags, bench/compiled-run.ts reads them from here.)
+#!/bin/sh
+":" //; exec node --no-memory-reducer "$0" "$@"
+// The two lines above are read by sh, then by node: sh runs node with its flags on this file
+// (node skips the #! line and reads the second as a string and a comment). `#!/usr/bin/env -S
+// node FLAGS` would say the same, but BusyBox's env (Alpine, node's alpine images) and the BSDs'
+// have no -S. --no-memory-reducer: V8's memory reducer, made for a browser tab going idle, runs
+// full collections once allocation slows after a burst; a server's heap is mostly caches alive
+// for the whole run, so they free little and cost the most when there is nothing to do: 6-9 of
+// them in the minute after 100,000 issuances, about 10 % of a core. V8 reads the flag only at
+// start; the Dockerfile's ENTRYPOINT passes the same flags, bench/compiled-run.ts reads them here.
 // The certsmith command: runs the bundled JavaScript in dist/, which `npm ci` builds (the
 // prepare script; `npm run build` rebuilds it). The TypeScript sources run through tsx only in
 // development and tests (`npm run certsmith -- ARGS`), never here: compiling at every start
