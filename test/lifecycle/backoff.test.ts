@@ -202,3 +202,28 @@ test('a failure is announced by one Backoff Event with count 1, however often th
     await lc.stop();
   }
 });
+
+test('a restart during the wait does not announce the same failure again (the record of what was announced is in memory)', async () => {
+  const lc = await setup();
+  try {
+    await decideNext(lc, 'app', 'deny');
+    await lc.advance(10 * 60_000);
+    for (let i = 0; i < 3; i++) {
+      await lc.running.stop();
+      lc.running = await startControllers({ store: lc.store, clock: lc.clock, logger: silentLogger, options: { noAutoApprove: true, metricsListen: '', healthListen: '' } });
+      await lc.settle();
+    }
+    const backoffs = (await lc.store.list<CoreEvent>(EventType, { namespace: 'default' })).items
+      .filter((e) => e.involvedObject.name === 'app' && e.reason === 'Backoff');
+    assert.equal(backoffs.length, 1, backoffs.map((e) => `${e.metadata.name} ${e.message}`).join('\n'));
+    // the next failure is announced
+    await lc.advance(HOUR);
+    await decideNext(lc, 'app', 'deny');
+    const after = (await lc.store.list<CoreEvent>(EventType, { namespace: 'default' })).items
+      .filter((e) => e.involvedObject.name === 'app' && e.reason === 'Backoff');
+    // (the first one's Event has expired by now: Events live an hour)
+    assert.deepEqual(after.map((e) => [e.count, /after 2 failed attempt/.test(e.message ?? '')]), [[1, true]], after.map((e) => e.message).join('\n'));
+  } finally {
+    await lc.stop();
+  }
+});

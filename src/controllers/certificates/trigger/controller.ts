@@ -32,6 +32,8 @@ export function triggerController(shared: ControllerContext): ControllerSpec {
   // look (its own status write, a Secret or request update, a resync), and one failure is
   // announced once, not counted up as if it had happened again.
   const announced = new Map<string, string>();
+  // a failure's Backoff Event is recorded within this long of it, or it was recorded before a restart
+  const ANNOUNCED_WITHIN_MS = 5 * 60_000;
   return {
     name: 'certificates-trigger',
     watch: (enqueue) => watchCertificateGraph(c, enqueue, triggerWakes),
@@ -73,6 +75,11 @@ export function triggerController(shared: ControllerContext): ControllerSpec {
       }
       const backoffEvent = d.events.find((e) => e.reason === BACKOFF_EVENT_REASON);
       if (!backoffEvent) announced.delete(key);
+      // what was announced is not kept across a restart: a failure older than the restart's first
+      // look was announced when it happened (the trigger looks at once after the failure)
+      else if (!announced.has(key) && ctx.clock.now().getTime() - Date.parse(crt.status?.lastFailureTime ?? '') > ANNOUNCED_WITHIN_MS) {
+        announced.set(key, backoffEvent.message);
+      }
       const events = d.events.filter((e) => e !== backoffEvent || announced.get(key) !== e.message);
       record(ctx, crt, events);
       if (backoffEvent && events.includes(backoffEvent)) {
