@@ -148,10 +148,15 @@ export async function targetSecret(ctx: ControllerContext, c: CertificateCaches,
 }
 
 export async function gatherCertificate(ctx: ControllerContext, c: CertificateCaches, crt: CertificateObj): Promise<CertificateInput> {
+  return withRequests(c, crt, await targetSecret(ctx, c, crt));
+}
+
+/** A Certificate and its Secret with its current and next CertificateRequests from the caches. */
+export function withRequests<S extends Secret | undefined>(c: CertificateCaches, crt: CertificateObj, secret: S): CertificateInput & { secret: S } {
   const requests = ownedRequests(c, crt);
   return {
     certificate: crt,
-    secret: await targetSecret(ctx, c, crt),
+    secret,
     currentCR: requestForRevision(requests, crt.status?.revision),
     nextCR: requestForRevision(requests, nextRevision(crt)),
   };
@@ -165,13 +170,7 @@ export async function gatherCertificate(ctx: ControllerContext, c: CertificateCa
 export async function gatherFresh(ctx: ControllerContext, c: CertificateCaches, crt: CertificateObj): Promise<CertificateInput | undefined> {
   const fresh = await getForUpdate<CertificateObj>(ctx.store, Certificate, crt.metadata.namespace, crt.metadata.name!);
   if (!fresh) return undefined;
-  const requests = ownedRequests(c, fresh);
-  return {
-    certificate: fresh,
-    secret: await getForUpdate<Secret>(ctx.store, SecretType, fresh.metadata.namespace, fresh.spec.secretName),
-    currentCR: requestForRevision(requests, fresh.status?.revision),
-    nextCR: requestForRevision(requests, nextRevision(fresh)),
-  };
+  return withRequests(c, fresh, await getForUpdate<Secret>(ctx.store, SecretType, fresh.metadata.namespace, fresh.spec.secretName));
 }
 
 export function nextKeySecrets(c: CertificateCaches, crt: CertificateObj): Secret[] {

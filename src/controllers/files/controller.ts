@@ -4,9 +4,8 @@
 import { SecretType } from '../../api/resources.ts';
 import type { ControllerContext, ControllerSpec, ReconcileResult } from '../context.ts';
 import { splitKey } from '../../runtime/controller.ts';
-import { certificateCaches, ownedRequests, type CertificateCaches } from '../certificates/gather.ts';
-import { firstViolation, issuanceCompleting, secretCertificate, secretPolicies } from '../certificates/policies.ts';
-import { nextRevision, requestForRevision } from '../../shared/revisions.ts';
+import { certificateCaches, withRequests, type CertificateCaches } from '../certificates/gather.ts';
+import { firstViolation, issuanceCompleting, secretCertificate, secretPolicies, type CertificateInput } from '../certificates/policies.ts';
 import { CERTIFICATES_BY_SECRET } from '../../shared/certificate-index.ts';
 import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_SUCCEEDED, deployHookMessage } from '../../shared/deploy-hook-events.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
@@ -182,7 +181,8 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       // request: a Certificate re-applied with other names, a secretName switched back to an old
       // Secret) keeps the files serving what they have, and no hook runs for a certificate that
       // is being replaced
-      if (crt && replacedSoon(c, crt, secret)) return;
+      const input = withRequests(c, crt, secret);
+      if (firstViolation(secretPolicies, input)) return;
       const hash = lineageHash(lf, owner?.text);
       // what is live now, read only when these files are not the ones last published
       const before = ledger.get(key)?.hash === hash ? undefined : await liveCertificates(ref).catch(() => undefined);
@@ -196,7 +196,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       }
       await filesCondition(crt, undefined);
       const served = (name: string) => lf.find((f) => f.name === name)?.content.toString('utf8');
-      await deployWhenDue(crt, key, ref, secret, hash, before !== undefined && before.tls === served('tls.crt') && before.ca === served('ca.crt'));
+      await deployWhenDue(input, key, ref, hash, before !== undefined && before.tls === served('tls.crt') && before.ca === served('ca.crt'));
     },
   };
 
@@ -255,7 +255,8 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
   }
 
   /** sameAsLive: the certificates these files hold (tls.crt, ca.crt) are the ones live before they were written */
-  async function deployWhenDue(crt: CertificateObj, key: string, ref: LineageRef, secret: Secret, hash: string, sameAsLive: boolean): Promise<void> {
+  async function deployWhenDue(input: CertificateInput & { secret: Secret }, key: string, ref: LineageRef, hash: string, sameAsLive: boolean): Promise<void> {
+    const { certificate: crt, secret } = input;
     const record = ledger.get(key);
     if (record?.hash === hash) {
       pending.delete(key);
@@ -271,7 +272,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       return;
     }
     // the status still describes the previous certificate; its update wakes us again
-    if (issuanceCompleting({ certificate: crt, secret, nextCR: requestForRevision(ownedRequests(c, crt), nextRevision(crt)) })) return;
+    if (issuanceCompleting(input)) return;
     const revision = crt.status?.revision;
     if (!hook) {
       await ledger.set(key, { hash, revision, at: ctx.clock.now().toISOString() });
@@ -338,17 +339,6 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
     hookEvents.event(crt, 'Warning', DEPLOY_HOOK_FAILED, deployHookMessage(revision, status, ` (attempt ${n}, retrying in ${formatDuration(delay)})${tail}`));
     return current ? { requeueAfterMs: delay } : undefined;
   }
-}
-
-/** Whether the trigger will issue anew for this Secret: a check other than time fails (policies.ts). */
-function replacedSoon(c: CertificateCaches, crt: CertificateObj, secret: Secret): boolean {
-  const requests = ownedRequests(c, crt);
-  const revision = crt.status?.revision;
-  return firstViolation(secretPolicies, {
-    certificate: crt, secret,
-    currentCR: revision === undefined ? undefined : requestForRevision(requests, revision),
-    nextCR: requestForRevision(requests, nextRevision(crt)),
-  }) !== undefined;
 }
 
 /**
