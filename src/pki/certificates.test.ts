@@ -173,3 +173,22 @@ test('usages: empty means digital signature + key encipherment; only EKUs means 
   assert.deepEqual([...parseCertificate(overridden).template.usages!].sort(), ['digital signature', 'email protection']);
   await assert.rejects(createCSR({ commonName: 'x', usages: ['flying'] }, keyPem), /unknown key usages: flying/);
 });
+
+// RFC 5280 §4.2.1.6: the SAN is critical exactly when the subject is empty. Upstream's
+// CertificateTemplateFromCSR sets the flag from the subject whatever the CSR said (a CSR made
+// by hand or by another tool may say either).
+test('a signed certificate marks its SAN critical exactly when its subject is empty, whatever the CSR said', async () => {
+  const ca = await selfSignedCA({ algorithm: 'ECDSA', size: 256 }, 'ca-san-critical');
+  const keyFile = write('san.key', await generatePrivateKey({ algorithm: 'ECDSA', size: 256 }));
+  const cases = [
+    { subj: '/', ext: 'subjectAltName=DNS:empty.example', critical: true },
+    { subj: '/CN=withsubj', ext: 'subjectAltName=critical,DNS:withsubj.example', critical: false },
+  ];
+  for (const c of cases) {
+    const csrPem = openssl('req', '-new', '-key', keyFile, '-subj', c.subj, '-addext', c.ext);
+    const certPem = await signCertificate({ csrPem, notBefore: new Date(), durationMs: DAY, issuer: ca });
+    const text = openssl('x509', '-in', write('san.pem', certPem), '-noout', '-text');
+    assert.equal(/Subject Alternative Name: critical/.test(text), c.critical, `${c.subj} ${c.ext}:\n${text}`);
+    assert.match(text, /DNS:(empty|withsubj)\.example/);
+  }
+});

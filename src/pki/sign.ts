@@ -183,7 +183,13 @@ export async function signCertificate(o: SignOptions): Promise<string> {
   ];
   if (!selfSigned) extensions.push(authorityKeyIdentifierExtension(signer.keyId));
   extensions.push(...authorityURLExtensions(o.authorityURLs));
-  extensions.push(...csr.extensions.filter((e) => COPIED_FROM_REQUEST.has(e.id)));
+  // RFC 5280 §4.2.1.6: the SAN is critical exactly when the subject is empty; upstream sets the
+  // flag from the subject whatever a hand-made CSR said (CertificateTemplateFromCSR)
+  const subjectEmpty = subject.length === 2 && subject[0] === 0x30 && subject[1] === 0;
+  for (const e of csr.extensions) {
+    if (!COPIED_FROM_REQUEST.has(e.id)) continue;
+    extensions.push(e.id === EXTENSION_OID.subjectAltName ? { ...e, critical: subjectEmpty } : e);
+  }
 
   const signatureAlgorithm = signatureAlgorithmFor(signer.key);
   const tbs = sequence(
