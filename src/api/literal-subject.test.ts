@@ -50,3 +50,57 @@ test('unknown keys are refused one error each, and the CN beside them still coun
   // a DN that cannot be read at all has no CN to count
   assert.ok(validate(Certificate, noSans('CN=x,')).some((e) => /at least one of commonName/.test(e.message)));
 });
+
+// Upstream reads literalSubject with go-ldap v3.4.14's ParseDN (pkg/util/pki/subject.go) and
+// looks keys up in its attributeTypeNames, else parses them as OIDs (ParseObjectIdentifier,
+// strconv.Atoi per arc). Rows: what each DN is read as, or the error it is refused with.
+test('literalSubject is read as go-ldap ParseDN reads it for cert-manager', () => {
+  const read = (s: string) => parseLiteralSubject(s).map((rdn) => rdn.map((a) => `${a.type}=${a.value}`).join('+'));
+  const rows: [string, string[] | RegExp][] = [
+    // "\XX" is a byte: UTF-8 sequences make their character
+    ['CN=K\\C3\\B6ln', ['2.5.4.3=Köln']],
+    ['CN=bad\\FF', /not valid UTF-8/],
+    // ';' separates RDNs as ',' does
+    ['CN=semi;O=Example Org', ['2.5.4.3=semi', '2.5.4.10=Example Org']],
+    // escaped leading and trailing spaces are kept; unescaped ones trimmed (an even run of
+    // backslashes before a trailing space leaves it unescaped)
+    ['CN=\\ lead\\ ,O=\\20pad\\20', ['2.5.4.3= lead ', '2.5.4.10= pad ']],
+    ['CN=a\\\\ ', ['2.5.4.3=a\\']],
+    // escaped specials stand for themselves
+    ['CN=a\\;b\\=c\\<d\\>\\#', ['2.5.4.3=a;b=c<d>#']],
+    // OID arcs are read by Atoi: "03" is 3, so this key is commonName
+    ['2.5.4.03=viaoid,O=x', ['2.5.4.3=viaoid', '2.5.4.10=x']],
+    // RFC 4514 §2.4: these must be escaped
+    ['CN=a"b', /unescaped character: '"'/],
+    ['CN=x,O=a<b>', /unescaped character: '<'/],
+    ['CN=a\u0000b', /unescaped NULL/],
+    ['CN=a\\zz', /escaped character/],
+    // a "#hex" value is one BER element and nothing after it
+    ['CN=#0C036162630000', /trailing bytes/],
+    ['CN=#0C03616263', ['2.5.4.3=abc']],
+  ];
+  for (const [dn, want] of rows) {
+    if (want instanceof RegExp) assert.throws(() => read(dn), want, JSON.stringify(dn));
+    else assert.deepEqual(read(dn), want, JSON.stringify(dn));
+  }
+  // POSTALCODE is not one of upstream's attributeTypeNames
+  assert.deepEqual(subjectErrors('CN=pc,POSTALCODE=12345').map((e) => e.message), ['Literal subject contains unrecognized key with value [12345]']);
+  // the CN counts for admission whatever spelling named it
+  const noSans = cert('2.5.4.03=viaoid,O=x');
+  delete (noSans.spec as Record<string, unknown>).dnsNames;
+  assert.deepEqual(validate(Certificate, noSans), []);
+  // the 64-byte limit counts the decoded value
+  assert.deepEqual(subjectErrors(`CN=${'\\C3\\B6'.repeat(32)}`), []);
+});
+
+test('an otherName OID is read as upstream reads it (Atoi per arc) ', () => {
+  const withOther = (oid: string): KubeObject => {
+    const o = cert('CN=x');
+    (o.spec as Record<string, unknown>).otherNames = [{ oid, utf8Value: 'u@example.com' }];
+    return o;
+  };
+  assert.deepEqual(validate(Certificate, withOther('1.3.6.1.4.1.311.20.2.03')), []);
+  for (const bad of ['1', '3.1', '1.40', '1.3.x', '1.-3', '1..3']) {
+    assert.ok(validate(Certificate, withOther(bad)).some((e) => e.field === 'spec.otherNames[0].oid' && e.message === 'invalid oid syntax'), bad);
+  }
+});

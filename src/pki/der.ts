@@ -319,6 +319,20 @@ export function implicit(n: number, value: Uint8Array): Buffer {
 
 const oidDER = new BoundedCache<string, Buffer>(1024);
 
+/**
+ * A dotted OID read as upstream's ParseObjectIdentifier reads it (strconv.Atoi per arc, so "03"
+ * is 3 and "+3" is 3), in canonical form; undefined for text that is not an OID X.509 can encode
+ * (one arc, a first arc past 2, a second past 39 under 0 or 1, a negative or huge arc), which
+ * upstream admits and then fails to issue.
+ */
+export function canonicalOID(text: string): string | undefined {
+  const parts = text.split('.');
+  if (parts.length < 2 || !parts.every((p) => /^\+?\d+$/.test(p))) return undefined;
+  const arcs = parts.map(Number);
+  if (!arcs.every(Number.isSafeInteger) || arcs[0] > 2 || (arcs[0] < 2 && arcs[1] >= 40)) return undefined;
+  return arcs.join('.');
+}
+
 export function oid(dotted: string): Buffer {
   const hit = oidDER.get(dotted);
   if (hit) return hit;

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import {
   boolean, contents, DERError, DERReader, decodeBoolean, decodeNamedBits, decodeOctetAlignedBitString, decodeOID,
   decodeSmallInteger, decodeString, explicit, implicit, integer, namedBits, octetString, oid, printableString,
-  readSingle, sequence, setOf, TAG, tlv, utf8String, ia5Bytes, isWellFormedString, type DERElement,
+  readSingle, canonicalOID, sequence, setOf, TAG, tlv, utf8String, ia5Bytes, isWellFormedString, type DERElement,
 } from './der.ts';
 import type { CertificateTemplate, NameConstraintItems, NameConstraints, OtherName, X509Subject } from './template.ts';
 import { decodeUsages, encodeUsages } from './usages.ts';
@@ -102,12 +102,12 @@ export function subjectNameFromTemplate(t: CertificateTemplate): Buffer {
 
 /**
  * cert-manager's literalSubject keys (pkg/util/pki attributeTypeNames), matched as written: any
- * other key must be a dotted OID. "E", "emailAddress" or a lower-case "cn" are refused, as
- * cert-manager refuses them.
+ * other key must be a dotted OID. "E", "emailAddress", "POSTALCODE" or a lower-case "cn" are
+ * refused, as cert-manager refuses them.
  */
 const LITERAL_SUBJECT_KEYS: Record<string, string> = {
   C: OID.country, O: OID.organization, OU: OID.organizationalUnit, CN: OID.commonName, SERIALNUMBER: OID.serialNumber,
-  L: OID.locality, ST: OID.province, STREET: OID.street, POSTALCODE: OID.postalCode, UID: OID.uid, DC: OID.domainComponent,
+  L: OID.locality, ST: OID.province, STREET: OID.street, UID: OID.uid, DC: OID.domainComponent,
 };
 
 /** One attribute of a literalSubject: its key as written, its OID, and its value as text. */
@@ -121,6 +121,7 @@ export class LiteralSubjectError extends Error {
 }
 
 const unrecognizedKey = (value: string) => `Literal subject contains unrecognized key with value [${value}]`;
+const invalid = (why: string) => new LiteralSubjectError(`invalid literalSubject: ${why}`);
 
 /**
  * The RDNs of a literalSubject the CSR builder can encode (last RDN of the Name first), each a
@@ -134,58 +135,91 @@ export function parseLiteralSubject(dn: string): LiteralSubjectAttribute[][] {
 
 /**
  * The one RFC 4514 parser of spec.literalSubject, used by admission and (through
- * parseLiteralSubject) by the CSR builder. A DN that cannot be read throws; an attribute whose key
- * is neither one of cert-manager's nor an OID is left out and named in `unrecognized` (upstream's
- * message for it), so admission reports each of them and still finds the CN beside them, as
- * upstream's webhook does.
+ * parseLiteralSubject) by the CSR builder. It reads a DN as go-ldap v3.4.14's ParseDN reads it
+ * for cert-manager: ',' and ';' end an RDN and '+' an attribute, unless escaped. A DN that cannot
+ * be read throws; an attribute whose key is neither one of cert-manager's nor an OID is left out
+ * and named in `unrecognized` (upstream's message for it), so admission reports each of them and
+ * still finds the CN beside them, as upstream's webhook does. A value whose bytes are not UTF-8
+ * (upstream admits it and then fails every issuance) is refused.
  */
 export function readLiteralSubject(dn: string): { rdns: LiteralSubjectAttribute[][]; unrecognized: string[] } {
   // A lone surrogate would be encoded as U+FFFD, like Buffer.from (see utf8String).
-  if (!isWellFormedString(dn)) throw new LiteralSubjectError('invalid literalSubject: not well-formed Unicode (lone UTF-16 surrogate)');
-  const s = dn.trim();
-  if (s === '') throw new LiteralSubjectError('invalid literalSubject: empty distinguished name');
+  if (!isWellFormedString(dn)) throw invalid('not well-formed Unicode (lone UTF-16 surrogate)');
+  if (dn.trim() === '') throw invalid('empty distinguished name');
   const rdns: LiteralSubjectAttribute[][] = [[]];
   const unrecognized: string[] = [];
-  let i = 0;
-  while (i < s.length) {
-    const eq = s.indexOf('=', i);
-    if (eq < 0) throw new LiteralSubjectError(`invalid literalSubject: DN ended with incomplete type, value pair: ${JSON.stringify(s.slice(i))}`);
-    const key = s.slice(i, eq).trim();
-    if (!/^([A-Za-z][A-Za-z0-9-]*|\d+(\.\d+)+)$/.test(key)) throw new LiteralSubjectError(`invalid literalSubject: invalid attribute type ${JSON.stringify(key)}`);
-    i = eq + 1;
-    let value = '';
-    if (s[i] === '#') {
-      const m = /^#((?:[0-9A-Fa-f]{2})+)\s*/.exec(s.slice(i));
-      if (!m) throw new LiteralSubjectError('invalid literalSubject: invalid hex-encoded attribute value');
-      value = hexAttributeText(key, Buffer.from(m[1], 'hex'));
-      i += m[0].length;
-      if (i < s.length && s[i] !== ',' && s[i] !== '+') throw new LiteralSubjectError('invalid literalSubject: a hex-encoded attribute value must end at a separator');
-    } else {
-      let text = '';
-      while (i < s.length && s[i] !== ',' && s[i] !== '+') {
-        if (s[i] === '\\') {
-          const hex = /^[0-9A-Fa-f]{2}/.exec(s.slice(i + 1));
-          if (hex) { text += String.fromCharCode(parseInt(hex[0], 16)); i += 3; continue; }
-          if (i + 1 >= s.length) throw new LiteralSubjectError('invalid literalSubject: DN ended with an incomplete escape');
-          text += s[i + 1];
-          i += 2;
-          continue;
-        }
-        text += s[i];
-        i++;
-      }
-      value = text.trim();
-    }
-    const type = LITERAL_SUBJECT_KEYS[key] ?? (/^\d/.test(key) ? key : undefined);
+  let key = '';
+  let start = 0;
+  const add = (raw: string) => {
+    const value = raw.startsWith('#') ? hexAttributeText(key, raw.slice(1)) : decodeDNString(raw);
+    const type = LITERAL_SUBJECT_KEYS[key] ?? canonicalOID(key);
     if (type) rdns[rdns.length - 1].push({ key, type, value });
     else unrecognized.push(unrecognizedKey(value));
-    if (i < s.length) {
-      if (s[i] === ',') rdns.push([]);
-      i++; // the ',' or '+' separator
-      if (i >= s.length) throw new LiteralSubjectError('invalid literalSubject: DN ended with a trailing separator');
+    key = '';
+  };
+  let escaping = false;
+  for (let i = 0; i < dn.length; i++) {
+    const c = dn[i];
+    if (escaping) escaping = false;
+    else if (c === '\\') escaping = true;
+    else if (c === '=' && key === '') {
+      key = decodeDNString(dn.slice(start, i));
+      start = i + 1;
+    } else if (c === ',' || c === '+' || c === ';') {
+      if (key === '') throw invalid('incomplete type, value pair');
+      add(dn.slice(start, i));
+      start = i + 1;
+      if (c !== '+') rdns.push([]);
     }
   }
+  if (key === '') throw invalid('DN ended with incomplete type, value pair');
+  add(dn.slice(start));
   return { rdns, unrecognized };
+}
+
+/** RFC 4514 §2.4 characters a value must escape, as go-ldap refuses them unescaped. */
+const MUST_ESCAPE = new Set(['"', ';', '<', '>']);
+const ESCAPED_AS_THEMSELVES = new Set([' ', '"', '#', '+', ',', ';', '<', '=', '>', '\\']);
+
+/**
+ * A key or value as go-ldap's decodeString reads it: unescaped spaces around it trimmed (an
+ * escaped trailing space kept), "\c" for a special character, "\XX" for one byte; the bytes
+ * must then be UTF-8, as the certificate's string types require.
+ */
+function decodeDNString(raw: string): string {
+  let s = raw.replace(/^ +| +$/g, '');
+  if (s !== '' && raw.endsWith(' ')) {
+    let backslashes = 0;
+    for (let i = s.length - 1; i >= 0 && s[i] === '\\'; i--) backslashes++;
+    if (backslashes % 2 === 1) s += ' ';
+  }
+  const chars = Array.from(s);
+  const bytes: Buffer[] = [];
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i];
+    if (c !== '\\') {
+      if (MUST_ESCAPE.has(c)) throw invalid(`got unescaped character: '${c}'`);
+      if (c === '\0') throw invalid('got unescaped NULL character');
+      bytes.push(Buffer.from(c));
+      continue;
+    }
+    const next = chars[i + 1];
+    if (next === undefined) throw invalid(`got corrupted escaped character: '${s}'`);
+    if (ESCAPED_AS_THEMSELVES.has(next)) {
+      bytes.push(Buffer.from(next));
+      i++;
+      continue;
+    }
+    const hex = `${next}${chars[i + 2] ?? ''}`;
+    if (!/^[0-9A-Fa-f]{2}$/.test(hex)) throw invalid(`failed to decode escaped character: ${JSON.stringify(`\\${hex}`)} is neither a special character nor two hex digits`);
+    bytes.push(Buffer.from(hex, 'hex'));
+    i += 2;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(bytes));
+  } catch {
+    throw invalid(`${JSON.stringify(raw)} is not valid UTF-8 once its \\XX escapes are decoded`);
+  }
 }
 
 /**
@@ -193,18 +227,20 @@ export function readLiteralSubject(dn: string): { rdns: LiteralSubjectAttribute[
  * ParseDN reads them for cert-manager, which then encodes the text like any other value. Copying
  * the element as it is would put e.g. an OCTET STRING in the Name, which OpenSSL cannot load.
  */
-function hexAttributeText(key: string, ber: Buffer): string {
-  let contents: Buffer;
+function hexAttributeText(key: string, hex: string): string {
+  if (!/^(?:[0-9A-Fa-f]{2})+$/.test(hex)) throw invalid(`the value of ${key} after "#" is not hexadecimal (failed to decode BER encoding)`);
+  const reader = new DERReader(Buffer.from(hex, 'hex'), 'attribute value');
+  let element: DERElement;
   try {
-    // bytes after the first element are ignored, as go-asn1-ber's DecodePacketErr ignores them
-    contents = new DERReader(ber, 'attribute value').read().value;
+    element = reader.read();
   } catch {
-    throw new LiteralSubjectError(`invalid literalSubject: the hex-encoded value of ${key} is not a BER element (truncated or malformed)`);
+    throw invalid(`the hex-encoded value of ${key} is not a BER element (truncated or malformed)`);
   }
+  if (!reader.done) throw invalid(`the hex-encoded value of ${key} has trailing bytes after its BER element`);
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(contents);
+    return new TextDecoder('utf-8', { fatal: true }).decode(element.value);
   } catch {
-    throw new LiteralSubjectError(`invalid literalSubject: the hex-encoded value of ${key} is not UTF-8 text`);
+    throw invalid(`the hex-encoded value of ${key} is not UTF-8 text`);
   }
 }
 

@@ -1,6 +1,7 @@
 // Maps a Certificate spec onto the neutral PKI template, the one place that knows both shapes.
 import type { CertificateTemplate, X509Subject } from '../pki/template.ts';
 import type { KeySpec } from '../pki/keys.ts';
+import { canonicalOID } from '../pki/der.ts';
 import type { CertificateRequest as CertificateRequestObj, CertificateSpec } from '../api/types.ts';
 
 export function keySpecOf(spec: CertificateSpec): KeySpec {
@@ -23,8 +24,8 @@ export function templateOf(spec: CertificateSpec): CertificateTemplate {
     ipAddresses: spec.ipAddresses,
     uris: spec.uris,
     emailAddresses: spec.emailAddresses,
-    // admission requires both fields of an otherName
-    otherNames: spec.otherNames?.map(({ oid, utf8Value }) => ({ oid: oid!, utf8Value: utf8Value! })),
+    // admission requires both fields of an otherName, and an OID canonicalOID reads ("03" is 3)
+    otherNames: spec.otherNames?.map(({ oid, utf8Value }) => ({ oid: canonicalOID(oid!) ?? oid!, utf8Value: utf8Value! })),
     subject,
     literalSubject: spec.literalSubject,
     usages: spec.usages,

@@ -2,6 +2,7 @@
 // windows, read by the parser the renewal controller uses (src/api/renewal-windows.ts).
 import { isIP } from 'node:net';
 import { readLiteralSubject } from '../../pki/x509-fields.ts';
+import { canonicalOID } from '../../pki/der.ts';
 import { formatDuration } from '../duration.ts';
 import { CAInjectorAnnotation, CERT_MANAGER_PREFIX } from '../annotations.ts';
 import { defaultCertificateDurationMs, minimumCertificateDurationMs, minimumRenewBeforeMs } from '../defaults.ts';
@@ -101,7 +102,7 @@ function validateSubjectAltNames(spec: Obj, p: string, errs: Errors): void {
       if (!isObj(on)) return;
       const op = index(child(p, 'otherNames'), i);
       if (!isStr(on.oid) || on.oid === '') errs.required(child(op, 'oid'), 'must be specified');
-      else if (!/^[0-2](\.(0|[1-9]\d*))+$/.test(on.oid)) errs.invalid(child(op, 'oid'), on.oid, 'invalid oid syntax');
+      else if (canonicalOID(on.oid) === undefined) errs.invalid(child(op, 'oid'), on.oid, 'invalid oid syntax');
       if (!isStr(on.utf8Value) || on.utf8Value === '') errs.required(child(op, 'utf8Value'), 'must be set to a valid non-empty UTF8 string');
     });
   }
