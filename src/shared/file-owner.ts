@@ -1,6 +1,7 @@
-// --files-owner: who the mirrored files belong to, so that e.g. a web server running as its
-// own user can read a 0600 key without certsmith running as that user. Shared: the CLI checks
-// the flag at start, the files controller applies it.
+// --files-owner: the account (and group) that reads the mirrored files, so that e.g. a web
+// server running as its own user can read a key without certsmith running as that user; the
+// files get its group, group-readable, and stay certsmith's. Shared: the CLI checks the flag at
+// start, the files controller applies it.
 import { readFileSync } from 'node:fs';
 
 export interface FileOwner {

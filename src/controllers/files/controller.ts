@@ -10,7 +10,7 @@ import { CERTIFICATES_BY_SECRET } from '../../shared/certificate-index.ts';
 import { DEPLOY_HOOK_FAILED, DEPLOY_HOOK_SUCCEEDED, deployHookMessage } from '../../shared/deploy-hook-events.ts';
 import { type Certificate as CertificateObj } from '../../api/types.ts';
 import { type Secret } from '../../api/meta.ts';
-import { lineageFiles, lineageHash, rollbackOf } from './lineage-files.ts';
+import { filesOwnerTag, lineageFiles, lineageHash, rollbackOf } from './lineage-files.ts';
 import { isSafeLineageName, lineageExists, listLineages, liveCertificates, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
 import { parseFileOwner, type FileOwner } from '../../shared/file-owner.ts';
 import { HookLedger } from './hook-ledger.ts';
@@ -183,7 +183,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       // is being replaced
       const input = withRequests(c, crt, secret);
       if (firstViolation(secretPolicies, input)) return;
-      const hash = lineageHash(lf, owner?.text);
+      const hash = lineageHash(lf, filesOwnerTag(owner));
       // what is live now, read only when these files are not the ones last published
       const before = ledger.get(key)?.hash === hash ? undefined : await liveCertificates(ref).catch(() => undefined);
       const published = await guarded(crt, ref, 'FilesPublishFailed', 'Files under --secrets-dir not written', () => publishLineage(ref, lf, hash, { owner, keep: o.keepVersions }));

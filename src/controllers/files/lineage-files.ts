@@ -1,6 +1,7 @@
 // What one issued Secret becomes on disk: cert-manager's keys under their own names, plus the
 // names certbot users already point their servers at (fullchain.pem, privkey.pem, cert.pem,
 // chain.pem), so switching from certbot means changing a directory, not a config's file names.
+import type { FileOwner } from '../../shared/file-owner.ts';
 import { createHash } from 'node:crypto';
 import { certificateBlocks, nonCertificateBlockIn } from '../../pki/pem.ts';
 import { certificateMatchesKey, parseCertificate, type CertificateInfo } from '../../pki/parse.ts';
@@ -69,6 +70,15 @@ function certificatesOnly(pem: Buffer): Buffer {
 
 function withTrailingNewline(s: string): string {
   return s.endsWith('\n') ? s : `${s}\n`;
+}
+
+/**
+ * What a version's files are written for under --files-owner: certsmith's account and the
+ * owner's group. Versions from before this (files the owner's, tagged "uid:gid") differ, so
+ * they are written again as ours.
+ */
+export function filesOwnerTag(owner: FileOwner | undefined): string {
+  return owner ? `group ${owner.gid}` : '';
 }
 
 /**

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync,
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { lineageFiles, lineageHash } from './lineage-files.ts';
+import { filesOwnerTag, lineageFiles, lineageHash } from './lineage-files.ts';
 import { keyPair } from '../../../test/rig/key-pairs.ts';
 import { currentVersion, listLineages, publishLineage, removeLineage, isSafeLineageName } from './lineage.ts';
 import { parseFileOwner } from '../../shared/file-owner.ts';
@@ -130,19 +130,23 @@ test('files owner: numbers, names from passwd/group, primary group', withRoot(as
   assert.throws(() => parseFileOwner('a:b:c', files), /expected USER/);
 }));
 
-test('with an owner, only files are handed over: folders stay ours, group = the owner\'s, 0750 (certsmith runs as root on a host)', withRoot(async (root) => {
+// The files owner is the account a server reads its key as, which the README counts as not
+// trusted: files it owned it could rewrite (a CA of its own appended to a ca.crt a root-run
+// service trusts). So everything stays certsmith's; the owner's group reads (keys 0640), which
+// is also Debian's ssl-cert convention (--files-owner root:ssl-cert).
+test('with an owner, everything stays ours and the owner\'s group reads: folders 0750, keys 0640, certificates 0644 (certsmith runs as root on a host)', withRoot(async (root) => {
   const ref = { root, namespace: 'default', name: 'owned' };
   const owner = { uid: 4242, gid: 4343, text: '4242:4343' };
   const files = lineageFiles(secretData('1'))!;
-  await publishLineage(ref, files, lineageHash(files, owner.text), { owner });
+  await publishLineage(ref, files, lineageHash(files, filesOwnerTag(owner)), { owner });
   const me = process.getuid!();
   for (const d of [root, join(root, 'default'), join(root, 'default', '.owned.versions'), join(root, 'default', 'owned')]) {
     const st = statSync(d);
     assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [me, 4343, 0o750], d);
   }
-  for (const f of ['tls.key', 'tls.crt', 'fullchain.pem']) {
+  for (const [f, mode] of [['tls.key', 0o640], ['privkey.pem', 0o640], ['tls-combined.pem', 0o640], ['tls.crt', 0o644], ['fullchain.pem', 0o644], ['ca.crt', 0o644]] as const) {
     const st = statSync(join(root, 'default', 'owned', f));
-    assert.deepEqual([st.uid, st.gid], [4242, 4343], f);
+    assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [me, 4343, mode], f);
   }
   const link = lstatSync(join(root, 'default', 'owned'));
   assert.equal(link.uid, me, 'the live link stays ours');
@@ -154,27 +158,28 @@ test('a folder made before --files-owner was given is opened to the owner\'s gro
   await publishLineage(ref, files, lineageHash(files));
   assert.equal(statSync(root).mode & 0o777, 0o700);
   const owner = { uid: 4242, gid: 4343, text: '4242:4343' };
-  await publishLineage(ref, files, lineageHash(files, owner.text), { owner });
+  await publishLineage(ref, files, lineageHash(files, filesOwnerTag(owner)), { owner });
   const me = process.getuid!();
   for (const d of [root, join(root, 'default'), join(root, 'default', '.later.versions'), join(root, 'default', 'later')]) {
     const st = statSync(d);
     assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [me, 4343, 0o750], d);
   }
-  assert.equal(statSync(join(root, 'default', 'later', 'tls.key')).uid, 4242);
+  const key = statSync(join(root, 'default', 'later', 'tls.key'));
+  assert.deepEqual([key.uid, key.gid, key.mode & 0o777], [me, 4343, 0o640]);
 }));
 
 test('a live version in a folder an earlier certsmith handed to the files owner is written again as ours', withRoot(async (root) => {
   const ref = { root, namespace: 'default', name: 'old' };
   const owner = { uid: 4242, gid: 4343, text: '4242:4343' };
   const files = lineageFiles(secretData('1'))!;
-  const first = await publishLineage(ref, files, lineageHash(files, owner.text), { owner });
+  const first = await publishLineage(ref, files, lineageHash(files, filesOwnerTag(owner)), { owner });
   execFileSync('chown', ['-R', '4242:4343', root]);
-  const again = await publishLineage(ref, files, lineageHash(files, owner.text), { owner });
+  const again = await publishLineage(ref, files, lineageHash(files, filesOwnerTag(owner)), { owner });
   assert.equal(again.changed, true);
   assert.notEqual(again.version, first.version);
   const st = statSync(join(root, 'default', 'old'));
   assert.deepEqual([st.uid, st.mode & 0o777], [process.getuid!(), 0o750]);
-  assert.deepEqual(await publishLineage(ref, files, lineageHash(files, owner.text), { owner }), { changed: false, version: again.version });
+  assert.deepEqual(await publishLineage(ref, files, lineageHash(files, filesOwnerTag(owner)), { owner }), { changed: false, version: again.version });
 }));
 
 test('a Secret name as long as a file name allows (245 characters, with ".versions") is published, and renewed, like any other', withRoot(async (root) => {

@@ -9,10 +9,11 @@
 // version is never changed once published, so a reader that resolved the link keeps reading
 // one consistent set; the previous versions stay for readers still holding an old path.
 //
-// Ownership: every directory belongs to the account certsmith runs as, group = the files
-// owner's group, mode 0750 (0700 without a files owner); only the files are handed to the
-// files owner. So that account can read what it serves but rename nothing, and no path below
-// DIR is ever followed through a symlink (see safe-dir.ts for how, and for the limits).
+// Ownership: every directory and file belongs to the account certsmith runs as; with a files
+// owner, their group is the owner's and readable by it (folders 0750, keys 0640, certificates
+// 0644), else folders are 0700 and keys 0600. So that account can read what it serves but
+// change or rename nothing, and no path below DIR is ever followed through a symlink (see
+// safe-dir.ts for how, and for the limits).
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readFile, readlink, rename, symlink, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
@@ -156,11 +157,16 @@ async function versionsOf(dir: SafeDir): Promise<{ name: string; seq: number }[]
 }
 
 async function writeFileSynced(dir: SafeDir, f: LineageFile, owner: FileOwner | undefined): Promise<void> {
-  // created exclusively with the final mode, never through a symlink: a key is never readable by others, not even for a moment
+  // created exclusively, never through a symlink, and group-readable only once it has the
+  // owner's group: a key is never readable by others, not even for a moment
   const h = await open(dir.entry(f.name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, f.mode);
   try {
     await h.chmod(f.mode);
-    if (owner) await h.chown(owner.uid, owner.gid);
+    if (owner) {
+      // the files stay certsmith's: an owner could rewrite (or chmod) files it owned
+      await h.chown(serviceUid(), owner.gid);
+      await h.chmod(f.mode | 0o040);
+    }
     await h.writeFile(f.content);
     await h.sync();
   } finally {
