@@ -283,7 +283,7 @@ export function registerServerCommand(program: Command) {
     .option('--no-controllers', 'serve the API only; controllers run elsewhere, e.g. "certsmith controller --kubeconfig DIR/kubeconfig"')
     .option('--no-builtin-admission', 'leave defaulting and validation of cert-manager\'s kinds to admission webhooks (e.g. "certsmith webhook" registered through webhook configurations); structural checks stay on')
     .option('--secrets-dir <dir>', 'mirror issued Secrets to files under this folder')
-    .option('--keep-files', 'keep mirrored files when their Certificate is deleted')
+    .option('--keep-files', 'keep mirrored files when their Secret is deleted')
     .option('--files-owner <user[:group]>', 'account whose group reads the mirrored files (uid:gid or names); the files stay certsmith\'s, e.g. so a web server user can read the key')
     .option('--deploy-hook <cmd>', 'command run after each issuance or renewal'))
     .action(async (flags: ServerFlags) => {

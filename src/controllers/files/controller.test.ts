@@ -194,7 +194,7 @@ test('a Certificate whose Secret holds a certificate about to be replaced (re-ap
   }
 });
 
-test('a secretName changed away from a Secret its Certificate owns (--enable-certificate-owner-ref): the old files go as without the flag, not kept and never renewed', async () => {
+test('a secretName changed away from a Secret its Certificate owns (--enable-certificate-owner-ref): the old files are kept while that Secret is, as without the flag, and go with it', async () => {
   const root = tmp();
   const dir = join(root, 'live');
   const lc = await startLifecycle({ options: { secretsDir: dir, enableCertificateOwnerRef: true } });
@@ -207,7 +207,11 @@ test('a secretName changed away from a Secret its Certificate owns (--enable-cer
     await lc.settle();
     assert.ok(existsSync(join(dir, 'default', 'a2-tls')));
     assert.ok(await lc.store.get<Secret>(SecretType, 'default', 'a-tls'), 'the old Secret is kept, as cert-manager keeps it');
-    assert.equal(existsSync(join(dir, 'default', 'a-tls')), false, 'the old files are not the Certificate\'s any more');
+    assert.ok(existsSync(join(dir, 'default', 'a-tls', 'tls.key')), 'the old files stay while their Secret does: a server may still name them');
+    await lc.store.delete(SecretType, 'default', 'a-tls');
+    await lc.settle();
+    assert.equal(existsSync(join(dir, 'default', 'a-tls')), false, 'and go with it: no Certificate claims them');
+    assert.ok(existsSync(join(dir, 'default', 'a2-tls', 'tls.key')));
   } finally {
     await lc.stop();
     rmSync(root, { recursive: true, force: true });
@@ -259,7 +263,11 @@ test('a failing hook yields a Warning Event and retries with backoff; other Cert
   }
 });
 
-test('deleting the Certificate removes its files, unless keepFiles', async () => {
+// cert-manager keeps a Certificate's Secret when the Certificate is deleted (without
+// --enable-certificate-owner-ref), and what is served from it keeps working. Files removed with
+// the Certificate broke a web server at its next reload for any site (Apache refuses to reload
+// while one SSLCertificateFile is missing), so they go with the Secret.
+test('deleting the Certificate keeps its files while its Secret stays; deleting the Secret removes them, unless keepFiles', async () => {
   const root = tmp();
   const dir = join(root, 'live');
   const lc = await startLifecycle({ options: { secretsDir: dir } });
@@ -270,6 +278,9 @@ test('deleting the Certificate removes its files, unless keepFiles', async () =>
     await lc.settle();
     assert.ok(existsSync(join(dir, 'default', 'gone-tls', 'tls.key')));
     await lc.store.delete(Certificate, 'default', 'gone');
+    await lc.settle();
+    assert.ok(existsSync(join(dir, 'default', 'gone-tls', 'tls.key')), 'the Secret stays, so do its files');
+    await lc.store.delete(SecretType, 'default', 'gone-tls');
     await lc.settle();
     assert.equal(existsSync(join(dir, 'default', 'gone-tls')), false);
     assert.equal(existsSync(join(dir, 'default', '.gone-tls.versions')), false);

@@ -163,6 +163,19 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       if (!crt || !mirrorsFiles(crt)) {
         pending.delete(key);
         failures.delete(key);
+        // A Secret outlives its Certificate (deleted, or its secretName changed), as with
+        // cert-manager, and a web server may still name its files: removing them would break
+        // the server's next reload for any site. They go with the Secret.
+        // The hook's record goes with the Certificate: revisions start over for a new one.
+        if (!crt && secret) {
+          if (!keptUnclaimed.has(key)) {
+            keptUnclaimed.add(key);
+            log.info({ lineage: key, path: livePath(ref) }, 'files kept while their Secret is: no Certificate names it any more; deleting the Secret removes them');
+          }
+          await ledger.delete(key);
+          return;
+        }
+        keptUnclaimed.delete(key);
         if (!ctx.options.keepFiles) {
           const removed = await guarded(crt, ref, 'FilesRemoveFailed', 'Files under --secrets-dir not removed', () => removeLineage(ref));
           if (removed) log.info({ lineage: key }, crt ? 'removed files of a Certificate that is not mirrored' : 'removed files of a Secret no Certificate names (deleted, or its secretName changed)');
