@@ -14,7 +14,7 @@ import { filesOwnerTag, lineageFiles, lineageHash, rollbackOf } from './lineage-
 import { isSafeLineageName, lineageExists, listLineages, liveCertificates, livePath, publishLineage, removeLineage, UnsafePathError, type LineageRef } from './lineage.ts';
 import { parseFileOwner, type FileOwner } from '../../shared/file-owner.ts';
 import { HookLedger } from './hook-ledger.ts';
-import { DEFAULT_HOOK_TIMEOUT_MS, hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
+import { DEFAULT_HOOK_TIMEOUT_MS, hookEnvironment, hookNames, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
 import { formatDuration } from '../../api/duration.ts';
 import { isoTime } from '../../api/time.ts';
 import { getCondition, removeCondition, setCondition } from '../../api/conditions.ts';
@@ -302,7 +302,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
       hash, certificate: crt, revision,
       env: hookEnvironment({
         certificateName: crt.metadata.name!, namespace: ref.namespace, secretName: ref.name, revision,
-        liveDir: livePath(ref), hasCA: !!secret.data?.['ca.crt'], dnsNames: secretCertificate(secret)?.template.dnsNames ?? [],
+        liveDir: livePath(ref), hasCA: !!secret.data?.['ca.crt'], names: hookNames(secretCertificate(secret)?.template ?? {}),
       }),
       keys: secret.data?.['tls.key'] ? [Buffer.from(secret.data['tls.key'], 'base64').toString('utf8')] : [],
     });

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hookEnvironment, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
+import { hookEnvironment, hookNames, hookRetryDelayMs, runDeployHook } from './deploy-hook.ts';
 import { redactKeyMaterial } from '../../pki/redact-keys.ts';
 import { showsKeyMaterial } from '../../pki/key-derived.ts';
 import { HookLedger } from './hook-ledger.ts';
@@ -14,7 +14,7 @@ import { pidIn, processGone, pollUntil } from '../../../test/rig/processes.ts';
 test('the hook gets names, paths and certbot\'s variables', async () => {
   const env = hookEnvironment({
     certificateName: 'web', namespace: 'default', secretName: 'web-tls', revision: 3,
-    liveDir: '/etc/certsmith/live/default/web-tls', hasCA: true, dnsNames: ['a.example', 'b.example'],
+    liveDir: '/etc/certsmith/live/default/web-tls', hasCA: true, names: ['a.example', 'b.example'],
   });
   const out = await runDeployHook('echo "$CERTSMITH_CERTIFICATE_NAME $CERTSMITH_REVISION $CERTSMITH_KEY_PATH $CERTSMITH_CA_PATH|$RENEWED_DOMAINS|$RENEWED_LINEAGE"', { env });
   assert.equal(out.ok, true);
@@ -22,7 +22,29 @@ test('the hook gets names, paths and certbot\'s variables', async () => {
   assert.equal(out.output, 'web 3 /etc/certsmith/live/default/web-tls/tls.key /etc/certsmith/live/default/web-tls/ca.crt|a.example b.example|/etc/certsmith/live/default/web-tls');
   assert.equal(env.CERTSMITH_FULLCHAIN_PATH, '/etc/certsmith/live/default/web-tls/fullchain.pem');
   assert.equal(env.CERTSMITH_COMBINED_PATH, '/etc/certsmith/live/default/web-tls/tls-combined.pem');
-  assert.equal(hookEnvironment({ certificateName: 'x', namespace: 'n', secretName: 's', liveDir: '/d', hasCA: false, dnsNames: [] }).CERTSMITH_CA_PATH, '');
+  assert.equal(hookEnvironment({ certificateName: 'x', namespace: 'n', secretName: 's', liveDir: '/d', hasCA: false, names: [] }).CERTSMITH_CA_PATH, '');
+});
+
+// certbot's RENEWED_DOMAINS holds the lineage's names as certbot reads them from the certificate
+// (the subject's CN first, then the SANs, IP addresses included, each once): a certificate with
+// only a commonName or IP addresses gave hooks an empty list. lego's hooks read LEGO_HOOK_*
+// (lego 5; its CERT_PATH is the bundle, ISSUER_CERT_PATH the chain, PEM_PATH key and chain in
+// one file) or, from lego 4, LEGO_CERT_*.
+test('hooks get every name of the certificate, and lego\'s variables', () => {
+  assert.deepEqual(hookNames({ commonName: 'web.example', dnsNames: ['a.example', 'web.example'], ipAddresses: ['192.0.2.1'] }), ['web.example', 'a.example', '192.0.2.1']);
+  assert.deepEqual(hookNames({ commonName: 'only-cn.example' }), ['only-cn.example']);
+  assert.deepEqual(hookNames({ ipAddresses: ['192.0.2.7', '2001:db8::1'] }), ['192.0.2.7', '2001:db8::1']);
+  const env = hookEnvironment({ certificateName: 'web', namespace: 'default', secretName: 'web-tls', revision: 1, liveDir: '/l/default/web-tls', hasCA: false, names: ['web.example', 'a.example'] });
+  assert.equal(env.RENEWED_DOMAINS, 'web.example a.example');
+  assert.deepEqual(Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('LEGO_'))), {
+    LEGO_HOOK_CERT_NAME: 'web.example', LEGO_HOOK_CERT_NAME_SANITIZED: 'web.example', LEGO_HOOK_CERT_DOMAINS: 'web.example,a.example',
+    LEGO_HOOK_CERT_PATH: '/l/default/web-tls/fullchain.pem', LEGO_HOOK_CERT_KEY_PATH: '/l/default/web-tls/privkey.pem',
+    LEGO_HOOK_ISSUER_CERT_PATH: '/l/default/web-tls/chain.pem', LEGO_HOOK_CERT_PEM_PATH: '/l/default/web-tls/tls-combined.pem',
+    LEGO_CERT_DOMAIN: 'web.example', LEGO_CERT_PATH: '/l/default/web-tls/fullchain.pem', LEGO_CERT_KEY_PATH: '/l/default/web-tls/privkey.pem',
+    LEGO_ISSUER_CERT_PATH: '/l/default/web-tls/chain.pem', LEGO_CERT_PEM_PATH: '/l/default/web-tls/tls-combined.pem',
+  });
+  // lego names a wildcard's files with '_' for '*'
+  assert.equal(hookEnvironment({ certificateName: 'w', namespace: 'n', secretName: 's', liveDir: '/d', hasCA: false, names: ['*.example'] }).LEGO_HOOK_CERT_NAME_SANITIZED, '_.example');
 });
 
 test('a failing hook reports its status and the tail of its output, keys redacted', async () => {
@@ -154,7 +176,7 @@ test('a hook outlives no SIGKILL of certsmith: its watchdog kills the group', { 
 });
 
 test('a hook whose environment cannot be passed (a NUL in a dnsName) fails with a reason instead of throwing', async () => {
-  const env = hookEnvironment({ certificateName: 'x', namespace: 'n', secretName: 's', liveDir: '/d', hasCA: false, dnsNames: ['a.example', 'b\0.example'] });
+  const env = hookEnvironment({ certificateName: 'x', namespace: 'n', secretName: 's', liveDir: '/d', hasCA: false, names: ['a.example', 'b\0.example'] });
   const out = await runDeployHook('echo ran', { env });
   assert.equal(out.ok, false);
   assert.match(out.output, /not run: \$RENEWED_DOMAINS contains a NUL character/);

@@ -1,7 +1,8 @@
 // Runs the server's --deploy-hook after new files are live: `/bin/sh -c CMD` (through
 // shared/run-program.ts: own process group, timeout, watchdog), with the names
-// and paths in the environment (certsmith's own names and certbot's RENEWED_LINEAGE and
-// RENEWED_DOMAINS, so existing certbot deploy hooks work unchanged).
+// and paths in the environment (certsmith's own names, certbot's RENEWED_LINEAGE and
+// RENEWED_DOMAINS, and lego's LEGO_HOOK_* and LEGO_CERT_*, so existing certbot and lego deploy
+// hooks work unchanged).
 import { join } from 'node:path';
 import { runProgram } from '../../shared/run-program.ts';
 import { REDACTED_KEY, redactKeyMaterial } from '../../pki/redact-keys.ts';
@@ -15,7 +16,16 @@ export interface HookSubject {
   /** DIR/<ns>/<secretName>: the live symlink, stable across renewals */
   liveDir: string;
   hasCA: boolean;
-  dnsNames: string[];
+  /** the certificate's names (hookNames) */
+  names: string[];
+}
+
+/**
+ * A certificate's names as certbot reads a lineage's (RENEWED_DOMAINS): the subject's CN
+ * first, then the DNS names and IP addresses, each once.
+ */
+export function hookNames(t: { commonName?: string; dnsNames?: string[]; ipAddresses?: string[] }): string[] {
+  return [...new Set([...(t.commonName ? [t.commonName] : []), ...(t.dnsNames ?? []), ...(t.ipAddresses ?? [])])];
 }
 
 export function hookEnvironment(s: HookSubject): Record<string, string> {
@@ -31,8 +41,24 @@ export function hookEnvironment(s: HookSubject): Record<string, string> {
     CERTSMITH_COMBINED_PATH: join(s.liveDir, 'tls-combined.pem'),
     CERTSMITH_CA_PATH: s.hasCA ? join(s.liveDir, 'ca.crt') : '',
     RENEWED_LINEAGE: s.liveDir,
-    RENEWED_DOMAINS: s.dnsNames.join(' '),
+    RENEWED_DOMAINS: s.names.join(' '),
   };
+  // lego 5's hook variables, and lego 4's: its certificate file is the bundle, its issuer file
+  // the chain, its .pem the key and bundle in one; a certificate is named after its first name
+  const first = s.names[0] ?? s.certificateName;
+  const lego = {
+    CERT_PATH: join(s.liveDir, 'fullchain.pem'),
+    CERT_KEY_PATH: join(s.liveDir, 'privkey.pem'),
+    ISSUER_CERT_PATH: join(s.liveDir, 'chain.pem'),
+    CERT_PEM_PATH: join(s.liveDir, 'tls-combined.pem'),
+  };
+  Object.assign(env, {
+    LEGO_HOOK_CERT_NAME: first,
+    LEGO_HOOK_CERT_NAME_SANITIZED: first.replaceAll('*', '_'),
+    LEGO_HOOK_CERT_DOMAINS: s.names.join(','),
+    LEGO_CERT_DOMAIN: first,
+  });
+  for (const [k, v] of Object.entries(lego)) env[`LEGO_HOOK_${k}`] = env[`LEGO_${k}`] = v;
   return env;
 }
 
