@@ -19,6 +19,7 @@ test('--deploy-hook, --files-owner and --keep-files without --secrets-dir are re
     [{ deployHook: 'systemctl reload nginx' }, '--deploy-hook'],
     [{ filesOwner: 'www-data' }, '--files-owner'],
     [{ keepFiles: true }, '--keep-files'],
+    [{ deployHookTimeout: '30s' }, '--deploy-hook-timeout'],
   ];
   for (const [given, flag] of rows) {
     assert.throws(() => controllerOptionsFrom(flags(given)), (e: Error) => e instanceof CliError && e.message.startsWith(`${flag} needs --secrets-dir`), flag);
@@ -60,4 +61,10 @@ test('--acme-http01-webroot that does not exist or is no folder is refused at st
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
+});
+
+test('--deploy-hook-timeout is a duration, refused otherwise, naming the flag', () => {
+  assert.equal(controllerOptionsFrom(flags({ secretsDir: '/l', deployHook: 'true', deployHookTimeout: '30s' })).deployHookTimeoutMs, 30_000);
+  assert.equal(controllerOptionsFrom(flags({ secretsDir: '/l', deployHook: 'true' })).deployHookTimeoutMs, undefined);
+  assert.throws(() => controllerOptionsFrom(flags({ secretsDir: '/l', deployHook: 'true', deployHookTimeout: 'soon' })), (e: Error) => e instanceof CliError && e.message.startsWith('--deploy-hook-timeout'));
 });

@@ -29,6 +29,7 @@ export interface ControllerFlags {
   keepFiles?: boolean;
   filesOwner?: string;
   deployHook?: string;
+  deployHookTimeout?: string;
   acmeHttp01Listen?: string;
   acmeHttp01SelfCheckPort?: string;
   acmeHttp01SolverNameservers?: string;
@@ -143,7 +144,8 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
   }
   // each acts on the mirrored files: without them it would be ignored, and a reload never run
   if (!f.secretsDir) {
-    const given = f.deployHook !== undefined ? '--deploy-hook' : f.filesOwner !== undefined ? '--files-owner' : f.keepFiles ? '--keep-files' : undefined;
+    const given = f.deployHook !== undefined ? '--deploy-hook' : f.filesOwner !== undefined ? '--files-owner' : f.keepFiles ? '--keep-files'
+      : f.deployHookTimeout !== undefined ? '--deploy-hook-timeout' : undefined;
     if (given) throw new CliError(`${given} needs --secrets-dir: it acts on the files certsmith writes there, and there are none without it`);
   }
   if (f.secretsDir) {
@@ -176,6 +178,7 @@ export function controllerOptionsFrom(f: ControllerFlags): ControllerOptions {
     keepFiles: f.keepFiles,
     filesOwner: f.filesOwner,
     deployHook: f.deployHook,
+    deployHookTimeoutMs: durationFlag(f.deployHookTimeout, '--deploy-hook-timeout'),
     acmeHTTP01Listen: f.acmeHttp01Listen,
     acmeHTTP01SelfCheckPort: f.acmeHttp01SelfCheckPort === undefined ? undefined : parsePortFlag(f.acmeHttp01SelfCheckPort, '--acme-http01-self-check-port'),
     acmeHTTP01SolverNameservers: list(f.acmeHttp01SolverNameservers),
@@ -285,7 +288,8 @@ export function registerServerCommand(program: Command) {
     .option('--secrets-dir <dir>', 'mirror issued Secrets to files under this folder')
     .option('--keep-files', 'keep mirrored files when their Secret is deleted')
     .option('--files-owner <user[:group]>', 'account whose group reads the mirrored files (uid:gid or names); the files stay certsmith\'s, e.g. so a web server user can read the key')
-    .option('--deploy-hook <cmd>', 'command run after each issuance or renewal'))
+    .option('--deploy-hook <cmd>', 'command run after each issuance or renewal')
+    .option('--deploy-hook-timeout <duration>', 'longest run of one deploy hook before its process group is killed (default 5m)'))
     .action(async (flags: ServerFlags) => {
       const stop = listenForStop();
       const { host, port } = parseListen(flags.listen);

@@ -22,6 +22,8 @@ export interface ControllerOptions {
   /** "uid:gid" or "user[:group]" of the mirrored files and folders */
   filesOwner?: string;
   deployHook?: string;
+  /** longest run of one deploy hook before its process group is killed (default 5m) */
+  deployHookTimeoutMs?: number;
   acmeHTTP01Listen?: string;
   /**
    * how HTTP-01 tokens are served: 'embedded' from this process's listener (acmeHTTP01Listen), or

@@ -218,6 +218,27 @@ test('a secretName changed away from a Secret its Certificate owns (--enable-cer
   }
 });
 
+// A hung hook holds one of the two hook slots until it is killed: --deploy-hook-timeout lets a
+// host whose reloads take a second free the slot sooner than the 5-minute default.
+test('a hook that runs past the deploy hook timeout is killed and reported as timed out', async () => {
+  const root = tmp();
+  const dir = join(root, 'live');
+  const lc = await startLifecycle({ options: { secretsDir: dir, deployHook: 'sleep 30', deployHookTimeoutMs: 500 } });
+  try {
+    await withCA(lc);
+    const t0 = Date.now();
+    await lc.apply(certificate('hung', { dnsNames: ['hung.example.test'], privateKey: { algorithm: 'ECDSA' } }));
+    await lc.settle();
+    const failed = await events(lc, 'hung', 'DeployHookFailed');
+    assert.equal(failed.length, 1);
+    assert.match(failed[0].message, /timed out/);
+    assert.ok(Date.now() - t0 < 20_000, 'killed at the timeout, not after the sleep');
+  } finally {
+    await lc.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('a failing hook yields a Warning Event and retries with backoff; other Certificates go on meanwhile', async () => {
   const root = tmp();
   const dir = join(root, 'live');

@@ -36,7 +36,6 @@ const FILES_ROLLED_BACK = 'FilesRolledBack';
 const HOOK_WORKERS = 2;
 
 export interface FilesControllerOptions {
-  hookTimeoutMs?: number;
   /** first delay after a failed hook (default 1m); doubles per failure up to hookRetryMaxMs (1h) */
   hookRetryBaseMs?: number;
   hookRetryMaxMs?: number;
@@ -323,7 +322,7 @@ export function filesControllers(ctx: ControllerContext, o: FilesControllerOptio
     const { certificate: crt, revision, hash } = job;
     const out = await runDeployHook(hook, {
       cwd: root, env: job.env, keys: job.keys, outputLimit: 512, signal: stopping.signal,
-      timeoutMs: o.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, killGraceMs: o.hookKillGraceMs,
+      timeoutMs: ctx.options.deployHookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, killGraceMs: o.hookKillGraceMs,
     });
     // killed because certsmith stops: not a failure of the hook; the ledger does not have it, so it runs again at the next start
     if (out.interrupted) {
