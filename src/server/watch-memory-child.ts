@@ -18,7 +18,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     gc?.();
     await new Promise((r) => setTimeout(r, 50));
     gc?.();
-    process.stdout.write(JSON.stringify({ rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed }) + '\n');
+    const m = process.memoryUsage();
+    process.stdout.write(JSON.stringify({ rss: m.rss, heap: m.heapUsed, external: m.external }) + '\n');
   } else if (line === 'exit') break;
 }
 await api.close();

@@ -32,7 +32,7 @@ function send(url: string, method: string, path: string, body: unknown, contentT
 /** opens n watches at target (path and query) that are never read, and returns once the server has registered each */
 type Stall = (target: string, n: number) => Promise<void>;
 
-async function withServer(fn: (url: string, ask: () => Promise<{ rss: number; heap: number }>, stall: Stall) => Promise<void>) {
+async function withServer(fn: (url: string, ask: () => Promise<{ rss: number; heap: number; external: number }>, stall: Stall) => Promise<void>) {
   // a fixed young generation: Node 24's default semi-space grows RSS by ~150 MiB with no leak (heap stays flat)
   const child = spawn(process.execPath, ['--expose-gc', '--max-semi-space-size=16', '--import', 'tsx', new URL('./watch-memory-child.ts', import.meta.url).pathname], {
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -44,7 +44,7 @@ async function withServer(fn: (url: string, ask: () => Promise<{ rss: number; he
     const { url } = await next();
     const ask = async () => {
       child.stdin!.write('rss\n');
-      return (await next()) as { rss: number; heap: number };
+      return (await next()) as { rss: number; heap: number; external: number };
     };
     const { port } = new URL(url);
     const stall: Stall = async (target, n) => {
@@ -203,4 +203,48 @@ test(`${listWatchers} watchers of a list, with no resourceVersion or resourceVer
   const difference = large.rss - small.rss;
   console.log(`watch memory: a list 4x as large grew RSS by ${mib(difference)} more (bound ${mib(listRssDifferenceBoundBytes)})`);
   assert.ok(difference < listRssDifferenceBoundBytes, `${listWatchers} stalled watchers grew RSS by ${mib(large.rss)} for ${largeList} objects and ${mib(small.rss)} for ${smallList}: memory follows the list's size`);
+});
+
+/** Secrets of ~750 KB (base64) each: 40 make a list of ~30 MB */
+const bigListObjects = 40;
+const bigListObjectChars = 750_000;
+const bigListReaders = 6;
+/**
+ * Copies of the list (the finding: 8 clients that never read a 107 MB list of Secrets held
+ * 2.85 GB) would grow the server by 6 x 30 MB or more; written an item at a time as the socket
+ * takes it, each stalled response holds a page of the store's objects (a few MB) and the write
+ * it is waiting on.
+ */
+const bigListGrowthBoundBytes = 60 * 1024 * 1024;
+
+test(`${bigListReaders} clients that ask for a ${bigListObjects}-Secret list of ~30 MB and never read it hold a share of it each, not a copy`, { timeout: 180_000 }, async () => {
+  await withServer(async (url, ask, stall) => {
+    const path = '/api/v1/namespaces/biglist/secrets';
+    assert.equal(await send(url, 'POST', '/api/v1/namespaces', { metadata: { name: 'biglist' } }), 201);
+    for (let i = 0; i < bigListObjects; i++) {
+      const data = Buffer.alloc((bigListObjectChars * 3) / 4, i % 251).toString('base64');
+      assert.equal(await send(url, 'POST', path, { metadata: { name: `b${String(i).padStart(3, '0')}` }, data: { k: data } }), 201);
+    }
+    // one full read, whole and in order: what any reader costs is then in the baseline
+    const list = await new Promise<{ kind: string; metadata: { resourceVersion: string }; items: { metadata: { name: string } }[] }>((resolve, reject) => {
+      http.get(new URL(path, url), (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+      }).on('error', reject);
+    });
+    assert.equal(list.kind, 'SecretList');
+    assert.ok(list.metadata.resourceVersion);
+    assert.deepEqual(list.items.map((s) => s.metadata.name), Array.from({ length: bigListObjects }, (_, i) => `b${String(i).padStart(3, '0')}`));
+    const before = await ask();
+    await stall(path, bigListReaders);
+    // the server still answers others meanwhile
+    assert.equal(await send(url, 'GET', '/api/v1/namespaces', undefined), 200);
+    const after = await ask();
+    const rss = after.rss - before.rss;
+    const held = after.heap + after.external - (before.heap + before.external);
+    console.log(`list memory: ${bigListReaders} stalled lists of ${bigListObjects} x ${bigListObjectChars} B: rss growth ${mib(rss)}, heap+external growth ${mib(held)} (bound ${mib(bigListGrowthBoundBytes)})`);
+    assert.ok(held < bigListGrowthBoundBytes, `heap and buffers grew by ${mib(held)} with ${bigListReaders} stalled list readers`);
+    assert.ok(rss < bigListGrowthBoundBytes, `RSS grew by ${mib(rss)} with ${bigListReaders} stalled list readers`);
+  });
 });

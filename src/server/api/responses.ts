@@ -34,6 +34,58 @@ export function sendJSON(res: http.ServerResponse, code: number, body: unknown) 
   res.end(text);
 }
 
+/** what a streamed response gathers before it writes: fewer, larger chunks than an item each */
+const streamChunkChars = 64 * 1024;
+
+/** Resolves once `res` takes more (true), or with false when it closed first (a dropped or stalled client). */
+function drained(res: http.ServerResponse): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (more: boolean) => () => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(more);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}
+
+/**
+ * `head` as JSON with its last field, the array `field`, made of the items `pages` yield as JSON
+ * text (so their producer knows their size): the same text JSON.stringify gives of the whole, written as the client takes it (waiting for
+ * 'drain'), so a large list is never one string, and a client that stops reading holds a page
+ * and a socket's buffer of it, not the list (8 such reads of a 107 MB list held 2.85 GB).
+ * The pages are read only as they are needed; a response that fails after its headers went out
+ * is cut off, so the client sees an error rather than a list that looks whole.
+ */
+export async function sendJSONItems(res: http.ServerResponse, code: number, head: Record<string, unknown>, field: string, pages: AsyncIterable<string[]>) {
+  const whole = JSON.stringify({ ...head, [field]: [] });
+  // the text up to the array's '[': ']}' closes it
+  let out = whole.slice(0, -2);
+  let first = true;
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+  try {
+    for await (const page of pages) {
+      for (const item of page) {
+        out += (first ? '' : ',') + item;
+        first = false;
+        if (out.length < streamChunkChars) continue;
+        if (res.destroyed) return;
+        const more = res.write(out);
+        out = '';
+        if (!more && !(await drained(res))) return;
+      }
+    }
+  } catch (e) {
+    res.destroy();
+    throw e;
+  }
+  res.end(out + whole.slice(-2));
+}
+
 export function notFoundPath(res: http.ServerResponse, path: string) {
   sendJSON(res, 404, statusBody(404, 'NotFound', `the server could not find the requested resource (${path})`));
 }
@@ -42,7 +94,7 @@ export function notFoundPath(res: http.ServerResponse, path: string) {
  * Whether the response goes out as protobuf: when the client names it before JSON in Accept,
  * as client-go does for the built-in kinds ("application/vnd.kubernetes.protobuf,application/json").
  */
-function prefersProtobuf(req: http.IncomingMessage): boolean {
+export function prefersProtobuf(req: http.IncomingMessage): boolean {
   for (const range of (req.headers.accept ?? '').split(',')) {
     const mediaType = range.split(';')[0].trim().toLowerCase();
     if (mediaType === protobufMediaType) return true;

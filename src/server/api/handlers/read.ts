@@ -1,12 +1,13 @@
 // GET of one object and of a collection (list), as objects or as a Table.
 import type { KubeObject } from '../../../api/meta.ts';
 import { apiVersionOf } from '../../../api/resources.ts';
-import { StoreError, tooLargeResourceVersion } from '../../../store/store.ts';
+import { StoreError, tooLargeResourceVersion, type ListResult } from '../../../store/store.ts';
 import { tableFor } from '../../table.ts';
 import type { ApiContext, ResourceCall } from '../context.ts';
 import { intParam, requestedRevision, watchListOptions } from '../query.ts';
 import { resourceName } from '../resource-route.ts';
-import { sendJSON, sendObject } from '../responses.ts';
+import { prefersProtobuf, sendJSON, sendJSONItems, sendObject } from '../responses.ts';
+import { hasProtobufSchema } from '../../protobuf/codec.ts';
 
 function asTable(ctx: ApiContext, call: ResourceCall, objs: KubeObject[], meta: { resourceVersion?: string; continue?: string }) {
   const includeObject = (call.q.get('includeObject') as 'None' | 'Metadata' | 'Object' | null) ?? undefined;
@@ -21,17 +22,74 @@ export async function getObject(ctx: ApiContext, call: ResourceCall) {
   return sendObject(call.req, call.res, 200, obj);
 }
 
+/**
+ * What a list response reads from the store at a time: one object first (objects' size is not
+ * known yet), then as many as make about listPageBytes of JSON, at most maxPageObjects. The
+ * pages come through the store's own limit and continue, so they are one snapshot; a client that
+ * stops reading holds the page being written, not the list.
+ */
+const firstPageObjects = 1;
+const listPageBytes = 2 * 1024 * 1024;
+const maxPageObjects = 500;
+
+type ListPage = ListResult<KubeObject>;
+
+/**
+ * The store's pages from `first` on, `limit` objects in all, each as JSON texts of what `render`
+ * makes of its objects (the objects themselves when none); `last` is told of each page read, so
+ * the caller can learn the final continue token. Pages are sized by the objects' JSON, whatever
+ * is written of them.
+ */
+async function* jsonPages(ctx: ApiContext, call: ResourceCall, first: ListPage, limit: number, render?: (objs: KubeObject[]) => unknown[], last?: (page: ListPage) => void): AsyncGenerator<string[]> {
+  let page: ListPage | undefined = first;
+  let left = limit;
+  while (page) {
+    left -= page.items.length;
+    last?.(page);
+    const objectTexts = page.items.map((o) => JSON.stringify(o));
+    const perObject = objectTexts.reduce((n, t) => n + t.length, 0) / (objectTexts.length || 1);
+    const texts = render ? render(page.items).map((x) => JSON.stringify(x)) : objectTexts;
+    const next: string | undefined = page.continue;
+    // the objects are not held while their text waits for the client
+    page = undefined;
+    yield texts;
+    if (!next || left <= 0) return;
+    const size = Math.max(1, Math.min(maxPageObjects, left, Math.floor(listPageBytes / (perObject || 1))));
+    page = await ctx.store.list(call.route.type, { ...selection(call), limit: size, continue: next });
+  }
+}
+
+function selection(call: ResourceCall) {
+  const { route: { namespace }, q } = call;
+  return { namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined };
+}
+
 export async function listObjects(ctx: ApiContext, call: ResourceCall) {
-  const { route: { type, namespace }, q } = call;
+  const { route: { type }, q } = call;
   watchListOptions(q, false);
   const wantedRV = requestedRevision(q);
   const exact = q.get('resourceVersionMatch') === 'Exact' ? wantedRV : undefined;
-  const list = await ctx.store.list(type, {
-    namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined,
-    limit: intParam(q, 'limit'), continue: q.get('continue') ?? undefined, ...(exact !== undefined ? { atRevision: exact } : {}),
+  const limit = intParam(q, 'limit') || Infinity;
+  const first = await ctx.store.list(type, {
+    ...selection(call), limit: Math.min(limit, firstPageObjects), continue: q.get('continue') ?? undefined, ...(exact !== undefined ? { atRevision: exact } : {}),
   });
-  if (wantedRV !== undefined && wantedRV > Number(list.resourceVersion)) throw tooLargeResourceVersion(wantedRV, list.resourceVersion);
-  const meta = { resourceVersion: list.resourceVersion, ...(list.continue ? { continue: list.continue } : {}) };
-  if (call.table) return sendJSON(call.res, 200, asTable(ctx, call, list.items, meta));
-  return sendObject(call.req, call.res, 200, { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta, items: list.items });
+  if (wantedRV !== undefined && wantedRV > Number(first.resourceVersion)) throw tooLargeResourceVersion(wantedRV, first.resourceVersion);
+  // the continue token is in the metadata, before the items: with a limit the pages are read
+  // once to find it (the objects dropped as they come), then again as they are written
+  let continueToken = first.continue;
+  if (limit !== Infinity && first.continue && first.items.length < limit) {
+    for await (const texts of jsonPages(ctx, call, first, limit, () => [], (page) => (continueToken = page.continue))) void texts;
+  }
+  const meta = { resourceVersion: first.resourceVersion, ...(limit !== Infinity && continueToken ? { continue: continueToken } : {}) };
+  if (call.table) {
+    return sendJSONItems(call.res, 200, { ...asTable(ctx, call, [], meta) }, 'rows', jsonPages(ctx, call, first, limit, (objs) => asTable(ctx, call, objs, meta).rows));
+  }
+  const head = { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta };
+  if (prefersProtobuf(call.req) && hasProtobufSchema(head.apiVersion, head.kind)) {
+    // protobuf's envelope gives its length first: the list is read whole for it
+    const items: KubeObject[] = [];
+    for await (const texts of jsonPages(ctx, call, first, limit, (objs) => { items.push(...objs); return []; })) void texts;
+    return sendObject(call.req, call.res, 200, { ...head, items });
+  }
+  return sendJSONItems(call.res, 200, head, 'items', jsonPages(ctx, call, first, limit));
 }
