@@ -53,6 +53,8 @@ export interface ApiServerOptions {
   maxConnections?: number;
   /** how long a TLS connection may take to complete its handshake (default DEFAULT_HANDSHAKE_TIMEOUT_MS) */
   handshakeTimeoutMs?: number;
+  /** how long a request's headers may take to arrive (default DEFAULT_HEADERS_TIMEOUT_MS) */
+  headersTimeoutMs?: number;
   /** how long a response (a watch's aside) may make no progress before its connection is closed (default DEFAULT_RESPONSE_STALL_MS) */
   responseStallMs?: number;
 }
@@ -65,6 +67,8 @@ export interface ApiServerOptions {
  */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+/** a request's headers within 20 s of the connection (Node: 60 s), as a slow-headers client holds one too */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 20_000;
 /**
  * A client that stops reading a response holds it all in memory (150 such reads of a 19 MB list
  * held 8.5 GB); one that has not taken a byte in this long (kube-apiserver's request timeout; an
@@ -153,19 +157,21 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       else res.end();
     });
   };
+  const headersTimeout = opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  // Node enforces headersTimeout only when it checks its connections, every 30 s by default:
+  // partial headers were held ~30 s, not 20
+  const httpOptions: http.ServerOptions = { headersTimeout, connectionsCheckingInterval: Math.min(1000, Math.max(50, headersTimeout / 4)) };
   const server = opts.tls
-    ? https.createServer({ cert: opts.tls.certPem, key: opts.tls.keyPem, handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS }, listener)
-    : http.createServer(listener);
+    ? https.createServer({ ...httpOptions, cert: opts.tls.certPem, key: opts.tls.keyPem, handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS }, listener)
+    : http.createServer(httpOptions, listener);
   server.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  // a request's headers within 20 s of the connection (Node: 60 s), as a slow-headers client holds one too
-  server.headersTimeout = 20_000;
 
   await listen(server, { port: opts.port ?? 0, host });
   let socketServer: http.Server | undefined;
   if (opts.socketPath && Buffer.byteLength(opts.socketPath) <= maxSocketPathBytes) {
     try {
       prepareSocketPath(opts.socketPath);
-      socketServer = http.createServer(listener);
+      socketServer = http.createServer(httpOptions, listener);
       await listen(socketServer, { path: opts.socketPath });
       // the folder is private, so no one could connect between the bind and this
       chmodSync(opts.socketPath, 0o600);

@@ -99,3 +99,30 @@ test('a response whose client stops reading is dropped once it makes no progress
     await store.close();
   }
 });
+
+test('a connection whose request headers do not all arrive within the headers timeout is closed then, not at Node\'s next 30 s check', async () => {
+  const store = openSqliteStore({ path: ':memory:' });
+  const api = await startApiServer({ store, headersTimeoutMs: 400 });
+  const sockets: net.Socket[] = [];
+  try {
+    const started = Date.now();
+    const held = await Promise.all(Array.from({ length: 5 }, () => new Promise<number>((resolve) => {
+      const s = net.connect(api.port, '127.0.0.1');
+      sockets.push(s);
+      s.on('error', () => {});
+      s.on('data', () => {});
+      // half a header line, and nothing more
+      s.write('GET /readyz HTTP/1.1\r\nHost: 127.0');
+      s.on('close', () => resolve(Date.now() - started));
+      setTimeout(() => resolve(Infinity), 4000);
+    })));
+    for (const ms of held) {
+      assert.ok(ms >= 350, `closed after ${ms} ms, before the headers timeout`);
+      assert.ok(ms < 2500, `held ${ms} ms with a 400 ms headers timeout`);
+    }
+  } finally {
+    for (const s of sockets) s.destroy();
+    await api.close();
+    await store.close();
+  }
+});
