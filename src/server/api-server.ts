@@ -4,7 +4,7 @@
 import { chmodSync, statSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { NamespaceType } from '../api/resources.ts';
@@ -19,6 +19,7 @@ import { sendJSON, statusBody } from './api/responses.ts';
 import { isWatchRequest } from './api/query.ts';
 import { processLoopShare, type LoopShare } from '../runtime/loop-share.ts';
 import { handleRequest } from './api/router.ts';
+import { ConnectionCap } from './connection-cap.ts';
 
 export interface ApiServerOptions {
   store: Store;
@@ -49,7 +50,7 @@ export interface ApiServerOptions {
   socketPath?: string;
   /** the event loop's time, shared with the controllers, which give way while requests come in; default the process's */
   loopShare?: LoopShare;
-  /** open connections on the TCP listener; more are closed as they come (default DEFAULT_MAX_CONNECTIONS) */
+  /** open connections on the TCP listener; a full cap closes the oldest with no request in flight (connection-cap.ts; default DEFAULT_MAX_CONNECTIONS) */
   maxConnections?: number;
   /** how long a TLS connection may take to complete its handshake (default DEFAULT_HANDSHAKE_TIMEOUT_MS) */
   handshakeTimeoutMs?: number;
@@ -143,8 +144,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   };
   const loopShare = opts.loopShare ?? processLoopShare;
   const stallMs = opts.responseStallMs ?? DEFAULT_RESPONSE_STALL_MS;
+  const cap = new ConnectionCap(opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, ctx.log);
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
     loopShare.noteRequest();
+    cap.requestStarted(req, res);
     if (!isWatchRequest(req.url)) {
       // no socket activity for stallMs while this response is out: the client stopped reading
       res.setTimeout(stallMs, () => res.destroy());
@@ -164,7 +167,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const server = opts.tls
     ? https.createServer({ ...httpOptions, cert: opts.tls.certPem, key: opts.tls.keyPem, handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS }, listener)
     : http.createServer(httpOptions, listener);
-  server.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // after the TLS listener's own: the TLS socket over a shed TCP socket closes with it
+  server.on('connection', (socket: Socket) => cap.admit(socket));
 
   await listen(server, { port: opts.port ?? 0, host });
   let socketServer: http.Server | undefined;

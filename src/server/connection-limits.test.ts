@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import net from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { startApiServer } from './api-server.ts';
 import { ensureServingCertificate } from './tls.ts';
 import { SecretType } from '../api/resources.ts';
 
-test('connections beyond the cap are refused at once, and one that never completes its TLS handshake is closed after the handshake timeout', async () => {
+test('connections beyond the cap are closed at once, and one that never completes its TLS handshake is closed after the handshake timeout', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-conn-'));
   const store = openSqliteStore({ path: ':memory:' });
   const tls = await ensureServingCertificate(dir, { hosts: ['127.0.0.1'] });
@@ -124,5 +125,62 @@ test('a connection whose request headers do not all arrive within the headers ti
     for (const s of sockets) s.destroy();
     await api.close();
     await store.close();
+  }
+});
+
+test('a full connection cap sheds the oldest connection with no request in flight to admit a new client, logging it once a minute; a watch is kept', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-conn-'));
+  const store = openSqliteStore({ path: ':memory:' });
+  const tls = await ensureServingCertificate(dir, { hosts: ['127.0.0.1'] });
+  const warnings: unknown[][] = [];
+  const quiet = () => {};
+  const logger = { debug: quiet, info: quiet, error: quiet, warn: (...args: unknown[]) => warnings.push(args) };
+  const api = await startApiServer({ store, tls: { certPem: tls.certPem, keyPem: tls.keyPem }, maxConnections: 5, logger, defaultWatchTimeoutSeconds: 30 });
+  const opened: { destroy(): void }[] = [];
+  const get = (path: string) => new Promise<number>((resolve, reject) => {
+    const req = https.get({ host: '127.0.0.1', port: api.port, path, ca: tls.caPem, servername: '127.0.0.1', agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+  });
+  try {
+    // the oldest connection is a watch: a request in flight, never shed
+    let watchOpen = true;
+    await new Promise<void>((resolve, reject) => {
+      const req = https.get({ host: '127.0.0.1', port: api.port, path: '/api/v1/namespaces/default/secrets?watch=1', ca: tls.caPem, servername: '127.0.0.1', agent: false }, (res) => {
+        res.on('data', () => {});
+        res.on('close', () => (watchOpen = false));
+        resolve();
+      });
+      req.on('error', () => (watchOpen = false));
+      opened.push(req);
+      req.on('error', reject);
+    });
+    // four connections that complete their handshake and send nothing fill the cap
+    const openIdle = async () => {
+      const s = tlsConnect({ host: '127.0.0.1', port: api.port, ca: tls.caPem, servername: '127.0.0.1' });
+      opened.push(s);
+      s.on('error', () => {});
+      await new Promise((r) => s.once('secureConnect', r));
+      const state = { closed: false };
+      s.on('close', () => (state.closed = true));
+      return state;
+    };
+    const idle = [];
+    for (let i = 0; i < 4; i++) idle.push(await openIdle());
+    assert.equal(await get('/readyz'), 200, 'a new client is served while the cap is full');
+    // the cap is full again
+    idle.push(await openIdle());
+    assert.equal(await get('/readyz'), 200, 'and the next one');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(idle.map((s) => s.closed), [true, true, false, false, false], 'the two oldest idle connections were shed');
+    assert.equal(watchOpen, true, 'the watch is kept');
+    assert.equal(warnings.length, 1, `one warning a minute: ${JSON.stringify(warnings)}`);
+  } finally {
+    for (const s of opened) s.destroy();
+    await api.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
