@@ -4,13 +4,14 @@ import { CommanderError } from 'commander';
 import { StoreError } from '../store/store.ts';
 import { CliError } from './cli-error.ts';
 import { buildProgram } from './program.ts';
+import { describeOpenFilesError } from './fd-limit.ts';
 
 function describe(e: unknown): string {
   if (e instanceof StoreError) {
     if (e.code === 401) return 'the server refused the credentials (401 Unauthorized): check the token in the kubeconfig';
     return e.message;
   }
-  return (e as Error)?.message ?? String(e);
+  return describeOpenFilesError(e) ?? (e as Error)?.message ?? String(e);
 }
 
 export async function main(argv: string[]): Promise<number> {
