@@ -306,6 +306,9 @@ export function withAdmission(inner: Store, o: AdmissionOptions = {}): Store {
         return written(type, await inner.patch<T>(type, namespace, name, patchType, patch, opts), opts);
       }
       if (ssa && (!patch || typeof patch !== 'object' || Array.isArray(patch))) throw new StoreError('BadRequest', 'apply patch must be an object');
+      // an applied configuration names its object: another name or namespace is refused, as kube's
+      // checkName refuses it, not stored under the URL's
+      if (ssa) checkPatchedIdentity(type, { ...(patch as KubeObject), metadata: isMap((patch as KubeObject).metadata) ? (patch as KubeObject).metadata : {} }, namespace, name);
       const pinned = (patch as KubeObject | undefined)?.metadata?.resourceVersion;
       // a patch without a resourceVersion is meant to apply to whatever is current, so a
       // concurrent writer is not the caller's conflict: recompute and retry, as kube-apiserver does

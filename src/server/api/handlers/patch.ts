@@ -62,9 +62,15 @@ async function validatedPatch(ctx: ApiContext, call: ResourceCall, patchType: Pa
     const expected = apiVersionOf(route.type);
     // kube-apiserver's field manager refuses what only it may write (kubernetes#81453)
     if ((patch as { metadata?: { managedFields?: unknown } }).metadata?.managedFields != null) throw new HttpError(400, 'BadRequest', 'metadata.managedFields must be nil');
-    const given = (patch as { apiVersion?: unknown }).apiVersion;
-    if (typeof given === 'string' && given !== expected) {
-      throw new HttpError(400, 'BadRequest', `Incorrect version specified in apply patch. Specified patch version: ${given}, expected: ${expected}`);
+    // an apply patch names its type itself (nothing defaults it): a missing apiVersion or kind is refused too
+    const { apiVersion: given, kind } = patch as { apiVersion?: unknown; kind?: unknown };
+    if (given !== expected) {
+      throw new HttpError(400, 'BadRequest', `Incorrect version specified in apply patch. Specified patch version: ${typeof given === 'string' ? given : ''}, expected: ${expected}`);
+    }
+    if (kind !== route.type.kind) {
+      // kube's versionCheckManager, which prints the GroupVersionKind as "group/version, Kind=kind"
+      const gv = route.type.group ? expected : `/${expected}`;
+      throw new HttpError(400, 'BadRequest', `invalid object type: ${gv}, Kind=${typeof kind === 'string' ? kind : ''}`);
     }
     // YAML refuses duplicate keys while parsing; what is left are unknown fields
     enforceFieldValidation(mode, strictProblems([], pruneUnknownFields(route.type, patch)), res);
