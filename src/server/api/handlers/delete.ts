@@ -1,7 +1,7 @@
 // DELETE of one object and of a collection (deletecollection), with DeleteOptions decoded and
 // validated as kube-apiserver does.
 import type { KubeObject } from '../../../api/meta.ts';
-import { apiVersionOf } from '../../../api/resources.ts';
+import { apiVersionOf, isCustomResource, isNamespaceType, PodType, ServiceType, type ResourceType } from '../../../api/resources.ts';
 import { StoreError, type DeleteOptions } from '../../../store/store.ts';
 import type { ApiContext, ResourceCall } from '../context.ts';
 import { dryRunOf, intParam, truthy } from '../query.ts';
@@ -75,15 +75,25 @@ function deleteOptionsFrom(text: string, q: URLSearchParams): DeleteOptions & { 
   };
 }
 
+/**
+ * kube-apiserver's registries that set ReturnDeletedObject: custom resources, Namespaces, Pods and
+ * Services answer a delete with the object; the rest served here (Secrets, Events, Leases,
+ * Ingresses, webhook configurations, APIServices) with a Status, so a Secret's keys are not sent back.
+ */
+function returnsDeletedObject(type: ResourceType): boolean {
+  return isCustomResource(type) || isNamespaceType(type) || (type.group === '' && (type.kind === PodType.kind || type.kind === ServiceType.kind));
+}
+
 export async function deleteObject(ctx: ApiContext, call: ResourceCall) {
   const { route: { type, namespace, name, subresource }, q, req, res, dryRun } = call;
   if (subresource) throw new HttpError(405, 'MethodNotAllowed', 'DELETE is not supported on a subresource');
   const deleteOpts = deleteOptionsFrom(await readBody(req), q);
   const out = await ctx.store.delete(type, namespace, name!, { ...deleteOpts, user: call.user, ...(dryRun ? { dryRun } : {}) } as DeleteOptions);
-  if (out) return sendObject(req, res, 200, out);
+  // an object a finalizer still holds is only marked: kube answers with it, whatever the kind
+  if (out && (returnsDeletedObject(type) || out.metadata?.finalizers?.length)) return sendObject(req, res, 200, out);
   return sendJSON(res, 200, {
     kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
-    details: { name, kind: type.plural, ...(type.group ? { group: type.group } : {}) },
+    details: { name, ...(type.group ? { group: type.group } : {}), kind: type.plural, ...(out?.metadata?.uid ? { uid: out.metadata.uid } : {}) },
   });
 }
 
