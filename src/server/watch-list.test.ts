@@ -87,3 +87,13 @@ test('GET of one object with watch=1 watches that object alone, as kube-apiserve
     });
   assert.deepEqual(lines.map((l) => `${l.type} ${l.object.metadata.name}`), ['ADDED one', 'MODIFIED one']);
 });
+
+test('a watch with a selector kube cannot parse is a plain 400, as the list is, not a 200 with an ERROR event', async () => {
+  for (const q of ['labelSelector=a%20in%20(', 'fieldSelector=spec.nope%3Dx']) {
+    const list = await requestJSON(api, 'GET', `${secrets}?${q}`);
+    assert.equal(list.status, 400, JSON.stringify(list.body));
+    const watched = await requestJSON(api, 'GET', `${secrets}?watch=1&${q}`);
+    assert.equal(watched.status, 400, JSON.stringify(watched.body));
+    assert.deepEqual(watched.body, list.body);
+  }
+});

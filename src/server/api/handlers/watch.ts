@@ -3,6 +3,7 @@
 // an end after timeoutSeconds.
 import type http from 'node:http';
 import { WatchTooSlowError, tooLargeResourceVersion, type Watch, type WatchEvent } from '../../../store/store.ts';
+import { parseFieldSelectorFor, parseLabelSelector } from '../../../store/selectors.ts';
 import { tableFor } from '../../table.ts';
 import type { ApiContext, ResourceCall } from '../context.ts';
 import { intParam, requestedRevision, truthy, watchListOptions } from '../query.ts';
@@ -99,6 +100,10 @@ export async function watchObjects(ctx: ApiContext, call: ResourceCall) {
     const current = (await ctx.store.list(type, { namespace, limit: 1 })).resourceVersion;
     if (wantedRV > Number(current)) throw tooLargeResourceVersion(wantedRV, current);
   }
+  // list options are checked before the stream starts, as kube-apiserver checks them: a selector
+  // it cannot parse is a plain 400, as for a list, not a 200 whose only event is an ERROR
+  parseLabelSelector(q.get('labelSelector') ?? undefined);
+  parseFieldSelectorFor(type, q.get('fieldSelector') ?? undefined);
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   const stream = new WatchStream(res, ctx.openWatches, timeoutSeconds);
   const rv = q.get('resourceVersion');
