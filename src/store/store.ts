@@ -125,7 +125,7 @@ export interface Store {
   storageProblem?(): string | undefined;
 }
 
-export type StoreErrorReason = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Gone' | 'Invalid' | 'BadRequest' | 'Forbidden' | 'Unauthorized' | 'MethodNotAllowed' | 'InternalError'
+export type StoreErrorReason = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Gone' | 'Expired' | 'Invalid' | 'BadRequest' | 'Forbidden' | 'Unauthorized' | 'MethodNotAllowed' | 'InternalError'
   | 'RequestEntityTooLarge' | 'Timeout' | 'InsufficientStorage';
 
 export interface StatusCause {
@@ -135,7 +135,7 @@ export interface StatusCause {
 }
 
 const codes: Record<StoreErrorReason, number> = {
-  NotFound: 404, AlreadyExists: 409, Conflict: 409, Gone: 410, Invalid: 422, BadRequest: 400,
+  NotFound: 404, AlreadyExists: 409, Conflict: 409, Gone: 410, Expired: 410, Invalid: 422, BadRequest: 400,
   Forbidden: 403, Unauthorized: 401, MethodNotAllowed: 405, InternalError: 500,
   RequestEntityTooLarge: 413, Timeout: 504, InsufficientStorage: 507,
 };
@@ -143,6 +143,8 @@ const codes: Record<StoreErrorReason, number> = {
 /** An error shaped like a Kubernetes metav1.Status failure. */
 export class StoreError extends Error {
   readonly code: number;
+  /** a list's Status.metadata.continue: where an expired continue token may carry on (inconsistently) */
+  listContinue?: string;
   constructor(readonly reason: StoreErrorReason, message: string, readonly causes: StatusCause[] = [], readonly retryAfterSeconds?: number) {
     super(message);
     this.code = codes[reason];
@@ -151,7 +153,7 @@ export class StoreError extends Error {
 
   toStatus(kind?: string, name?: string) {
     return {
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message,
+      kind: 'Status', apiVersion: 'v1', metadata: this.listContinue ? { continue: this.listContinue } : {}, status: 'Failure', message: this.message,
       reason: this.reason, code: this.code,
       ...(kind || name || this.causes.length || this.retryAfterSeconds !== undefined
         ? { details: { name, kind, causes: this.causes.length ? this.causes : undefined, ...(this.retryAfterSeconds !== undefined ? { retryAfterSeconds: this.retryAfterSeconds } : {}) } }
@@ -192,4 +194,5 @@ export function getForUpdate<T extends KubeObject = KubeObject>(store: Store, ty
 
 export const isNotFound = (e: unknown) => e instanceof StoreError && e.reason === 'NotFound';
 export const isConflict = (e: unknown) => e instanceof StoreError && e.code === 409;
-export const isGone = (e: unknown) => e instanceof StoreError && e.reason === 'Gone';
+/** a 410, Gone or Expired (a compacted revision, an expired continue token): re-list */
+export const isGone = (e: unknown) => e instanceof StoreError && e.code === 410;

@@ -55,7 +55,7 @@ interface Response {
   body: any;
 }
 
-const knownReasons = new Set<StoreErrorReason>(['NotFound', 'AlreadyExists', 'Conflict', 'Gone', 'Invalid', 'BadRequest', 'Forbidden', 'Unauthorized', 'MethodNotAllowed', 'InternalError',
+const knownReasons = new Set<StoreErrorReason>(['NotFound', 'AlreadyExists', 'Conflict', 'Gone', 'Expired', 'Invalid', 'BadRequest', 'Forbidden', 'Unauthorized', 'MethodNotAllowed', 'InternalError',
   'RequestEntityTooLarge', 'Timeout', 'InsufficientStorage']);
 
 function reasonForCode(code: number): StoreErrorReason {
@@ -75,7 +75,7 @@ function reasonForCode(code: number): StoreErrorReason {
 /** Turns a metav1.Status (or any error body) into the StoreError a local backend would have thrown. */
 export function storeErrorFromStatus(code: number, body: any): StoreError {
   const status = body && typeof body === 'object' && body.kind === 'Status' ? body : undefined;
-  // kube reasons we have no name for (Expired, UnsupportedMediaType, ...) map by their code
+  // kube reasons we have no name for (UnsupportedMediaType, ...) map by their code
   const reason: StoreErrorReason = knownReasons.has(status?.reason) ? status.reason : reasonForCode(status?.code ?? code);
   const message = status?.message ?? (typeof body === 'string' && body ? body.slice(0, 300) : `HTTP ${code}`);
   const causes: StatusCause[] = Array.isArray(status?.details?.causes)

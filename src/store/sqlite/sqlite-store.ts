@@ -335,7 +335,13 @@ export class SqliteStore implements Store {
     if (opts.continue) {
       const t = decodeContinue(opts.continue);
       if (t.rv < this.compactedRev) {
-        throw new StoreError('Gone', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+        // etcd3's handleCompactedErrorForPaging: Expired, with a token that carries on from the same
+        // place at the current revision, for a client that can live with an inconsistent list
+        const expired = new StoreError('Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, '
+          + 'or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - '
+          + 'objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+        expired.listContinue = encodeContinue({ rv: this.rev, ns: t.ns, name: t.name });
+        throw expired;
       }
       rv = t.rv;
       // nothing written since the first page (an informer's list on start): the live table is
@@ -386,7 +392,7 @@ export class SqliteStore implements Store {
     let done = false;
     return () => {
       if (done || this.closed) return undefined;
-      if (rev < this.compactedRev) throw new StoreError('Gone', `too old resource version: ${rev} (${this.compactedRev}): the watcher read its initial state too slowly; re-list and watch again`);
+      if (rev < this.compactedRev) throw new StoreError('Expired', `too old resource version: ${rev} (${this.compactedRev}): the watcher read its initial state too slowly; re-list and watch again`);
       this.commitBatch();
       const { group: grp, plural } = type;
       const ns = spec.namespace;
@@ -436,7 +442,8 @@ export class SqliteStore implements Store {
       } else if (rvOpt !== undefined) {
         const from = parseRevision(rvOpt, 'watch resourceVersion');
         if (from < this.compactedRev) {
-          return fail(new StoreError('Gone', `too old resource version: ${from} (${this.compactedRev})`));
+          // kube's watch cache answers NewResourceExpired; Gone is for an Exact list at a compacted revision
+          return fail(new StoreError('Expired', `too old resource version: ${from} (${this.compactedRev})`));
         }
         // kube-apiserver's answer to a revision it has not reached: waiting would hang the
         // client silently, and starting there would skip every change until then
