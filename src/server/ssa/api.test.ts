@@ -51,3 +51,15 @@ test('ssa over HTTP: a Secret\'s keys owned per applier, a 409 for another\'s ke
   const cleared = await request('PUT', secret, JSON.stringify({ ...put.body, metadata: { ...put.body.metadata, managedFields: [] } }));
   assert.deepEqual(cleared.body.metadata.managedFields, []);
 });
+
+test('applying the same configuration again writes nothing: same resourceVersion and managedFields time, as kube-apiserver (kubernetes#88875)', async () => {
+  const path = '/api/v1/namespaces/default/secrets/same';
+  const body = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'same', labels: { a: 'b' } }, data: { k: 'dg==' } });
+  const first = await request('PATCH', `${path}?fieldManager=same-applier`, body, 'application/apply-patch+yaml');
+  assert.equal(first.status, 201);
+  await new Promise((r) => setTimeout(r, 1100)); // a new managedFields time would differ by a second
+  const again = await request('PATCH', `${path}?fieldManager=same-applier`, body, 'application/apply-patch+yaml');
+  assert.equal(again.status, 200);
+  assert.equal(again.body.metadata.resourceVersion, first.body.metadata.resourceVersion);
+  assert.deepEqual(again.body.metadata.managedFields, first.body.metadata.managedFields);
+});

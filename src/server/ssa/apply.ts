@@ -7,6 +7,7 @@
 // applying is removed unless another manager still owns it.
 // A write that is not an apply records what it set or changed as its manager's (operation
 // Update, recordUpdate), so appliers conflict with it as they do on kube-apiserver.
+import { isDeepStrictEqual } from 'node:util';
 import { StoreError } from '../../store/store.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { rfc3339 } from '../../api/time.ts';
@@ -207,8 +208,19 @@ export function applyConfiguration(live: KubeObject, config: Json, req: ApplyReq
     .map((e) => (e === mine ? mineNext : e))
     .filter((e) => e === mineNext || !(sameScope(e, req) && decodeFieldsV1(e.fieldsV1).length === 0));
   if (!mine) updated.push(mineNext);
+  // nothing changed but the applier's timestamp: the live object as it is, so nothing is written
+  // (no new resourceVersion, no watch event), as kube-apiserver does since kubernetes#88875
+  if (mine && isDeepStrictEqual(withoutManagedFields(next), withoutManagedFields(live))
+    && isDeepStrictEqual(updated.map((e) => (e === mineNext ? { ...e, time: mine.time } : e)), live.metadata.managedFields)) {
+    return plainCopy(live);
+  }
   next.metadata.managedFields = updated as KubeObject['metadata']['managedFields'];
   return next;
+}
+
+function withoutManagedFields(o: KubeObject): KubeObject {
+  const { managedFields: _m, ...metadata } = o.metadata;
+  return { ...o, metadata };
 }
 
 /**
