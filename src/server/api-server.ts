@@ -33,6 +33,8 @@ export interface ApiServerOptions {
   logger?: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
   /** how long a watch stays open when the client names no timeoutSeconds */
   defaultWatchTimeoutSeconds?: number;
+  /** how often a watch with allowWatchBookmarks gets a BOOKMARK (default a minute, as kube's watch cache; tests shorten it) */
+  watchBookmarkIntervalMs?: number;
   now?: () => Date;
   /**
    * Namespaces that exist from the start, as on a cluster: objects may only be created in a
@@ -138,6 +140,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     log: opts.logger,
     now: opts.now ?? (() => new Date()),
     defaultWatchTimeoutSeconds: opts.defaultWatchTimeoutSeconds,
+    watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs,
     openWatches: new Set(),
     serverAddress: '',
     authorized: bearerTokenCheck(opts.token),

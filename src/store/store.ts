@@ -57,6 +57,12 @@ export interface Watch {
    * WatchTooSlowError, if its backlog of live events then outgrows their bound.
    */
   resume?(): void;
+  /**
+   * The resourceVersion a BOOKMARK may carry now: every change up to it that this watcher is to
+   * see has been delivered. Undefined while some are still on their way (and from backends that
+   * cannot tell).
+   */
+  bookmarkRevision?(): string | undefined;
 }
 
 /** The watch was closed because its consumer fell too far behind; the caller re-lists. */

@@ -15,6 +15,8 @@ export interface ApiContext {
   now: () => Date;
   /** how long a watch stays open when the client names no timeoutSeconds */
   defaultWatchTimeoutSeconds?: number;
+  /** how often a watch with allowWatchBookmarks gets a BOOKMARK (kube's watch cache: a minute) */
+  watchBookmarkIntervalMs?: number;
   /** how to end each open watch, for close() */
   openWatches: Set<() => void>;
   /** host:port the server listens on, for discovery's serverAddressByClientCIDRs (set once listening) */

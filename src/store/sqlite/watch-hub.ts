@@ -65,6 +65,8 @@ export class WatchHub {
   private readonly byType = new Map<string, Set<Watcher>>();
   private pending: ChangeRecord[] = [];
   private scheduled = false;
+  /** the newest committed revision published, of any kind: a caught-up watcher has seen all it is to see up to it */
+  private publishedRev = 0;
 
   private static typeKey(grp: string, plural: string) {
     return `${grp}/${plural}`;
@@ -73,7 +75,10 @@ export class WatchHub {
   /** Called after a commit; never delivers synchronously. */
   publish(records: ChangeRecord[]): void {
     if (records.length === 0) return;
-    for (const r of records) this.pending.push(r);
+    for (const r of records) {
+      this.pending.push(r);
+      if (r.rev > this.publishedRev) this.publishedRev = r.rev;
+    }
     this.schedule();
   }
 
@@ -99,6 +104,10 @@ export class WatchHub {
         w.paused = false;
         // never inside the caller's stack (a 'drain' handler): the same rule as every delivery
         setImmediate(() => this.drain(w));
+      },
+      bookmarkRevision: () => {
+        if (w.stopped || w.paused || w.queue.length || w.more || w.live.length || this.pending.length) return undefined;
+        return String(Math.max(w.cursor, this.publishedRev));
       },
     };
   }

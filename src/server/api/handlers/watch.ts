@@ -4,6 +4,7 @@
 import type http from 'node:http';
 import { WatchTooSlowError, tooLargeResourceVersion, type Watch, type WatchEvent } from '../../../store/store.ts';
 import { parseFieldSelectorFor, parseLabelSelector } from '../../../store/selectors.ts';
+import { apiVersionOf } from '../../../api/resources.ts';
 import { tableFor } from '../../table.ts';
 import type { ApiContext, ResourceCall } from '../context.ts';
 import { intParam, requestedRevision, truthy, watchListOptions } from '../query.ts';
@@ -22,6 +23,9 @@ const maxWatchTimeoutSeconds = 3600;
 const maxWatchBufferBytes = 8 * 1024 * 1024;
 /** how long a closed watch's client gets to take what was already written before its connection is cut */
 const watchLingerMs = 10_000;
+/** kube's watch cache bookmarks a watcher about once a minute, and last 2 s before its timeout */
+const defaultBookmarkIntervalMs = 60_000;
+const bookmarkBeforeTimeoutMs = 2_000;
 
 /** The response side of one watch: writes lines, holds back while the socket is full, ends once. */
 class WatchStream {
@@ -34,9 +38,12 @@ class WatchStream {
   private readonly overflow: string[] = [];
   private overflowBytes = 0;
   private readonly timer: NodeJS.Timeout;
+  private bookmarkTimer?: NodeJS.Timeout;
+  private readonly deadline: number;
 
   constructor(private readonly res: http.ServerResponse, private readonly openWatches: Set<() => void>, timeoutSeconds: number) {
     this.timer = setTimeout(this.finish, timeoutSeconds * 1000);
+    this.deadline = Date.now() + timeoutSeconds * 1000;
     openWatches.add(this.finish);
     res.on('close', this.finish);
     res.on('drain', this.drained);
@@ -46,6 +53,7 @@ class WatchStream {
     if (this.done) return;
     this.done = true;
     clearTimeout(this.timer);
+    clearTimeout(this.bookmarkTimer);
     this.openWatches.delete(this.finish);
     this.watch?.stop();
     this.overflow.length = 0;
@@ -70,6 +78,25 @@ class WatchStream {
     this.waiting = false;
     this.watch?.resume?.();
   };
+
+  /**
+   * Bookmarks every intervalMs and one last shortly before the timeout, as kube's watch cache
+   * sends them (nextBookmarkTime), each with the revision the watcher has seen everything up to:
+   * a watcher that sees no change can still resume from a revision that is not compacted away.
+   * None while events are still on their way (the store cannot vouch for a revision then).
+   */
+  bookmarkEvery(intervalMs: number, bookmark: () => unknown) {
+    const next = () => {
+      const untilLast = this.deadline - bookmarkBeforeTimeoutMs - Date.now();
+      if (this.done || untilLast <= 0) return;
+      this.bookmarkTimer = setTimeout(() => {
+        const line = this.waiting ? undefined : bookmark();
+        if (line) this.write(line);
+        next();
+      }, Math.min(intervalMs, untilLast));
+    };
+    next();
+  }
 
   /** false: stop sending until 'drain' (the store pauses this watcher) */
   write(line: unknown): boolean {
@@ -107,6 +134,7 @@ export async function watchObjects(ctx: ApiContext, call: ResourceCall) {
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   const stream = new WatchStream(res, ctx.openWatches, timeoutSeconds);
   const rv = q.get('resourceVersion');
+  const allowBookmarks = truthy(q.get('allowWatchBookmarks'));
   const watch = ctx.store.watch(type, {
     namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined,
     // kube-apiserver starts a watch without a resourceVersion with the current state; with
@@ -114,7 +142,7 @@ export async function watchObjects(ctx: ApiContext, call: ResourceCall) {
     // and its end marked, or, when false, only the changes after the resourceVersion (or from now)
     resourceVersion: sendInitialEvents ? '0' : sendInitialEvents === false ? (rv && rv !== '0' ? rv : undefined) : rv ? rv : '0',
     ...(sendInitialEvents ? { initialEventsEnd: true } : {}),
-    allowBookmarks: truthy(q.get('allowWatchBookmarks')),
+    allowBookmarks,
     backpressure: true,
   }, (e: WatchEvent) => {
     const object = table && e.type !== 'BOOKMARK' ? tableFor(type, [e.object], { now: ctx.now() }) : e.object;
@@ -129,6 +157,13 @@ export async function watchObjects(ctx: ApiContext, call: ResourceCall) {
     stream.finish();
   });
   stream.watch = watch;
+  if (allowBookmarks && watch.bookmarkRevision) {
+    const revision = watch.bookmarkRevision.bind(watch);
+    stream.bookmarkEvery(ctx.watchBookmarkIntervalMs ?? defaultBookmarkIntervalMs, () => {
+      const rev = revision();
+      return rev === undefined ? undefined : { type: 'BOOKMARK', object: { apiVersion: apiVersionOf(type), kind: type.kind, metadata: { resourceVersion: rev } } };
+    });
+  }
   if (stream.done) watch.stop();
   // the headers go out only once the watch is registered: a client that waits for them
   // knows that every write it makes afterwards will be seen
