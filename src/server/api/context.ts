@@ -38,6 +38,24 @@ export interface ResourceCall {
 }
 
 /**
+ * The manager a create, update or non-apply patch is recorded under: ?fieldManager=, else the
+ * User-Agent up to its first '/' (`my-operator` for `my-operator/1.0`), printable characters only
+ * and at most 128 bytes, as kube-apiserver's managerOrUserAgent names it, so an applier later
+ * conflicts with what such a client set. Undefined when neither names one.
+ */
+export function managerOrUserAgent(call: ResourceCall): string | undefined {
+  if (call.fieldManager) return call.fieldManager;
+  let out = '';
+  for (const ch of (call.req.headers['user-agent'] ?? '').split('/')[0]) {
+    // Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space
+    if (ch !== ' ' && !/[\p{L}\p{M}\p{N}\p{P}\p{S}]/u.test(ch)) continue;
+    if (Buffer.byteLength(out + ch) > 128) break;
+    out += ch;
+  }
+  return out || undefined;
+}
+
+/**
  * kube-apiserver's NamespaceLifecycle admission: nothing is created in a namespace that does
  * not exist (the store would otherwise make the namespace up), with kube's 404, or in one that
  * is being deleted (403). The namespace is read as the create will find it

@@ -63,3 +63,32 @@ test('applying the same configuration again writes nothing: same resourceVersion
   assert.equal(again.body.metadata.resourceVersion, first.body.metadata.resourceVersion);
   assert.deepEqual(again.body.metadata.managedFields, first.body.metadata.managedFields);
 });
+
+function requestAs(userAgent: string, method: string, path: string, body: string, contentType = 'application/json'): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, api.url), { method, headers: { 'User-Agent': userAgent, 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(body)) } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('a write without fieldManager is owned by its User-Agent\'s first part, as kube-apiserver names it, so an apply of its field conflicts', async () => {
+  const issuers = '/apis/cert-manager.io/v1/namespaces/default/issuers';
+  const created = await requestAs('my-operator/1.0 (linux/amd64)', 'POST', issuers, JSON.stringify({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'ua', labels: { tier: 'a' } }, spec: { selfSigned: {} } }));
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  assert.deepEqual(created.body.metadata.managedFields.map((e: { manager: string; operation: string }) => [e.manager, e.operation]), [['my-operator', 'Update']]);
+  const patched = await requestAs('other-tool/2', 'PATCH', `${issuers}/ua`, JSON.stringify({ metadata: { labels: { tier: 'b' } } }), 'application/merge-patch+json');
+  assert.equal(patched.status, 200);
+  assert.ok(patched.body.metadata.managedFields.some((e: { manager: string }) => e.manager === 'other-tool'), JSON.stringify(patched.body.metadata.managedFields));
+  const conflict = await request('PATCH', `${issuers}/ua?fieldManager=gitops`, JSON.stringify({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'ua', labels: { tier: 'c' } } }), 'application/apply-patch+yaml');
+  assert.equal(conflict.status, 409, JSON.stringify(conflict.body));
+  assert.equal(conflict.body.message, 'Apply failed with 1 conflict: conflict with "other-tool" using cert-manager.io/v1: .metadata.labels.tier');
+  // an explicit fieldManager wins over the User-Agent
+  const put = await requestAs('my-operator/1.0', 'PUT', `${issuers}/ua?fieldManager=named`, JSON.stringify({ ...patched.body, metadata: { ...patched.body.metadata, labels: { tier: 'd' } } }));
+  assert.equal(put.status, 200, JSON.stringify(put.body));
+  assert.ok(put.body.metadata.managedFields.some((e: { manager: string }) => e.manager === 'named'));
+});

@@ -144,7 +144,11 @@ test('patch content types, 415 for others, and apply needs a fieldManager', asyn
   const yamlApply = 'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: { name: patched }\nspec: { secretName: via-yaml }\n';
   const noManager = await raw(path, { token, method: 'PATCH', body: yamlApply, headers: { 'Content-Type': 'application/apply-patch+yaml' } });
   assert.equal(noManager.status, 400);
-  const applied = await raw(path + '?fieldManager=test', { token, method: 'PATCH', body: yamlApply, headers: { 'Content-Type': 'application/apply-patch+yaml' } });
+  // the create above was recorded under the client's User-Agent (certsmith), as kube-apiserver records it
+  const conflicting = await raw(path + '?fieldManager=test', { token, method: 'PATCH', body: yamlApply, headers: { 'Content-Type': 'application/apply-patch+yaml' } });
+  assert.equal(conflicting.status, 409, JSON.stringify(conflicting.body));
+  assert.match(conflicting.body.message, /conflict with "certsmith" using cert-manager\.io\/v1: \.spec\.secretName/);
+  const applied = await raw(path + '?fieldManager=test&force=true', { token, method: 'PATCH', body: yamlApply, headers: { 'Content-Type': 'application/apply-patch+yaml' } });
   assert.equal(applied.status, 200, JSON.stringify(applied.body));
   assert.equal(applied.body.spec.secretName, 'via-yaml');
   await store.close();

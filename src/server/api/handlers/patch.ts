@@ -6,7 +6,7 @@ import { jsonPointer, pruneUnknownFields, pruneUnknownPatchFields, strictProblem
 import { applyJSONPatch } from '../../../store/patch.ts';
 import { StoreError, type PatchType, type Store } from '../../../store/store.ts';
 import { apiVersionOf, isCustomResource, patchMediaTypes, type ResourceType } from '../../../api/resources.ts';
-import { checkNamespaceExists, type ApiContext, type ResourceCall } from '../context.ts';
+import { checkNamespaceExists, managerOrUserAgent, type ApiContext, type ResourceCall } from '../context.ts';
 import { enforceFieldValidation, fieldValidationOf, jsonPatchProblems } from '../field-validation.ts';
 import { truthy } from '../query.ts';
 import { parseApplyBody, parseJSON, readBody } from '../request-body.ts';
@@ -102,7 +102,7 @@ export async function patchObject(ctx: ApiContext, call: ResourceCall) {
   const creates = patchType === 'apply' && !subresource && !(await ctx.store.get(type, namespace, name!));
   if (creates) await checkNamespaceExists(ctx.store, type, namespace, name!);
   const out = await ctx.store.patch(type, namespace, name!, patchType, patch, {
-    dryRun, fieldManager, user: call.user, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
+    dryRun, fieldManager: patchType === 'apply' ? fieldManager : managerOrUserAgent(call), user: call.user, force: truthy(q.get('force')), ...(subresource === 'status' ? { subresource: 'status' as const } : {}),
   });
   return sendObject(req, res, creates ? 201 : 200, out);
 }

@@ -2,7 +2,7 @@
 import type { KubeObject } from '../../../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../../../api/resources.ts';
 import { duplicateFields, pruneUnknownFields, strictProblems } from '../../../api/unknown-fields.ts';
-import { checkNamespaceExists, type ApiContext, type ResourceCall } from '../context.ts';
+import { checkNamespaceExists, managerOrUserAgent, type ApiContext, type ResourceCall } from '../context.ts';
 import { decodePrefix, enforceFieldValidation, fieldValidationOf } from '../field-validation.ts';
 import { readObjectAndText } from '../request-body.ts';
 import { HttpError, sendObject } from '../responses.ts';
@@ -49,7 +49,7 @@ export async function createObject(ctx: ApiContext, call: ResourceCall) {
   // exported with `kubectl get -o yaml` must be stripped before it is created again
   if (obj.metadata?.resourceVersion) throw new HttpError(400, 'BadRequest', 'resourceVersion should not be set on objects to be created');
   await checkNamespaceExists(ctx.store, type, namespace, obj.metadata?.name ?? '');
-  const created = await ctx.store.create(type, obj, { dryRun: call.dryRun, fieldManager: call.fieldManager, user: call.user });
+  const created = await ctx.store.create(type, obj, { dryRun: call.dryRun, fieldManager: managerOrUserAgent(call), user: call.user });
   return sendObject(call.req, call.res, 201, created);
 }
 
@@ -59,7 +59,7 @@ export async function updateObject(ctx: ApiContext, call: ResourceCall) {
   if (obj.metadata.name !== name) {
     throw new HttpError(400, 'BadRequest', `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
   }
-  const writeOpts = { dryRun: call.dryRun, fieldManager: call.fieldManager, user: call.user };
+  const writeOpts = { dryRun: call.dryRun, fieldManager: managerOrUserAgent(call), user: call.user };
   const out = subresource === 'status' ? await ctx.store.updateStatus(type, obj, writeOpts) : await ctx.store.update(type, obj, writeOpts);
   return sendObject(call.req, call.res, 200, out);
 }
