@@ -69,7 +69,7 @@ export function createAcmeRuntime(ctx: ControllerContext, clientOptions?: Partia
   const cleaned = new BoundedCache<string, true>(10_000);
   const neverAgain = (s: HTTP01Server): HTTP01Server => ({
     port: s.port,
-    present: (token, keyAuth) => (cleaned.get(token) ? undefined : s.present(token, keyAuth)),
+    present: (token, keyAuth, host) => (cleaned.get(token) ? undefined : s.present(token, keyAuth, host)),
     cleanUp: async (token) => {
       await s.cleanUp(token);
       cleaned.set(token, true);

@@ -12,15 +12,15 @@ import type { ChallengeSolver } from '../solvers/solver.ts';
 function http01Solver(ctx: ControllerContext, rt: AcmeRuntime, c: Challenge): ChallengeSolver {
   return {
     async present() {
-      await (await rt.http01()).present(c.spec.token, c.spec.key);
+      await (await rt.http01()).present(c.spec.token, c.spec.key, c.spec.dnsName);
     },
     async restore() {
-      await (await rt.http01()).present(c.spec.token, c.spec.key);
+      await (await rt.http01()).present(c.spec.token, c.spec.key, c.spec.dnsName);
     },
     async check() {
       const server = await rt.http01();
       // Tokens live in memory: after a restart a presented challenge must be served again.
-      await server.present(c.spec.token, c.spec.key);
+      await server.present(c.spec.token, c.spec.key, c.spec.dnsName);
       // where the CA fetches it (port 80), not the listener's own port: behind a web server that
       // proxies the path to a private listener, only the web server's port shows what the CA will see
       return selfCheckHTTP01({ dnsName: c.spec.dnsName, token: c.spec.token, keyAuth: c.spec.key, port: ctx.options.acmeHTTP01SelfCheckPort ?? 80, nameservers: ctx.options.acmeHTTP01SolverNameservers });

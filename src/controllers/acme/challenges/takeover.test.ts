@@ -54,9 +54,10 @@ test('needsServing: presented or accepted, and neither final nor being deleted',
   for (const [name, c, want] of rows) assert.equal(needsServing(c), want, name);
 });
 
-function get(port: number, token: string): Promise<number> {
+/** the CA's GET: for the Challenge's name, which the responder checks */
+function get(port: number, c: ChallengeObj): Promise<number> {
   return new Promise((resolve) => {
-    http.get({ host: '127.0.0.1', port, path: `/.well-known/acme-challenge/${token}`, agent: false }, (res) => {
+    http.get({ host: '127.0.0.1', port, path: `/.well-known/acme-challenge/${c.spec.token}`, headers: { host: c.spec.dnsName }, agent: false }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     }).on('error', () => resolve(0));
@@ -98,7 +99,7 @@ test('a restarted server re-presents every presented or accepted HTTP-01 token w
     assert.equal((r as { requeueAfterMs?: number } | undefined)?.requeueAfterMs, 50, 'nothing asked of the CA yet');
     assert.ok(starts > 0, 'the pass took the responder over, though no look was due');
     const port = (await realHttp01()).port;
-    const served = async () => Object.fromEntries(await Promise.all(objs.map(async (o) => [o.metadata.name, await get(port, o.spec.token)] as const)));
+    const served = async () => Object.fromEntries(await Promise.all(objs.map(async (o) => [o.metadata.name, await get(port, o)] as const)));
     for (let i = 0; i < 50 && (await served()).checking !== 200; i++) await new Promise((res) => setTimeout(res, 10));
     assert.deepEqual(await served(), { accepted: 200, checking: 200, fresh: 404, valid: 404, dns: 404 });
   } finally {

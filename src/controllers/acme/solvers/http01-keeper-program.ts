@@ -1,15 +1,18 @@
 // The HTTP-01 keeper's program: a small process that serves /.well-known/acme-challenge/<token>
 // for `certsmith server` and outlives it (issue 20; see http01-keeper.ts for the decision). It is
-// plain JavaScript with no imports of ours, run with `node --input-type=module -e`, so that it
+// plain JavaScript importing nothing of ours, run with `node --input-type=module -e`, so that it
 // starts in milliseconds and works the same from the sources (tsx) and from the compiled dist/,
 // which carries no non-TypeScript files.
 //
 // argv: host port controlSocketPath graceMs
 // Control protocol, one JSON object per line, acknowledged with {"id"} when it carries an id:
-// {"op":"present","token","keyAuth"} | {"op":"cleanup","token"} | {"op":"release"} (exit now if no
+// {"op":"present","token","keyAuth","host"?} | {"op":"cleanup","token"} | {"op":"release"} (exit now if no
 // token is served) | {"op":"exit"}. The keeper exits graceMs after its last controller
 // disconnected (nobody adopted it), at once on "exit", and never serves without a certsmith for
-// longer than that.
+// longer than that. What the web listener answers is http01-listener.ts's challengeServer, run
+// from its source text.
+import { challengeServer, LISTENER_GUARD } from './http01-listener.ts';
+
 export const KEEPER_SOURCE = `import http from 'node:http';
 import net from 'node:net';
 import fs from 'node:fs';
@@ -20,18 +23,7 @@ import { setTimeout, clearTimeout } from 'node:timers';
 const [host, portArg, socketPath, graceArg] = process.argv.slice(1);
 const grace = Number(graceArg) || 60_000;
 const tokens = new Map();
-const CHALLENGE_PATH = /^\\/\\.well-known\\/acme-challenge\\/([A-Za-z0-9_-]+)$/;
-
-const web = http.createServer((req, res) => {
-  const token = CHALLENGE_PATH.exec((req.url ?? '').split('?')[0])?.[1];
-  const keyAuth = token !== undefined ? tokens.get(token) : undefined;
-  if ((req.method !== 'GET' && req.method !== 'HEAD') || keyAuth === undefined) {
-    res.writeHead(404, { 'content-type': 'text/plain' }).end();
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(keyAuth) });
-  res.end(req.method === 'HEAD' ? undefined : keyAuth);
-});
+const web = (${challengeServer.toString()})(http, tokens, ${JSON.stringify(LISTENER_GUARD)});
 
 let controllers = 0;
 let timer;
@@ -65,7 +57,9 @@ const control = net.createServer((sock) => {
       } catch {
         continue;
       }
-      if (msg.op === 'present' && typeof msg.token === 'string' && typeof msg.keyAuth === 'string') tokens.set(msg.token, msg.keyAuth);
+      if (msg.op === 'present' && typeof msg.token === 'string' && typeof msg.keyAuth === 'string') {
+        tokens.set(msg.token, typeof msg.host === 'string' ? { keyAuth: msg.keyAuth, host: msg.host } : { keyAuth: msg.keyAuth });
+      }
       else if (msg.op === 'cleanup' && typeof msg.token === 'string') tokens.delete(msg.token);
       else if (msg.op === 'exit') shutdown();
       else if (msg.op === 'release' && tokens.size === 0) {

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { keeperSocketPath, privateKeeperDir, startHTTP01Keeper } from './http01-keeper.ts';
-import { getToken } from './testing/http01-probe.ts';
+import { getToken, rawRequest } from './testing/http01-probe.ts';
 import { freePort } from '../../../../test/rig/ports.ts';
 
 async function until(what: string, fn: () => Promise<boolean>): Promise<void> {
@@ -104,5 +104,23 @@ test('the control socket lives under $TMPDIR, which the systemd unit points at i
   } finally {
     if (before === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = before;
+  }
+});
+
+// The keeper runs the listener's own code (http01-listener.ts, from its source text): the same
+// host check, headers and connection bounds as in process.
+test('the keeper answers for the Challenge\'s host only, uncached, as the in-process listener does', async () => {
+  const port = await freePort();
+  const k = await startHTTP01Keeper({ host: '127.0.0.1', port, graceMs: 10_000 });
+  try {
+    await k.present('kTok', 'kTok.thumb', 'keeper.example.test');
+    const get = (host: string) => rawRequest(port, `GET /.well-known/acme-challenge/kTok HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    const ok = await get('keeper.example.test');
+    assert.deepEqual([ok.status, ok.body], [200, 'kTok.thumb']);
+    assert.match(ok.head, /cache-control: no-cache, no-store, must-revalidate/i);
+    assert.equal((await get('attacker.example')).status, 404);
+    await k.cleanUp('kTok');
+  } finally {
+    await k.close();
   }
 });

@@ -16,6 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { KEEPER_SOURCE } from './http01-keeper-program.ts';
+import { servedHost } from './http01-listener.ts';
 import type { HTTP01Server } from './http01.ts';
 
 /** how long a keeper nobody adopts keeps serving: longer than a restart, shorter than an order's life */
@@ -192,7 +193,8 @@ export async function startHTTP01Keeper(opts: HTTP01KeeperOptions): Promise<HTTP
   privateKeeperDir(path.dirname(socketPath));
   const tries = Math.max(1, opts.reconnectTries ?? 5);
   /** presented and not cleaned up: what a new connection is given first */
-  const tokens = new Map<string, string>();
+  /** what this certsmith presented: given again to a replaced connection */
+  const tokens = new Map<string, { keyAuth: string; host?: string }>();
   let closing = false;
   let current: KeeperLink | undefined;
   let replacing: Promise<KeeperLink> | undefined;
@@ -231,7 +233,7 @@ export async function startHTTP01Keeper(opts: HTTP01KeeperOptions): Promise<HTTP
         try {
           link = await open();
           // every token still presented, before the connection is used for anything else
-          for (const [token, keyAuth] of [...tokens]) await link.send({ op: 'present', token, keyAuth });
+          for (const [token, served] of [...tokens]) await link.send({ op: 'present', token, ...served });
         } catch (e) {
           lastError = e as Error;
           await link?.end();
@@ -261,14 +263,15 @@ export async function startHTTP01Keeper(opts: HTTP01KeeperOptions): Promise<HTTP
   current = await open();
   return {
     port: opts.port,
-    async present(token, keyAuth) {
+    async present(token, keyAuth, host) {
       const before = tokens.get(token);
-      tokens.set(token, keyAuth);
+      const served = { keyAuth, ...(host === undefined ? {} : { host: servedHost(host) }) };
+      tokens.set(token, served);
       try {
-        await send({ op: 'present', token, keyAuth });
+        await send({ op: 'present', token, ...served });
       } catch (e) {
         // never presented: not given to a later connection either
-        if (before === undefined && tokens.get(token) === keyAuth) tokens.delete(token);
+        if (before === undefined && tokens.get(token) === served) tokens.delete(token);
         throw e;
       }
     },

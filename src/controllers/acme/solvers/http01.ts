@@ -1,37 +1,30 @@
 import http from 'node:http';
 import net from 'node:net';
 import dns from 'node:dns';
+import { challengeServer, LISTENER_GUARD, servedHost, type ListenerGuard, type ServedToken } from './http01-listener.ts';
 
 export interface HTTP01Server {
   port: number;
-  /** resolves once the token is served (the keeper process acknowledges; in process at once) */
-  present(token: string, keyAuth: string): void | Promise<void>;
+  /**
+   * Serves a token's key authorization, for requests to `host` only when it is given (the
+   * Challenge's dnsName); resolves once it is served (the keeper process acknowledges; in process at once)
+   */
+  present(token: string, keyAuth: string, host?: string): void | Promise<void>;
   cleanUp(token: string): void | Promise<void>;
   close(): Promise<void>;
 }
 
-const CHALLENGE_PATH = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/;
-
 /** The in-process HTTP-01 responder of the embedded server (`--acme-http01-listen`). */
-export function startHTTP01Server(opts: { host: string; port: number }): Promise<HTTP01Server> {
-  const tokens = new Map<string, string>();
-  const server = http.createServer((req, res) => {
-    const token = CHALLENGE_PATH.exec((req.url ?? '').split('?')[0])?.[1];
-    const keyAuth = token !== undefined ? tokens.get(token) : undefined;
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || keyAuth === undefined) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(keyAuth) });
-    res.end(req.method === 'HEAD' ? undefined : keyAuth);
-  });
+export function startHTTP01Server(opts: { host: string; port: number; guard?: ListenerGuard }): Promise<HTTP01Server> {
+  const tokens = new Map<string, ServedToken>();
+  const server = challengeServer(http, tokens, opts.guard ?? LISTENER_GUARD);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {
       server.off('error', reject);
       resolve({
         port: (server.address() as net.AddressInfo).port,
-        present: (token, keyAuth) => void tokens.set(token, keyAuth),
+        present: (token, keyAuth, host) => void tokens.set(token, { keyAuth, ...(host === undefined ? {} : { host: servedHost(host) }) }),
         cleanUp: (token) => void tokens.delete(token),
         close: () =>
           new Promise<void>((r) => {
