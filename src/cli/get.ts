@@ -1,5 +1,6 @@
 // certsmith get <kind> [NAME...]: kubectl get for certsmith's kinds, with the same table columns.
 import type { Command } from 'commander';
+import { printedYaml } from './yaml-output.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
 import { StoreError } from '../store/store.ts';
@@ -75,9 +76,7 @@ export function registerGetCommand(program: Command) {
         const asList = () => ({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objs });
         switch (format) {
           case 'yaml': {
-            // the YAML printer only for -o yaml: a table needs none of it
-            const { default: YAML } = await import('yaml');
-            process.stdout.write(YAML.stringify(single ?? asList()));
+            process.stdout.write(await printedYaml(single ?? asList()));
             break;
           }
           case 'json':
