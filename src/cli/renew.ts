@@ -26,6 +26,19 @@ export async function triggerRenewal(store: Store, namespace: string, name: stri
   }
 }
 
+/**
+ * The named Certificates, each looked up before any is renewed, as cmctl's renew does: one
+ * missing name renews none (a script would otherwise not know which were renewed).
+ */
+export async function namedCertificates(store: Store, namespace: string, names: string[]): Promise<{ namespace: string; name: string }[]> {
+  const found = await Promise.all(names.map((name) => store.get<CertificateObj>(Certificate, namespace, name)));
+  const missing = names.filter((_, i) => !found[i]);
+  if (missing.length) {
+    throw new CliError(`${missing.map((n) => `certificate ${namespace}/${n} not found`).join('; ')}; no Certificate was renewed`);
+  }
+  return names.map((name) => ({ namespace, name }));
+}
+
 export function registerRenewCommand(program: Command) {
   program
     .command('renew')
@@ -44,10 +57,12 @@ export function registerRenewCommand(program: Command) {
         const ns = opts.namespace ?? conn.namespace;
         let targets: { namespace: string; name: string }[];
         if (names.length) {
-          targets = names.map((name) => ({ namespace: ns, name }));
+          targets = await namedCertificates(conn.store, ns, names);
         } else {
           const list = await conn.store.list<CertificateObj>(Certificate, { namespace: opts.allNamespaces ? undefined : ns, labelSelector: opts.selector });
           targets = list.items.map((c) => ({ namespace: c.metadata.namespace!, name: c.metadata.name! }));
+          // cmctl's words, on stderr: a selector that matched nothing is not silent
+          if (!targets.length) process.stderr.write(opts.allNamespaces ? 'No Certificates found\n' : `No Certificates found in ${ns} namespace.\n`);
         }
         for (const t of targets) {
           await triggerRenewal(conn.store, t.namespace, t.name);
