@@ -305,3 +305,27 @@ test('an exported document (resourceVersion set) is created, as kubectl clears t
     await backend.close();
   }
 });
+
+// kubectl apply sends the manifest's resourceVersion with its patch, so an edited export of an
+// object someone changed since is refused (the object has been modified) instead of silently
+// undoing their change; a manifest without one applies over whatever is there.
+test('a manifest carrying a stale resourceVersion is refused as a conflict, as kubectl apply refuses it', async () => {
+  const store = withAdmission(openSqliteStore({ path: ':memory:' }));
+  try {
+    const doc = (spec: Record<string, unknown>, resourceVersion?: string) => ({ file: 'm.yaml', obj: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'i', namespace: 'default', ...(resourceVersion ? { resourceVersion } : {}) }, spec } as KubeObject });
+    await applyManifests(store, [doc({ selfSigned: {} })], { defaultNamespace: 'default' });
+    const exported = (await store.get(Issuer, 'default', 'i'))!;
+    // someone else changes it
+    await store.update(Issuer, { ...exported, metadata: { ...exported.metadata, labels: { team: 'x' } } });
+    const stale = await applyManifests(store, [doc({ selfSigned: { crlDistributionPoints: ['http://crl.test'] } }, exported.metadata.resourceVersion)], { defaultNamespace: 'default' });
+    assert.equal(stale.applied.length, 0);
+    assert.match(stale.errors.join('\n'), /has been modified|Conflict|conflict/, stale.errors.join('\n'));
+    assert.equal((await store.get<KubeObject & { spec: { selfSigned: Record<string, unknown> } }>(Issuer, "default", "i"))!.spec.selfSigned.crlDistributionPoints, undefined);
+    const current = (await store.get(Issuer, 'default', 'i'))!;
+    const fresh = await applyManifests(store, [doc({ selfSigned: { crlDistributionPoints: ['http://crl.test'] } }, current.metadata.resourceVersion)], { defaultNamespace: 'default' });
+    assert.deepEqual(fresh.errors, []);
+    assert.deepEqual(fresh.applied, ['issuer.cert-manager.io/i configured']);
+  } finally {
+    await store.close();
+  }
+});

@@ -74,7 +74,10 @@ function desiredFrom(existing: KubeObject, obj: KubeObject): KubeObject {
     const all = { ...kept, ...now };
     return Object.keys(all).length ? all : undefined;
   };
-  out.metadata = { ...existing.metadata, ...obj.metadata, labels: merged('labels'), annotations: merged('annotations'), resourceVersion: existing.metadata.resourceVersion };
+  // a resourceVersion the manifest carries (an edited export) is a precondition, as kubectl's
+  // patch carries it: a newer object refuses it as a conflict instead of losing the newer change
+  const resourceVersion = obj.metadata.resourceVersion ?? existing.metadata.resourceVersion;
+  out.metadata = { ...existing.metadata, ...obj.metadata, labels: merged('labels'), annotations: merged('annotations'), resourceVersion };
   if (!out.metadata.labels) delete out.metadata.labels;
   if (!out.metadata.annotations) delete out.metadata.annotations;
   if (obj.status === undefined && existing.status !== undefined) out.status = existing.status;
