@@ -71,7 +71,8 @@ export function registerCheckCommand(program: Command) {
             return;
           }
           const left = deadline - Date.now();
-          if (left <= 0) throw new CliError(`Not ready: ${reason}`);
+          // cmctl's exit code for a --wait that ran out is timeout(1)'s 124; one look is 1
+          if (left <= 0) throw new CliError(`Not ready: ${reason}`, waitMs > 0 ? 124 : 1);
           process.stderr.write(`Not ready: ${reason}\n`);
           await new Promise((r) => setTimeout(r, Math.min(RETRY_INTERVAL_MS, left)));
         }

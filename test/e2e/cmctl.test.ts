@@ -172,7 +172,7 @@ test('create certificaterequest: a request for an issuer that is not there times
   assert.throws(() => statSync(join(work, 'orphan.crt')));
 });
 
-test('check api: a stopped server is not ready, and --wait retries until the time is up', async () => {
+test('check api: a stopped server is not ready, and --wait retries until the time is up, then exits 124 as cmctl', async () => {
   stopped = true;
   assert.equal(await server.stop(), 0, server.output());
   const r = await run(process.execPath, [certsmithBin, '--kubeconfig', server.kubeconfig, 'check', 'api']);
@@ -181,7 +181,9 @@ test('check api: a stopped server is not ready, and --wait retries until the tim
 
   const started = Date.now();
   const waited = await run(process.execPath, [certsmithBin, '--kubeconfig', server.kubeconfig, 'check', 'api', '--wait', '1s']);
-  assert.equal(waited.code, 1);
+  // cmctl's exit code for a --wait that ran out (internal/util/exit.go: 124, as timeout(1)), so a
+  // script can tell "not ready yet" from a broken call (1)
+  assert.equal(waited.code, 124, waited.stderr);
   assert.ok(Date.now() - started >= 1000, 'waited for the whole --wait');
   assert.ok(waited.stderr.split('\n').filter((l) => l.includes('Not ready')).length >= 2, waited.stderr);
 });
