@@ -15,7 +15,7 @@ const RELEASE = Symbol.for('certsmith.releaseHeldSignal');
 export function commandNamed(args) {
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === '--kubeconfig') i++; // the one global option that takes a value
+    if (a === '--kubeconfig' || a === '--request-timeout') i++; // the global options that take a value
     else if (a === '--') return args[i + 1];
     else if (a === 'help' && args[i + 1] && !args[i + 1].startsWith('-')) return args[i + 1];
     else if (!a.startsWith('-')) return a;

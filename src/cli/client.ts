@@ -8,6 +8,7 @@ import { resolveKubeconfig, serviceAccountDir, type KubeconfigEnvironment } from
 import type { HttpStore } from '../store/http/http-store.ts';
 import { resolveResourceName, type ResourceType } from '../api/resources.ts';
 import { CliError } from './cli-error.ts';
+import { parseDuration } from '../api/duration.ts';
 
 export interface Connection {
   store: HttpStore;
@@ -17,7 +18,8 @@ export interface Connection {
 }
 
 export async function connect(cmd: Command): Promise<Connection> {
-  const { kubeconfig } = cmd.optsWithGlobals() as { kubeconfig?: string };
+  const { kubeconfig, requestTimeout } = cmd.optsWithGlobals() as { kubeconfig?: string; requestTimeout?: string };
+  const timeoutMs = requestTimeoutFlag(requestTimeout);
   const config = await clientConfig({ flag: kubeconfig });
   // loaded when a command talks to the server, not when the program is built: `--help` and
   // commands that never connect do not pay for the HTTP client
@@ -26,9 +28,20 @@ export async function connect(cmd: Command): Promise<Connection> {
   // certsmith server's socket when its kubeconfig names one: no TLS set-up per command
   const store = new HttpStore({
     server: config.server, caPem: config.caPem, token: config.token, insecure: config.insecure, socketPath: config.socketPath,
-    qps: 0, userAgent: 'certsmith-cli', fieldManager: 'certsmith',
+    qps: 0, userAgent: 'certsmith-cli', fieldManager: 'certsmith', ...(timeoutMs === undefined ? {} : { timeoutMs }),
   });
   return { store, config, namespace: config.namespace ?? 'default' };
+}
+
+/** --request-timeout as kubectl reads it: a duration ("0" waits forever), or a number of seconds. */
+export function requestTimeoutFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  try {
+    return parseDuration(value);
+  } catch (e) {
+    throw new CliError(`--request-timeout: ${(e as Error).message}`);
+  }
 }
 
 /** The API server, CA and credentials a CLI command uses, from the one kubeconfig resolution. */

@@ -12,6 +12,7 @@ test('the command a command line names: its first operand after the global optio
   assert.equal(commandNamed(['get', 'certificates', '-A']), 'get');
   assert.equal(commandNamed(['--kubeconfig', '/k', 'status', 'certificate', 'x']), 'status');
   assert.equal(commandNamed(['--kubeconfig=/k', 'apply', '-f', '-']), 'apply');
+  assert.equal(commandNamed(['--request-timeout', '5s', 'get', 'certificates']), 'get');
   assert.equal(commandNamed(['help', 'get']), 'get');
   assert.equal(commandNamed(['--help']), undefined);
   assert.equal(commandNamed([]), undefined);

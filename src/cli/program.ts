@@ -109,6 +109,7 @@ export async function buildProgram(args: string[] = []): Promise<Command> {
     .name('certsmith')
     .description('certificate lifecycle controller: cert-manager\'s API on one host or on Kubernetes')
     .option('--kubeconfig <path>', 'kubeconfig to use (default: the first file in $KUBECONFIG, then ~/.kube/config, then the in-cluster account, then ./.certsmith/kubeconfig)')
+    .option('--request-timeout <duration>', 'how long to wait for the answer to one request before giving up, as kubectl\'s (e.g. 10s; 0 waits forever; default 60s)')
     .showHelpAfterError()
     .exitOverride();
   const named = commandNamed(args);

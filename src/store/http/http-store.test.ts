@@ -269,3 +269,31 @@ test('the socket is used only when no one else could have put it there and a ser
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// A server that takes the connection and never speaks (hung, or a port that is not the API's):
+// each command waited 60 s per attempt and then said "TLS verification failed" (the regex for
+// TLS errors matched "certificates" in the request's path). A TLS handshake gets 10 s, as
+// kubectl's client gives it, whatever the request timeout, and a timeout says it was one.
+test('a server that never answers: the TLS handshake times out on its own, and the error names a timeout, not TLS verification', async () => {
+  const net = await import('node:net');
+  const silent = net.createServer(() => {});
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  const port = (silent.address() as import('node:net').AddressInfo).port;
+  try {
+    const handshake = new HttpStore({ server: `https://127.0.0.1:${port}`, insecure: true, timeoutMs: 0, handshakeTimeoutMs: 300 });
+    const t0 = Date.now();
+    const err = await handshake.list(Certificate, { namespace: 'default' }).then(() => undefined, (e: Error) => e);
+    assert.ok(err, 'no answer is an error');
+    assert.ok(Date.now() - t0 < 5_000, `the handshake was given up after ${Date.now() - t0} ms`);
+    assert.match(err.message, /TLS handshake.*300ms|timed out/i, err.message);
+    assert.doesNotMatch(err.message, /verification/);
+    await handshake.close();
+    const request = new HttpStore({ server: `https://127.0.0.1:${port}`, insecure: true, timeoutMs: 300 });
+    const err2 = await request.list(Certificate, { namespace: 'default' }).then(() => undefined, (e: Error) => e);
+    assert.match(err2?.message ?? '', /no answer .* within 300ms/);
+    assert.doesNotMatch(err2?.message ?? '', /verification/);
+    await request.close();
+  } finally {
+    silent.close();
+  }
+});

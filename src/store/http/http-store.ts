@@ -23,8 +23,10 @@ export interface HttpStoreOptions {
   userAgent?: string;
   /** the field manager of writes that name none */
   fieldManager?: string;
-  /** per request (not per watch) */
+  /** per request (not per watch): how long without an answer; 0 waits forever (default 60 s) */
   timeoutMs?: number;
+  /** a new TLS connection's handshake, whatever timeoutMs (default 10 s, as kubectl's client) */
+  handshakeTimeoutMs?: number;
   /** client certificate and its key (PEM), for clusters that authenticate users by certificate */
   certPem?: string;
   keyPem?: string;
@@ -201,7 +203,16 @@ export class HttpStore implements Store {
           else reject(storeErrorFromStatus(status, body));
         });
       });
-      req.on('timeout', () => req.destroy(new Error(`${method} ${u.pathname}: no answer from ${t.origin} within ${this.opts.timeoutMs ?? 60_000}ms`)));
+      const timedOut = (message: string) => Object.assign(new Error(message), { code: 'ETIMEDOUT' });
+      req.on('timeout', () => req.destroy(timedOut(`${method} ${u.pathname}: no answer from ${t.origin} within ${this.opts.timeoutMs ?? 60_000}ms`)));
+      // a server that takes the connection and never completes TLS (hung, or not an API server)
+      req.on('socket', (socket) => {
+        if (!('encrypted' in socket) || !socket.connecting) return;
+        const limit = this.opts.handshakeTimeoutMs ?? 10_000;
+        const timer = setTimeout(() => req.destroy(timedOut(`TLS handshake with ${t.origin} timed out after ${limit}ms`)), limit);
+        socket.once('secureConnect', () => clearTimeout(timer));
+        socket.once('close', () => clearTimeout(timer));
+      });
       req.on('error', (e) => reject(connectionError(e, t.origin)));
       req.end(payload);
     });
@@ -370,8 +381,10 @@ function connectionError(e: Error & { code?: string }, origin: string): Error {
   if (e instanceof StoreError) return e;
   const why = e.code === 'ECONNREFUSED' ? 'connection refused (is the server running?)'
     : e.code === 'ECONNRESET' ? 'connection reset'
-      : /certificate|self[- ]signed|CERT_|UNABLE_TO_VERIFY/i.test(`${e.code} ${e.message}`) ? `TLS verification failed: ${e.message}`
-        : e.message;
+      : e.code === 'ETIMEDOUT' ? e.message
+        // by code only: a request's own path ("/certificates") is in some messages
+        : /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(e.code ?? '') ? `TLS verification failed: ${e.message}`
+          : e.message;
   const err = new Error(`cannot reach ${origin}: ${why}`);
   (err as Error & { code?: string }).code = e.code;
   return err;
