@@ -20,6 +20,7 @@ import { isWatchRequest } from './api/query.ts';
 import { processLoopShare, type LoopShare } from '../runtime/loop-share.ts';
 import { handleRequest } from './api/router.ts';
 import { ConnectionCap } from './connection-cap.ts';
+import { refuseRenegotiation, SERVER_TLS_OPTIONS } from './tls.ts';
 
 export interface ApiServerOptions {
   store: Store;
@@ -168,8 +169,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   // partial headers were held ~30 s, not 20
   const httpOptions: http.ServerOptions = { headersTimeout, connectionsCheckingInterval: Math.min(1000, Math.max(50, headersTimeout / 4)) };
   const server = opts.tls
-    ? https.createServer({ ...httpOptions, cert: opts.tls.certPem, key: opts.tls.keyPem, handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS }, listener)
+    ? https.createServer({ ...httpOptions, ...SERVER_TLS_OPTIONS, cert: opts.tls.certPem, key: opts.tls.keyPem, handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS }, listener)
     : http.createServer(httpOptions, listener);
+  if (server instanceof https.Server) refuseRenegotiation(server);
   // after the TLS listener's own: the TLS socket over a shed TCP socket closes with it
   server.on('connection', (socket: Socket) => cap.admit(socket));
 

@@ -132,3 +132,38 @@ test('the listener serves a renewed certificate to new connections without a res
     await store.close();
   }
 }));
+
+// kube-apiserver (Go's defaults) offers TLS 1.2 clients only AEAD suites with forward secrecy
+// and refuses renegotiation; the listener offered Node's whole "HIGH" list (CCM8's 8-byte tag,
+// ARIA, CBC with SHA-1) and accepted client-initiated renegotiation.
+test('the API listener offers TLS 1.2 clients only ECDHE AEAD suites, and refuses renegotiation', withDir(async (dir) => {
+  const { openSqliteStore } = await import('../store/sqlite/index.ts');
+  const { startApiServer } = await import('./api-server.ts');
+  const tls = await import('node:tls');
+  const pair = await ensureServingCertificate(dir, { now: new Date() });
+  const store = openSqliteStore({ path: ':memory:' });
+  const api = await startApiServer({ store, token: 't', tls: pair, port: 0, host: '127.0.0.1' });
+  const connect = (ciphers: string) => new Promise<import('node:tls').TLSSocket>((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port: api.port, ca: pair.caPem, servername: 'localhost', maxVersion: 'TLSv1.2', ciphers }, () => resolve(socket));
+    socket.on('error', reject);
+  });
+  try {
+    for (const weak of ['ECDHE-ECDSA-AES128-SHA', 'ECDHE-ECDSA-AES256-SHA384', 'ECDHE-ECDSA-AES128-CCM8', 'ECDHE-ECDSA-ARIA128-GCM-SHA256']) {
+      await assert.rejects(connect(weak), /handshake failure|no shared cipher|alert/i, weak);
+    }
+    const good = await connect('ECDHE-ECDSA-AES128-GCM-SHA256');
+    assert.equal(good.getCipher().name, 'ECDHE-ECDSA-AES128-GCM-SHA256');
+    // a server that renegotiates completes it at once; one that refuses answers with an alert
+    // the client does not complete on
+    const renegotiated = await new Promise<string>((resolve) => {
+      const timer = setTimeout(() => resolve('not completed'), 2_000);
+      good.on('error', (e) => resolve(`error: ${e.message}`));
+      if (!good.renegotiate({}, (err) => { clearTimeout(timer); resolve(err ? `error: ${err.message}` : 'renegotiated'); })) resolve('not attempted');
+    });
+    assert.notEqual(renegotiated, 'renegotiated');
+    good.destroy();
+  } finally {
+    await api.close();
+    await store.close();
+  }
+}));

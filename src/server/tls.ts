@@ -14,6 +14,26 @@ import type { Clock } from '../runtime/clock.ts';
 // issuers use), which the server loads anyway, and checked with Node's X509Certificate:
 // @peculiar/x509, which built them before, took longer to load than the rest of the server.
 
+/**
+ * What a TLS listener of certsmith offers: TLS 1.2 and 1.3, and to TLS 1.2 clients only the
+ * ECDHE AEAD suites Go's crypto/tls (kube-apiserver, cert-manager's webhook) offers, not Node's
+ * whole "HIGH" list (CCM8's 8-byte tag, ARIA, CBC with SHA-1). TLS 1.3's suites are all AEAD.
+ */
+export const SERVER_TLS_OPTIONS = {
+  minVersion: 'TLSv1.2',
+  ciphers: [
+    'TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256',
+    'ECDHE-ECDSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-ECDSA-AES256-GCM-SHA384',
+    'ECDHE-RSA-AES256-GCM-SHA384', 'ECDHE-ECDSA-CHACHA20-POLY1305', 'ECDHE-RSA-CHACHA20-POLY1305',
+  ].join(':'),
+  honorCipherOrder: true,
+} as const;
+
+/** Refuses client-initiated renegotiation on every connection, as Go's TLS server does. */
+export function refuseRenegotiation(server: import('node:tls').Server): void {
+  server.on('secureConnection', (socket: import('node:tls').TLSSocket) => socket.disableRenegotiation());
+}
+
 export interface ServingCertificate {
   caPem: string;
   certPem: string;

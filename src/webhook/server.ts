@@ -6,6 +6,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { reviewAdmission, type AdmissionMode } from './admission-review.ts';
+import { refuseRenegotiation, SERVER_TLS_OPTIONS } from '../server/tls.ts';
 
 /** kube-apiserver's own request limit: no AdmissionReview it sends is larger */
 export const maxReviewBytes = 3 * 1024 * 1024;
@@ -106,12 +107,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, o: WebhookServe
 }
 
 export async function startWebhookServer(o: WebhookServerOptions): Promise<RunningWebhookServer> {
-  const server = https.createServer({ cert: o.certPem, key: o.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
+  const server = https.createServer({ ...SERVER_TLS_OPTIONS, cert: o.certPem, key: o.keyPem }, (req, res) => {
     handle(req, res, o).catch((e: Error) => {
       o.onInternalError?.(e);
       sendText(res, 500, `internal error while reviewing the request: ${e.message}`);
     });
   });
+  refuseRenegotiation(server);
   // slow or silent clients must not hold sockets forever (kube-apiserver waits at most 30 s)
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;
