@@ -27,5 +27,12 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// Output that cannot be written (a full disk) is one error line, not Node's trace of an
+// unhandled 'error' event; a reader that went away (`| head`) ends the command quietly, as kubectl.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code !== 'EPIPE') process.stderr.write(`error: cannot write the output: ${e.message}\n`);
+  process.exit(e.code === 'EPIPE' ? 0 : 1);
+});
+
 const code = await main(process.argv);
 process.exitCode = code;

@@ -419,3 +419,29 @@ test('a port in use is named by its flag, --listen and --metrics-listen alike', 
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+// `certsmith get ... > /dev/full` printed Node's stack trace of an unhandled 'error' event; a
+// pipe closed early (`| head`) stays quiet, as with kubectl.
+test('output that cannot be written is one error line and exit 1; a closed pipe is quiet', async () => {
+  const { openSync, closeSync } = await import('node:fs');
+  const full = openSync('/dev/full', 'w');
+  try {
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [certsmithBin, '--help'], { stdio: ['ignore', full, 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr.trim(), 'error: cannot write the output: ENOSPC: no space left on device, write');
+  } finally {
+    closeSync(full);
+  }
+  const piped = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = spawn('sh', ['-c', `"${process.execPath}" "${certsmithBin}" --help | head -c 1 > /dev/null`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+  assert.equal(piped.stderr, '');
+});
