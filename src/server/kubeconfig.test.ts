@@ -76,3 +76,14 @@ test('the access token is random per data dir, 0600, and stable across restarts'
   assert.notEqual(ensureAccessToken(join(dir, 'two')), a);
   assert.equal(statSync(join(dir, 'one', 'token')).mode & 0o777, 0o600);
 }));
+
+// A file whose current-context names a context defined elsewhere (kubectl merges the files of
+// $KUBECONFIG; certsmith reads one) said "has no current context", which it has.
+test('a current-context that names no context in the file says which, and that files are not merged', withDir((dir) => {
+  const path = join(dir, 'prefs');
+  writeFileSync(path, 'apiVersion: v1\nkind: Config\ncurrent-context: certsmith\n');
+  assert.throws(() => loadClientConfig({ kubeconfig: path }), (e: Error) => e instanceof KubeconfigError
+    && e.message === `kubeconfig ${path}: its current-context "certsmith" is not defined in it (certsmith reads one kubeconfig file: the first of $KUBECONFIG that exists; it does not merge them as kubectl does)`);
+  writeFileSync(path, 'apiVersion: v1\nkind: Config\n');
+  assert.throws(() => loadClientConfig({ kubeconfig: path }), /has no current-context/);
+}));

@@ -88,7 +88,10 @@ export function loadClientConfig(opts: { kubeconfig?: string } = {}): ClientConf
   const byName = (list: unknown, name: string) => (Array.isArray(list) ? list : []).find((e: any) => e?.name === name);
   const ctxName = doc?.['current-context'] ?? (Array.isArray(doc?.contexts) && doc.contexts.length === 1 ? doc.contexts[0].name : undefined);
   const ctx = ctxName ? byName(doc.contexts, ctxName)?.context : undefined;
-  if (!ctx) throw new KubeconfigError(`kubeconfig ${path} has no current context`);
+  if (!ctx && ctxName) {
+    throw new KubeconfigError(`kubeconfig ${path}: its current-context "${ctxName}" is not defined in it (certsmith reads one kubeconfig file: the first of $KUBECONFIG that exists; it does not merge them as kubectl does)`);
+  }
+  if (!ctx) throw new KubeconfigError(`kubeconfig ${path} has no current-context`);
   const cluster = byName(doc.clusters, ctx.cluster)?.cluster;
   if (!cluster?.server) throw new KubeconfigError(`kubeconfig ${path}: context "${ctxName}" names no cluster with a server`);
   const user = ctx.user ? byName(doc.users, ctx.user)?.user ?? {} : {};
