@@ -4,6 +4,11 @@ import type { KubeObject, Condition } from '../api/meta.ts';
 import type { ResourceType } from '../api/resources.ts';
 import { byCodeUnits } from '../api/ordering.ts';
 
+/** An object as PartialObjectMetadata: what a metadata client, or a Table row's object, holds of it. */
+export function partialObjectMetadata(o: { metadata: unknown }) {
+  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
+}
+
 export interface TableColumnDefinition {
   name: string;
   type: string;
@@ -225,7 +230,7 @@ export function tableFor(type: ResourceType, objects: KubeObject[], opts: { now?
   const rows = objects.map((o) => ({
     cells: columns.map((c) => c.value(o, now)),
     ...(include === 'None' ? {} : {
-      object: include === 'Object' ? o : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
+      object: include === 'Object' ? o : partialObjectMetadata(o),
     }),
   }));
   return {

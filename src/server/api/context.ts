@@ -35,6 +35,8 @@ export interface ResourceCall {
   user: UserInfo;
   /** the client asked for a Table */
   table: boolean;
+  /** the client asked for PartialObjectMetadata(List): metadata only (client-go's metadata client) */
+  metadataOnly: boolean;
 }
 
 /**

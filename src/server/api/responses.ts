@@ -111,6 +111,15 @@ export function sendObject(req: http.IncomingMessage, res: http.ServerResponse, 
   res.end(bytes);
 }
 
+/**
+ * Whether the client asked for PartialObjectMetadata (client-go's metadata client sends
+ * as=PartialObjectMetadata or as=PartialObjectMetadataList first, plain JSON last); a Table, when
+ * also named, is answered as a Table.
+ */
+export function wantsMetadataOnly(req: http.IncomingMessage) {
+  return /as=PartialObjectMetadata/.test(req.headers.accept ?? '') && !wantsTable(req);
+}
+
 /** Whether the client asked for a Table (kubectl get) rather than the objects. */
 export function wantsTable(req: http.IncomingMessage) {
   return /as=Table/.test(req.headers.accept ?? '');

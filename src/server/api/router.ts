@@ -17,7 +17,7 @@ import { resourceName, resourceRoute, type ResourceRoute } from './resource-rout
 import { readObject } from './request-body.ts';
 import { isNamespaceType, supportsDeleteCollection } from '../../api/resources.ts';
 import { withWarningRecorder } from '../warnings.ts';
-import { HttpError, errorStatus, notFoundPath, sendJSON, statusBody, wantsTable } from './responses.ts';
+import { HttpError, errorStatus, notFoundPath, sendJSON, statusBody, wantsMetadataOnly, wantsTable } from './responses.ts';
 
 /** GET or HEAD (a request without a method is a GET): the requests discovery answers. */
 function isRead(req: http.IncomingMessage) {
@@ -62,7 +62,7 @@ async function serveResource(ctx: ApiContext, route: ResourceRoute, method: stri
   if (!handler) {
     throw new HttpError(405, 'MethodNotAllowed', route.name ? `${method} is not supported on ${resourceName(route.type)}` : `${method} is not supported on a ${route.type.plural} collection`);
   }
-  await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, user: requestUser(req), table: wantsTable(req) });
+  await handler(ctx, { route, q, req, res, dryRun, fieldManager: q.get('fieldManager') ?? undefined, user: requestUser(req), table: wantsTable(req), metadataOnly: wantsMetadataOnly(req) });
 }
 
 /** PUT /api/v1/namespaces/NAME/finalize: the Namespace's spec.finalizers, as kube-apiserver's finalize subresource sets them. */

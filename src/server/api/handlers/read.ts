@@ -2,7 +2,7 @@
 import type { KubeObject } from '../../../api/meta.ts';
 import { apiVersionOf } from '../../../api/resources.ts';
 import { StoreError, tooLargeResourceVersion, type ListResult } from '../../../store/store.ts';
-import { tableFor } from '../../table.ts';
+import { partialObjectMetadata, tableFor } from '../../table.ts';
 import type { ApiContext, ResourceCall } from '../context.ts';
 import { intParam, requestedRevision, watchListOptions } from '../query.ts';
 import { resourceName } from '../resource-route.ts';
@@ -19,6 +19,7 @@ export async function getObject(ctx: ApiContext, call: ResourceCall) {
   const obj = await ctx.store.get(type, namespace, name!);
   if (!obj) throw new StoreError('NotFound', `${resourceName(type)} "${name}" not found`);
   if (call.table) return sendJSON(call.res, 200, asTable(ctx, call, [obj], { resourceVersion: obj.metadata.resourceVersion }));
+  if (call.metadataOnly) return sendJSON(call.res, 200, partialObjectMetadata(obj));
   return sendObject(call.req, call.res, 200, obj);
 }
 
@@ -83,6 +84,10 @@ export async function listObjects(ctx: ApiContext, call: ResourceCall) {
   const meta = { resourceVersion: first.resourceVersion, ...(limit !== Infinity && continueToken ? { continue: continueToken } : {}) };
   if (call.table) {
     return sendJSONItems(call.res, 200, { ...asTable(ctx, call, [], meta) }, 'rows', jsonPages(ctx, call, first, limit, (objs) => asTable(ctx, call, objs, meta).rows));
+  }
+  if (call.metadataOnly) {
+    const partialHead = { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: meta };
+    return sendJSONItems(call.res, 200, partialHead, 'items', jsonPages(ctx, call, first, limit, (objs) => objs.map(partialObjectMetadata)));
   }
   const head = { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta };
   if (prefersProtobuf(call.req) && hasProtobufSchema(head.apiVersion, head.kind)) {

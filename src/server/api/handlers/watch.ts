@@ -5,7 +5,7 @@ import type http from 'node:http';
 import { WatchTooSlowError, tooLargeResourceVersion, type Watch, type WatchEvent } from '../../../store/store.ts';
 import { parseFieldSelectorFor, parseLabelSelector } from '../../../store/selectors.ts';
 import { apiVersionOf } from '../../../api/resources.ts';
-import { tableFor } from '../../table.ts';
+import { partialObjectMetadata, tableFor } from '../../table.ts';
 import type { ApiContext, ResourceCall } from '../context.ts';
 import { intParam, requestedRevision, truthy, watchListOptions } from '../query.ts';
 import { errorStatus, statusBody } from '../responses.ts';
@@ -116,7 +116,7 @@ class WatchStream {
 }
 
 export async function watchObjects(ctx: ApiContext, call: ResourceCall) {
-  const { route, q, res, table } = call;
+  const { route, q, res, table, metadataOnly } = call;
   const { type, namespace } = route;
   const defaultTimeout = ctx.defaultWatchTimeoutSeconds;
   const timeoutSeconds = Math.min(intParam(q, 'timeoutSeconds') || (defaultTimeout ?? 1800), Math.max(maxWatchTimeoutSeconds, defaultTimeout ?? 0));
@@ -145,7 +145,7 @@ export async function watchObjects(ctx: ApiContext, call: ResourceCall) {
     allowBookmarks,
     backpressure: true,
   }, (e: WatchEvent) => {
-    const object = table && e.type !== 'BOOKMARK' ? tableFor(type, [e.object], { now: ctx.now() }) : e.object;
+    const object = table && e.type !== 'BOOKMARK' ? tableFor(type, [e.object], { now: ctx.now() }) : metadataOnly ? partialObjectMetadata(e.object) : e.object;
     return stream.write({ type: e.type, object });
   }, (err) => {
     // a watcher closed for being too slow just ends, as kube-apiserver ends it: the client re-lists
