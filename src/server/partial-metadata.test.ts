@@ -4,28 +4,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { requestJSON, startTestApiServer } from './testing/test-api-server.ts';
+import { requestJSON, startTestApiServer, watchLines } from './testing/test-api-server.ts';
 
 const { api } = await startTestApiServer('partial-metadata');
 const ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
-function get(path: string, onLine?: (line: unknown, done: () => void) => void): Promise<any> {
+function get(path: string): Promise<any> {
   return new Promise((resolve, reject) => {
-    const req = http.get(new URL(path, api.url), { headers: { Accept: ACCEPT } }, (res) => {
+    http.get(new URL(path, api.url), { headers: { Accept: ACCEPT } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
-      res.on('data', (d: string) => {
-        text += d;
-        if (!onLine) return;
-        for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n')) {
-          const line = JSON.parse(text.slice(0, i));
-          text = text.slice(i + 1);
-          onLine(line, () => { req.destroy(); resolve(undefined); });
-        }
-      });
-      res.on('end', () => resolve(onLine ? undefined : JSON.parse(text)));
-    });
-    req.on('error', (e) => (onLine ? resolve(undefined) : reject(e)));
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve(JSON.parse(text)));
+    }).on('error', reject);
   });
 }
 
@@ -44,11 +35,7 @@ test('an object, a list and a watch asked for as PartialObjectMetadata answer me
   assert.ok(list.metadata.resourceVersion);
   const item = list.items.find((i: any) => i.metadata.name === 'meta');
   assert.deepEqual([item.kind, item.apiVersion, item.data], ['PartialObjectMetadata', 'meta.k8s.io/v1', undefined]);
-  const events: any[] = [];
-  await get('/api/v1/namespaces/default/secrets?watch=1&fieldSelector=metadata.name%3Dmeta', (line, done) => {
-    events.push(line);
-    done();
-  });
+  const events = await watchLines(api, '/api/v1/namespaces/default/secrets?watch=1&fieldSelector=metadata.name%3Dmeta', (ls) => ls.length > 0, undefined, { Accept: ACCEPT });
   assert.equal(events[0].type, 'ADDED');
   assert.deepEqual([events[0].object.kind, events[0].object.metadata.name, events[0].object.data], ['PartialObjectMetadata', 'meta', undefined]);
   // a custom resource too

@@ -4,14 +4,13 @@
 // from a revision that was not compacted away. Without allowWatchBookmarks, none.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { withAdmission } from './admission.ts';
 import { startApiServer } from './api-server.ts';
-import { requestJSON } from './testing/test-api-server.ts';
+import { requestJSON, watchLines } from './testing/test-api-server.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'certsmith-watch-bookmarks-'));
 const raw = openSqliteStore({ path: join(dataDir, 'state.db') });
@@ -22,36 +21,12 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** The lines of a watch until `enough` (then closed). */
-function watch(path: string, enough: (lines: any[]) => boolean, onOpen: () => Promise<void>): Promise<any[]> {
-  return new Promise((resolve, reject) => {
-    const lines: any[] = [];
-    let buf = '';
-    const req = http.get(new URL(path, api.url), (res) => {
-      onOpen().catch(reject);
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => {
-        buf += d;
-        for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-          lines.push(JSON.parse(buf.slice(0, i)));
-          buf = buf.slice(i + 1);
-        }
-        if (enough(lines)) {
-          req.destroy();
-          resolve(lines);
-        }
-      });
-      res.on('end', () => resolve(lines));
-    });
-    req.on('error', (e) => (lines.length ? undefined : reject(e)));
-  });
-}
 
 test('a quiet watch with allowWatchBookmarks gets bookmarks while it is open, carrying the current resourceVersion', async () => {
   const secrets = '/api/v1/namespaces/default/secrets';
   const start = (await requestJSON(api, 'GET', secrets)).body.metadata.resourceVersion;
   let written = 0;
-  const lines = await watch(`${secrets}?watch=1&allowWatchBookmarks=true&resourceVersion=${start}&timeoutSeconds=30`,
+  const lines = await watchLines(api, `${secrets}?watch=1&allowWatchBookmarks=true&resourceVersion=${start}&timeoutSeconds=30`,
     (ls) => ls.filter((l) => l.type === 'BOOKMARK' && Number(l.object.metadata.resourceVersion) >= written && written > 0).length >= 1,
     async () => {
       // a change the watch does not see (another kind): the bookmark still moves past it
@@ -67,6 +42,6 @@ test('a quiet watch with allowWatchBookmarks gets bookmarks while it is open, ca
 });
 
 test('without allowWatchBookmarks a quiet watch gets no bookmark', async () => {
-  const lines = await watch('/api/v1/namespaces/default/secrets?watch=1&timeoutSeconds=1', () => false, async () => {});
+  const lines = await watchLines(api, '/api/v1/namespaces/default/secrets?watch=1&timeoutSeconds=1', () => false, async () => {});
   assert.deepEqual(lines, []);
 });

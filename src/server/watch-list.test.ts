@@ -4,45 +4,20 @@
 // A server that ignored sendInitialEvents left such a client waiting for a bookmark that never came.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { requestJSON, startTestApiServer } from './testing/test-api-server.ts';
+import { requestJSON, startTestApiServer, watchLines } from './testing/test-api-server.ts';
 
 const { api } = await startTestApiServer('watch-list');
+const watch = <L>(path: string, enough: (lines: L[]) => boolean, onOpen?: () => Promise<void>) => watchLines<L>(api, path, enough, onOpen);
 const secrets = '/api/v1/namespaces/default/secrets';
 const secret = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', data: { k: 'dg==' } });
 
 interface Line { type: string; object: { metadata: { name?: string; resourceVersion?: string; annotations?: Record<string, string> } } }
 
-/** Opens a watch and resolves with its lines once `enough` says so (the watch is then closed). */
-function watch(path: string, enough: (lines: Line[]) => boolean, onOpen: () => Promise<void> = async () => {}): Promise<Line[]> {
-  return new Promise((resolve, reject) => {
-    const lines: Line[] = [];
-    let buf = '';
-    const req = http.get(new URL(path, api.url), (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`HTTP ${res.statusCode}`));
-      onOpen().catch(reject);
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => {
-        buf += d;
-        for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-          lines.push(JSON.parse(buf.slice(0, i)));
-          buf = buf.slice(i + 1);
-        }
-        if (enough(lines)) {
-          req.destroy();
-          resolve(lines);
-        }
-      });
-    });
-    req.on('error', (e) => (lines.length ? undefined : reject(e)));
-    setTimeout(() => { req.destroy(); reject(new Error(`no end after 10 s: ${JSON.stringify(lines)}`)); }, 10_000).unref();
-  });
-}
 
 test('sendInitialEvents=true: the current objects, the initial-events-end bookmark, then changes', async () => {
   for (const n of ['a', 'b']) assert.equal((await requestJSON(api, 'POST', secrets, secret(n))).status, 201);
   const list = await requestJSON(api, 'GET', secrets);
-  const lines = await watch(`${secrets}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${list.body.metadata.resourceVersion}`,
+  const lines = await watch<Line>(`${secrets}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${list.body.metadata.resourceVersion}`,
     (ls) => ls.some((l) => l.type === 'ADDED' && l.object.metadata.name === 'c'),
     async () => { await new Promise((r) => setTimeout(r, 200)); await requestJSON(api, 'POST', secrets, secret('c')); });
   const end = lines.findIndex((l) => l.type === 'BOOKMARK');
@@ -55,7 +30,7 @@ test('sendInitialEvents=true: the current objects, the initial-events-end bookma
 
 test('sendInitialEvents=false with NotOlderThan: changes only, from the resourceVersion', async () => {
   const list = await requestJSON(api, 'GET', secrets);
-  const lines = await watch(`${secrets}?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${list.body.metadata.resourceVersion}`,
+  const lines = await watch<Line>(`${secrets}?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${list.body.metadata.resourceVersion}`,
     (ls) => ls.some((l) => l.object.metadata.name === 'd'),
     async () => { await requestJSON(api, 'POST', secrets, secret('d')); });
   assert.deepEqual(lines.filter((l) => l.type !== 'BOOKMARK').map((l) => `${l.type} ${l.object.metadata.name}`), ['ADDED d']);
@@ -79,7 +54,7 @@ test('the options are checked as kube-apiserver checks them: 422 naming the fiel
 
 test('GET of one object with watch=1 watches that object alone, as kube-apiserver does (a metadata.name field selector)', async () => {
   for (const n of ['one', 'other']) assert.equal((await requestJSON(api, 'POST', secrets, secret(n))).status, 201);
-  const lines = await watch(`${secrets}/one?watch=1`,
+  const lines = await watch<Line>(`${secrets}/one?watch=1`,
     (ls) => ls.some((l) => l.type === 'MODIFIED'),
     async () => {
       await requestJSON(api, 'PATCH', `${secrets}/other`, { metadata: { labels: { touched: 'yes' } } }, 'application/merge-patch+json');

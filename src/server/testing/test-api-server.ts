@@ -39,3 +39,33 @@ export function requestJSON(api: { url: string }, method: string, path: string, 
     req.end(text);
   });
 }
+
+/**
+ * Opens a watch and resolves with its lines once `enough` says so (the watch is then closed), or
+ * when the server ends it; `onOpen` runs once the response has started (to cause changes).
+ */
+export function watchLines<L = any>(api: { url: string }, path: string, enough: (lines: L[]) => boolean, onOpen: () => Promise<void> = async () => {}, headers: Record<string, string> = {}): Promise<L[]> {
+  return new Promise((resolve, reject) => {
+    const lines: L[] = [];
+    let buf = '';
+    const req = http.get(new URL(path, api.url), { headers }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`HTTP ${res.statusCode}`));
+      onOpen().catch(reject);
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        buf += d;
+        for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+          lines.push(JSON.parse(buf.slice(0, i)));
+          buf = buf.slice(i + 1);
+        }
+        if (enough(lines)) {
+          req.destroy();
+          resolve(lines);
+        }
+      });
+      res.on('end', () => resolve(lines));
+    });
+    req.on('error', (e) => (lines.length ? undefined : reject(e)));
+    setTimeout(() => { req.destroy(); reject(new Error(`no end after 10 s: ${JSON.stringify(lines)}`)); }, 10_000).unref();
+  });
+}
