@@ -2,9 +2,8 @@
 // of their own, and turns what fails into a message and an exit code.
 import { CommanderError } from 'commander';
 import { StoreError } from '../store/store.ts';
-import { CliError } from './cli-error.ts';
+import { CliError, describeOpenFilesError } from './cli-error.ts';
 import { buildProgram } from './program.ts';
-import { describeOpenFilesError } from './fd-limit.ts';
 
 function describe(e: unknown): string {
   if (e instanceof StoreError) {

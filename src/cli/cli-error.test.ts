@@ -2,7 +2,7 @@
 // server exited at start with only "EMFILE: too many open files, open '.../node_modules/...'".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeOpenFilesError } from './fd-limit.ts';
+import { describeOpenFilesError } from './cli-error.ts';
 
 const limits = `Limit                     Soft Limit           Hard Limit           Units
 Max cpu time              unlimited            unlimited            seconds
