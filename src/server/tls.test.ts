@@ -149,7 +149,9 @@ test('the API listener offers TLS 1.2 clients only ECDHE AEAD suites, and refuse
   });
   try {
     for (const weak of ['ECDHE-ECDSA-AES128-SHA', 'ECDHE-ECDSA-AES256-SHA384', 'ECDHE-ECDSA-AES128-CCM8', 'ECDHE-ECDSA-ARIA128-GCM-SHA256']) {
-      await assert.rejects(connect(weak), /handshake failure|no shared cipher|alert/i, weak);
+      // the server's refusal; or, where the client's OpenSSL will not offer the suite at all (Node 24's
+      // and CCM8), the client's own
+      await assert.rejects(connect(weak), /handshake failure|no shared cipher|alert|no ciphers available/i, weak);
     }
     const good = await connect('ECDHE-ECDSA-AES128-GCM-SHA256');
     assert.equal(good.getCipher().name, 'ECDHE-ECDSA-AES128-GCM-SHA256');
