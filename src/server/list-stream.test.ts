@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { startTestApiServer, requestJSON } from './testing/test-api-server.ts';
+import { decodeObject } from './protobuf/codec.ts';
 
 const { api } = await startTestApiServer('list-stream');
 const path = '/api/v1/namespaces/default/secrets';
@@ -16,12 +17,15 @@ for (let i = 0; i < count; i++) {
   assert.equal((await requestJSON(api, 'POST', path, { metadata: { name: name(i) }, data: { k: data } })).status, 201);
 }
 
-function get(target: string, accept = 'application/json'): Promise<{ status: number; type: string; text: string }> {
+function get(target: string, accept = 'application/json'): Promise<{ status: number; type: string; text: string; body: Buffer }> {
   return new Promise((resolve, reject) => {
     http.get(new URL(target, api.url), { headers: { accept } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), text: body.toString('utf8'), body });
+      });
     }).on('error', reject);
   });
 }
@@ -66,4 +70,9 @@ test('a Table has a row per object, and protobuf is still served', async () => {
   const proto = await get(`${path}?limit=3`, 'application/vnd.kubernetes.protobuf,application/json');
   assert.equal(proto.status, 200);
   assert.equal(proto.type, 'application/vnd.kubernetes.protobuf');
+  const names = (b: Buffer) => (decodeObject(b).items as { metadata: { name: string } }[]).map((o) => o.metadata.name);
+  assert.deepEqual(names(proto.body), [name(0), name(1), name(2)]);
+  assert.ok((decodeObject(proto.body).metadata as { continue?: string }).continue, 'more remain: a continue token');
+  const whole = await get(path, 'application/vnd.kubernetes.protobuf,application/json');
+  assert.deepEqual(names(whole.body), Array.from({ length: count }, (_, i) => name(i)));
 });

@@ -91,10 +91,12 @@ export async function listObjects(ctx: ApiContext, call: ResourceCall) {
   }
   const head = { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: meta };
   if (prefersProtobuf(call.req) && hasProtobufSchema(head.apiVersion, head.kind)) {
-    // protobuf's envelope gives its length first: the list is read whole for it
-    const items: KubeObject[] = [];
-    for await (const texts of jsonPages(ctx, call, first, limit, (objs) => { items.push(...objs); return []; })) void texts;
-    return sendObject(call.req, call.res, 200, { ...head, items });
+    // protobuf's envelope gives its length first: the list is read whole for it, the rest in one
+    // read (paging it would only serialize each object to size pages that are all kept)
+    const rest = first.continue && first.items.length < limit
+      ? (await ctx.store.list(type, { ...selection(call), continue: first.continue, ...(limit === Infinity ? {} : { limit: limit - first.items.length }) })).items
+      : [];
+    return sendObject(call.req, call.res, 200, { ...head, items: [...first.items, ...rest] });
   }
   return sendJSONItems(call.res, 200, head, 'items', jsonPages(ctx, call, first, limit));
 }
