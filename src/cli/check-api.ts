@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { Certificate } from '../api/resources.ts';
-import { parseDuration } from '../api/duration.ts';
+import { durationFlag } from './duration-flag.ts';
 import type { HttpStore } from '../store/http/http-store.ts';
 import { StoreError } from '../store/store.ts';
 import { connect } from './client.ts';
@@ -55,12 +55,7 @@ export function registerCheckCommand(program: Command) {
     .option('--wait <duration>', 'keep retrying until this much time has passed (e.g. 2m)', '0s')
     .option('-n, --namespace <ns>', 'namespace for the dry-run Certificate')
     .action(async (opts: { wait: string; namespace?: string }, cmd: Command) => {
-      let waitMs: number;
-      try {
-        waitMs = parseDuration(opts.wait);
-      } catch (e) {
-        throw new CliError(`--wait: ${(e as Error).message}`);
-      }
+      const waitMs = durationFlag(opts.wait, '--wait');
       const conn = await connect(cmd);
       const deadline = Date.now() + waitMs;
       try {

@@ -8,7 +8,7 @@ import { resolveKubeconfig, serviceAccountDir, type KubeconfigEnvironment } from
 import type { HttpStore } from '../store/http/http-store.ts';
 import { resolveResourceName, type ResourceType } from '../api/resources.ts';
 import { CliError } from './cli-error.ts';
-import { parseDuration } from '../api/duration.ts';
+import { durationFlag } from './duration-flag.ts';
 
 export interface Connection {
   store: HttpStore;
@@ -36,12 +36,7 @@ export async function connect(cmd: Command): Promise<Connection> {
 /** --request-timeout as kubectl reads it: a duration ("0" waits forever), or a number of seconds. */
 export function requestTimeoutFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  try {
-    return parseDuration(value);
-  } catch (e) {
-    throw new CliError(`--request-timeout: ${(e as Error).message}`);
-  }
+  return /^\d+$/.test(value) ? Number(value) * 1000 : durationFlag(value, '--request-timeout');
 }
 
 /** The API server, CA and credentials a CLI command uses, from the one kubeconfig resolution. */

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CertificateRequest } from '../api/resources.ts';
 import type { Condition } from '../api/meta.ts';
-import { parseDuration } from '../api/duration.ts';
+import { durationFlag } from './duration-flag.ts';
 import type { Store } from '../store/store.ts';
 import type { CertificateRequest as CertificateRequestObj } from '../api/types.ts';
 import { keySpecOf, requestSpecOf, templateOf } from '../shared/certificate-template.ts';
@@ -99,12 +99,7 @@ export function registerCreateCommand(program: Command) {
     .option('--output-key-file <file>', 'where to write the private key (default NAME.key)')
     .option('--output-certificate-file <file>', 'where to write the certificate (default NAME.crt)')
     .action(async (name: string, opts: CreateOptions, cmd: Command) => {
-      let timeoutMs: number;
-      try {
-        timeoutMs = parseDuration(opts.timeout);
-      } catch (e) {
-        throw new CliError(`--timeout: ${(e as Error).message}`);
-      }
+      const timeoutMs = durationFlag(opts.timeout, '--timeout');
       const crt = readCertificateManifest(opts.fromCertificateFile);
       let keyPem: string;
       let csrPem: string;

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import type { Store } from '../store/store.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { parseDuration } from '../api/duration.ts';
+import { durationFlag } from './duration-flag.ts';
 import { connect } from './client.ts';
 import { CliError } from './cli-error.ts';
 import { listenForStop } from './signals.ts';
@@ -16,14 +16,6 @@ interface DashboardFlags {
   backoffMax?: string;
 }
 
-function duration(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseDuration(value);
-  } catch (e) {
-    throw new CliError(`${flag}: ${(e as Error).message}`);
-  }
-}
 
 /** HOST:PORT of a loopback address, or a CliError naming the flag (the server checks its --dashboard-listen with it before it starts anything). */
 export async function loopbackListen(listen: string, flag: string): Promise<{ host: string; port: number }> {
@@ -68,7 +60,7 @@ export function registerDashboardCommand(program: Command) {
     .option('--backoff-max <duration>', 'the controllers\' --backoff-max', '32h')
     .action(async (flags: DashboardFlags, cmd: Command) => {
       const stop = listenForStop();
-      const backoff = { initialMs: duration(flags.backoffInitial, '--backoff-initial'), maxMs: duration(flags.backoffMax, '--backoff-max') };
+      const backoff = { initialMs: durationFlag(flags.backoffInitial, '--backoff-initial'), maxMs: durationFlag(flags.backoffMax, '--backoff-max') };
       // before the kubeconfig is read: a wrong address is the first thing to hear about
       await loopbackListen(flags.listen, '--listen');
       const { createLogger } = await import('../runtime/logger.ts');

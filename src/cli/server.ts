@@ -2,7 +2,7 @@
 import { mkdirSync, chmodSync, existsSync, statSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import type { Command } from 'commander';
-import { parseDuration } from '../api/duration.ts';
+import { durationFlag } from './duration-flag.ts';
 import { NamespaceType } from '../api/resources.ts';
 import type { ControllerOptions } from '../shared/controller-options.ts';
 import { isConflict, type Store } from '../store/store.ts';
@@ -68,15 +68,6 @@ interface ServerFlags extends ControllerFlags {
   dashboardListen?: string;
 }
 
-/** HOST:PORT, [v6]:PORT or :PORT into its parts. */
-function durationFlag(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseDuration(value);
-  } catch (e) {
-    throw new CliError(`${flag}: ${(e as Error).message}`);
-  }
-}
 
 const list = (v: string | undefined) => v?.split(',').map((s) => s.trim()).filter(Boolean);
 
